@@ -1,0 +1,1 @@
+"""Benchmarks: workloads, the discrete-event simulator, the harness, reports and the CLI."""

@@ -1,0 +1,50 @@
+"""The ``schedlab`` command line. Each command group lives in its own module and is registered in
+``COMMANDS`` (name -> Typer app) or ``LEAF_COMMANDS`` (name -> function)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from benchmarks.cli.list_cmd import list_command
+from benchmarks.cli.topology_cmd import topology_command
+from topology.errors import SchedlabError
+
+LEAF_COMMANDS = {
+    "list": list_command,
+    "topology": topology_command,
+}
+COMMANDS: dict[str, typer.Typer] = {}
+
+
+def build_app() -> typer.Typer:
+    app = typer.Typer(help="schedlab: optimization-based scheduling of DL training jobs on GPU clusters.",
+                      no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+    for name, fn in LEAF_COMMANDS.items():
+        app.command(name)(fn)
+    for name, sub in COMMANDS.items():
+        app.add_typer(sub, name=name)
+    return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: user errors (:class:`SchedlabError`) print one clear line and exit 2."""
+    app = build_app()
+    try:
+        app(args=argv, standalone_mode=False)
+    except SchedlabError as e:
+        typer.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        sys.exit(130)
+    except Exception as e:  # click usage errors
+        import click
+
+        if isinstance(e, click.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        raise

@@ -1,0 +1,42 @@
+"""``schedlab topology PRESET_OR_FILE [--format json] [--graphml PATH]``."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from topology.presets import load_cluster
+
+
+class OutputFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def topology_command(
+    cluster: str = typer.Argument(..., help="Preset name, 'pai-2020:PATH', or a YAML/JSON/Tiresias-CSV spec file."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
+    graphml: Path | None = typer.Option(None, "--graphml", help="Also write the graph as GraphML here."),
+) -> None:
+    """Show a cluster: racks, machines, GPUs, CPUs, memory and per-tier bandwidth."""
+    c = load_cluster(cluster)
+    summary = c.summary()
+    if graphml is not None:
+        c.to_graphml(graphml)
+    if format is OutputFormat.json:
+        typer.echo(json.dumps(summary, indent=2, sort_keys=True))
+        return
+    typer.echo(f"cluster {summary['name']}: {summary['racks']} racks, {summary['machines']} machines, "
+               f"{summary['gpus']} GPUs, {summary['cpus']} CPUs, {summary['host_memory_gb']:g} GB host memory")
+    for model, n in summary["gpus_by_model"].items():
+        typer.echo(f"  GPUs {model}: {n}")
+    for per, n in summary["gpus_per_machine"].items():
+        typer.echo(f"  machines with {per} GPUs: {n}")
+    for tier, bw in summary["bandwidth_gbps"].items():
+        typer.echo(f"  {tier:8s} bandwidth: " + ("n/a" if bw is None else
+                   (f"{bw['min']:g} GB/s" if bw["min"] == bw["max"] else f"{bw['min']:g}-{bw['max']:g} GB/s")))
+    if graphml is not None:
+        typer.echo(f"GraphML written to {graphml}")

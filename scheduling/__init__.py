@@ -1,0 +1,26 @@
+"""Shared vocabulary: resources, jobs, allocations, cluster state, instances, the verifier, errors."""
+
+from scheduling.allocation import Allocation, JobAllocation, single_machine
+from scheduling.errors import (
+    AllocationError,
+    CapacityError,
+    PlanError,
+    PolicyError,
+    SchedlabError,
+    SolverError,
+    SpecError,
+    TopologyError,
+    TraceError,
+)
+from scheduling.instance import Instance
+from scheduling.job import Job, JobClass
+from scheduling.resources import ZERO, Resources
+from scheduling.state import ClusterState, machine_capacity
+from scheduling.verify import CHECKS, Violation, ViolationKind, assert_valid, validate_allocation
+
+__all__ = [
+    "CHECKS", "ZERO", "Allocation", "AllocationError", "CapacityError", "ClusterState", "Instance", "Job",
+    "JobAllocation", "JobClass", "PlanError", "PolicyError", "Resources", "SchedlabError", "SolverError",
+    "SpecError", "TopologyError", "TraceError", "Violation", "ViolationKind", "assert_valid",
+    "machine_capacity", "single_machine", "validate_allocation",
+]

@@ -1,0 +1,110 @@
+"""Allocations: for each placed job, its execution plan and ``{machine: Resources}``.
+
+A job absent from an :class:`Allocation` is queued. Both types are immutable values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from perfmodel.plans import ExecutionPlan
+from scheduling.resources import Resources
+from topology.errors import AllocationError
+
+
+@dataclass(frozen=True, slots=True)
+class JobAllocation:
+    """One job's plan and its share of each machine."""
+
+    job_id: str
+    plan: ExecutionPlan
+    placement: Mapping[str, Resources]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "placement", MappingProxyType(dict(self.placement)))
+
+    @property
+    def resources(self) -> Resources:
+        return Resources.total(self.placement.values())
+
+    @property
+    def gpus(self) -> int:
+        return sum(r.gpus for r in self.placement.values())
+
+    @property
+    def gpu_counts(self) -> dict[str, int]:
+        """``{machine: gpus}`` for machines with at least one GPU of this job."""
+        return {m: r.gpus for m, r in self.placement.items() if r.gpus > 0}
+
+    @property
+    def machines(self) -> tuple[str, ...]:
+        return tuple(self.placement)
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    """``job_id -> JobAllocation`` for every placed job; jobs not listed are queued."""
+
+    assignments: Mapping[str, JobAllocation] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for k, v in self.assignments.items():
+            if k != v.job_id:
+                raise AllocationError(f"allocation key {k!r} holds the allocation of job {v.job_id!r}")
+        object.__setattr__(self, "assignments", MappingProxyType(dict(self.assignments)))
+
+    @classmethod
+    def of(cls, items: Iterable[JobAllocation]) -> Allocation:
+        out: dict[str, JobAllocation] = {}
+        for ja in items:
+            if ja.job_id in out:
+                raise AllocationError(f"job {ja.job_id!r} allocated twice")
+            out[ja.job_id] = ja
+        return cls(out)
+
+    def __getitem__(self, job_id: str) -> JobAllocation:
+        return self.assignments[job_id]
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self.assignments
+
+    def __iter__(self) -> Iterator[JobAllocation]:
+        return iter(self.assignments.values())
+
+    def __len__(self) -> int:
+        return len(self.assignments)
+
+    def get(self, job_id: str) -> JobAllocation | None:
+        return self.assignments.get(job_id)
+
+    def with_job(self, ja: JobAllocation) -> Allocation:
+        d = dict(self.assignments)
+        d[ja.job_id] = ja
+        return Allocation(d)
+
+    def without(self, job_id: str) -> Allocation:
+        d = dict(self.assignments)
+        d.pop(job_id, None)
+        return Allocation(d)
+
+    def used_per_machine(self) -> dict[str, Resources]:
+        used: dict[str, Resources] = {}
+        for ja in self.assignments.values():
+            for m, r in ja.placement.items():
+                used[m] = used.get(m, Resources()) + r
+        return used
+
+    def queued(self, job_ids: Iterable[str]) -> list[str]:
+        """The ids among ``job_ids`` that this allocation leaves queued."""
+        return [j for j in job_ids if j not in self.assignments]
+
+
+def single_machine(job_id: str, plan: ExecutionPlan, machine: str, resources: Resources) -> JobAllocation:
+    """Convenience: a job entirely on one machine."""
+    return JobAllocation(job_id, plan, {machine: resources})
+
+
+def as_mapping(alloc: Allocation | Mapping[str, JobAllocation]) -> Mapping[str, JobAllocation]:
+    return alloc.assignments if isinstance(alloc, Allocation) else alloc

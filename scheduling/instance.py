@@ -1,0 +1,63 @@
+"""A scheduling snapshot: topology + jobs + what runs now + tenant quotas."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+
+from scheduling.allocation import Allocation
+from scheduling.job import Job
+from scheduling.resources import Resources
+from scheduling.state import machine_capacity
+from topology.cluster import Cluster
+from topology.errors import AllocationError, SpecError
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One decision problem.
+
+    ``jobs`` are the jobs the decision covers (queued and running). ``current`` is the allocation in
+    force before the decision (running jobs; empty for a cold start), used for reconfiguration costs.
+    ``quotas`` maps tenant -> quota on the sum of its guaranteed jobs' quota usage. ``reserved`` is
+    capacity per machine held by work outside the decision (not available to it).
+    """
+
+    cluster: Cluster
+    jobs: tuple[Job, ...]
+    current: Allocation = field(default_factory=Allocation)
+    quotas: Mapping[str, Resources] = field(default_factory=dict)
+    reserved: Mapping[str, Resources] = field(default_factory=dict)
+    time: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "jobs", tuple(self.jobs))
+        object.__setattr__(self, "quotas", MappingProxyType(dict(self.quotas)))
+        object.__setattr__(self, "reserved", MappingProxyType(dict(self.reserved)))
+        seen: set[str] = set()
+        for j in self.jobs:
+            if j.id in seen:
+                raise SpecError(f"duplicate job id {j.id!r}", source="<instance>", field="jobs")
+            seen.add(j.id)
+        for ja in self.current:
+            if ja.job_id not in seen:
+                raise AllocationError(f"current allocation names job {ja.job_id!r}, not in the instance")
+        for m in self.reserved:
+            self.cluster.machine(m)
+
+    @cached_property
+    def job_by_id(self) -> Mapping[str, Job]:
+        return MappingProxyType({j.id: j for j in self.jobs})
+
+    def job(self, job_id: str) -> Job:
+        try:
+            return self.job_by_id[job_id]
+        except KeyError:
+            raise AllocationError(f"instance has no job {job_id!r}") from None
+
+    def capacity(self, machine: str) -> Resources:
+        """What the decision may use on ``machine``: its capacity minus ``reserved``."""
+        cap = machine_capacity(self.cluster, machine)
+        return cap - self.reserved.get(machine, Resources())

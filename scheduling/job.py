@@ -1,0 +1,91 @@
+"""Jobs: what a user submitted (immutable). Dynamic state (progress, attained service) lives in the
+simulator's view, not here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any
+
+from perfmodel.plans import ExecutionPlan
+from scheduling.resources import Resources
+from topology.errors import SpecError
+from topology.tiers import Tier
+
+
+class JobClass(Enum):
+    """Rubick's job classes: guaranteed jobs consume tenant quota and have an SLO (at least the
+    throughput of their request); best-effort jobs use what is left and are preemptible."""
+
+    GUARANTEED = "guaranteed"
+    BEST_EFFORT = "best-effort"
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A training job as submitted.
+
+    ``requested`` and ``plan`` are what the user asked for (``plan=None`` means plain data parallel
+    over the requested GPUs). ``iterations`` is the total work. ``reconfigurable`` jobs may be given a
+    different GPU count and plan (Rubick); the others are rigid gangs of exactly ``requested.gpus``
+    GPUs (Tiresias, Dally). ``max_tier`` restricts placement (e.g. ``Tier.MACHINE``: one machine only).
+    ``min_resources`` is Rubick's minRes (the quota usage of a guaranteed job). ``duration`` is the
+    run time at the requested resources when known (oracles, offline bounds). ``attrs`` carries
+    policy-specific static data (e.g. Dally compute time per iteration, Tiresias skew).
+    """
+
+    id: str
+    requested: Resources
+    iterations: float = 1.0
+    arrival: float = 0.0
+    model: str = "unknown"
+    tenant: str = "default"
+    plan: ExecutionPlan | None = None
+    job_class: JobClass = JobClass.BEST_EFFORT
+    reconfigurable: bool = False
+    max_tier: Tier | None = None
+    min_resources: Resources | None = None
+    global_batch: int | None = None
+    num_layers: int | None = None
+    duration: float | None = None
+    priority: float = 0.0
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        src = f"<job {self.id!r}>"
+        if not self.id:
+            raise SpecError("job id must not be empty", source=src, field="id")
+        if self.requested.gpus < 1:
+            raise SpecError(f"job {self.id!r} requests {self.requested.gpus} GPUs; need >= 1",
+                            source=src, field="requested.gpus")
+        if not self.requested.is_nonnegative():
+            raise SpecError(f"job {self.id!r} requests negative resources", source=src, field="requested")
+        if not self.iterations > 0:
+            raise SpecError(f"job {self.id!r}: iterations must be > 0, got {self.iterations!r}",
+                            source=src, field="iterations")
+        if self.arrival < 0:
+            raise SpecError(f"job {self.id!r}: arrival must be >= 0, got {self.arrival!r}",
+                            source=src, field="arrival")
+        if self.plan is not None and self.plan.gpus != self.requested.gpus:
+            raise SpecError(f"job {self.id!r}: plan {self.plan.name} uses {self.plan.gpus} GPUs but the job "
+                            f"requests {self.requested.gpus}", source=src, field="plan")
+        if self.min_resources is not None and not self.min_resources <= self.requested:
+            raise SpecError(f"job {self.id!r}: min_resources exceed the request", source=src,
+                            field="min_resources")
+        object.__setattr__(self, "attrs", MappingProxyType(dict(self.attrs)))
+
+    @property
+    def requested_plan(self) -> ExecutionPlan:
+        """The requested plan, defaulting to plain data parallel over the requested GPUs."""
+        return self.plan if self.plan is not None else ExecutionPlan(dp=self.requested.gpus)
+
+    @property
+    def guaranteed(self) -> bool:
+        return self.job_class is JobClass.GUARANTEED
+
+    @property
+    def quota_usage(self) -> Resources:
+        """What a guaranteed job charges against its tenant's quota: minRes, else the request."""
+        return self.min_resources if self.min_resources is not None else self.requested

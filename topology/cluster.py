@@ -1,0 +1,263 @@
+"""The cluster as a networkx graph: network (spine) -> racks -> machines -> GPUs.
+
+Nodes carry ``kind`` (``"network"``, ``"rack"``, ``"machine"``, ``"gpu"``) and typed attributes
+(GPU model and memory, CPUs, host memory); edges carry ``bandwidth_gbps`` (GB/s), ``latency_us`` and
+``tier``. The graph is frozen after construction; everything else in schedlab reads it through
+:class:`Cluster`, which also keeps O(1) indices (machine -> rack, link bandwidths) for hot paths.
+
+A *placement* is either a mapping ``{machine: gpu_count}`` (zero counts ignored) or an iterable of
+GPU node ids (``"m3/gpu1"``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from functools import cached_property
+from pathlib import Path
+
+import networkx as nx
+
+from topology.errors import TopologyError
+from topology.spec import ClusterSpec, LinkSpec, MachineSpec
+from topology.tiers import Tier
+
+NETWORK_NODE = "network"
+Placement = Mapping[str, int] | Iterable[str]
+
+
+def gpu_node(machine: str, index: int) -> str:
+    """Node id of GPU ``index`` of ``machine``."""
+    return f"{machine}/gpu{index}"
+
+
+class Cluster:
+    """A built cluster. Construct with :func:`build_cluster` or ``Cluster(spec)``."""
+
+    def __init__(self, spec: ClusterSpec) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self._machines: dict[str, MachineSpec] = {m.name: m for m in spec.machines}
+        self.machines: tuple[str, ...] = tuple(m.name for m in spec.machines)
+        self.racks: tuple[str, ...] = spec.racks
+        self.machine_index: dict[str, int] = {m: i for i, m in enumerate(self.machines)}
+        self._rack_machines: dict[str, tuple[str, ...]] = {
+            r: tuple(m.name for m in spec.machines if m.rack == r) for r in self.racks
+        }
+        self.graph: nx.Graph = nx.freeze(self._build_graph())
+
+    # ------------------------------------------------------------------ graph
+    def _build_graph(self) -> nx.Graph:
+        g = nx.Graph(name=self.name)
+        multi_rack = len(self.racks) > 1
+        g.add_node(NETWORK_NODE, kind="network")
+        for r in self.racks:
+            g.add_node(r, kind="rack")
+            up = self.spec.rack_uplinks.get(r)
+            if up is not None:
+                g.add_edge(r, NETWORK_NODE, tier=Tier.NETWORK.label,
+                           bandwidth_gbps=up.bandwidth_gbps, latency_us=up.latency_us)
+            elif not multi_rack:
+                # single rack: the spine exists only as the root; mark the link as unused
+                g.add_edge(r, NETWORK_NODE, tier=Tier.NETWORK.label,
+                           bandwidth_gbps=math.inf, latency_us=0.0)
+        for m in self.spec.machines:
+            g.add_node(m.name, kind="machine", rack=m.rack, gpus=m.gpus, gpu_model=m.gpu_model,
+                       gpu_memory_gb=float(m.gpu_memory_gb), cpus=m.cpus,
+                       host_memory_gb=float(m.host_memory_gb), pcie_gbps=float(m.pcie_gbps))
+            g.add_edge(m.name, m.rack, tier=Tier.RACK.label,
+                       bandwidth_gbps=m.uplink.bandwidth_gbps, latency_us=m.uplink.latency_us)
+            for i in range(m.gpus):
+                gid = gpu_node(m.name, i)
+                g.add_node(gid, kind="gpu", machine=m.name, index=i, gpu_model=m.gpu_model,
+                           gpu_memory_gb=float(m.gpu_memory_gb))
+                g.add_edge(gid, m.name, tier=Tier.MACHINE.label,
+                           bandwidth_gbps=m.intra.bandwidth_gbps, latency_us=m.intra.latency_us)
+        return g
+
+    # ------------------------------------------------------------- accessors
+    def machine(self, name: str) -> MachineSpec:
+        try:
+            return self._machines[name]
+        except KeyError:
+            raise TopologyError(f"cluster {self.name!r} has no machine {name!r}") from None
+
+    def rack_of(self, machine: str) -> str:
+        return self.machine(machine).rack
+
+    def machines_in(self, rack: str) -> tuple[str, ...]:
+        try:
+            return self._rack_machines[rack]
+        except KeyError:
+            raise TopologyError(f"cluster {self.name!r} has no rack {rack!r}") from None
+
+    def gpus_of(self, machine: str) -> tuple[str, ...]:
+        return tuple(gpu_node(machine, i) for i in range(self.machine(machine).gpus))
+
+    def pcie_bandwidth(self, machine: str) -> float:
+        """Host <-> GPU bandwidth of ``machine`` in GB/s (ZeRO-Offload traffic)."""
+        return float(self.machine(machine).pcie_gbps)
+
+    def link(self, tier: Tier, where: str) -> LinkSpec:
+        """The link of ``tier`` at ``where``: a machine for MACHINE/RACK, a rack for NETWORK."""
+        if tier is Tier.MACHINE:
+            return self.machine(where).intra
+        if tier is Tier.RACK:
+            return self.machine(where).uplink
+        self.machines_in(where)
+        up = self.spec.rack_uplinks.get(where)
+        if up is None:
+            raise TopologyError(f"rack {where!r} of single-rack cluster {self.name!r} has no network link")
+        return up
+
+    @cached_property
+    def total_gpus(self) -> int:
+        return sum(m.gpus for m in self.spec.machines)
+
+    @cached_property
+    def total_cpus(self) -> int:
+        return sum(m.cpus for m in self.spec.machines)
+
+    @cached_property
+    def total_host_memory_gb(self) -> float:
+        return float(sum(m.host_memory_gb for m in self.spec.machines))
+
+    @cached_property
+    def max_gpus_per_machine(self) -> int:
+        return max(m.gpus for m in self.spec.machines)
+
+    @cached_property
+    def gpu_models(self) -> tuple[str, ...]:
+        return tuple(sorted({m.gpu_model for m in self.spec.machines if m.gpus > 0}))
+
+    def __repr__(self) -> str:
+        return (f"Cluster({self.name!r}: {len(self.racks)} racks, {len(self.machines)} machines, "
+                f"{self.total_gpus} GPUs)")
+
+    # ------------------------------------------------------------ placements
+    def machine_counts(self, placement: Placement) -> dict[str, int]:
+        """Normalise a placement to ``{machine: gpu_count}`` with positive counts, checking names
+        and per-machine GPU totals."""
+        if isinstance(placement, Mapping):
+            counts: dict[str, int] = {}
+            for m, k in placement.items():
+                k = getattr(k, "gpus", k)  # accept {machine: Resources}
+                if k < 0:
+                    raise TopologyError(f"placement gives machine {m!r} a negative GPU count {k}")
+                if k:
+                    counts[m] = counts.get(m, 0) + int(k)
+        else:
+            counts = {}
+            seen: set[str] = set()
+            for gid in placement:
+                if gid in seen:
+                    raise TopologyError(f"placement lists GPU {gid!r} twice")
+                seen.add(gid)
+                data = self.graph.nodes.get(gid)
+                if data is None or data.get("kind") != "gpu":
+                    raise TopologyError(f"cluster {self.name!r} has no GPU {gid!r}")
+                counts[data["machine"]] = counts.get(data["machine"], 0) + 1
+        for m, k in counts.items():
+            cap = self.machine(m).gpus
+            if k > cap:
+                raise TopologyError(f"placement puts {k} GPUs on machine {m!r}, which has {cap}")
+        return counts
+
+    def tier_of(self, placement: Placement) -> Tier:
+        """Smallest tier containing every GPU of ``placement``.
+
+        One machine -> MACHINE; several machines of one rack -> RACK; several racks -> NETWORK.
+        An empty placement raises :class:`TopologyError`.
+        """
+        counts = self.machine_counts(placement)
+        if not counts:
+            raise TopologyError("tier_of: empty placement")
+        if len(counts) == 1:
+            return Tier.MACHINE
+        racks = {self._machines[m].rack for m in counts}
+        return Tier.RACK if len(racks) == 1 else Tier.NETWORK
+
+    def bottleneck_bandwidth(self, placement: Placement) -> float:
+        """The slowest link (GB/s) that some pair of the placement's GPUs must cross.
+
+        The graph is a tree, so the links two GPUs cross are those on their paths up to the lowest
+        common ancestor: the machine fabric for GPUs of one machine; plus each involved machine's rack
+        uplink across machines; plus each involved rack's spine link across racks. A single GPU
+        crosses no link: ``math.inf``.
+        """
+        counts = self.machine_counts(placement)
+        if not counts:
+            raise TopologyError("bottleneck_bandwidth: empty placement")
+        specs = [self._machines[m] for m in counts]
+        if len(specs) == 1:
+            return math.inf if counts[specs[0].name] == 1 else specs[0].intra.bandwidth_gbps
+        # GPUs of a machine with >1 placed GPU talk over the intra fabric; every GPU's path to a
+        # remote GPU crosses its own GPU<->machine edge (intra fabric) and the machine uplink.
+        bw = min(min(m.intra.bandwidth_gbps, m.uplink.bandwidth_gbps) for m in specs)
+        racks = {m.rack for m in specs}
+        if len(racks) > 1:
+            bw = min(bw, min(self.spec.rack_uplinks[r].bandwidth_gbps for r in racks))
+        return bw
+
+    def latency(self, placement: Placement) -> float:
+        """Largest one-way path latency (microseconds) between two GPUs of ``placement``."""
+        counts = self.machine_counts(placement)
+        if not counts:
+            raise TopologyError("latency: empty placement")
+        specs = [self._machines[m] for m in counts]
+        if len(specs) == 1:
+            return 0.0 if counts[specs[0].name] == 1 else 2 * specs[0].intra.latency_us
+        up = sorted((m.intra.latency_us + m.uplink.latency_us + (
+            self.spec.rack_uplinks[m.rack].latency_us if len({s.rack for s in specs}) > 1 else 0.0))
+            for m in specs)
+        return up[-1] + up[-2]
+
+    # ---------------------------------------------------------------- output
+    def summary(self) -> dict:
+        """Counts, capacities and per-tier bandwidths (JSON-ready)."""
+        by_model = Counter()
+        for m in self.spec.machines:
+            if m.gpus:
+                by_model[m.gpu_model] += m.gpus
+
+        def bw_range(values: list[float]) -> dict[str, float] | None:
+            vals = [v for v in values if math.isfinite(v)]
+            return {"min": min(vals), "max": max(vals)} if vals else None
+
+        return {
+            "name": self.name,
+            "racks": len(self.racks),
+            "machines": len(self.machines),
+            "gpus": self.total_gpus,
+            "cpus": self.total_cpus,
+            "host_memory_gb": self.total_host_memory_gb,
+            "gpu_memory_gb_total": float(sum(m.gpus * m.gpu_memory_gb for m in self.spec.machines)),
+            "gpus_by_model": dict(sorted(by_model.items())),
+            "gpus_per_machine": dict(sorted(Counter(m.gpus for m in self.spec.machines).items())),
+            "bandwidth_gbps": {
+                "machine": bw_range([m.intra.bandwidth_gbps for m in self.spec.machines]),
+                "rack": bw_range([m.uplink.bandwidth_gbps for m in self.spec.machines]),
+                "network": bw_range(list(self.spec.rack_uplinks.values()) and
+                                    [u.bandwidth_gbps for u in self.spec.rack_uplinks.values()]),
+                "pcie": bw_range([m.pcie_gbps for m in self.spec.machines]),
+            },
+            "latency_us": {
+                "machine": max(m.intra.latency_us for m in self.spec.machines),
+                "rack": max(m.uplink.latency_us for m in self.spec.machines),
+                "network": max((u.latency_us for u in self.spec.rack_uplinks.values()), default=None),
+            },
+        }
+
+    def to_graphml(self, path: str | Path) -> None:
+        """Write the graph as GraphML (infinite bandwidths are written as -1)."""
+        g = nx.Graph(self.graph)
+        for _, _, d in g.edges(data=True):
+            if not math.isfinite(d["bandwidth_gbps"]):
+                d["bandwidth_gbps"] = -1.0
+        nx.write_graphml(g, str(path))
+
+
+def build_cluster(spec: ClusterSpec) -> Cluster:
+    """Build (and freeze) the graph of ``spec``."""
+    return Cluster(spec)

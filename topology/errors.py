@@ -1,0 +1,66 @@
+"""One exception hierarchy for the whole framework (lives in the bottom layer so every layer can raise it;
+``scheduling.errors`` re-exports it as the public vocabulary).
+
+Every message names what is wrong: the job, the machine, the file and field, or the line.
+"""
+
+from __future__ import annotations
+
+
+class SchedlabError(Exception):
+    """Base class of every error schedlab raises on purpose."""
+
+
+class SpecError(SchedlabError, ValueError):
+    """A cluster, workload or instance specification is invalid.
+
+    ``source`` is the file (or ``"<preset NAME>"``/``"<dict>"``), ``field`` the offending field path
+    (``"racks[1].machines"``), ``line`` a 1-based line number when the input is line oriented.
+    """
+
+    def __init__(self, message: str, *, source: str = "<input>", field: str | None = None,
+                 line: int | None = None, column: str | None = None) -> None:
+        self.source = source
+        self.field = field
+        self.line = line
+        self.column = column
+        where = source
+        if line is not None:
+            where += f", line {line}"
+        if column is not None:
+            where += f", column {column!r}"
+        if field is not None:
+            where += f", field {field!r}"
+        super().__init__(f"{where}: {message}")
+        self.message = message
+
+
+class TraceError(SpecError):
+    """A workload trace row is invalid (names file, line and column)."""
+
+
+class TopologyError(SchedlabError, KeyError):
+    """A machine, rack or GPU that the cluster does not have, or a malformed placement."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable
+        return str(self.args[0]) if self.args else ""
+
+
+class CapacityError(SchedlabError):
+    """An allocation would exceed a machine's free resources."""
+
+
+class AllocationError(SchedlabError):
+    """An allocation is malformed or refers to an unknown job or an already placed job."""
+
+
+class PlanError(SchedlabError, ValueError):
+    """An execution plan is malformed or does not fit the job or the placement."""
+
+
+class PolicyError(SchedlabError):
+    """A policy returned a decision the verifier rejected (names the policy and the violation)."""
+
+
+class SolverError(SchedlabError):
+    """A solver backend failed or is unavailable."""
