@@ -3,7 +3,16 @@
 import pytest
 
 from perfmodel.plans import ExecutionPlan, ZeroMode, parse_plan
-from scheduling import Allocation, AllocationError, Instance, Job, JobAllocation, PlanError, Resources, SpecError
+from scheduling import (
+    Allocation,
+    AllocationError,
+    Instance,
+    Job,
+    JobAllocation,
+    PlanError,
+    Resources,
+    SpecError,
+)
 from topology import preset
 
 

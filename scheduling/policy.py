@@ -1,0 +1,422 @@
+"""The online Policy protocol and the read-only types a policy sees and returns.
+
+A simulator (``benchmarks.simulator``) owns the mutable state; at every decision point it hands the
+policy a :class:`ClusterView` and applies the :class:`Decision` it returns, after running it through
+the one verifier (:func:`scheduling.verify.validate_allocation`). Heuristics import this module and
+never the simulator.
+
+Decision semantics (a *delta*, so a pass costs what it changes, not what runs):
+
+* ``start[j] = JobAllocation`` starts queued job ``j``, or changes a running job's placement, GPU
+  count or plan (migration / resize / plan change = a *reconfiguration*); an identical allocation is
+  a no-op;
+* ``preempt`` lists running jobs to stop; they keep their progress and go back to the queue;
+* ``timers`` ask for a later decision point (queue demotion, delay-timer expiry, periodic round);
+  the view of that pass carries a :class:`SimEvent` of kind ``TIMER`` with the timer's ``tag``.
+
+Jobs not named keep what they have. Views are live proxies valid during the call that received them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Protocol, runtime_checkable
+
+from perfmodel.plans import ExecutionPlan
+from scheduling.allocation import JobAllocation
+from scheduling.job import Job
+from scheduling.resources import Resources
+from topology.cluster import Cluster
+
+
+class JobStatus(Enum):
+    """Life cycle: PENDING -> QUEUED -> (RESTORING ->) RUNNING -> FINISHED; a preempted job goes
+    RUNNING -> CHECKPOINTING -> QUEUED (or straight to QUEUED when checkpoints are free)."""
+
+    PENDING = "pending"            # not yet arrived (never shown to policies)
+    QUEUED = "queued"
+    RESTORING = "restoring"        # holds resources, no progress (restore / reconfiguration cost)
+    RUNNING = "running"
+    CHECKPOINTING = "checkpointing"  # preempted, still holds resources while it saves a checkpoint
+    FINISHED = "finished"
+
+    @property
+    def holds_resources(self) -> bool:
+        return self in _HOLDING
+
+
+_HOLDING = frozenset({JobStatus.RESTORING, JobStatus.RUNNING, JobStatus.CHECKPOINTING})
+
+
+class EventKind(Enum):
+    """What triggered a decision point (ordered as the simulator processes same-time events)."""
+
+    COMPLETION = 0
+    PREEMPT_DONE = 1
+    RECONF_DONE = 2
+    ARRIVAL = 3
+    TIMER = 4
+
+
+@dataclass(frozen=True, slots=True)
+class SimEvent:
+    time: float
+    kind: EventKind
+    job_id: str | None = None
+    tag: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Timer:
+    """A decision point the policy asks for at absolute time ``at`` (``tag`` comes back in the event)."""
+
+    at: float
+    tag: str = "timer"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    start: Mapping[str, JobAllocation] = field(default_factory=dict)
+    preempt: tuple[str, ...] = ()
+    timers: tuple[Timer, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "start", MappingProxyType(dict(self.start)))
+        object.__setattr__(self, "preempt", tuple(self.preempt))
+        object.__setattr__(self, "timers", tuple(self.timers))
+
+    @property
+    def empty(self) -> bool:
+        return not self.start and not self.preempt and not self.timers
+
+
+NO_DECISION = Decision()
+
+
+class JobRuntime:
+    """Mutable per-job state, written only by the simulator; policies read it through :class:`JobView`.
+
+    Accumulators (``progress``, ``attained``, ``executed``, ``waited``, ``held``, ``comm``) are exact
+    up to ``t_mark``; between events they grow linearly (see :meth:`JobView.progress`).
+    """
+
+    __slots__ = ("job", "status", "progress", "attained", "executed", "waited", "held", "comm",
+                 "t_mark", "rate", "comm_frac", "iter_time", "alloc", "gpus", "first_start", "last_start",
+                 "last_change", "end", "preemptions", "reconfigurations", "overhead", "version", "tiers",
+                 "seq", "enqueued_at")
+
+    def __init__(self, job: Job, seq: int) -> None:
+        self.job = job
+        self.seq = seq
+        self.status = JobStatus.PENDING
+        self.progress = 0.0      # iterations done
+        self.attained = 0.0      # GPU-seconds of productive running (Tiresias' W_J * t_J)
+        self.executed = 0.0      # seconds of productive running
+        self.waited = 0.0        # seconds queued after arrival
+        self.held = 0.0          # GPU-seconds holding resources (incl. restore/checkpoint)
+        self.comm = 0.0          # seconds of exposed communication
+        self.overhead = 0.0      # seconds spent restoring / checkpointing / reconfiguring
+        self.t_mark = job.arrival
+        self.rate = 0.0          # iterations per second while RUNNING
+        self.comm_frac = 0.0     # exposed-communication share of an iteration
+        self.iter_time = 0.0
+        self.alloc: JobAllocation | None = None
+        self.gpus = 0
+        self.first_start: float | None = None
+        self.last_start: float | None = None
+        self.last_change: float | None = None
+        self.end: float | None = None
+        self.preemptions = 0
+        self.reconfigurations = 0
+        self.version = 0
+        self.tiers: set[str] = set()
+        self.enqueued_at = job.arrival
+
+
+class JobView:
+    """Read-only live view of one job at the view's current time."""
+
+    __slots__ = ("_rt", "_clock")
+
+    def __init__(self, rt: JobRuntime, clock: Callable[[], float]) -> None:
+        self._rt = rt
+        self._clock = clock
+
+    def _dt(self) -> float:
+        return self._clock() - self._rt.t_mark
+
+    @property
+    def job(self) -> Job:
+        return self._rt.job
+
+    @property
+    def id(self) -> str:
+        return self._rt.job.id
+
+    @property
+    def status(self) -> JobStatus:
+        return self._rt.status
+
+    @property
+    def progress(self) -> float:
+        """Iterations done: ``progress(t) = progress(t_mark) + rate * (t - t_mark)`` while running."""
+        rt = self._rt
+        return rt.progress + rt.rate * self._dt() if rt.status is JobStatus.RUNNING else rt.progress
+
+    @property
+    def remaining(self) -> float:
+        return max(self._rt.job.iterations - self.progress, 0.0)
+
+    @property
+    def attained_service(self) -> float:
+        """GPU-seconds of productive running so far (Tiresias' ``W_J * t_J``)."""
+        rt = self._rt
+        return rt.attained + rt.gpus * self._dt() if rt.status is JobStatus.RUNNING else rt.attained
+
+    @property
+    def executed_time(self) -> float:
+        rt = self._rt
+        return rt.executed + self._dt() if rt.status is JobStatus.RUNNING else rt.executed
+
+    @property
+    def waiting_time(self) -> float:
+        """Total seconds spent queued since arrival."""
+        rt = self._rt
+        return rt.waited + self._dt() if rt.status is JobStatus.QUEUED else rt.waited
+
+    @property
+    def queued_since(self) -> float:
+        """When the job last entered the queue (arrival or end of its last preemption)."""
+        return self._rt.enqueued_at
+
+    @property
+    def allocation(self) -> JobAllocation | None:
+        return self._rt.alloc
+
+    @property
+    def rate(self) -> float:
+        """Iterations per second now (0 unless RUNNING)."""
+        return self._rt.rate if self._rt.status is JobStatus.RUNNING else 0.0
+
+    @property
+    def iteration_time(self) -> float:
+        """Seconds per iteration of the current allocation (0 when it holds none)."""
+        return self._rt.iter_time
+
+    @property
+    def first_start(self) -> float | None:
+        return self._rt.first_start
+
+    @property
+    def last_start(self) -> float | None:
+        return self._rt.last_start
+
+    @property
+    def last_change(self) -> float | None:
+        """Time of the last start, preemption or reconfiguration."""
+        return self._rt.last_change
+
+    @property
+    def preemptions(self) -> int:
+        return self._rt.preemptions
+
+    @property
+    def reconfigurations(self) -> int:
+        return self._rt.reconfigurations
+
+    def __repr__(self) -> str:
+        return f"JobView({self.id!r}, {self.status.value}, progress={self.progress:.3g})"
+
+
+class FreeIndex:
+    """Free GPUs per machine and rack, kept incrementally (O(1) updates, O(max GPUs per machine)
+    best-fit queries). The simulator calls :meth:`_set`; policies only query.
+
+    ``best_fit(g)``: the machine with the fewest free GPUs that still has ``>= g`` (ties: the machine
+    that reached that free count first; deterministic).
+    """
+
+    __slots__ = ("_cluster", "_free", "_buckets", "_rack_of", "_rack_free", "_total", "_max_cap")
+
+    def __init__(self, cluster: Cluster, free: Mapping[str, int]) -> None:
+        self._cluster = cluster
+        self._max_cap = cluster.max_gpus_per_machine
+        self._buckets: list[dict[str, None]] = [dict() for _ in range(self._max_cap + 1)]
+        self._rack_of = {m: cluster.rack_of(m) for m in cluster.machines}
+        self._rack_free = {r: 0 for r in cluster.racks}
+        self._free: dict[str, int] = {}
+        for m in cluster.machines:
+            g = free[m]
+            self._free[m] = g
+            self._buckets[g][m] = None
+            self._rack_free[self._rack_of[m]] += g
+        self._total = sum(self._free.values())
+
+    def _set(self, machine: str, gpus: int) -> None:
+        old = self._free[machine]
+        if old == gpus:
+            return
+        del self._buckets[old][machine]
+        self._buckets[gpus][machine] = None
+        self._free[machine] = gpus
+        self._rack_free[self._rack_of[machine]] += gpus - old
+        self._total += gpus - old
+
+    # ------------------------------------------------------------- queries
+    @property
+    def cluster(self) -> Cluster:
+        return self._cluster
+
+    @property
+    def total(self) -> int:
+        return self._total
+
+    def machine(self, machine: str) -> int:
+        return self._free[machine]
+
+    def rack(self, rack: str) -> int:
+        return self._rack_free[rack]
+
+    def rack_of(self, machine: str) -> str:
+        return self._rack_of[machine]
+
+    @property
+    def per_machine(self) -> Mapping[str, int]:
+        return MappingProxyType(self._free)
+
+    @property
+    def per_rack(self) -> Mapping[str, int]:
+        return MappingProxyType(self._rack_free)
+
+    def largest_machine_block(self) -> int:
+        for g in range(self._max_cap, 0, -1):
+            if self._buckets[g]:
+                return g
+        return 0
+
+    def largest_rack_block(self) -> int:
+        return max(self._rack_free.values(), default=0)
+
+    def machines_with(self, gpus: int) -> Iterator[str]:
+        """Machines with exactly ``gpus`` free GPUs."""
+        if 0 <= gpus <= self._max_cap:
+            yield from self._buckets[gpus]
+
+    def best_fit(self, gpus: int, accept: Callable[[str], bool] | None = None) -> str | None:
+        """Machine with the fewest free GPUs ``>= gpus`` (and ``accept(machine)`` if given)."""
+        for g in range(max(gpus, 1), self._max_cap + 1):
+            for m in self._buckets[g]:
+                if accept is None or accept(m):
+                    return m
+        return None
+
+    def machines_by_free(self, rack: str | None = None) -> list[str]:
+        """Machines with free GPUs, most free first (ties: cluster order), optionally in one rack."""
+        ms = self._cluster.machines if rack is None else self._cluster.machines_in(rack)
+        idx = self._cluster.machine_index
+        return sorted((m for m in ms if self._free[m] > 0), key=lambda m: (-self._free[m], idx[m]))
+
+
+class ClusterView:
+    """What a policy sees at a decision point: time, the active jobs, free resources, topology.
+
+    ``queue`` is in queue-entry order (arrival, or return from preemption); ``running`` holds the jobs
+    holding resources. ``estimate(job, plan, placement)`` gives the simulator's seconds per iteration
+    (policies that model speed use it or the perf model directly; oracles may read ``job.duration``).
+    """
+
+    __slots__ = ("_now", "cluster", "_queue", "_holding", "_views", "_state_free", "index", "events",
+                 "quotas", "_estimate", "semantics")
+
+    def __init__(self, *, cluster: Cluster, queue: Mapping[str, JobRuntime], holding: Mapping[str, JobRuntime],
+                 views: Mapping[str, JobView], free: Mapping[str, Resources], index: FreeIndex,
+                 quotas: Mapping[str, Resources], estimate: Callable[[Job, ExecutionPlan, Mapping[str, Resources]],
+                                                                      float], semantics: str) -> None:
+        self._now = 0.0
+        self.cluster = cluster
+        self._queue = queue
+        self._holding = holding
+        self._views = views
+        self._state_free = free
+        self.index = index
+        self.events: tuple[SimEvent, ...] = ()
+        self.quotas = quotas
+        self._estimate = estimate
+        self.semantics = semantics
+
+    @property
+    def now(self) -> float:
+        return self._now
+
+    def queue(self) -> Iterator[JobView]:
+        views = self._views
+        for jid in self._queue:
+            yield views[jid]
+
+    def running(self) -> Iterator[JobView]:
+        views = self._views
+        for jid in self._holding:
+            yield views[jid]
+
+    @property
+    def queue_length(self) -> int:
+        return len(self._queue)
+
+    @property
+    def running_count(self) -> int:
+        return len(self._holding)
+
+    def job(self, job_id: str) -> JobView:
+        return self._views[job_id]
+
+    def active(self) -> Iterator[JobView]:
+        yield from self.queue()
+        yield from self.running()
+
+    def free(self, machine: str) -> Resources:
+        return self._state_free[machine]
+
+    @property
+    def free_map(self) -> Mapping[str, Resources]:
+        return self._state_free
+
+    def estimate(self, job: Job, plan: ExecutionPlan, placement: Mapping[str, Resources]) -> float:
+        return self._estimate(job, plan, placement)
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """An online scheduling policy. ``schedule`` is called after each batch of same-time events and
+    must only read the view (its own declared state excepted). ``oracle`` policies read the future
+    (``Job.duration``) and are reported as such."""
+
+    name: str
+
+    def schedule(self, view: ClusterView) -> Decision: ...
+
+
+def split_resources(job: Job, counts: Mapping[str, int]) -> dict[str, Resources]:
+    """``{machine: gpus}`` -> ``{machine: Resources}``, sharing the job's CPUs and memory in proportion
+    to GPUs (whole CPUs; the remainder goes to the first machines)."""
+    total = sum(counts.values())
+    req = job.requested
+    out: dict[str, Resources] = {}
+    cpu_left = req.cpus
+    items = [(m, g) for m, g in counts.items() if g > 0]
+    for i, (m, g) in enumerate(items):
+        if i == len(items) - 1:
+            cpus = cpu_left
+        else:
+            cpus = req.cpus * g // total
+            cpu_left -= cpus
+        out[m] = Resources(g, cpus, req.mem_gb * g / total)
+    return out
+
+
+__all__ = [
+    "NO_DECISION", "ClusterView", "Decision", "EventKind", "FreeIndex", "JobRuntime", "JobStatus", "JobView",
+    "Policy", "SimEvent", "Timer", "split_resources",
+]
