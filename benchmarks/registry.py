@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from perfmodel.zoo import MODELS
 from topology.presets import PRESETS
 
 
@@ -11,8 +12,37 @@ def _clusters() -> Iterable[str]:
     return PRESETS.keys()
 
 
+def _workloads() -> Iterable[str]:
+    from benchmarks.workloads import WORKLOADS
+
+    return WORKLOADS.keys()
+
+
+def _policies() -> Iterable[str]:
+    from heuristics import POLICIES
+
+    return POLICIES.keys()
+
+
+def _formulations() -> Iterable[str]:
+    from formulations import METHODS
+
+    return METHODS.keys()
+
+
+def _backends() -> Iterable[str]:
+    from formulations import BACKENDS
+
+    return BACKENDS.keys()
+
+
 REGISTRY_SOURCES: dict[str, Callable[[], Iterable[str]]] = {
     "clusters": _clusters,
+    "workloads": _workloads,
+    "policies": _policies,
+    "models": lambda: MODELS.keys(),
+    "formulations": _formulations,
+    "backends": _backends,
 }
 
 

@@ -1,5 +1,22 @@
-"""Performance model: execution plans, Rubick iteration-time model, memory, sensitivity curves."""
+"""Performance model: execution plans, Rubick iteration-time model, memory, sensitivity curves.
 
+Entry point: :class:`PerfModel` (see ``docs/perfmodel.md``). Modules: :mod:`~perfmodel.plans`,
+:mod:`~perfmodel.zoo`, :mod:`~perfmodel.params`, :mod:`~perfmodel.iteration`, :mod:`~perfmodel.memory`,
+:mod:`~perfmodel.search`, :mod:`~perfmodel.network`, :mod:`~perfmodel.fitting`,
+:mod:`~perfmodel.validation`.
+"""
+
+from perfmodel.curves import Curve, ResourceOption
+from perfmodel.facade import DEFAULT_CPUS_PER_GPU_CHOICES, PerfModel
+from perfmodel.memory import plan_gpu_memory_gb, plan_host_memory_gb, plan_memory_violation
+from perfmodel.network import comm_overhead, model_size_bytes, skew, tensor_sizes
+from perfmodel.params import ARTIFACT_PARAMS, PerfParams, default_params
 from perfmodel.plans import DEFAULT_GA_STEPS, ExecutionPlan, ZeroMode, parse_plan
+from perfmodel.zoo import MODELS, ModelSpec, get_model
 
-__all__ = ["DEFAULT_GA_STEPS", "ExecutionPlan", "ZeroMode", "parse_plan"]
+__all__ = [
+    "ARTIFACT_PARAMS", "DEFAULT_CPUS_PER_GPU_CHOICES", "DEFAULT_GA_STEPS", "MODELS", "Curve", "ExecutionPlan",
+    "ModelSpec", "PerfModel", "PerfParams", "ResourceOption", "ZeroMode", "comm_overhead", "default_params",
+    "get_model", "model_size_bytes", "parse_plan", "plan_gpu_memory_gb", "plan_host_memory_gb",
+    "plan_memory_violation", "skew", "tensor_sizes",
+]

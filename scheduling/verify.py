@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 
+from perfmodel.memory import plan_memory_violation
 from scheduling.allocation import Allocation
 from scheduling.instance import Instance
 from scheduling.resources import Resources
@@ -193,10 +194,6 @@ def check_memory(instance: Instance, allocation: Allocation) -> Iterable[Violati
 
     Jobs whose model the perf model does not know are not checked here.
     """
-    try:
-        from perfmodel.memory import plan_memory_violation
-    except ImportError:  # perf model without a memory estimator: nothing to check against
-        return
     nodes = instance.cluster.graph.nodes
     for ja in allocation:
         job = instance.job_by_id.get(ja.job_id)

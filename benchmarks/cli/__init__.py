@@ -8,14 +8,20 @@ import sys
 import typer
 
 from benchmarks.cli.list_cmd import list_command
+from benchmarks.cli.perf_cmd import perf_app
+from benchmarks.cli.simulate_cmd import simulate_command
+from benchmarks.cli.solve_cmd import solve_command
 from benchmarks.cli.topology_cmd import topology_command
 from topology.errors import SchedlabError
 
 LEAF_COMMANDS = {
     "list": list_command,
     "topology": topology_command,
+    "solve": solve_command,
+    "simulate": simulate_command,
 }
 COMMANDS: dict[str, typer.Typer] = {}
+COMMANDS["perf"] = perf_app
 
 
 def build_app() -> typer.Typer:

@@ -1,0 +1,116 @@
+"""``schedlab perf``: sensitivity curves, fitting and validation of the performance model.
+
+* ``schedlab perf curve MODEL --cluster PRESET [--resource gpu|cpu] [--cpus N] [--gpus N] [--max N]
+  [--format json]``: amount, best throughput (samples/s, monotone envelope) and best plan.
+* ``schedlab perf fit SAMPLES.csv [--model M] [--cluster PRESET] [--format json]``: fitted parameters
+  and the fit error (RMSLE, average and maximum relative error).
+* ``schedlab perf validate [--dir PATH] [--fit-rows N] [--format json]``: per-model average and maximum
+  prediction error on the Rubick placement tables (JSON: ``{"models": {NAME: {"avg_error": %,
+  "max_error": %, "fit_rows": n, "predicted_rows": n}}}``). Exits 2 with a clear message when the
+  traces are not present.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from perfmodel import PerfModel
+from perfmodel.fitting import fit
+from perfmodel.validation import DEFAULT_FIT_ROWS, read_samples, validate_directory
+from perfmodel.zoo import get_model
+from topology.errors import SpecError
+from topology.presets import load_cluster
+
+DEFAULT_PLACEMENTS = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "rubick" / "placements"
+
+perf_app = typer.Typer(help="Performance model: sensitivity curves, fitting, validation.", no_args_is_help=True)
+
+
+class Fmt(StrEnum):
+    text = "text"
+    json = "json"
+
+
+class Resource(StrEnum):
+    gpu = "gpu"
+    cpu = "cpu"
+
+
+@perf_app.command("curve")
+def curve_command(
+    model: str = typer.Argument(..., help="Zoo model (vit, bert, llama7, resnet50, ...)."),
+    cluster: str = typer.Option("rubick-64", "--cluster", help="Preset name or spec file."),
+    resource: Resource = typer.Option(Resource.gpu, "--resource", help="Resource on the x axis."),
+    cpus: int | None = typer.Option(None, "--cpus", help="GPU curve: fixed total CPUs (default: all cores "
+                                    "of the machines spanned)."),
+    gpus: int = typer.Option(1, "--gpus", help="CPU curve: fixed GPU count."),
+    max_amount: int | None = typer.Option(None, "--max", help="Largest amount (default: the cluster's total)."),
+    format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
+) -> None:
+    """Sensitivity curve of a zoo model: amount, best throughput, best plan."""
+    pm = PerfModel(load_cluster(cluster))
+    c = pm.curve(model, resource.value, cpus=cpus, gpus=gpus, max_amount=max_amount)
+    if format is Fmt.json:
+        typer.echo(json.dumps({"model": c.model, "cluster": pm.cluster.name, "resource": c.resource,
+                               "fixed": c.fixed, "points": c.rows()}, indent=2))
+        return
+    other = "CPUs" if c.resource == "gpu" else "GPUs"
+    typer.echo(f"{c.model} on {pm.cluster.name}: {c.resource.upper()} curve ({other} fixed at "
+               f"{c.fixed if c.fixed is not None else 'the machines spanned'}), throughput in samples/s")
+    typer.echo(f"{'amount':>7} {'throughput':>11} {'machines':>8}  plan")
+    for r in c.rows():
+        typer.echo(f"{r['amount']:>7} {r['throughput']:>11.3f} {r['machines']:>8}  {r['plan'] or '-'}")
+
+
+@perf_app.command("fit")
+def fit_command(
+    samples: Path = typer.Argument(..., help="CSV: exec_plan, placement, throughput or iter_time[, cpus, model]."),
+    model: str | None = typer.Option(None, "--model", help="Model of the samples (else the 'model' column)."),
+    cluster: str = typer.Option("rubick-64", "--cluster", help="Preset name or spec file."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the multi-start design."),
+    format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
+) -> None:
+    """Fit the 7 parameters to measured samples; print them and the fit error."""
+    c = load_cluster(cluster)
+    name, rows = read_samples(samples, c, model=model)
+    res = fit(get_model(name), rows, c, seed=seed, require_offload=False)
+    out = {"model": name, "samples": res.n_samples, "rmsle": res.rmsle, "avg_error": 100 * res.avg_error,
+           "max_error": 100 * res.max_error, "params": res.params.to_dict(),
+           "offload_samples": sum(s.plan.zero.value == "zero-offload" for s in rows)}
+    if format is Fmt.json:
+        typer.echo(json.dumps(out, indent=2))
+        return
+    typer.echo(f"{name}: fitted on {res.n_samples} samples ({out['offload_samples']} ZeRO-Offload)")
+    for k, v in out["params"].items():
+        typer.echo(f"  {k:10s} = {v:.6g}")
+    typer.echo(f"  RMSLE {res.rmsle:.4f}; relative error avg {out['avg_error']:.2f} %, max {out['max_error']:.2f} %")
+    if out["offload_samples"] < 3:
+        typer.echo("  note: fewer than 3 ZeRO-Offload samples: k_opt_off, k_off, k_swap are not identified")
+
+
+@perf_app.command("validate")
+def validate_command(
+    directory: Path = typer.Option(DEFAULT_PLACEMENTS, "--dir", help="Directory of <model>.csv placement tables."),
+    cluster: str = typer.Option("rubick-64", "--cluster", help="Preset the tables were measured on."),
+    fit_rows: int = typer.Option(DEFAULT_FIT_ROWS, "--fit-rows", help="Rows per table to fit on."),
+    format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
+) -> None:
+    """Fit on a few rows of each placement table and report the prediction error on the rest."""
+    if not Path(directory).is_dir():
+        raise SpecError("the Rubick placement tables are not present (expected the artifact's placements/*.csv; "
+                        "give --dir)", source=str(directory))
+    results, skipped = validate_directory(directory, load_cluster(cluster), fit_rows=fit_rows)
+    if format is Fmt.json:
+        typer.echo(json.dumps({"models": {k: v.summary() for k, v in results.items()}, "skipped": skipped},
+                              indent=2))
+        return
+    typer.echo(f"{'table':15s} {'model':8s} {'fit':>4} {'pred':>5} {'avg %':>7} {'max %':>7}")
+    for k, v in results.items():
+        typer.echo(f"{k:15s} {v.model:8s} {v.fit_rows:>4} {v.predicted_rows:>5} {v.avg_error:>7.2f} "
+                   f"{v.max_error:>7.2f}")
+    for k, why in skipped.items():
+        typer.echo(f"{k:15s} skipped: {why}")

@@ -1,0 +1,179 @@
+"""``schedlab simulate --workload NAME | --trace FILE [--trace-format F] ... --policy NAME [...]``."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from topology.errors import SpecError
+
+DEFAULT_CLUSTER = {"philly": "philly", "tiresias": "tiresias-60", "rubick": "rubick-64", "pollux": "rubick-64",
+                   "sia": "rubick-64", "helios": "dally-8", "generic": None, "pai": None}
+MODEL_POOLS = {"trace": None, "tiresias": "TIRESIAS_MODELS", "dally": "DALLY_MODELS", "rubick": "RUBICK_MODELS"}
+
+
+class OutputFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def _clean(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    return x
+
+
+def _load_workload(workload, trace, trace_format, vc, start, end, columns, lenient, models, cluster_ref, seed,
+                   load, params):
+    from benchmarks import workloads as wl
+    from topology.presets import load_cluster
+
+    if (workload is None) == (trace is None):
+        raise SpecError("give exactly one of --workload NAME or --trace FILE", source="<simulate>", field="workload")
+    if workload is not None:
+        spec = wl.get_workload(workload)
+        cluster = load_cluster(cluster_ref or spec.cluster)
+        return spec.build(cluster, seed=seed, load=load, **params), cluster
+    fmt = trace_format
+    ref = cluster_ref or DEFAULT_CLUSTER.get(fmt)
+    if ref is None:
+        raise SpecError(f"--cluster is required for the {fmt} trace format", source="<simulate>", field="cluster")
+    cluster = load_cluster(ref)
+    options: dict = {"lenient": lenient}
+    if fmt in ("philly", "helios") and vc is not None:
+        options["vc"] = vc
+    elif vc is not None:
+        raise SpecError(f"--vc applies to the philly and helios formats, not {fmt}", source="<simulate>", field="vc")
+    if fmt == "philly":
+        options.update(start=start, end=end)
+    if fmt == "generic":
+        options["mapping"] = columns
+    if fmt in ("pollux", "sia") and params.get("default_duration") is not None:
+        options["default_duration"] = params["default_duration"]
+    tr = wl.load_trace(trace, fmt, **options)
+    from benchmarks.workloads import generators as gen
+
+    if params.get("window") is not None:
+        tr = gen.busiest_window(tr, params["window"])
+    if params.get("sample") is not None:
+        tr = gen.downsample(tr, params["sample"], seed=seed)
+    if load != 1.0:
+        from benchmarks.workloads.generators import scale_load
+
+        tr = scale_load(tr, load)
+    pool_attr = MODEL_POOLS.get(models, "missing")
+    if pool_attr == "missing":
+        raise SpecError(f"unknown model pool {models!r}; known: {', '.join(MODEL_POOLS)}", source="<simulate>",
+                        field="models")
+    pool = getattr(wl, pool_attr) if pool_attr else None
+    if pool is None and fmt in ("philly", "helios", "pai", "generic"):
+        pool = wl.TIRESIAS_MODELS  # these traces name no model: draw CNNs, as Tiresias did
+    w = wl.trace_workload(tr, cluster, seed=seed, model_pool=pool, override_models=models != "trace",
+                          reconfigurable=fmt == "rubick", cluster_name=ref)
+    if fmt == "tiresias":
+        from dataclasses import replace
+
+        w = replace(w, short_s=800.0)  # Tiresias' testbed bins
+    if fmt == "rubick":
+        from scheduling.resources import Resources
+
+        if any(j.guaranteed for j in w.jobs):
+            from dataclasses import replace
+
+            w = replace(w, quotas={"A": Resources(cluster.total_gpus)})
+    return w, cluster
+
+
+def simulate_command(
+    workload: str | None = typer.Option(None, "--workload", "-w", help="Named workload (schedlab list)."),
+    trace: Path | None = typer.Option(None, "--trace", help="Trace file to replay."),
+    trace_format: str = typer.Option("philly", "--trace-format",
+                                     help="philly, tiresias, rubick, pollux/sia, helios, pai, generic."),
+    vc: str | None = typer.Option(None, "--vc", help="Virtual cluster (Philly, Helios)."),
+    start: str | None = typer.Option(None, "--start", help="Philly: first submit date (ISO, UTC)."),
+    end: str | None = typer.Option(None, "--end", help="Philly: submit dates before this (ISO, UTC)."),
+    columns: str | None = typer.Option(None, "--columns", help="generic: FIELD=COLUMN,... (submit, duration, gpus, ...)."),
+    lenient: bool = typer.Option(False, "--lenient", help="Skip bad trace rows (counted) instead of failing."),
+    models: str = typer.Option("trace", "--models", help="Model per job: trace, tiresias, dally, rubick (pool)."),
+    cluster: str | None = typer.Option(None, "--cluster", help="Preset or spec file (default: the workload's)."),
+    policy: list[str] = typer.Option(["fifo"], "--policy", "-p", help="Policy name (repeatable)."),
+    semantics: str = typer.Option("realistic", "--semantics", help="realistic or tiresias (reference semantics)."),
+    costs: str | None = typer.Option(None, "--costs", help="Preemption costs: rubick, tiresias, free "
+                                                            "(default: the semantics')."),
+    seed: int = typer.Option(0, "--seed", help="Seed of generators and model draws."),
+    load: float = typer.Option(1.0, "--load", help="Time-compression factor of arrivals (> 1: more load)."),
+    large_share: float | None = typer.Option(None, "--large-share",
+                                             help="Rubick workloads: share of jobs with >= 1B-parameter models."),
+    default_duration: float | None = typer.Option(None, "--default-duration",
+                                                  help="pollux/sia traces: job duration in s (the format has none)."),
+    window: float | None = typer.Option(None, "--window", help="Traces: keep the busiest window of this many "
+                                                               "hours (Rubick: 12)."),
+    sample: int | None = typer.Option(None, "--sample", help="Traces: down-sample to this many jobs (seeded; "
+                                                             "Rubick: 406)."),
+    out: Path | None = typer.Option(None, "--out", help="Write OUT/POLICY/{jobs,series}.csv and metrics.json."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
+) -> None:
+    """Replay a workload on a cluster under one or more policies and report JCT, queueing, makespan..."""
+    from benchmarks.simulator import Recorder, Simulator
+    from benchmarks.simulator import semantics as get_semantics
+    from benchmarks.simulator.costs import cost_model
+    from heuristics import POLICIES
+
+    sem = get_semantics(semantics)
+    cm = cost_model(costs) if costs is not None else None
+    for p in policy:
+        if p not in POLICIES:
+            raise SpecError(f"unknown policy {p!r}; known: {', '.join(POLICIES)}", source="<simulate>", field="policy")
+    params = {"large_share": large_share} if large_share is not None else {}
+    if workload is None:
+        params = {"default_duration": default_duration, "window": window, "sample": sample}
+    w, c = _load_workload(workload, trace, trace_format, vc, start, end, columns, lenient, models, cluster, seed,
+                          load, params)
+
+    def progress(t: float, done: int, total: int) -> None:
+        if not quiet:
+            print(f"  t={t / 3600:,.1f} h  finished {done:,}/{total:,}", file=sys.stderr, flush=True)
+
+    results: dict[str, dict] = {}
+    interrupted = False
+    for name in policy:
+        pol = POLICIES[name]()
+        rec = Recorder(out / name if out is not None else None)
+        sim = Simulator(c, w.jobs, pol, semantics=sem, costs=cm, quotas=w.quotas, recorder=rec, progress=progress,
+                        small_gpus=w.small_gpus, short_s=w.short_s)
+        res = sim.run()
+        m = dict(res.metrics)
+        m.update(workload=w.name, cluster=c.name, semantics=sem.name, seed=seed, events=res.events,
+                 costs=costs or sem.name,
+                 passes=res.passes, wall_s=res.wall_s, events_per_s=res.events_per_s,
+                 interrupted=res.interrupted, skipped_rows=w.skipped, rate_sources=res.rate_sources)
+        results[name] = _clean(m)
+        if out is not None:
+            (out / name / "metrics.json").write_text(json.dumps(results[name], indent=2, sort_keys=True))
+        if res.interrupted:
+            interrupted = True
+            break
+    if format is OutputFormat.json:
+        typer.echo(json.dumps({"policies": results}, indent=2, sort_keys=True))
+    else:
+        typer.echo(f"workload {w.name}: {len(w.jobs)} jobs on {c.name} ({c.total_gpus} GPUs), semantics {sem.name}"
+                   + (f", {w.skipped} bad rows skipped" if w.skipped else ""))
+        for name, m in results.items():
+            def h(x):
+                return "n/a" if x is None else f"{x / 3600:.2f} h"
+            typer.echo(f"  {name:14s} avg JCT {h(m['avg_jct'])}  median {h(m['median_jct'])}  P95 {h(m['p95_jct'])}  "
+                       f"P99 {h(m['p99_jct'])}  makespan {h(m['makespan'])}  avg queue {h(m['avg_queue'])}  "
+                       f"util {m['utilization']:.1%}  preemptions {m['preemptions']}  jobs {m['jobs']}"
+                       + (f"  UNFINISHED {m['unfinished']}" if m["unfinished"] else ""))
+            typer.echo(f"  {'':14s} {m['events']:,} events in {m['wall_s']:.2f} s ({m['events_per_s']:,.0f}/s)")
+    if interrupted:
+        typer.echo("interrupted: records hold the jobs that finished", err=True)
+        sys.exit(130)

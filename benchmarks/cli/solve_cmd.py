@@ -1,0 +1,77 @@
+"""``schedlab solve``: build an exact formulation on an instance (a JSON file or a generated one), solve
+it with a backend, verify the extracted allocation/schedule and print the result."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from benchmarks.cli.topology_cmd import OutputFormat
+from formulations import BACKENDS, GENERATORS, METHODS, SolveParams, load_instance, save_instance
+from topology.errors import SolverError, SpecError
+from topology.presets import load_cluster
+
+#: generator kind -> default cluster preset
+DEFAULT_CLUSTER = {"joint": "rubick-64", "tiresias-placement": "philly", "tier-placement": "dally-2",
+                   "offline": "rubick-64"}
+DEFAULT_JOBS = {"joint": 30, "tiresias-placement": 1, "tier-placement": 30, "offline": 8}
+
+
+def solve_command(
+    instance: Path | None = typer.Option(None, "--instance", help="Instance JSON file (see --save)."),
+    generate: str | None = typer.Option(None, "--generate", help=f"Generate an instance: {', '.join(GENERATORS)}."),
+    jobs: int | None = typer.Option(None, "--jobs", min=1, help="Jobs to generate."),
+    cluster: str | None = typer.Option(None, "--cluster", help="Cluster preset or spec file for --generate."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the generator and the solver."),
+    method: str = typer.Option(..., "--method", help=f"Formulation: {', '.join(METHODS)}."),
+    backend: str = typer.Option("cpsat", "--backend", help=f"Solver backend: {', '.join(BACKENDS)}."),
+    time_limit: float | None = typer.Option(60.0, "--time-limit", help="Wall-clock limit in seconds."),
+    threads: int = typer.Option(1, "--threads", min=1, help="Solver threads (clamped to the cores)."),
+    source: str = typer.Option("synthetic", "--source",
+                               help="Joint option tables: synthetic or perfmodel (PerfModel.options)."),
+    save: Path | None = typer.Option(None, "--save", help="Also write the (generated) instance here."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
+) -> None:
+    """Solve an exact formulation and print status, objective, bound, gap, times and the verifier's verdict."""
+    if (instance is None) == (generate is None):
+        raise SpecError("give exactly one of --instance FILE or --generate KIND", source="<cli>", field="instance")
+    if method not in METHODS:
+        raise SpecError(f"unknown method {method!r}; known: {', '.join(METHODS)}", source="<cli>", field="method")
+    if backend not in BACKENDS:
+        raise SpecError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}", source="<cli>", field="backend")
+    if generate is not None:
+        if generate not in GENERATORS:
+            raise SpecError(f"unknown instance kind {generate!r}; known: {', '.join(GENERATORS)}", source="<cli>",
+                            field="generate")
+        cl = load_cluster(cluster or DEFAULT_CLUSTER[generate])
+        extra = {"source": source} if generate == "joint" else {}
+        inst = GENERATORS[generate](cl, jobs or DEFAULT_JOBS[generate], seed=seed, **extra)
+    else:
+        inst = load_instance(instance)
+    kind, run = METHODS[method]
+    if inst.KIND != kind:
+        raise SolverError(f"method {method!r} solves {kind!r} instances, not {inst.KIND!r}")
+    if save is not None:
+        save_instance(inst, save)
+    params = SolveParams(time_limit_s=time_limit, threads=threads, seed=seed)
+    res = run(inst, backend, params)
+    out = res.as_dict()
+    out["method"] = method
+    out["instance"] = {"kind": inst.KIND, "jobs": len(inst.base.jobs), "cluster": inst.base.cluster.name}
+    if format is OutputFormat.json:
+        typer.echo(json.dumps(out, indent=2, sort_keys=True, default=str))
+    else:
+        gap = "n/a" if out["gap"] is None else f"{100 * out['gap']:.4f} %"
+        typer.echo(f"{method} on {inst.KIND} ({out['instance']['jobs']} jobs, {out['instance']['cluster']}) "
+                   f"with {res.backend} ({res.backend_version}): {out['status']}")
+        typer.echo(f"  objective {out['objective']}  bound {out['bound']}  gap {gap}")
+        typer.echo(f"  build {out['build_s']:.3f} s  solve {out['solve_s']:.3f} s  threads {out['threads']}  "
+                   f"verified {out['verified']}")
+        for v in out["violations"]:
+            typer.echo(f"  violation: {v}")
+        for n in out["notes"]:
+            typer.echo(f"  note: {n}")
+    if res.verified is False:
+        raise typer.Exit(1)

@@ -1,0 +1,13 @@
+"""Discrete-event cluster simulator: event core, rate models, costs, records, metrics."""
+
+from benchmarks.simulator.costs import COSTS, SEMANTICS, CostModel, Semantics, cost_model, semantics
+from benchmarks.simulator.engine import SimResult, Simulator, simulate
+from benchmarks.simulator.metrics import summarize
+from benchmarks.simulator.rates import PerfModelRates, RateModel, RealisticRates, ReferenceRates, TierRates
+from benchmarks.simulator.records import JOB_FIELDS, SERIES_FIELDS, JobRecord, Recorder, Segment
+
+__all__ = [
+    "COSTS", "JOB_FIELDS", "SEMANTICS", "cost_model", "SERIES_FIELDS", "CostModel", "JobRecord", "PerfModelRates", "RateModel",
+    "RealisticRates", "Recorder", "ReferenceRates", "Segment", "Semantics", "SimResult", "Simulator",
+    "TierRates", "semantics", "simulate", "summarize",
+]

@@ -1,0 +1,415 @@
+"""The discrete-event simulator.
+
+Events (arrival, completion, policy timer, preemption done, reconfiguration done) are processed in
+``(time, priority, sequence)`` order; after every batch of same-time events the policy gets one
+decision point (a :class:`~scheduling.policy.ClusterView`) and its :class:`~scheduling.policy.Decision`
+is verified (:mod:`benchmarks.simulator.verifying`) and applied.
+
+Job progress is in iterations. Between events a job's rate is constant, so at every change its
+accumulators are integrated exactly: ``progress += rate * (t - t_mark)``; its completion event is
+``t + remaining / rate`` and is invalidated (by a version number) when the rate changes.
+All bookkeeping is incremental: a pass costs what the policy touches plus O(racks) for the state
+sample, independent of the number of finished jobs.
+"""
+
+from __future__ import annotations
+
+import time as _time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from benchmarks.simulator.costs import CostModel, Semantics
+from benchmarks.simulator.costs import semantics as get_semantics
+from benchmarks.simulator.events import EventQueue
+from benchmarks.simulator.metrics import summarize
+from benchmarks.simulator.rates import RateModel, make_rates
+from benchmarks.simulator.records import JobRecord, Recorder, Segment
+from benchmarks.simulator.verifying import verify_decision
+from scheduling.allocation import JobAllocation
+from scheduling.job import Job
+from scheduling.policy import (
+    ClusterView,
+    Decision,
+    EventKind,
+    FreeIndex,
+    JobRuntime,
+    JobStatus,
+    JobView,
+    Policy,
+    SimEvent,
+)
+from scheduling.resources import Resources
+from scheduling.state import ClusterState
+from topology.cluster import Cluster
+from topology.errors import PolicyError, SpecError
+from topology.tiers import Tier
+
+_RUNNING = JobStatus.RUNNING
+_QUEUED = JobStatus.QUEUED
+_RESTORING = JobStatus.RESTORING
+_CHECKPOINTING = JobStatus.CHECKPOINTING
+_K_ARRIVAL = EventKind.ARRIVAL.value
+_K_COMPLETION = EventKind.COMPLETION.value
+_K_PREEMPT = EventKind.PREEMPT_DONE.value
+_K_RECONF = EventKind.RECONF_DONE.value
+_K_TIMER = EventKind.TIMER.value
+_KINDS = {k.value: k for k in EventKind}
+
+Progress = Callable[[float, int, int], None]  # (sim time, finished, total)
+
+
+@dataclass
+class SimResult:
+    policy: str
+    recorder: Recorder
+    metrics: dict
+    unfinished: tuple[str, ...]
+    interrupted: bool
+    events: int
+    passes: int
+    wall_s: float
+    sim_time: float
+    rate_sources: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def jobs(self) -> list[JobRecord]:
+        return self.recorder.jobs
+
+    @property
+    def events_per_s(self) -> float:
+        return self.events / self.wall_s if self.wall_s > 0 else float("inf")
+
+
+def prepare_jobs(jobs: Iterable[Job], sem: Semantics) -> tuple[Job, ...]:
+    """Under ``gpu_only`` semantics requests keep their GPUs only (Tiresias: allocation by GPU count)."""
+    out = tuple(jobs)
+    if sem.gpu_only:
+        out = tuple(j if (j.requested.cpus == 0 and j.requested.mem_gb == 0) else
+                    replace(j, requested=Resources(j.requested.gpus), min_resources=None) for j in out)
+    return out
+
+
+class Simulator:
+    """Replay ``jobs`` on ``cluster`` under ``policy``.
+
+    ``semantics``: ``"realistic"`` (default) or ``"tiresias"`` (see :mod:`benchmarks.simulator.costs`);
+    ``rates``/``costs`` override its rate and cost models. ``recorder`` receives the records
+    (pass one with ``out_dir`` to stream them to CSV). ``progress(t, finished, total)`` is called
+    every ``progress_every`` events.
+    """
+
+    def __init__(self, cluster: Cluster, jobs: Iterable[Job], policy: Policy, *,
+                 semantics: str | Semantics = "realistic", rates: RateModel | None = None,
+                 costs: CostModel | None = None, quotas: Mapping[str, Resources] | None = None,
+                 recorder: Recorder | None = None, progress: Progress | None = None,
+                 progress_every: int = 50_000, small_gpus: int | None = None,
+                 short_s: float = 4 * 3600.0) -> None:
+        sem = get_semantics(semantics) if isinstance(semantics, str) else semantics
+        self.semantics = sem
+        self.cluster = cluster
+        self.policy = policy
+        self.policy_name = getattr(policy, "name", type(policy).__name__)
+        self.rates = rates if rates is not None else make_rates(cluster, placement_speed=sem.placement_speed)
+        self.costs = costs if costs is not None else sem.costs
+        self.quotas = dict(quotas or {})
+        self.recorder = recorder if recorder is not None else Recorder()
+        self.progress = progress
+        self.progress_every = progress_every
+        self.small_gpus = small_gpus if small_gpus is not None else cluster.max_gpus_per_machine
+        self.short_s = short_s
+        self.jobs = prepare_jobs(jobs, sem)
+        total = cluster.total_gpus
+        self._rt: dict[str, JobRuntime] = {}
+        for i, j in enumerate(self.jobs):
+            if j.id in self._rt:
+                raise SpecError(f"duplicate job id {j.id!r}", source="<workload>", field="id")
+            if j.requested.gpus > total:
+                raise SpecError(f"job {j.id!r} requests {j.requested.gpus} GPUs; cluster {cluster.name!r} has "
+                                f"{total}", source="<workload>", field="num_gpus")
+            self._rt[j.id] = JobRuntime(j, i)
+        self.state = ClusterState(cluster)
+        self.index = FreeIndex(cluster, {m: self.state.free(m).gpus for m in cluster.machines})
+        self._queue: dict[str, JobRuntime] = {}
+        self._holding: dict[str, JobRuntime] = {}
+        self._now = 0.0
+        clock = self._clock
+        self._views = {jid: JobView(rt, clock) for jid, rt in self._rt.items()}
+        self.view = ClusterView(cluster=cluster, queue=self._queue, holding=self._holding, views=self._views,
+                                free=self.state.free_map, index=self.index, quotas=MappingProxyType(self.quotas),
+                                estimate=self._estimate, semantics=sem.name)
+        arrivals = sorted(((j.arrival, rt.seq, j.id) for j, rt in ((j, self._rt[j.id]) for j in self.jobs)))
+        self.events = EventQueue([(a, jid) for a, _, jid in arrivals])
+        self._seg_start: dict[str, float] = {}
+        self._rack_of = {m: cluster.rack_of(m) for m in cluster.machines}
+        self.finished = 0
+        self.n_events = 0
+        self.n_passes = 0
+
+    # ------------------------------------------------------------ helpers
+    def _clock(self) -> float:
+        return self._now
+
+    def _estimate(self, job: Job, plan, placement: Mapping[str, Resources]) -> float:
+        return self.rates.speed(job, plan, placement)[0]
+
+    def _advance(self, rt: JobRuntime, t: float) -> None:
+        dt = t - rt.t_mark
+        if dt > 0:
+            st = rt.status
+            if st is _RUNNING:
+                rt.progress += rt.rate * dt
+                rt.executed += dt
+                g = rt.gpus * dt
+                rt.attained += g
+                rt.held += g
+                rt.comm += rt.comm_frac * dt
+            elif st is _QUEUED:
+                rt.waited += dt
+            elif st is _RESTORING or st is _CHECKPOINTING:
+                rt.overhead += dt
+                rt.held += rt.gpus * dt
+        rt.t_mark = t
+
+    def _close_segment(self, rt: JobRuntime, t: float) -> None:
+        if self.recorder.segments is None or rt.alloc is None:
+            return
+        t0 = self._seg_start.pop(rt.job.id, t)
+        if t > t0:
+            self.recorder.segment(Segment(rt.job.id, t0, t, tuple(sorted(rt.alloc.gpu_counts.items())),
+                                          rt.iter_time if rt.status is _RUNNING else 0.0))
+
+    def _open_segment(self, rt: JobRuntime, t: float) -> None:
+        if self.recorder.segments is not None:
+            self._seg_start[rt.job.id] = t
+
+    def _set_running(self, rt: JobRuntime, t: float) -> None:
+        rt.status = _RUNNING
+        rt.rate = 1.0 / rt.iter_time
+        rt.version += 1
+        remaining = rt.job.iterations - rt.progress
+        self.events.push(t + max(remaining, 0.0) * rt.iter_time, EventKind.COMPLETION, rt.job.id, rt.version)
+
+    def _release(self, rt: JobRuntime) -> None:
+        placement = self.state.release(rt.job.id)
+        idx = self.index
+        free = self.state.free_map
+        for m in placement:
+            idx._set(m, free[m].gpus)
+        del self._holding[rt.job.id]
+
+    def _allocate(self, rt: JobRuntime, ja: JobAllocation) -> None:
+        self.state.allocate(rt.job.id, ja.placement)
+        idx = self.index
+        free = self.state.free_map
+        for m in ja.placement:
+            idx._set(m, free[m].gpus)
+        self._holding[rt.job.id] = rt
+        rt.alloc = ja
+        rt.gpus = ja.gpus
+        rt.iter_time, rt.comm_frac = self.rates.speed(rt.job, ja.plan, ja.placement)
+        if not rt.iter_time > 0:
+            raise SpecError(f"job {rt.job.id!r}: rate model gave iteration time {rt.iter_time!r}",
+                            source="<rates>", field="iter_time")
+        ms = [m for m, r in ja.placement.items() if r.gpus > 0]
+        if len(ms) <= 1:
+            tier = Tier.MACHINE
+        else:
+            rack = self._rack_of
+            tier = Tier.RACK if len({rack[m] for m in ms}) == 1 else Tier.NETWORK
+        rt.tiers.add(tier.label)
+
+    # ------------------------------------------------------------- events
+    def _finish(self, rt: JobRuntime, t: float) -> None:
+        self._advance(rt, t)
+        self._close_segment(rt, t)
+        rt.progress = rt.job.iterations
+        self._release(rt)
+        rt.status = JobStatus.FINISHED
+        rt.rate = 0.0
+        rt.end = t
+        self.finished += 1
+        j = rt.job
+        ideal = j.duration
+        if ideal is None:
+            it = j.attrs.get("iter_time")
+            ideal = j.iterations * it if it is not None else float("nan")
+        self.recorder.job(JobRecord(
+            j.id, j.model, j.tenant, j.job_class.value, j.requested.gpus, j.iterations, j.arrival,
+            rt.first_start, t, t - j.arrival, rt.first_start - j.arrival, rt.waited, rt.held, rt.executed,
+            rt.overhead, rt.comm, rt.preemptions, rt.reconfigurations, "|".join(sorted(rt.tiers)), ideal))
+        forget = getattr(self.rates, "forget", None)
+        if forget is not None:
+            forget(j.id)
+
+    def _handle(self, t: float, kind: int, jid: str | None, payload: object) -> SimEvent | None:
+        if kind == _K_ARRIVAL:
+            rt = self._rt[jid]
+            rt.status = _QUEUED
+            rt.t_mark = t
+            rt.enqueued_at = t
+            self._queue[jid] = rt
+            return SimEvent(t, EventKind.ARRIVAL, jid)
+        if kind == _K_TIMER:
+            return SimEvent(t, EventKind.TIMER, None, payload)
+        rt = self._rt[jid]
+        if rt.version != payload:
+            return None  # superseded by a later change of this job
+        if kind == _K_COMPLETION:
+            self._finish(rt, t)
+            return SimEvent(t, EventKind.COMPLETION, jid)
+        if kind == _K_RECONF:
+            self._advance(rt, t)
+            self._close_segment(rt, t)
+            self._set_running(rt, t)
+            self._open_segment(rt, t)
+            return SimEvent(t, EventKind.RECONF_DONE, jid)
+        # preemption done: the checkpoint is saved; give the resources back
+        self._advance(rt, t)
+        self._close_segment(rt, t)
+        self._release(rt)
+        rt.status = _QUEUED
+        rt.enqueued_at = t
+        self._queue[jid] = rt
+        return SimEvent(t, EventKind.PREEMPT_DONE, jid)
+
+    # ----------------------------------------------------------- decisions
+    def _apply(self, d: Decision, t: float) -> None:
+        name = self.policy_name
+        rts = self._rt
+        changes: dict[str, JobAllocation] = {}
+        for jid, ja in d.start.items():
+            rt = rts.get(jid)
+            if rt is None:
+                raise PolicyError(f"policy {name!r} at t={t:g} s started unknown job {jid!r}")
+            st = rt.status
+            if st is _QUEUED or ((st is _RUNNING or st is _RESTORING) and rt.alloc != ja):
+                if ja.job_id != jid:
+                    raise PolicyError(f"policy {name!r} at t={t:g} s: start[{jid!r}] holds the allocation of "
+                                      f"{ja.job_id!r}")
+                changes[jid] = ja
+            elif st is not _RUNNING and st is not _RESTORING:
+                raise PolicyError(f"policy {name!r} at t={t:g} s started job {jid!r}, which is {st.value}")
+        for jid in d.preempt:
+            rt = rts.get(jid)
+            if rt is None or not (rt.status is _RUNNING or rt.status is _RESTORING):
+                what = "unknown" if rt is None else rt.status.value
+                raise PolicyError(f"policy {name!r} at t={t:g} s preempted job {jid!r}, which is {what}")
+            if jid in d.start:
+                raise PolicyError(f"policy {name!r} at t={t:g} s both starts and preempts job {jid!r}")
+        for tm in d.timers:
+            if not tm.at > t:
+                raise PolicyError(f"policy {name!r} at t={t:g} s asked for a timer at {tm.at:g}, not in the future")
+        if changes:
+            released = [j for j in d.preempt if self.costs.checkpoint_s == 0]
+            verify_decision(self.state, changes, rts, released=released, quotas=self.quotas,
+                            holding=self._holding, policy=name, now=t)
+        costs = self.costs
+        for jid in d.preempt:
+            rt = rts[jid]
+            self._advance(rt, t)
+            self._close_segment(rt, t)
+            rt.preemptions += 1
+            rt.version += 1
+            rt.rate = 0.0
+            rt.last_change = t
+            if costs.checkpoint_s > 0:
+                rt.status = _CHECKPOINTING
+                self._open_segment(rt, t)
+                self.events.push(t + costs.checkpoint_s, EventKind.PREEMPT_DONE, jid, rt.version)
+            else:
+                self._release(rt)
+                rt.status = _QUEUED
+                rt.enqueued_at = t
+                self._queue[jid] = rt
+        for jid in changes:  # release first, so that moves between jobs fit
+            rt = rts[jid]
+            if rt.status is not _QUEUED:
+                self._advance(rt, t)
+                self._close_segment(rt, t)
+                self._release(rt)
+        for jid, ja in changes.items():
+            rt = rts[jid]
+            self._advance(rt, t)
+            was_queued = rt.status is _QUEUED
+            self._allocate(rt, ja)
+            rt.last_change = t
+            rt.last_start = t
+            rt.version += 1
+            if was_queued:
+                del self._queue[jid]
+                delay = costs.restore_s if rt.preemptions > 0 else 0.0
+                if rt.first_start is None:
+                    rt.first_start = t
+            else:
+                rt.reconfigurations += 1
+                delay = costs.reconfigure_s
+            if delay > 0:
+                rt.status = _RESTORING
+                rt.rate = 0.0
+                self.events.push(t + delay, EventKind.RECONF_DONE, jid, rt.version)
+            else:
+                self._set_running(rt, t)
+            self._open_segment(rt, t)
+        for tm in d.timers:
+            self.events.push(tm.at, EventKind.TIMER, None, tm.tag)
+
+    def _sample(self, t: float) -> None:
+        idx = self.index
+        self.recorder.sample((t, self.cluster.total_gpus - idx.total, len(self._queue), len(self._holding),
+                              idx.largest_machine_block(), idx.largest_rack_block(), idx.total))
+
+    # ----------------------------------------------------------------- run
+    def run(self, until: float = float("inf")) -> SimResult:
+        """Run to the end (or to ``until``); Ctrl-C stops it with the records of what finished."""
+        start = _time.perf_counter()
+        ev = self.events
+        handle = self._handle
+        view = self.view
+        policy = self.policy
+        interrupted = False
+        next_report = self.progress_every
+        try:
+            while len(ev):
+                if ev.peek_time() > until:
+                    break
+                t, items = ev.pop_batch()
+                self._now = t
+                self.n_events += len(items)
+                batch: list[SimEvent] = []
+                for kind, jid, payload in items:
+                    se = handle(t, kind, jid, payload)
+                    if se is not None:
+                        batch.append(se)
+                if not batch:
+                    continue
+                view._now = t
+                view.events = tuple(batch)
+                self.n_passes += 1
+                d = policy.schedule(view)
+                if d is not None and not d.empty:
+                    self._apply(d, t)
+                self._sample(t)
+                if self.progress is not None and self.n_events >= next_report:
+                    next_report = self.n_events + self.progress_every
+                    self.progress(t, self.finished, len(self.jobs))
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            self.recorder.close()
+        wall = _time.perf_counter() - start  # the event loop only (metrics below are not events)
+        if self.progress is not None and not interrupted:
+            self.progress(self._now, self.finished, len(self.jobs))
+        unfinished = tuple(jid for jid, rt in self._rt.items() if rt.status is not JobStatus.FINISHED)
+        metrics = summarize(self.recorder.jobs, total_gpus=self.cluster.total_gpus, small_gpus=self.small_gpus,
+                            short_s=self.short_s)
+        metrics["unfinished"] = len(unfinished)
+        sources = dict(getattr(self.rates, "sources", {}) or {})
+        return SimResult(self.policy_name, self.recorder, metrics, unfinished, interrupted, self.n_events,
+                         self.n_passes, wall, self._now, sources)
+
+
+def simulate(cluster: Cluster, jobs: Iterable[Job], policy: Policy, **kwargs) -> SimResult:
+    """Build a :class:`Simulator` and run it."""
+    until = kwargs.pop("until", float("inf"))
+    return Simulator(cluster, jobs, policy, **kwargs).run(until)

@@ -1,0 +1,59 @@
+"""Metrics of a run, from the job records and the state series.
+
+JCT = end - arrival; queueing delay = first start - arrival; makespan = last end - first arrival;
+utilisation = sum of GPU-seconds held / (cluster GPUs x makespan); communication overhead = exposed
+communication seconds / productive running seconds (sums over jobs). Percentiles use linear
+interpolation (numpy's default). Tiresias bins: *small* = at most ``small_gpus`` GPUs (4 on its
+testbed, 8 on Philly), *short* = ideal duration (at the requested resources) below ``short_s``
+(800 s on the testbed, 4 h on Philly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from benchmarks.simulator.records import JobRecord
+
+
+def _stats(values: np.ndarray, prefix: str) -> dict[str, float]:
+    if values.size == 0:
+        return {f"avg_{prefix}": float("nan"), f"median_{prefix}": float("nan"),
+                f"p95_{prefix}": float("nan"), f"p99_{prefix}": float("nan")}
+    p50, p95, p99 = np.percentile(values, [50, 95, 99])
+    return {f"avg_{prefix}": float(values.mean()), f"median_{prefix}": float(p50),
+            f"p95_{prefix}": float(p95), f"p99_{prefix}": float(p99)}
+
+
+def summarize(jobs: Sequence[JobRecord], *, total_gpus: int, small_gpus: int = 8,
+              short_s: float = 4 * 3600.0) -> dict[str, float | int | dict]:
+    """The metrics dictionary of one run (keys as in ``schedlab simulate --format json``)."""
+    n = len(jobs)
+    jct = np.fromiter((r.jct for r in jobs), float, n)
+    queue = np.fromiter((r.queue_delay for r in jobs), float, n)
+    out: dict[str, float | int | dict] = {"jobs": n}
+    out.update(_stats(jct, "jct"))
+    q = _stats(queue, "queue")
+    out.update(q)
+    if n:
+        makespan = max(r.end for r in jobs) - min(r.arrival for r in jobs)
+        held = sum(r.gpu_seconds for r in jobs)
+        run = sum(r.run_seconds for r in jobs)
+        comm = sum(r.comm_seconds for r in jobs)
+    else:
+        makespan = held = run = comm = 0.0
+    out["makespan"] = float(makespan)
+    out["utilization"] = float(held / (total_gpus * makespan)) if makespan > 0 else 0.0
+    out["comm_overhead"] = float(comm / run) if run > 0 else 0.0
+    out["gpu_seconds"] = float(held)
+    out["preemptions"] = int(sum(r.preemptions for r in jobs))
+    out["reconfigurations"] = int(sum(r.reconfigurations for r in jobs))
+    bins: dict[str, dict[str, float | int]] = {}
+    for size in ("small", "large"):
+        for length in ("short", "long"):
+            sel = [r.jct for r in jobs if ((r.gpus <= small_gpus) == (size == "small"))
+                   and ((r.ideal_duration < short_s) == (length == "short"))]
+            bins[f"{size}-{length}"] = {"jobs": len(sel), "avg_jct": float(np.mean(sel)) if sel else float("nan")}
+    out["bins"] = bins
+    return out

@@ -1,0 +1,133 @@
+"""Records: one flat row per finished job and a time series of cluster state (imitating Ciw's
+``DataRecord``). Rows are appended to CSV files as they are produced and flushed periodically, so an
+interrupted run (Ctrl-C) leaves complete rows for every job that finished.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import astuple, dataclass, fields
+from pathlib import Path
+from typing import IO
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """``queue_delay`` = first start - arrival; ``waiting`` = all time queued (incl. after preemptions);
+    ``gpu_seconds`` = GPUs held x time held (incl. restore/checkpoint); ``run_seconds`` = productive time;
+    ``comm_seconds`` = exposed communication inside ``run_seconds``; ``tiers`` = tiers used ("|")."""
+
+    job_id: str
+    model: str
+    tenant: str
+    job_class: str
+    gpus: int
+    iterations: float
+    arrival: float
+    first_start: float
+    end: float
+    jct: float
+    queue_delay: float
+    waiting: float
+    gpu_seconds: float
+    run_seconds: float
+    overhead_seconds: float
+    comm_seconds: float
+    preemptions: int
+    reconfigurations: int
+    tiers: str
+    ideal_duration: float
+
+
+JOB_FIELDS = tuple(f.name for f in fields(JobRecord))
+SERIES_FIELDS = ("time", "used_gpus", "queued", "running", "free_machine_block", "free_rack_block",
+                 "free_network_block")
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A stretch of time a job held ``gpus`` GPUs at ``iter_time`` (0 = no progress: restore/checkpoint)."""
+
+    job_id: str
+    start: float
+    end: float
+    placement: tuple[tuple[str, int], ...]
+    iter_time: float
+
+
+class Recorder:
+    """Collects job rows and state samples; with ``out_dir``, streams them to ``jobs.csv`` and
+    ``series.csv`` (flushed every ``flush_every`` rows and on :meth:`close`)."""
+
+    def __init__(self, out_dir: str | Path | None = None, *, keep_segments: bool = False,
+                 flush_every: int = 1000) -> None:
+        self.jobs: list[JobRecord] = []
+        self.series: list[tuple[float, int, int, int, int, int, int]] = []
+        self.segments: list[Segment] | None = [] if keep_segments else None
+        self._files: list[IO[str]] = []
+        self._job_writer = self._series_writer = None
+        self._flush_every = flush_every
+        self._since_flush = 0
+        self._series_written = 0
+        self._jobs_written = 0
+        if out_dir is not None:
+            d = Path(out_dir)
+            d.mkdir(parents=True, exist_ok=True)
+            fj = open(d / "jobs.csv", "w", newline="")
+            fs = open(d / "series.csv", "w", newline="")
+            self._files = [fj, fs]
+            self._job_writer = csv.writer(fj)
+            self._job_writer.writerow(JOB_FIELDS)
+            self._series_writer = csv.writer(fs)
+            self._series_writer.writerow(SERIES_FIELDS)
+
+    def job(self, rec: JobRecord) -> None:
+        self.jobs.append(rec)
+        if self._job_writer is not None:
+            self._write_jobs()
+            self._tick()
+
+    def _write_jobs(self) -> None:
+        # by count, so that a row appended just before an interrupt is still written on close
+        while self._jobs_written < len(self.jobs):
+            self._job_writer.writerow(astuple(self.jobs[self._jobs_written]))
+            self._jobs_written += 1
+
+    def sample(self, row: tuple[float, int, int, int, int, int, int]) -> None:
+        s = self.series
+        if s and s[-1][0] == row[0]:
+            s[-1] = row
+        else:
+            s.append(row)
+
+    def segment(self, seg: Segment) -> None:
+        if self.segments is not None:
+            self.segments.append(seg)
+
+    def _tick(self) -> None:
+        self._since_flush += 1
+        if self._since_flush >= self._flush_every:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._series_writer is not None:
+            # the last sample may still be overwritten by a same-time one: hold it back
+            upto = len(self.series) - 1
+            if upto > self._series_written:
+                self._series_writer.writerows(self.series[self._series_written:upto])
+                self._series_written = upto
+        for f in self._files:
+            f.flush()
+        self._since_flush = 0
+
+    def close(self) -> None:
+        if self._job_writer is not None:
+            self._write_jobs()
+        if self._series_writer is not None and len(self.series) > self._series_written:
+            self._series_writer.writerows(self.series[self._series_written:])
+            self._series_written = len(self.series)
+        for f in self._files:
+            f.flush()
+            f.close()
+        self._files = []
+        self._job_writer = self._series_writer = None

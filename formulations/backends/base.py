@@ -1,0 +1,63 @@
+"""The backend interface: capabilities, availability (with a reason) and ``solve(model, params)``."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass
+from typing import Protocol
+
+from formulations.model import Model
+from formulations.result import RawResult, SolveParams
+
+#: Capability names a backend may declare (see :meth:`Model.requirements` for what models need).
+CAPABILITIES = ("mip", "continuous", "intervals", "warm_start", "dual_bound", "deterministic")
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    ok: bool
+    reason: str = ""
+
+
+class Backend(Protocol):
+    name: str
+    capabilities: frozenset[str]
+
+    def availability(self) -> Availability: ...
+
+    def version(self) -> str: ...
+
+    def solve(self, model: Model, params: SolveParams) -> RawResult: ...
+
+
+def incompatibility(backend: Backend, model: Model) -> str | None:
+    """Why ``backend`` cannot solve ``model`` (``None`` if it can)."""
+    av = backend.availability()
+    if not av.ok:
+        return f"backend {backend.name} unavailable: {av.reason}"
+    missing = model.requirements() - backend.capabilities
+    if missing:
+        return f"backend {backend.name} lacks {', '.join(sorted(missing))} needed by model {model.name}"
+    return None
+
+
+@contextlib.contextmanager
+def quiet_stdout(enabled: bool = True):
+    """Silence C-level writes to stdout (HiGHS prints diagnostics there) so JSON output stays clean."""
+    if not enabled:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            try:
+                yield
+            finally:
+                sys.stdout.flush()
+                os.dup2(saved, 1)
+    finally:
+        os.close(saved)

@@ -1,0 +1,122 @@
+"""OR-Tools MathOpt with HiGHS (``highs``) or SCIP (``scip``, GSCIP).
+
+HiGHS through MathOpt rejects ``threads`` (and the error path itself crashes), so it is never passed;
+the result reports the threads as ``None`` = HiGHS's own default. SCIP is single-threaded (1).
+Solution hints are passed to SCIP only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+
+from formulations.backends.base import Availability, quiet_stdout
+from formulations.model import Model
+from formulations.result import RawResult, SolveParams, Termination
+
+
+class MathOptBackend:
+    def __init__(self, name: str, solver: str, hints: bool, threads_param: bool) -> None:
+        self.name = name
+        self._solver = solver
+        self._threads_param = threads_param
+        caps = {"mip", "continuous", "dual_bound"}
+        if hints:
+            caps.add("warm_start")
+        self.capabilities = frozenset(caps)
+
+    def _type(self):
+        from ortools.math_opt.python import mathopt
+
+        return getattr(mathopt.SolverType, self._solver)
+
+    def availability(self) -> Availability:
+        try:
+            from ortools.math_opt.python import mathopt
+
+            m = mathopt.Model()
+            x = m.add_variable(lb=0, ub=1, is_integer=True)
+            m.objective.set_linear_coefficient(x, 1.0)
+            m.objective.is_maximize = True
+            r = mathopt.solve(m, self._type())
+            if r.termination.reason != mathopt.TerminationReason.OPTIMAL:
+                return Availability(False, f"{self._solver} smoke test ended {r.termination.reason}")
+        except Exception as e:  # noqa: BLE001 - any failure makes the backend unavailable
+            return Availability(False, f"MathOpt {self._solver} not usable: {type(e).__name__}: {e}")
+        return Availability(True)
+
+    def version(self) -> str:
+        import ortools
+
+        return f"ortools-mathopt-{self._solver.lower()} {ortools.__version__}"
+
+    def solve(self, model: Model, params: SolveParams) -> RawResult:
+        from ortools.math_opt.python import mathopt
+
+        m = mathopt.Model(name=model.name)
+        xs = [m.add_variable(lb=v.lb, ub=v.ub, is_integer=v.integer, name=v.name) for v in model.vars]
+        for c in model.constraints:
+            lc = m.add_linear_constraint(lb=c.lb, ub=c.ub, name=c.name)
+            for i, k in c.terms.items():
+                lc.set_coefficient(xs[i], k)
+        for i, k in model.objective.terms.items():
+            m.objective.set_linear_coefficient(xs[i], k)
+        m.objective.offset = model.objective.const
+        m.objective.is_maximize = model.maximizing
+        sp = mathopt.SolveParameters(relative_gap_tolerance=params.rel_gap, random_seed=params.seed,
+                                     enable_output=params.verbose)
+        threads = None
+        if self._threads_param:
+            sp.threads = params.effective_threads
+            threads = params.effective_threads
+        else:
+            threads = 1 if self._solver == "GSCIP" else None
+        if params.time_limit_s is not None:
+            sp.time_limit = dt.timedelta(seconds=params.time_limit_s)
+        if params.node_limit is not None:
+            sp.node_limit = params.node_limit
+        mp = None
+        if model.hints and "warm_start" in self.capabilities:
+            hint = mathopt.SolutionHint(variable_values={xs[i]: v for i, v in model.hints.items()})
+            mp = mathopt.ModelSolveParameters(solution_hints=[hint])
+        t0 = time.perf_counter()
+        try:
+            with quiet_stdout(not params.verbose):
+                r = mathopt.solve(m, self._type(), params=sp, model_params=mp)
+        except Exception as e:  # noqa: BLE001
+            return RawResult(Termination.ERROR, None, None, None, time.perf_counter() - t0, threads,
+                             f"{type(e).__name__}: {e}")
+        el = time.perf_counter() - t0
+        R = mathopt.TerminationReason
+        reason = r.termination.reason
+        has = r.has_primal_feasible_solution()
+        values = None
+        if has:
+            vv = r.variable_values()
+            values = [float(vv[x]) for x in xs]
+        b = r.termination.objective_bounds
+        primal = b.primal_bound if has and math.isfinite(b.primal_bound) else None
+        dual = b.dual_bound if math.isfinite(b.dual_bound) else None
+        if reason == R.OPTIMAL:
+            term = Termination.OPTIMAL
+        elif reason == R.FEASIBLE:
+            term = Termination.FEASIBLE_AT_LIMIT
+        elif reason == R.NO_SOLUTION_FOUND:
+            term = Termination.NO_SOLUTION_AT_LIMIT
+        elif reason == R.INFEASIBLE:
+            term, dual = Termination.INFEASIBLE, None
+        elif reason in (R.UNBOUNDED, R.INFEASIBLE_OR_UNBOUNDED):
+            term = Termination.UNBOUNDED if reason == R.UNBOUNDED else Termination.ERROR
+        else:
+            term = Termination.FEASIBLE_AT_LIMIT if has else Termination.ERROR
+        return RawResult(term, values, primal, dual, el, threads,
+                         f"{reason.name}: {r.termination.detail}".strip(": "))
+
+
+def highs() -> MathOptBackend:
+    return MathOptBackend("highs", "HIGHS", hints=False, threads_param=False)
+
+
+def scip() -> MathOptBackend:
+    return MathOptBackend("scip", "GSCIP", hints=True, threads_param=False)

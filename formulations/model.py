@@ -1,0 +1,271 @@
+"""A small solver-neutral model: variables, linear constraints, a linear objective, and (CP-SAT only)
+fixed-size intervals with per-resource cumulative constraints.
+
+Every formulation is written once against this layer; :mod:`formulations.backends` translate it to
+each solver. Variables are referred to by index; :class:`LinExpr` supports ``+``, ``-``, scalar ``*``
+and the comparisons ``<=``, ``>=``, ``==`` (which build a :class:`Constraint`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+INF = math.inf
+
+
+class LinExpr:
+    """``sum(coef * var) + const`` with ``terms: {var index: coef}``."""
+
+    __slots__ = ("terms", "const")
+
+    def __init__(self, terms: Mapping[int, float] | None = None, const: float = 0.0) -> None:
+        self.terms: dict[int, float] = dict(terms) if terms else {}
+        self.const = float(const)
+
+    def copy(self) -> LinExpr:
+        return LinExpr(self.terms, self.const)
+
+    def add_term(self, index: int, coef: float) -> LinExpr:
+        """In-place ``self += coef * var[index]`` (fast path for building big sums)."""
+        if coef:
+            self.terms[index] = self.terms.get(index, 0.0) + coef
+        return self
+
+    def iadd(self, other: LinExpr | Var | float, k: float = 1.0) -> LinExpr:
+        """In-place ``self += k * other``."""
+        if isinstance(other, Var):
+            return self.add_term(other.index, k)
+        if isinstance(other, LinExpr):
+            for i, c in other.terms.items():
+                self.terms[i] = self.terms.get(i, 0.0) + k * c
+            self.const += k * other.const
+            return self
+        self.const += k * float(other)
+        return self
+
+    def __add__(self, other) -> LinExpr:
+        return self.copy().iadd(other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other) -> LinExpr:
+        return self.copy().iadd(other, -1.0)
+
+    def __rsub__(self, other) -> LinExpr:
+        return (-self).iadd(other)
+
+    def __neg__(self) -> LinExpr:
+        return LinExpr({i: -c for i, c in self.terms.items()}, -self.const)
+
+    def __mul__(self, k: float) -> LinExpr:
+        if not isinstance(k, int | float):
+            raise TypeError("a linear expression can only be multiplied by a number")
+        return LinExpr({i: k * c for i, c in self.terms.items()}, k * self.const)
+
+    __rmul__ = __mul__
+
+    def __le__(self, other) -> Constraint:  # type: ignore[override]
+        e = self - other
+        return Constraint(e.terms, -INF, -e.const)
+
+    def __ge__(self, other) -> Constraint:  # type: ignore[override]
+        e = self - other
+        return Constraint(e.terms, -e.const, INF)
+
+    def __eq__(self, other) -> Constraint:  # type: ignore[override]
+        e = self - other
+        return Constraint(e.terms, -e.const, -e.const)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def value(self, values: list[float]) -> float:
+        return self.const + sum(c * values[i] for i, c in self.terms.items())
+
+
+class Var:
+    """A decision variable (``integer`` or continuous) with bounds ``[lb, ub]``."""
+
+    __slots__ = ("index", "name", "lb", "ub", "integer")
+
+    def __init__(self, index: int, name: str, lb: float, ub: float, integer: bool) -> None:
+        self.index, self.name, self.lb, self.ub, self.integer = index, name, lb, ub, integer
+
+    def expr(self) -> LinExpr:
+        return LinExpr({self.index: 1.0})
+
+    def __add__(self, other) -> LinExpr:
+        return self.expr() + other
+
+    __radd__ = __add__
+
+    def __sub__(self, other) -> LinExpr:
+        return self.expr() - other
+
+    def __rsub__(self, other) -> LinExpr:
+        return other - self.expr()
+
+    def __neg__(self) -> LinExpr:
+        return LinExpr({self.index: -1.0})
+
+    def __mul__(self, k: float) -> LinExpr:
+        return LinExpr({self.index: float(k)})
+
+    __rmul__ = __mul__
+
+    def __le__(self, other) -> Constraint:  # type: ignore[override]
+        return self.expr() <= other
+
+    def __ge__(self, other) -> Constraint:  # type: ignore[override]
+        return self.expr() >= other
+
+    def __eq__(self, other) -> Constraint:  # type: ignore[override]
+        return self.expr() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Var({self.name}, [{self.lb}, {self.ub}]{', int' if self.integer else ''})"
+
+
+def lsum(items: Iterable[LinExpr | Var | tuple[float, Var]]) -> LinExpr:
+    """Sum of expressions, variables or ``(coef, var)`` pairs, built in place."""
+    out = LinExpr()
+    for it in items:
+        if isinstance(it, tuple):
+            out.add_term(it[1].index, float(it[0]))
+        else:
+            out.iadd(it)
+    return out
+
+
+@dataclass(slots=True)
+class Constraint:
+    """``lb <= sum(terms) <= ub``."""
+
+    terms: dict[int, float]
+    lb: float
+    ub: float
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A fixed-size interval ``[start, start + size)`` (CP-SAT only); ``end`` is linked to start."""
+
+    start: int
+    end: int
+    size: int
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Cumulative:
+    """``sum of demands of intervals overlapping any time point <= capacity``; a demand is an integer
+    or a variable index given as ``("var", index)``."""
+
+    intervals: tuple[int, ...]
+    demands: tuple[int | tuple[str, int], ...]
+    capacity: int
+    name: str = ""
+
+
+@dataclass
+class Model:
+    """The solver-neutral model. ``sense`` is ``"max"`` or ``"min"``."""
+
+    name: str = "model"
+    vars: list[Var] = field(default_factory=list)
+    constraints: list[Constraint] = field(default_factory=list)
+    objective: LinExpr = field(default_factory=LinExpr)
+    sense: str = "max"
+    intervals: list[Interval] = field(default_factory=list)
+    cumulatives: list[Cumulative] = field(default_factory=list)
+    hints: dict[int, float] = field(default_factory=dict)
+
+    # ------------------------------------------------------------ building
+    def var(self, name: str, lb: float = 0.0, ub: float = INF, *, integer: bool = False) -> Var:
+        if lb > ub:
+            raise ValueError(f"variable {name}: lb {lb} > ub {ub}")
+        v = Var(len(self.vars), name, float(lb), float(ub), integer)
+        self.vars.append(v)
+        return v
+
+    def binary(self, name: str) -> Var:
+        return self.var(name, 0, 1, integer=True)
+
+    def integer(self, name: str, lb: float, ub: float) -> Var:
+        return self.var(name, lb, ub, integer=True)
+
+    def add(self, c: Constraint, name: str = "") -> Constraint:
+        if not isinstance(c, Constraint):
+            raise TypeError(f"expected a Constraint (built with <=, >=, ==), got {type(c).__name__}")
+        c.name = name
+        self.constraints.append(c)
+        return c
+
+    def maximize(self, expr: LinExpr | Var) -> None:
+        self.objective = expr.expr() if isinstance(expr, Var) else expr
+        self.sense = "max"
+
+    def minimize(self, expr: LinExpr | Var) -> None:
+        self.objective = expr.expr() if isinstance(expr, Var) else expr
+        self.sense = "min"
+
+    def interval(self, start: Var, end: Var, size: int, name: str = "") -> int:
+        """Add a fixed-size interval (CP-SAT only); returns its index."""
+        self.intervals.append(Interval(start.index, end.index, int(size), name))
+        return len(self.intervals) - 1
+
+    def cumulative(self, intervals: Iterable[int], demands: Iterable[int | Var], capacity: int,
+                   name: str = "") -> None:
+        dem = tuple(("var", d.index) if isinstance(d, Var) else int(d) for d in demands)
+        self.cumulatives.append(Cumulative(tuple(intervals), dem, int(capacity), name))
+
+    # ------------------------------------------------------------ queries
+    @property
+    def maximizing(self) -> bool:
+        return self.sense == "max"
+
+    def requirements(self) -> frozenset[str]:
+        """Capabilities a backend needs: ``mip`` (integer variables), ``continuous``,
+        ``intervals`` (intervals + cumulative)."""
+        req = set()
+        if any(v.integer for v in self.vars):
+            req.add("mip")
+        if any(not v.integer for v in self.vars):
+            req.add("continuous")
+        if self.intervals or self.cumulatives:
+            req.add("intervals")
+        return frozenset(req)
+
+    def objective_value(self, values: list[float]) -> float:
+        return self.objective.value(values)
+
+    def violated(self, values: list[float], tol: float = 1e-6) -> list[str]:
+        """Names of bounds/constraints that ``values`` violate (intervals not checked)."""
+        out = []
+        for v in self.vars:
+            x = values[v.index]
+            if x < v.lb - tol or x > v.ub + tol or (v.integer and abs(x - round(x)) > tol):
+                out.append(f"var {v.name}={x}")
+        for c in self.constraints:
+            s = sum(k * values[i] for i, k in c.terms.items())
+            if s < c.lb - tol * max(1.0, abs(c.lb)) or s > c.ub + tol * max(1.0, abs(c.ub)):
+                out.append(f"constraint {c.name}: {c.lb} <= {s} <= {c.ub}")
+        return out
+
+    def relaxed(self) -> Model:
+        """The LP relaxation (integrality dropped); needs no intervals."""
+        if self.intervals or self.cumulatives:
+            raise ValueError("a model with intervals has no LP relaxation in this layer")
+        m = Model(self.name + "-lp", [Var(v.index, v.name, v.lb, v.ub, False) for v in self.vars],
+                  self.constraints, self.objective, self.sense)
+        return m
+
+    def stats(self) -> dict[str, int]:
+        return {"vars": len(self.vars), "int_vars": sum(v.integer for v in self.vars),
+                "constraints": len(self.constraints),
+                "nonzeros": sum(len(c.terms) for c in self.constraints),
+                "intervals": len(self.intervals), "cumulatives": len(self.cumulatives)}

@@ -1,0 +1,287 @@
+r"""Tier-aware consolidation placement: the exact counterpart of Dally's decision at one instant.
+
+Waiting rigid jobs :math:`j` with GPU demand :math:`g_j` and communication overhead
+:math:`o_j(\ell)` per tier :math:`\ell \in \{machine, rack, network\}` (a fraction of compute time,
+non-decreasing in the tier, as in Dally's Table 1); machines :math:`m` with free GPUs :math:`G_m`;
+racks read from the networkx topology. Binary :math:`a_{jm}` (job on machine m alone),
+:math:`b_{jr}` (job inside rack r), :math:`n_j` (job across racks); integer :math:`x_{jm}` GPUs.
+
+.. math::
+
+   \sum_m a_{jm} + \sum_r b_{jr} + n_j \le 1 \quad (= 1 \text{ in place-all mode}),\qquad
+   \sum_m x_{jm} = g_j\Big(\sum_m a_{jm} + \sum_r b_{jr} + n_j\Big)
+
+   x_{jm} \le \min(g_j, G_m)\,(a_{jm} + b_{j,r(m)} + n_j),\qquad \sum_j x_{jm} \le G_m
+
+Objective *max-throughput*: :math:`\max \sum_j g_j \big(e^M_j \sum_m a_{jm} + e^R_j \sum_r b_{jr}
++ e^N_j n_j\big)` with :math:`e^\ell_j = 1/(1 + o_j(\ell))` (effective GPUs); *min-overhead* (place
+all): :math:`\min \sum_j g_j\, o_j(\ell_j)`. The chosen level is never below the placement's real
+tier, and overheads are monotone, so the optimum equals the optimum over real tiers (the
+objective is always recomputed from the real tiers). **Symmetry**: machines of one rack with
+equal free GPUs are ordered by load.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from types import MappingProxyType
+from typing import Any
+
+from formulations import io
+from formulations.base import Built
+from formulations.model import LinExpr, Model
+from perfmodel.network import comm_overhead
+from perfmodel.plans import ExecutionPlan
+from scheduling.allocation import Allocation, JobAllocation
+from scheduling.instance import Instance
+from scheduling.job import Job
+from scheduling.resources import Resources
+from scheduling.verify import validate_allocation
+from topology.cluster import Cluster
+from topology.errors import SpecError
+from topology.tiers import Tier
+
+
+class TierMode(Enum):
+    MAX_THROUGHPUT = "max-throughput"
+    MIN_OVERHEAD = "min-overhead"
+
+
+@dataclass(frozen=True)
+class TierInstance:
+    """``base``: cluster, waiting rigid jobs, ``reserved`` (GPUs in use). ``overhead[job]`` =
+    (machine, rack, network) overhead fractions, non-decreasing."""
+
+    KIND = "tier-placement"
+    base: Instance
+    overhead: Mapping[str, tuple[float, float, float]]
+    mode: TierMode = TierMode.MAX_THROUGHPUT
+    machines: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "overhead", MappingProxyType({k: tuple(v) for k, v in self.overhead.items()}))
+        for j in self.base.jobs:
+            o = self.overhead.get(j.id)
+            if o is None or len(o) != 3 or not (0 <= o[0] <= o[1] <= o[2]):
+                raise SpecError(f"job {j.id!r}: overhead must be 3 non-decreasing fractions >= 0, got {o}",
+                                source="<tier>", field=f"overhead.{j.id}")
+
+    @property
+    def eligible_machines(self) -> tuple[str, ...]:
+        return self.machines if self.machines is not None else self.base.cluster.machines
+
+    def free_gpus(self, m: str) -> int:
+        return max(0, self.base.capacity(m).gpus)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"base": io.instance_to_dict(self.base), "overhead": {k: list(v) for k, v in self.overhead.items()},
+                "mode": self.mode.value, "machines": None if self.machines is None else list(self.machines)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], source: str = "<tier>") -> TierInstance:
+        return cls(io.instance_from_dict(d["base"], source), {k: tuple(v) for k, v in d["overhead"].items()},
+                   TierMode(d.get("mode", "max-throughput")),
+                   None if d.get("machines") is None else tuple(d["machines"]))
+
+
+io.INSTANCE_KINDS[TierInstance.KIND] = TierInstance
+
+
+def placement_tier(inst: TierInstance, ja: JobAllocation) -> Tier:
+    """Tier of a placement, read from the networkx graph's ``rack`` attributes."""
+    nodes = inst.base.cluster.graph.nodes
+    ms = [m for m, r in ja.placement.items() if r.gpus > 0]
+    if len(ms) <= 1:
+        return Tier.MACHINE
+    return Tier.RACK if len({nodes[m]["rack"] for m in ms}) == 1 else Tier.NETWORK
+
+
+def tier_objective(inst: TierInstance, allocation: Allocation) -> float:
+    """THE objective: effective GPUs ``sum g/(1+o(tier))`` (max-throughput) or GPU-weighted overhead
+    ``sum g*o(tier)`` (min-overhead), over placed jobs at their real tiers."""
+    tot = 0.0
+    for job in inst.base.jobs:
+        ja = allocation.get(job.id)
+        if ja is None:
+            continue
+        o = inst.overhead[job.id][placement_tier(inst, ja) - 1]
+        g = job.requested.gpus
+        tot += g / (1 + o) if inst.mode is TierMode.MAX_THROUGHPUT else g * o
+    return tot
+
+
+class TierFormulation:
+    name = "tier-placement"
+
+    def build(self, inst: TierInstance) -> Built:
+        nodes = inst.base.cluster.graph.nodes
+        mach = [m for m in inst.eligible_machines if inst.free_gpus(m) > 0]
+        racks: dict[str, list[str]] = defaultdict(list)
+        for m in mach:
+            racks[nodes[m]["rack"]].append(m)
+        total = sum(inst.free_gpus(m) for m in mach)
+        maxim = inst.mode is TierMode.MAX_THROUGHPUT
+        mdl = Model("tier-placement", sense="max" if maxim else "min")
+        used = {m: LinExpr() for m in mach}
+        obj = LinExpr()
+        data: dict[str, Any] = {"a": {}, "b": {}, "n": {}, "x": {}}
+        for job in inst.base.jobs:
+            g = job.requested.gpus
+            o = inst.overhead[job.id]
+            coef = [g / (1 + v) if maxim else g * v for v in o]
+            choice = LinExpr()
+            gate: dict[str, LinExpr] = {m: LinExpr() for m in mach}
+            for m in mach:
+                if g <= inst.free_gpus(m):
+                    a = mdl.binary(f"a[{job.id},{m}]")
+                    data["a"][job.id, m] = a
+                    choice.add_term(a.index, 1)
+                    gate[m].add_term(a.index, 1)
+                    obj.add_term(a.index, coef[0])
+            for r, ms in racks.items():
+                if len(ms) > 1 and g <= sum(inst.free_gpus(m) for m in ms):
+                    b = mdl.binary(f"b[{job.id},{r}]")
+                    data["b"][job.id, r] = b
+                    choice.add_term(b.index, 1)
+                    obj.add_term(b.index, coef[1])
+                    for m in ms:
+                        gate[m].add_term(b.index, 1)
+            if len(racks) > 1 and g <= total:
+                n = mdl.binary(f"n[{job.id}]")
+                data["n"][job.id] = n
+                choice.add_term(n.index, 1)
+                obj.add_term(n.index, coef[2])
+                for m in mach:
+                    gate[m].add_term(n.index, 1)
+            if inst.mode is TierMode.MIN_OVERHEAD:
+                mdl.add(choice == 1, f"place[{job.id}]")
+            elif choice.terms:
+                mdl.add(choice <= 1, f"one[{job.id}]")
+            xs = LinExpr()
+            in_rack: dict[str, LinExpr] = defaultdict(LinExpr)
+            for m in mach:
+                if not gate[m].terms:
+                    continue
+                U = min(g, inst.free_gpus(m))
+                x = mdl.integer(f"x[{job.id},{m}]", 0, U)
+                data["x"][job.id, m] = x
+                xs.add_term(x.index, 1)
+                used[m].add_term(x.index, 1)
+                in_rack[nodes[m]["rack"]].add_term(x.index, 1)
+                mdl.add(x - gate[m] * U <= 0, f"gate[{job.id},{m}]")
+                a = data["a"].get((job.id, m))
+                if a is not None:  # a job alone on m has all its GPUs there (cut, implied)
+                    mdl.add(x - g * a >= 0, f"alone[{job.id},{m}]")
+            mdl.add(xs - choice * g == 0, f"gang[{job.id}]")
+            for r, e in in_rack.items():  # per-rack gate (cut: tighter than the sum of machine gates)
+                lvl = LinExpr()
+                for m in racks[r]:
+                    if (job.id, m) in data["a"]:
+                        lvl.add_term(data["a"][job.id, m].index, g)
+                if (job.id, r) in data["b"]:
+                    lvl.add_term(data["b"][job.id, r].index, g)
+                if job.id in data["n"]:
+                    lvl.add_term(data["n"][job.id].index, g)
+                mdl.add(e - lvl <= 0, f"rackgate[{job.id},{r}]")
+        for m in mach:
+            if used[m].terms:
+                mdl.add(used[m] <= inst.free_gpus(m), f"cap[{m}]")
+        for ms in racks.values():
+            by_free: dict[int, list[str]] = defaultdict(list)
+            for m in ms:
+                by_free[inst.free_gpus(m)].append(m)
+            for cls in by_free.values():
+                for a_, b_ in zip(cls, cls[1:], strict=False):
+                    if used[a_].terms:
+                        mdl.add(used[a_] - used[b_] >= 0, f"sym[{a_},{b_}]")
+        if maxim:
+            mdl.maximize(obj)
+        else:
+            mdl.minimize(obj)
+        return Built(mdl, data)
+
+    def extract(self, inst: TierInstance, built: Built, values: list[float]) -> Allocation:
+        per: dict[str, dict[str, Resources]] = defaultdict(dict)
+        for (jid, m), x in built.data["x"].items():
+            k = int(round(values[x.index]))
+            if k > 0:
+                per[jid][m] = Resources(k, 0, 0.0)
+        return Allocation.of(JobAllocation(j, ExecutionPlan(dp=sum(r.gpus for r in pl.values())), pl)
+                             for j, pl in per.items())
+
+    def objective(self, inst: TierInstance, solution: Allocation) -> float:
+        return tier_objective(inst, solution)
+
+    def allocation_of(self, solution: Allocation) -> Allocation:
+        return solution
+
+    def verify(self, inst: TierInstance, solution: Allocation) -> list[str]:
+        out = [str(v) for v in validate_allocation(inst.base, solution)]
+        if inst.mode is TierMode.MIN_OVERHEAD:
+            out += [f"[placement] job {j.id!r} not placed" for j in inst.base.jobs if j.id not in solution]
+        elig = set(inst.eligible_machines)
+        out += [f"[eligible] job {ja.job_id!r} outside the sub-problem" for ja in solution
+                if not set(ja.placement) <= elig]
+        return out
+
+    def hints(self, inst: TierInstance, built: Built, allocation: Allocation) -> dict[int, float]:
+        h = {v.index: 0.0 for v in built.model.vars}
+        nodes = inst.base.cluster.graph.nodes
+        for ja in allocation:
+            ms = [m for m, r in ja.placement.items() if r.gpus > 0]
+            t = placement_tier(inst, ja)
+            key = {Tier.MACHINE: ("a", (ja.job_id, ms[0])), Tier.RACK: ("b", (ja.job_id, nodes[ms[0]]["rack"])),
+                   Tier.NETWORK: ("n", ja.job_id)}[t]
+            v = built.data[key[0]].get(key[1])
+            if v is None or not all((ja.job_id, m) in built.data["x"] for m in ms):
+                continue
+            h[v.index] = 1.0
+            for m in ms:
+                h[built.data["x"][ja.job_id, m].index] = float(ja.placement[m].gpus)
+        return h
+
+
+def tier_relaxation_bound(inst: TierInstance) -> float:
+    """A cheap valid bound on the whole problem: every job at its best (machine) tier, and, for
+    max-throughput, the fractional knapsack of effective GPUs into the free GPUs."""
+    jobs = inst.base.jobs
+    if inst.mode is TierMode.MIN_OVERHEAD:
+        return sum(j.requested.gpus * inst.overhead[j.id][0] for j in jobs)
+    cap = float(sum(inst.free_gpus(m) for m in inst.eligible_machines))
+    tot = 0.0
+    for j in sorted(jobs, key=lambda j: inst.overhead[j.id][0]):
+        take = min(float(j.requested.gpus), cap)
+        tot += take / (1 + inst.overhead[j.id][0])
+        cap -= take
+        if cap <= 0:
+            break
+    return tot
+
+
+#: the models of Dally's Table 1 (their per-tier overheads come from :func:`perfmodel.comm_overhead`)
+DALLY_MODELS = ("vgg11", "alexnet", "mobilenetv3", "resnet18", "resnet50", "bert_large")
+
+
+def generate_tier(cluster: Cluster, n_jobs: int, *, seed: int = 0, busy: float = 0.3,
+                  mode: TierMode = TierMode.MAX_THROUGHPUT) -> TierInstance:
+    """A seeded snapshot: machines busy with probability ``busy`` (random GPUs reserved); jobs with
+    GPU demand in {1, 2, 4, 8, 16, 32} (at most one rack), a model of Dally's Table 1 and a
+    global batch of 32 per GPU (so the data-parallel plan fits GPU memory)."""
+    rng = random.Random(seed)
+    reserved = {}
+    for m in cluster.machines:
+        if rng.random() < busy:
+            reserved[m] = Resources(rng.randint(1, cluster.machine(m).gpus), 0, 0.0)
+    rack_gpus = max(sum(cluster.machine(m).gpus for m in cluster.machines_in(r)) for r in cluster.racks)
+    jobs, ov = [], {}
+    for i in range(n_jobs):
+        g = rng.choice([x for x in (1, 2, 4, 4, 8, 8, 16, 32) if x <= rack_gpus])
+        model = rng.choice(DALLY_MODELS)
+        jid = f"d{i:03d}"
+        jobs.append(Job(id=jid, requested=Resources(g, 0, 0.0), model=model, global_batch=32 * g))
+        ov[jid] = tuple(comm_overhead(model, t) for t in (Tier.MACHINE, Tier.RACK, Tier.NETWORK))
+    return TierInstance(Instance(cluster, tuple(jobs), reserved=reserved), ov, mode)

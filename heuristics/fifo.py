@@ -1,0 +1,160 @@
+"""YARN-CS (the Tiresias baseline): first-come first-served, all-or-nothing gangs, head-of-line
+blocking, consolidating placement.
+
+Each decision point walks the queue from its head and starts jobs at their requested GPUs and plan
+while they fit; the first job that does not fit blocks everything behind it (no backfilling). Nothing
+is ever preempted.
+
+Placement (consolidating): a job that fits in one machine (``g <= max GPUs per machine``) goes to one
+machine only, best fit (fewest free GPUs that suffice). A larger job takes the fewest machines: the
+rack with the smallest sufficient free GPU count, where it takes the machines with the most free GPUs
+until the rest fits on one machine, which is then chosen by best fit; if no rack can hold it, the same
+over the whole cluster. Per-machine shares are
+multiples of the plan's TP degree; CPUs and memory are split in proportion to GPUs. On clusters that
+mix GPU memory sizes, a job only goes to machines whose GPUs hold its plan (perf model's estimate).
+
+A pass costs O(jobs started + 1) queue steps, each O(max GPUs per machine) for one-machine jobs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from perfmodel.memory import plan_gpu_memory_gb
+from perfmodel.plans import ExecutionPlan
+from perfmodel.zoo import get_model, resolve_name
+from scheduling.allocation import JobAllocation
+from scheduling.job import Job
+from scheduling.policy import ClusterView, Decision, split_resources
+from scheduling.resources import Resources
+
+_ZERO = Resources()
+
+
+class FifoPolicy:
+    """YARN-CS FIFO. ``blocking=False`` gives the *Best-effort* variant (skips jobs that do not fit)."""
+
+    oracle = False
+
+    def __init__(self, *, blocking: bool = True) -> None:
+        self.blocking = blocking
+        self.name = "fifo" if blocking else "fifo-backfill"
+        self._dp_plans: dict[int, ExecutionPlan] = {}  # plain DP plans by GPU count (plans are values)
+        self._mem: dict[tuple, float] = {}  # per-GPU memory need by (model, batch, plan)
+        self._mixed: bool | None = None      # does the cluster mix GPU memory sizes?
+
+    def schedule(self, view: ClusterView) -> Decision:
+        idx = view.index
+        if idx.total == 0 or view.queue_length == 0:
+            return Decision()
+        if self._mixed is None:
+            c = view.cluster
+            self._mixed = len({c.machine(m).gpu_memory_gb for m in c.machines if c.machine(m).gpus}) > 1
+        taken: dict[str, Resources] = {}
+        starts: dict[str, JobAllocation] = {}
+        left = idx.total
+        for jv in view.queue():
+            job = jv.job
+            if job.requested.gpus <= left:
+                need = self._need(job) if self._mixed else 0.0
+                placement = place_consolidated(view, job, taken, min_gpu_mem=need)
+                if placement is not None:
+                    for m, r in placement.items():
+                        taken[m] = taken.get(m, _ZERO) + r
+                    left -= job.requested.gpus
+                    plan = job.plan
+                    if plan is None:
+                        g = job.requested.gpus
+                        plan = self._dp_plans.get(g)
+                        if plan is None:
+                            plan = self._dp_plans[g] = ExecutionPlan(dp=g)
+                    starts[job.id] = JobAllocation(job.id, plan, placement)
+                    continue
+            if self.blocking or left == 0:
+                break
+        return Decision(start=starts)
+
+    def _need(self, job: Job) -> float:
+        """GB per GPU the job's requested plan needs (perf model's estimate; 0 for unknown models), so
+        that on clusters with mixed GPU sizes a job only goes where it fits."""
+        key = (job.model, job.global_batch, job.plan, job.requested.gpus)
+        need = self._mem.get(key)
+        if need is None:
+            name = resolve_name(job.model)
+            need = 0.0 if name is None else plan_gpu_memory_gb(get_model(name), job.requested_plan, job.global_batch)
+            self._mem[key] = need
+        return need
+
+
+def _effective(view: ClusterView, m: str, taken: Mapping[str, Resources]) -> Resources:
+    t = taken.get(m)
+    return view.free(m) if t is None else view.free(m) - t
+
+
+def place_consolidated(view: ClusterView, job: Job, taken: Mapping[str, Resources], *,
+                       min_gpu_mem: float = 0.0) -> dict[str, Resources] | None:
+    """A consolidated placement of ``job`` on the free resources minus ``taken``, on machines whose
+    GPUs have at least ``min_gpu_mem`` GB, or ``None``."""
+    g = job.requested.gpus
+    idx = view.index
+    cluster = view.cluster
+    if g <= cluster.max_gpus_per_machine:
+        need = job.requested
+        if not taken and not min_gpu_mem:  # fast path: nothing placed yet in this pass
+            if need.cpus == 0 and need.mem_gb == 0:
+                best = idx.best_fit(g)
+            else:
+                best = idx.best_fit(g, accept=lambda m: need <= view.free(m))
+            return {best: need} if best is not None else None
+
+        def fits(m: str) -> bool:
+            return need <= _effective(view, m, taken) and (
+                not min_gpu_mem or cluster.machine(m).gpu_memory_gb >= min_gpu_mem)
+
+        best = idx.best_fit(g, accept=lambda m: m not in taken and fits(m))
+        best_free = idx.machine(best) if best is not None else None
+        for m in taken:  # machines touched earlier in this pass
+            eff = _effective(view, m, taken)
+            if eff.gpus >= g and fits(m) and (best_free is None or eff.gpus < best_free):
+                best, best_free = m, eff.gpus
+        return {best: need} if best is not None else None
+    tp = job.requested_plan.tp
+    rack_free = {r: idx.rack(r) for r in cluster.racks}
+    for m, t in taken.items():
+        rack_free[idx.rack_of(m)] -= t.gpus
+    racks = sorted((r for r, k in rack_free.items() if k >= g), key=lambda r: (rack_free[r], r))
+    def usable(ms: list[str]) -> list[str]:
+        return [m for m in ms if cluster.machine(m).gpu_memory_gb >= min_gpu_mem] if min_gpu_mem else ms
+
+    for rack in racks:
+        p = _fill(view, job, usable(idx.machines_by_free(rack)), taken, tp)
+        if p is not None:
+            return p
+    return _fill(view, job, usable(idx.machines_by_free()), taken, tp)
+
+
+def _fill(view: ClusterView, job: Job, machines: list[str], taken: Mapping[str, Resources],
+          tp: int) -> dict[str, Resources] | None:
+    """Fewest machines, least fragmentation: while the rest fits on one machine, take the best fit for
+    it; otherwise take the machine with the most free GPUs (ties: cluster order)."""
+    free = {m: _effective(view, m, taken).gpus for m in machines}
+    free = {m: k - k % tp for m, k in free.items() if k - k % tp > 0}
+    counts: dict[str, int] = {}
+    need = job.requested.gpus
+    while need > 0 and free:
+        fit = [m for m, k in free.items() if k >= need]
+        if fit:
+            m = min(fit, key=lambda x: free[x])  # first minimum: keeps the given order on ties
+            counts[m] = need
+            need = 0
+            break
+        m = max(free, key=lambda x: free[x])
+        counts[m] = free.pop(m)
+        need -= counts[m]
+    if need:
+        return None
+    placement = split_resources(job, counts)
+    for m, r in placement.items():
+        if not r <= _effective(view, m, taken):
+            return None
+    return placement

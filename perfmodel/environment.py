@@ -1,0 +1,124 @@
+"""What the iteration-time model needs from the topology for one placement, and the canonical
+placements ("shapes") used for sensitivity curves and resource options.
+
+For a placement ``{machine: gpus}``: ``bw_dp`` = :meth:`Cluster.bottleneck_bandwidth` (GB/s; DP and PP
+traffic; ``inf`` for one GPU), ``bw_tp`` = the slowest intra-machine fabric among its machines (TP stays
+inside a machine), ``bw_pcie`` = the slowest host<->GPU link, ``gpu_memory_gb`` = the smallest GPU,
+``cpu_capacity`` = the CPU cores of the machines spanned.
+
+Per-group bandwidths of a 3D plan (:func:`group_bandwidths`, paper Sec. 4.1: "for each type of
+communication we use the bottleneck bandwidth of the GPUs involved in the communication"): ranks are
+laid out machine after machine (machines in name order) in Megatron's order, TP fastest, then DP, then
+PP (``rank = i_pp d t + i_dp t + i_tp``). The DP bandwidth is the slowest bottleneck over the ``t p``
+DP groups, the PP bandwidth the slowest over the ``d t`` pipelines. E.g. ``p = 2, t = 4, d = 2`` on two
+machines of 8 GPUs: each pipeline stage is one machine, so DP all-reduces stay on NVLink while the
+PP hand-offs cross the machine uplink. Without TP/PP the DP group is the whole placement (``bw_dp``).
+
+Shapes: for ``g`` GPUs, the curve considers ``g`` packed on the fewest machines and every even split
+``g = k x (g/k)`` over ``k`` machines, on machines of the cluster's largest machine type, filling one
+rack before the next (so the tier is the lowest possible for ``k`` machines).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from topology.cluster import Cluster
+from topology.tiers import Tier
+
+
+@dataclass(frozen=True, slots=True)
+class Env:
+    placement: tuple[tuple[str, int], ...]
+    counts: tuple[int, ...]
+    gpus: int
+    machines: int
+    tier: Tier
+    bw_dp: float
+    bw_tp: float
+    bw_pcie: float
+    gpu_memory_gb: float
+    cpu_capacity: int
+
+    @property
+    def placement_dict(self) -> dict[str, int]:
+        return dict(self.placement)
+
+
+def placement_env(cluster: Cluster, placement: Mapping[str, int]) -> Env:
+    counts = cluster.machine_counts(placement)
+    names = sorted(counts)
+    specs = [cluster.machine(m) for m in names]
+    return Env(placement=tuple((m, counts[m]) for m in names), counts=tuple(counts[m] for m in names),
+               gpus=sum(counts.values()), machines=len(names), tier=cluster.tier_of(counts),
+               bw_dp=cluster.bottleneck_bandwidth(counts),
+               bw_tp=min(s.intra.bandwidth_gbps for s in specs), bw_pcie=min(s.pcie_gbps for s in specs),
+               gpu_memory_gb=min(s.gpu_memory_gb for s in specs), cpu_capacity=sum(s.cpus for s in specs))
+
+
+def _group_placements(counts: tuple[int, ...], d: int, t: int, p: int) -> tuple[tuple, tuple]:
+    """Distinct sub-placements (``((machine index, gpus), ...)``) of the DP groups and of the PP groups
+    of plan ``(d, t, p)`` on ``counts`` (GPUs per machine, in machine order); see the module docstring."""
+    machine_of = [i for i, c in enumerate(counts) for _ in range(c)]
+
+    def groups(ranks_of) -> tuple:
+        out = set()
+        for ranks in ranks_of:
+            sub: dict[int, int] = {}
+            for r in ranks:
+                sub[machine_of[r]] = sub.get(machine_of[r], 0) + 1
+            out.add(tuple(sorted(sub.items())))
+        return tuple(sorted(out))
+
+    dp_groups = groups([i * d * t + j * t + k for j in range(d)] for i in range(p) for k in range(t))
+    pp_groups = groups([i * d * t + j * t + k for i in range(p)] for j in range(d) for k in range(t))
+    return dp_groups, pp_groups
+
+
+def group_bandwidths(cluster: Cluster, env: Env, d: int, t: int, p: int) -> tuple[float, float]:
+    """``(B_dp, B_pp)`` in GB/s of plan ``(d, t, p)`` on ``env``'s placement: the bottleneck bandwidth of
+    the slowest DP group and of the slowest pipeline (module docstring). Equal to ``env.bw_dp`` on one
+    machine and without TP/PP."""
+    if env.machines == 1 or (t == 1 and p == 1) or d * t * p != env.gpus:
+        return env.bw_dp, env.bw_dp
+    names = [m for m, _ in env.placement]
+    dp_g, pp_g = _group_placements(env.counts, d, t, p)
+
+    def worst(gs) -> float:
+        return min(cluster.bottleneck_bandwidth({names[i]: c for i, c in g}) for g in gs)
+
+    return (worst(dp_g) if d > 1 else env.bw_dp), (worst(pp_g) if p > 1 else env.bw_dp)
+
+
+def reference_machines(cluster: Cluster) -> tuple[str, ...]:
+    """Machines of the largest type (most GPUs), ordered rack by rack."""
+    top = cluster.max_gpus_per_machine
+    out: list[str] = []
+    for r in cluster.racks:
+        out += [m for m in cluster.machines_in(r) if cluster.machine(m).gpus == top]
+    return tuple(out)
+
+
+def shape_splits(gpus: int, per_machine: int, available: int) -> list[tuple[int, ...]]:
+    """GPU counts per machine: packed (fewest machines) and every even split, at most ``available``
+    machines of ``per_machine`` GPUs."""
+    out: list[tuple[int, ...]] = []
+    k0 = math.ceil(gpus / per_machine)
+    if k0 <= available:
+        q, r = divmod(gpus, per_machine)
+        out.append(tuple([per_machine] * q + ([r] if r else [])))
+    for k in range(1, min(gpus, available) + 1):
+        if gpus % k == 0 and gpus // k <= per_machine:
+            split = tuple([gpus // k] * k)
+            if split not in out:
+                out.append(split)
+    return out
+
+
+def shape_placements(cluster: Cluster, gpus: int) -> list[dict[str, int]]:
+    """Canonical placements of ``gpus`` GPUs on the cluster (see the module docstring)."""
+    ms = reference_machines(cluster)
+    per = cluster.max_gpus_per_machine
+    return [dict(zip(ms, split, strict=False)) for split in shape_splits(gpus, per, len(ms))]

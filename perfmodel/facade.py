@@ -1,0 +1,414 @@
+"""``PerfModel``: the one entry point the simulator, the heuristics and the formulations use.
+
+Every query is answered from caches keyed by (model, fitted parameters, global batch, placement or
+shape), and every search over plans is one vectorised numpy evaluation (:mod:`perfmodel.iteration`).
+Throughput is samples/s (``global batch / T_iter``); placements are ``{machine: gpus}``; ``cpus`` is
+the job's total CPU cores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from perfmodel import curves as cv
+from perfmodel.environment import Env, group_bandwidths, placement_env, shape_placements
+from perfmodel.iteration import PlanArrays, components, iteration_time_scalar, overlap
+from perfmodel.memory import GB_BYTES, host_memory_bytes
+from perfmodel.params import PerfParams, default_params
+from perfmodel.plans import ExecutionPlan
+from perfmodel.search import (
+    memory_columns,
+    plan_to_row,
+    row_to_plan,
+    structural_problem,
+    structural_table,
+    tp_group_limit,
+)
+from perfmodel.zoo import MODELS, ModelSpec, get_model
+from topology.cluster import Cluster
+from topology.errors import PlanError, SpecError
+
+RESOURCES = ("gpu", "cpu")
+DEFAULT_CPUS_PER_GPU_CHOICES = (1, 2, 4, 8, 12)
+MAX_CACHED_BEST = 200_000
+MAX_CACHED_SHAPES = 50_000
+
+
+class PerfModel:
+    """Rubick's performance model on ``cluster``.
+
+    ``params`` maps model names (or aliases, or :class:`ModelSpec` objects) to fitted :class:`PerfParams`;
+    wherever a method takes ``model``, a :class:`ModelSpec` outside the zoo works too. Missing models use
+    :func:`perfmodel.params.default_params` (the artifact's shipped fits, converted, where they exist).
+    """
+
+    def __init__(self, cluster: Cluster, params: Mapping[str, PerfParams] | None = None) -> None:
+        self.cluster = cluster
+        self._params: dict[str, PerfParams] = {}
+        for name, p in (params or {}).items():
+            self._params[self.spec(name).name] = p
+        self._env_cache: dict[tuple, Env] = {}
+        self._bw_cache: dict[tuple, tuple[float, float]] = {}
+        self._table_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._shape_cache: dict[tuple, cv.ShapeEval] = {}
+        self._shapes_cache: dict[tuple, tuple[tuple[cv.ShapeEval, ...], ...]] = {}
+        self._best_cache: dict[tuple, tuple[ExecutionPlan, float] | None] = {}
+        self._curve_cache: dict[tuple, cv.Curve] = {}
+
+    # ------------------------------------------------------------------ basics
+    def spec(self, model: str | ModelSpec) -> ModelSpec:
+        return model if isinstance(model, ModelSpec) else get_model(model)
+
+    @staticmethod
+    def _mkey(spec: ModelSpec):
+        """Cache key of a model: its zoo name, or the spec itself when it is not the zoo's entry (a
+        custom :class:`ModelSpec` may share a zoo name with other dimensions)."""
+        return spec.name if MODELS.get(spec.name) is spec else spec
+
+    def params_for(self, model: str | ModelSpec) -> PerfParams:
+        """The installed parameters of ``model`` (a zoo name/alias or a :class:`ModelSpec`)."""
+        name = self.spec(model).name
+        return self._params.get(name) or default_params(name)
+
+    def set_params(self, model: str | ModelSpec, params: PerfParams) -> None:
+        """Install refitted parameters (caches are keyed by them, so nothing stale is served)."""
+        self._params[self.spec(model).name] = params
+
+    def env(self, placement: Mapping[str, int]) -> Env:
+        key = tuple(sorted((m, int(getattr(k, "gpus", k))) for m, k in placement.items()
+                           if getattr(k, "gpus", k)))
+        e = self._env_cache.get(key)
+        if e is None:
+            if not key:
+                raise PlanError("empty placement: a job needs at least one GPU")
+            e = self._env_cache[key] = placement_env(self.cluster, dict(key))
+        return e
+
+    def _batch(self, spec: ModelSpec, global_batch: int | None) -> int:
+        b = int(global_batch or spec.global_batch)
+        if b < 1:
+            raise SpecError(f"global batch must be >= 1, got {b}", source=f"<model {spec.name}>",
+                            field="global_batch")
+        return b
+
+    def _table(self, spec: ModelSpec, b: int, env: Env) -> tuple[np.ndarray, np.ndarray]:
+        """Feasible plan rows for ``env`` and their per-GPU memory (GB)."""
+        key = (self._mkey(spec), b, env.gpus, tp_group_limit(env.counts), env.gpu_memory_gb)
+        hit = self._table_cache.get(key)
+        if hit is None:
+            rows = structural_table(spec, env.gpus, tp_group_limit(env.counts), b)
+            mem = memory_columns(spec, rows, b)
+            ok = mem <= env.gpu_memory_gb + 1e-9
+            hit = self._table_cache[key] = (rows[ok], mem[ok])
+        return hit
+
+    def _group_bw(self, env: Env, d: int, t: int, p: int) -> tuple[float, float]:
+        """``(B_dp, B_pp)`` of plan ``(d, t, p)`` on ``env`` (cached per placement and degrees)."""
+        if env.machines == 1 or (t == 1 and p == 1):
+            return env.bw_dp, env.bw_dp
+        key = (env.placement, d, t, p)
+        hit = self._bw_cache.get(key)
+        if hit is None:
+            hit = self._bw_cache[key] = group_bandwidths(self.cluster, env, d, t, p)
+        return hit
+
+    def _arrays(self, rows: np.ndarray, env: Env, cpus) -> PlanArrays:
+        f = rows.astype(float)
+        n = len(rows)
+        bw_dp, bw_pp = np.full(n, env.bw_dp), np.full(n, env.bw_dp)
+        if env.machines > 1 and n:
+            multi = np.nonzero((rows[:, 1] > 1) | (rows[:, 2] > 1))[0]
+            if multi.size:
+                trip, inv = np.unique(rows[multi, :3], axis=0, return_inverse=True)
+                bws = np.array([self._group_bw(env, int(d), int(t), int(p)) for d, t, p in trip])
+                bw_dp[multi], bw_pp[multi] = bws[inv.ravel(), 0], bws[inv.ravel(), 1]
+        return PlanArrays(dp=f[:, 0], tp=f[:, 1], pp=f[:, 2], mb=f[:, 3], ga=f[:, 4], gc=f[:, 5], zero=f[:, 6],
+                          bw_dp=bw_dp, bw_tp=np.full(n, env.bw_tp), bw_pcie=np.full(n, env.bw_pcie),
+                          cpus=np.broadcast_to(np.asarray(cpus, dtype=float), (n,)).astype(float), bw_pp=bw_pp)
+
+    # ------------------------------------------------------------ predictions
+    def components(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
+                   global_batch: int | None = None) -> dict[str, float]:
+        """Every term of the iteration-time model (seconds) for one plan on one placement."""
+        spec = self.spec(model)
+        env = self.env(placement)
+        if plan.gpus != env.gpus:
+            raise PlanError(f"plan {plan.name} uses {plan.gpus} GPUs but the placement has {env.gpus}")
+        arr = self._arrays(np.array([plan_to_row(plan)]), env, cpus)
+        comp = components(spec, self.params_for(spec), arr, global_batch=self._batch(spec, global_batch))
+        return {k: float(v[0]) for k, v in comp.items()}
+
+    def iteration_time(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
+                       global_batch: int | None = None) -> float:
+        """``T_iter`` in seconds (the formula; validity is :meth:`plan_problem`'s business)."""
+        spec = self.spec(model)
+        env = self.env(placement)
+        if plan.gpus != env.gpus:
+            raise PlanError(f"plan {plan.name} uses {plan.gpus} GPUs but the placement has {env.gpus}")
+        bw_dp, bw_pp = self._group_bw(env, plan.dp, plan.tp, plan.pp)
+        return iteration_time_scalar(spec, self.params_for(spec), plan_to_row(plan), bw_dp, env.bw_tp,
+                                     env.bw_pcie, float(cpus), self._batch(spec, global_batch), bw_pp=bw_pp)
+
+    def throughput(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
+                   global_batch: int | None = None) -> float:
+        """Samples per second: ``global batch / T_iter``."""
+        spec = self.spec(model)
+        b = self._batch(spec, global_batch)
+        return b / self.iteration_time(spec, plan, placement, cpus, global_batch=b)
+
+    def throughputs(self, model: str, plans: Iterable[ExecutionPlan], placement: Mapping[str, int],
+                    cpus, *, global_batch: int | None = None) -> np.ndarray:
+        """Vectorised :meth:`throughput` for many plans (``cpus`` scalar or one per plan)."""
+        spec = self.spec(model)
+        env = self.env(placement)
+        b = self._batch(spec, global_batch)
+        rows = np.array([plan_to_row(p) for p in plans], dtype=np.int64).reshape(-1, 7)
+        if rows.size and np.any(rows[:, 0] * rows[:, 1] * rows[:, 2] != env.gpus):
+            raise PlanError(f"every plan must use the placement's {env.gpus} GPUs")
+        t = components(spec, self.params_for(spec), self._arrays(rows, env, cpus), global_batch=b)["iter"]
+        return b / t
+
+    def plan_problem(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int | None = None,
+                     *, global_batch: int | None = None) -> str | None:
+        """Why ``plan`` is not valid on ``placement`` (structure, memory, CPUs), or None."""
+        spec = self.spec(model)
+        env = self.env(placement)
+        b = self._batch(spec, global_batch)
+        why = structural_problem(spec, plan, env.counts, b)
+        if why:
+            return why
+        mem = float(memory_columns(spec, np.array([plan_to_row(plan)]), b)[0])
+        if mem > env.gpu_memory_gb + 1e-9:
+            return f"needs {mem:.1f} GB per GPU, GPUs have {env.gpu_memory_gb:g} GB"
+        if cpus is not None and cpus < cv.MIN_CPUS_PER_GPU * env.gpus:
+            return f"{cpus} CPUs for {env.gpus} GPUs (need {cv.MIN_CPUS_PER_GPU} per GPU)"
+        return None
+
+    def enumerate_plans(self, model: str, placement: Mapping[str, int], cpus: int | None = None, *,
+                        global_batch: int | None = None) -> list[ExecutionPlan]:
+        """Every valid plan (structure + memory; with ``cpus``, at least one core per GPU)."""
+        spec = self.spec(model)
+        env = self.env(placement)
+        if cpus is not None and cpus < cv.MIN_CPUS_PER_GPU * env.gpus:
+            return []
+        rows, _ = self._table(spec, self._batch(spec, global_batch), env)
+        return [row_to_plan(r) for r in rows]
+
+    def best_plan(self, model: str, placement: Mapping[str, int], cpus: int, *,
+                  global_batch: int | None = None) -> tuple[ExecutionPlan, float] | None:
+        """The fastest valid plan on ``placement`` with ``cpus`` cores and its throughput, or None."""
+        spec = self.spec(model)
+        env = self.env(placement)
+        b = self._batch(spec, global_batch)
+        key = (self._mkey(spec), self.params_for(spec), b, env.placement, int(cpus))
+        if key in self._best_cache:
+            return self._best_cache[key]
+        out = None
+        if cpus >= cv.MIN_CPUS_PER_GPU * env.gpus:
+            shape = self._shape(spec, b, env)
+            t, idx = shape.best_over_cpus(np.array([min(cpus, env.cpu_capacity)], dtype=float))
+            if np.isfinite(t[0]):
+                out = row_to_plan(shape.rows[idx[0]]), b / float(t[0])
+        if len(self._best_cache) > MAX_CACHED_BEST:  # bounded: a long simulation sees many placements
+            self._best_cache.clear()
+        self._best_cache[key] = out
+        return out
+
+    # ------------------------------------------------------------- shapes
+    def _shape(self, spec: ModelSpec, b: int, env: Env) -> cv.ShapeEval:
+        params = self.params_for(spec)
+        key = (self._mkey(spec), params, b, env.placement)
+        hit = self._shape_cache.get(key)
+        if hit is not None:
+            return hit
+        rows, mem = self._table(spec, b, env)
+        comp = components(spec, params, self._arrays(rows, env, 1.0), global_batch=b)
+        off = rows[:, 6] == 2
+        t_fixed = np.where(off, np.inf, comp["iter"])
+        off_idx = np.nonzero(off)[0]
+        base = comp["cc"][off] + overlap(comp["dp"][off], comp["off"][off], params.k_off) + params.k_const
+        host = host_memory_bytes(spec, gpus=env.gpus, zero=rows[:, 6]) / GB_BYTES if rows.size else np.zeros(0)
+        hit = cv.ShapeEval(env=env, rows=rows, t_fixed=t_fixed, off_idx=off_idx, off_base=base,
+                           off_t=comp["off"][off], off_k=np.full(off_idx.size, params.k_opt_off * spec.params / 1e6),
+                           k_swap=params.k_swap, gpu_mem_gb=mem, host_mem_gb=host)
+        if len(self._shape_cache) > MAX_CACHED_SHAPES:  # bounded (the curves keep what they use)
+            self._shape_cache.clear()
+        self._shape_cache[key] = hit
+        return hit
+
+    def _shapes(self, spec: ModelSpec, b: int, max_gpus: int) -> tuple[tuple[cv.ShapeEval, ...], ...]:
+        """For g = 1..max_gpus, the evaluated canonical placements of g GPUs (built lazily, cached)."""
+        key = (self._mkey(spec), self.params_for(spec), b)
+        hit = self._shapes_cache.get(key, ())
+        if len(hit) < max_gpus:
+            hit = hit + tuple(tuple(self._shape(spec, b, self.env(p)) for p in shape_placements(self.cluster, g))
+                              for g in range(len(hit) + 1, max_gpus + 1))
+            self._shapes_cache[key] = hit
+        return hit[:max_gpus]
+
+    def _max_gpus(self, max_gpus: int | None) -> int:
+        return min(max_gpus or self.cluster.total_gpus, self.cluster.total_gpus)
+
+    # ------------------------------------------------------------- surfaces and curves
+    def surface(self, model: str, *, max_gpus: int | None = None, max_cpus: int | None = None,
+                global_batch: int | None = None) -> np.ndarray:
+        """Best throughput for every (GPUs, CPUs): array ``[g - 1, c - 1]`` (0 where infeasible)."""
+        spec = self.spec(model)
+        b = self._batch(spec, global_batch)
+        gmax = self._max_gpus(max_gpus)
+        cmax = int(max_cpus or self.cluster.total_cpus)
+        cpus = np.arange(1, cmax + 1, dtype=float)
+        out = np.full((gmax, cmax), np.inf)
+        for gi, shapes in enumerate(self._shapes(spec, b, gmax)):
+            for sh in shapes:
+                out[gi] = np.minimum(out[gi], sh.best_over_cpus(cpus)[0])
+        with np.errstate(divide="ignore"):
+            return np.where(np.isfinite(out), b / out, 0.0)
+
+    def _best_for(self, shapes, cpus: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Best T over ``shapes`` for each CPU count, the index of the shape reaching it and its row
+        (inf / -1 / -1 where nothing is feasible)."""
+        if not shapes:
+            return np.full(cpus.shape, np.inf), np.full(cpus.shape, -1), np.full(cpus.shape, -1)
+        res = [sh.best_over_cpus(cpus) for sh in shapes]
+        times = np.stack([r[0] for r in res])
+        rows = np.stack([r[1] for r in res])
+        k = np.argmin(times, axis=0)
+        cols = np.arange(cpus.size)
+        best = times[k, cols]
+        ok = np.isfinite(best)
+        return best, np.where(ok, k, -1), np.where(ok, rows[k, cols], -1)
+
+    def curve(self, model: str, resource: str = "gpu", *, cpus: int | None = None, gpus: int | None = None,
+              max_amount: int | None = None, global_batch: int | None = None) -> cv.Curve:
+        """Sensitivity curve. ``gpu``: amounts 1..max GPUs, CPUs fixed at ``cpus`` (default: all cores
+        of the machines spanned); ``cpu``: amounts 1..max CPUs with ``gpus`` GPUs (default 1)."""
+        if resource not in RESOURCES:
+            raise SpecError(f"resource must be one of {RESOURCES}, got {resource!r}", source="<curve>",
+                            field="resource")
+        spec = self.spec(model)
+        b = self._batch(spec, global_batch)
+        key = (self._mkey(spec), self.params_for(spec), b, resource, cpus, gpus, max_amount)
+        hit = self._curve_cache.get(key)
+        if hit is None:
+            if len(self._curve_cache) > MAX_CACHED_SHAPES:
+                self._curve_cache.clear()
+            hit = self._curve_cache[key] = self._curve(spec, b, resource, cpus, gpus, max_amount)
+        return hit
+
+    def _curve(self, spec: ModelSpec, b: int, resource: str, cpus: int | None, gpus: int | None,
+               max_amount: int | None) -> cv.Curve:
+        all_shapes = self._shapes(spec, b, self.cluster.total_gpus)
+        if resource == "gpu":
+            gmax = self._max_gpus(max_amount)
+            amounts = np.arange(1, gmax + 1)
+            raw_t = np.full(gmax, np.inf)
+            who: list = [None] * gmax
+            for gi, shapes in enumerate(all_shapes[:gmax]):
+                for sh in shapes:
+                    c = float(min(cpus, sh.env.cpu_capacity)) if cpus is not None else float(sh.env.cpu_capacity)
+                    t, idx = sh.best_over_cpus(np.array([c]))
+                    if t[0] < raw_t[gi]:
+                        raw_t[gi], who[gi] = t[0], (sh, int(idx[0]))
+            fixed = cpus
+        else:
+            g = int(gpus or 1)
+            cmax = int(max_amount or self.cluster.total_cpus)
+            amounts = np.arange(1, cmax + 1)
+            shapes = all_shapes[g - 1] if 1 <= g <= len(all_shapes) else ()
+            raw_t, k, row = self._best_for(shapes, amounts.astype(float))
+            who = None
+            fixed = g
+        with np.errstate(divide="ignore"):
+            raw = np.where(np.isfinite(raw_t), b / raw_t, 0.0)
+        env, at = cv.envelope(raw)
+        plans, machines, memo = [], [], {}
+        for i in at.tolist():
+            if raw[i] <= 0:
+                plans.append(None)
+                machines.append(0)
+                continue
+            sh, r = who[i] if who is not None else (shapes[k[i]], int(row[i]))
+            key = (id(sh), r)
+            if key not in memo:
+                memo[key] = (row_to_plan(sh.rows[r]), sh.env.machines)
+            plans.append(memo[key][0])
+            machines.append(memo[key][1])
+        for arr in (amounts, env, raw):  # cached and shared: read-only
+            arr.setflags(write=False)
+        return cv.Curve(model=spec.name, resource=resource, fixed=fixed, amounts=amounts, throughput=env, raw=raw,
+                        plans=tuple(plans), machines=tuple(machines))
+
+    def slope(self, model: str, resource: str, amount: int, *, delta: int = 1, normalize: str = "relative",
+              reference: int | None = None, **fixed) -> float:
+        """Throughput gain per unit of ``resource`` going from ``amount`` to ``amount + delta`` on the
+        envelope. ``normalize``: ``"none"`` (samples/s per unit) or ``"relative"`` (divided by the
+        envelope throughput at ``reference``, default ``max(amount, 1)``: comparable across models).
+        Negative ``delta`` gives the loss per unit of giving resources back."""
+        c = self.curve(model, resource, **fixed)
+        gain = (c.at(amount + delta) - c.at(amount)) / delta
+        if normalize == "none":
+            return gain
+        if normalize != "relative":
+            raise SpecError(f"normalize must be 'none' or 'relative', got {normalize!r}", source="<slope>",
+                            field="normalize")
+        ref = c.at(reference if reference is not None else max(amount, 1))
+        return gain / ref if ref > 0 else 0.0
+
+    def options(self, model: str, *, max_gpus: int | None = None,
+                cpus_per_gpu_choices: Iterable[int] = DEFAULT_CPUS_PER_GPU_CHOICES,
+                global_batch: int | None = None) -> list[cv.ResourceOption]:
+        """Pareto-optimal resource options (each with its best plan) for the joint formulations."""
+        spec = self.spec(model)
+        b = self._batch(spec, global_batch)
+        out: list[cv.ResourceOption] = []
+        choices = sorted({int(c) for c in cpus_per_gpu_choices if c >= cv.MIN_CPUS_PER_GPU})
+        for shapes in self._shapes(spec, b, self._max_gpus(max_gpus)):
+            for sh in shapes:
+                g = sh.env.gpus
+                cpus = np.array([c * g for c in choices if c * max(sh.env.counts) <=
+                                 min(self.cluster.machine(m).cpus for m, _ in sh.env.placement)], dtype=float)
+                if cpus.size == 0:
+                    continue
+                t, idx = sh.best_over_cpus(cpus)
+                for c, tt, i in zip(cpus, t, idx, strict=True):
+                    if np.isfinite(tt):
+                        out.append(cv.ResourceOption(
+                            gpus=g, cpus=int(c), machines=sh.env.machines, throughput=b / float(tt),
+                            plan=row_to_plan(sh.rows[i]), host_mem_gb=float(sh.host_mem_gb[i]),
+                            gpu_mem_gb=float(sh.gpu_mem_gb[i])))
+        return cv.pareto(out)
+
+    def min_resources(self, model: str, requested_gpus: int, requested_cpus: int,
+                      requested_plan: ExecutionPlan | None = None, *, global_batch: int | None = None
+                      ) -> tuple[int, int, ExecutionPlan]:
+        """Rubick's minRes: the fewest GPUs, then CPUs (any plan, canonical placements) reaching the
+        throughput of the requested resources and plan; never above the request; else the request."""
+        spec = self.spec(model)
+        b = self._batch(spec, global_batch)
+        req_plan = requested_plan or ExecutionPlan(dp=requested_gpus)
+        shapes = self._shapes(spec, b, min(requested_gpus, self.cluster.total_gpus))
+        target = 0.0
+        for p in shape_placements(self.cluster, requested_gpus):
+            if self.plan_problem(spec, req_plan, p, requested_cpus, global_batch=b) is None:
+                target = max(target, self.throughput(spec, req_plan, p, requested_cpus, global_batch=b))
+        if target <= 0:
+            best = [self.best_plan(spec, p, requested_cpus, global_batch=b)
+                    for p in shape_placements(self.cluster, requested_gpus)]
+            best = [x for x in best if x is not None]
+            if not best:
+                return requested_gpus, requested_cpus, req_plan
+            target = max(t for _, t in best)
+        cpus = np.arange(1, requested_cpus + 1, dtype=float)
+        for g in range(1, min(requested_gpus, len(shapes)) + 1):
+            t, k, row = self._best_for(shapes[g - 1], cpus)
+            ok = np.nonzero(np.isfinite(t) & (b / np.where(np.isfinite(t), t, np.inf) >= target * (1 - 1e-9)))[0]
+            if ok.size:
+                j = int(ok[0])
+                return g, int(cpus[j]), row_to_plan(shapes[g - 1][k[j]].rows[row[j]])
+        return requested_gpus, requested_cpus, req_plan
+
+
+__all__ = ["DEFAULT_CPUS_PER_GPU_CHOICES", "PerfModel"]

@@ -1,0 +1,163 @@
+r"""Rubick's iteration-time model (paper Sec. 4), vectorised over plans and resources with numpy.
+
+Notation (units): ``P`` parameters, ``b`` global batch (samples), ``s`` sequence length, ``h`` hidden
+size, ``l`` layers, ``t1`` forward time of one sample on one GPU (s), ``e`` bytes per element of the
+training precision, bandwidths ``B`` in GB/s (10^9 bytes/s), ``c`` CPU cores per GPU.
+Plan: DP ``d``, TP ``t``, PP ``p``, micro-batches ``m``, GA steps ``a``, GC, ZeRO mode.
+
+* Forward time of one GA step (DP/TP scale linearly; PP as 1F1B with ``m + p - 1`` stage slots):
+  ``T_fwd = t1 * (b / (d a m)) / (t p) * (m + p - 1)`` (``m = p = 1`` without PP: ``t1 b / (d a t)``).
+* ``T_bwd = k_bwd T_fwd`` (+ ``T_fwd`` with GC: recomputation).
+* ``T_dp = e P 2(d-1) / (d t p) / B_dp``; ``T_tp = e 8 (t-1) b s h l / (d t) / B_tp`` (TP inside a
+  machine: ``B_tp`` = intra-machine bandwidth); ``T_pp = e 2 p b s h / (d t) / B_pp`` (``p > 1``);
+  ``B_dp`` / ``B_pp`` = bottleneck bandwidth of the GPUs of the slowest DP group / pipeline
+  (:func:`perfmodel.environment.group_bandwidths`: intra-machine when the group stays on one
+  machine, the slowest uplink otherwise; ``B_pp`` defaults to ``B_dp``). A dimension of size 1
+  communicates nothing.
+* ``f_k(x, y) = (x^k + y^k)^(1/k)`` (computed as ``M ((x/M)^k + (y/M)^k)^(1/k)``, ``M = max``).
+* ``T_cc = a T_fwd + (a-1) T_bwd + f_{k_sync}(T_bwd, T_dp) + T_tp + T_pp`` (``a = 1``: the 3D formula).
+* ``T_opt = k_opt P' / (t p)`` (plain / 3D), ``k_opt P' / (d t p)`` (ZeRO-DP),
+  ``k_opt_off P' / (d c)`` (ZeRO-Offload), with ``P' = P / 10^6``.
+* ``T_off = 4 P / (d B_pcie)`` (fp32 gradients / parameters over PCIe, ZeRO-Offload only).
+* ``T_oo = f_{k_off}(T_dp, T_off) + f_{k_swap}(T_opt, T_off)`` with ZeRO-Offload, else ``T_opt``.
+* ``T_iter = T_cc + T_oo + k_const``; throughput ``= b / T_iter`` samples/s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from perfmodel.params import PerfParams
+from perfmodel.plans import ExecutionPlan, ZeroMode
+from perfmodel.zoo import ModelSpec
+
+ZERO_CODE: MappingProxyType[ZeroMode, int] = MappingProxyType(
+    {ZeroMode.NONE: 0, ZeroMode.DP: 1, ZeroMode.OFFLOAD: 2})
+OFFLOAD_BYTES_PER_PARAM = 4  # fp32 (paper: "P/d without mixed precision")
+GB = 1e9
+
+
+def overlap(x: np.ndarray, y: np.ndarray, k: float | np.ndarray) -> np.ndarray:
+    """``f_k(x, y) = (x^k + y^k)^(1/k)``, overflow-free; ``k = 1`` is the sum, large ``k`` the max."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    m = np.maximum(x, y)
+    safe = np.where(m > 0, m, 1.0)
+    with np.errstate(under="ignore"):
+        r = (x / safe) ** k + (y / safe) ** k
+    return np.where(m > 0, safe * r ** (1.0 / np.asarray(k, dtype=float)), 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanArrays:
+    """Column arrays of plans and their resources (one row per candidate)."""
+
+    dp: np.ndarray
+    tp: np.ndarray
+    pp: np.ndarray
+    mb: np.ndarray
+    ga: np.ndarray
+    gc: np.ndarray       # 0/1
+    zero: np.ndarray     # ZERO_CODE
+    bw_dp: np.ndarray    # GB/s, inf for one GPU
+    bw_tp: np.ndarray    # GB/s
+    bw_pcie: np.ndarray  # GB/s
+    cpus: np.ndarray     # CPU cores of the whole job
+    fwd_s: np.ndarray | None = None  # measured forward time of the iteration (all GA steps), NaN = model's
+    bw_pp: np.ndarray | None = None  # GB/s of the slowest pipeline; None = bw_dp
+
+    @classmethod
+    def from_plans(cls, plans: list[ExecutionPlan], bw_dp, bw_tp, bw_pcie, cpus, bw_pp=None) -> PlanArrays:
+        n = len(plans)
+
+        def col(v) -> np.ndarray:
+            return np.broadcast_to(np.asarray(v, dtype=float), (n,)).copy()
+
+        return cls(
+            dp=np.array([p.dp for p in plans], dtype=float), tp=np.array([p.tp for p in plans], dtype=float),
+            pp=np.array([p.pp for p in plans], dtype=float),
+            mb=np.array([p.micro_batches for p in plans], dtype=float),
+            ga=np.array([p.ga_steps for p in plans], dtype=float),
+            gc=np.array([1.0 if p.gc else 0.0 for p in plans]),
+            zero=np.array([ZERO_CODE[p.zero] for p in plans], dtype=float),
+            bw_dp=col(bw_dp), bw_tp=col(bw_tp), bw_pcie=col(bw_pcie), cpus=col(cpus),
+            bw_pp=None if bw_pp is None else col(bw_pp))
+
+
+def components(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_batch: int | None = None
+               ) -> dict[str, np.ndarray]:
+    """Every term of the model (seconds), as arrays: ``fwd`` (one GA step), ``bwd``, ``dp``, ``tp``,
+    ``pp``, ``cc``, ``opt``, ``off``, ``oo``, ``iter``."""
+    b = float(global_batch or spec.global_batch)
+    e = float(spec.bytes_per_element)
+    P = float(spec.params)
+    d, t, p, m, ga = a.dp, a.tp, a.pp, a.mb, a.ga
+    fwd = spec.fwd_time_per_sample * (b / (d * ga * m)) / (t * p) * (m + p - 1.0)
+    if a.fwd_s is not None:  # profiled forward times (validation against measured tables)
+        fwd = np.where(np.isfinite(a.fwd_s), a.fwd_s / ga, fwd)
+    bwd = params.k_bwd * fwd + a.gc * fwd
+    sh = float(spec.seq_len * spec.hidden)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_dp = np.where(d > 1, e * P * 2.0 * (d - 1.0) / (d * t * p) / (a.bw_dp * GB), 0.0)
+        t_tp = np.where(t > 1, e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / (a.bw_tp * GB), 0.0)
+        bw_pp = a.bw_dp if a.bw_pp is None else a.bw_pp
+        t_pp = np.where(p > 1, e * 2.0 * p * b * sh / (d * t) / (bw_pp * GB), 0.0)
+    cc = ga * fwd + (ga - 1.0) * bwd + overlap(bwd, t_dp, params.k_sync) + t_tp + t_pp
+    pm = P / 1e6
+    off_mode = a.zero == 2
+    c_per_gpu = np.maximum(a.cpus, 1e-9) / (d * t * p)
+    opt = np.where(a.zero == 0, params.k_opt * pm / (t * p),
+                   np.where(a.zero == 1, params.k_opt * pm / (d * t * p),
+                            params.k_opt_off * pm / (d * c_per_gpu)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        off = np.where(off_mode, OFFLOAD_BYTES_PER_PARAM * P / (d * a.bw_pcie * GB), 0.0)
+    oo = np.where(off_mode, overlap(t_dp, off, params.k_off) + overlap(opt, off, params.k_swap), opt)
+    it = cc + oo + params.k_const
+    return {"fwd": fwd, "bwd": bwd, "dp": t_dp, "tp": t_tp, "pp": t_pp, "cc": cc, "opt": opt, "off": off,
+            "oo": oo, "iter": it}
+
+
+def iteration_times(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_batch: int | None = None
+                    ) -> np.ndarray:
+    """``T_iter`` in seconds for every row of ``a``."""
+    return components(spec, params, a, global_batch=global_batch)["iter"]
+
+
+def _f(x: float, y: float, k: float) -> float:
+    m = max(x, y)
+    if m <= 0:
+        return 0.0
+    return m * ((x / m) ** k + (y / m) ** k) ** (1.0 / k)
+
+
+def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: float, bw_tp: float,
+                          bw_pcie: float, cpus: float, global_batch: int, bw_pp: float | None = None) -> float:
+    """Scalar twin of :func:`components` (same formulas, plain floats) for one plan row
+    ``(d, t, p, m, a, gc, zero)``: the fast path of single predictions (``bw_pp`` None = ``bw_dp``)."""
+    d, t, p, m, ga, gc, z = row
+    b = float(global_batch)
+    e = float(spec.bytes_per_element)
+    P = float(spec.params)
+    fwd = spec.fwd_time_per_sample * (b / (d * ga * m)) / (t * p) * (m + p - 1.0)
+    bwd = params.k_bwd * fwd + (fwd if gc else 0.0)
+    sh = float(spec.seq_len * spec.hidden)
+    t_dp = e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_dp * GB) if d > 1 else 0.0
+    t_tp = e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / (bw_tp * GB) if t > 1 else 0.0
+    t_pp = e * 2.0 * p * b * sh / (d * t) / ((bw_dp if bw_pp is None else bw_pp) * GB) if p > 1 else 0.0
+    cc = ga * fwd + (ga - 1.0) * bwd + _f(bwd, t_dp, params.k_sync) + t_tp + t_pp
+    pm = P / 1e6
+    if z == 0:
+        opt = params.k_opt * pm / (t * p)
+    elif z == 1:
+        opt = params.k_opt * pm / (d * t * p)
+    else:
+        opt = params.k_opt_off * pm / (d * (max(cpus, 1e-9) / (d * t * p)))
+    if z == 2:
+        off = OFFLOAD_BYTES_PER_PARAM * P / (d * bw_pcie * GB)
+        oo = _f(t_dp, off, params.k_off) + _f(opt, off, params.k_swap)
+    else:
+        oo = opt
+    return cc + oo + params.k_const

@@ -1,0 +1,110 @@
+"""The 7 fittable parameters of Rubick's iteration-time model, with explicit units.
+
+=============  ===========================================  ===========================================
+parameter      meaning                                      unit (ours)
+=============  ===========================================  ===========================================
+``k_bwd``      backward / forward compute ratio             dimensionless
+``k_sync``     overlap degree of DP all-reduce and backward  dimensionless exponent >= 1
+``k_opt``      GPU optimizer time per parameter of a shard  seconds per 10^6 parameters
+``k_opt_off``  CPU optimizer time (ZeRO-Offload)            seconds per 10^6 parameters, x CPU cores
+``k_off``      overlap of DP all-reduce and PCIe offload    dimensionless exponent >= 1
+``k_swap``     overlap of CPU optimizer and PCIe offload    dimensionless exponent >= 1
+``k_const``    constant per-iteration overhead              seconds
+=============  ===========================================  ===========================================
+
+Conversion of the artifact's shipped fits (ms, and parameter size ``ps = params / 2**20``):
+``T[ms] = k_art * params / 2**20``  =>  ``T[s] = k_ours * params / 10**6`` with
+``k_ours = k_art * 1e-3 * 10**6 / 2**20`` (for ``k_opt`` and ``k_opt_off``); ``k_const[s] =
+k_const[ms] / 1000``; the exponents and ``k_bwd`` are unitless and unchanged. The artifact's fitted
+bandwidths (``B_pcie``, ``B_nvlink``) are not used: bandwidths come from the cluster topology.
+Overlap exponents below 1 are clipped to 1 (the paper's ``f_k`` ranges from the sum, ``k = 1``, to the
+max, ``k -> inf``; ``k < 1`` would make two overlapped stages take *longer* than in sequence). One
+shipped fit has one: GPT-2's ``k_off = 0.02791`` (with it, ``f_k(x, x) = 2^(1/k) x ~ 6e10 x`` whenever
+the DP all-reduce and the PCIe traffic are both non-zero), so GPT-2's ``k_off`` becomes 1 (the sum).
+"""
+
+from __future__ import annotations
+
+from dataclasses import astuple, dataclass, fields
+from types import MappingProxyType
+
+from topology.errors import SpecError
+
+PARAM_NAMES: tuple[str, ...] = ("k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const")
+MS_PER_MIB_TO_S_PER_M = 1e-3 * 1e6 / 2**20  # artifact k (ms per 2^20 params) -> ours (s per 10^6 params)
+
+
+@dataclass(frozen=True, slots=True)
+class PerfParams:
+    """The 7 fitted parameters (units in the module docstring)."""
+
+    k_bwd: float = 2.0
+    k_sync: float = 2.0
+    k_opt: float = 3e-5
+    k_opt_off: float = 4e-3
+    k_off: float = 2.0
+    k_swap: float = 2.0
+    k_const: float = 0.01
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if not isinstance(v, (int, float)) or v != v or v < 0:
+                raise SpecError(f"{f.name} must be a number >= 0, got {v!r}", source="<PerfParams>", field=f.name)
+        for f in ("k_sync", "k_off", "k_swap"):
+            if getattr(self, f) < 1.0:
+                raise SpecError(f"overlap exponent {f} must be >= 1, got {getattr(self, f)!r}",
+                                source="<PerfParams>", field=f)
+
+    def as_tuple(self) -> tuple[float, ...]:
+        return astuple(self)
+
+    @classmethod
+    def from_sequence(cls, values) -> PerfParams:
+        return cls(*(float(v) for v in values))
+
+    def to_dict(self) -> dict[str, float]:
+        return dict(zip(PARAM_NAMES, self.as_tuple(), strict=True))
+
+
+def from_artifact(k_bwd: float, k_sync: float, k_opt: float, k_opt_off: float, k_const: float,
+                  k_off: float, k_swap: float) -> PerfParams:
+    """Convert one row of the artifact's shipped fits (its column order) to our units."""
+    return PerfParams(k_bwd=k_bwd, k_sync=max(1.0, k_sync), k_opt=k_opt * MS_PER_MIB_TO_S_PER_M,
+                      k_opt_off=k_opt_off * MS_PER_MIB_TO_S_PER_M, k_off=max(1.0, k_off),
+                      k_swap=max(1.0, k_swap), k_const=k_const / 1000.0)
+
+
+# The artifact's shipped fits (reference-systems.md), converted. LLaMA-30B has none: LLaMA-7B's (ours).
+ARTIFACT_PARAMS: MappingProxyType[str, PerfParams] = MappingProxyType({
+    "bert": from_artifact(1.7763, 1.1410, 1e-8, 4.4006, 15.2575, 37.2890, 26.2219),
+    "gpt2": from_artifact(2.2955, 71.2166, 0.05217, 4.8772, 1.7865, 0.02791, 51.4894),
+    "t5": from_artifact(1.2754, 1.0, 1e-8, 3.4538, 11.6160, 224.8697, 61.6802),
+    "vit": from_artifact(1.0, 13.5475, 0.09786, 1e-8, 5.2013, 15.6927, 21.6474),
+    "roberta": from_artifact(1.7226, 1.2055, 1e-8, 2.2005, 15.7372, 16.6353, 32.9531),
+    "llama7": from_artifact(2.0, 10.0, 0.03, 1e-8, 1.04928, 1.11921, 1000.0),
+})
+
+# Documented defaults for models without shipped fits (ours): backward = 2 x forward (the usual
+# FLOP ratio), moderate overlap (k = 2), fused Adam on GPU ~0.03 ms per 10^6 parameters, CPU Adam ~4 ms per
+# 10^6 parameters per core, 10 ms constant overhead.
+DEFAULT_PARAMS = PerfParams()
+FAMILY_DEFAULTS: MappingProxyType[str, str] = MappingProxyType({"llama30": "llama7", "bert_large": "bert"})
+
+
+def default_params(model: str) -> PerfParams:
+    """Shipped fits where they exist (LLaMA-30B: LLaMA-7B's; bert_large: BERT's), else defaults."""
+    key = FAMILY_DEFAULTS.get(model, model)
+    return ARTIFACT_PARAMS.get(key, DEFAULT_PARAMS)
+
+
+# Fitting bounds (ours): wide, in our units.
+BOUNDS: tuple[tuple[float, float], ...] = (
+    (0.5, 6.0),      # k_bwd
+    (1.0, 100.0),    # k_sync
+    (0.0, 0.05),     # k_opt  (s per 10^6 params)
+    (0.0, 1.0),      # k_opt_off (s per 10^6 params x cores)
+    (1.0, 100.0),    # k_off
+    (1.0, 100.0),    # k_swap
+    (0.0, 30.0),     # k_const (s)
+)

@@ -1,0 +1,69 @@
+"""FreeIndex (incremental free-GPU structure) against brute force; rate models by hand."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks.simulator.rates import ReferenceRates, TierRates
+from perfmodel.plans import ExecutionPlan
+from scheduling import Job, Resources
+from scheduling.policy import FreeIndex
+from topology import preset
+
+PHILLY = preset("philly")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(PHILLY.machines) - 1), st.integers(0, 8)), max_size=60),
+       st.integers(1, 8))
+def test_free_index_matches_brute_force(updates, g):
+    free = {m: PHILLY.machine(m).gpus for m in PHILLY.machines}
+    idx = FreeIndex(PHILLY, free)
+    for i, k in updates:
+        m = PHILLY.machines[i]
+        k = min(k, PHILLY.machine(m).gpus)
+        free[m] = k
+        idx._set(m, k)
+    assert idx.total == sum(free.values())
+    assert idx.largest_machine_block() == max(free.values())
+    racks = {}
+    for m, k in free.items():
+        racks[PHILLY.rack_of(m)] = racks.get(PHILLY.rack_of(m), 0) + k
+    assert idx.largest_rack_block() == max(racks.values())
+    best = idx.best_fit(g)
+    ok = [k for k in free.values() if k >= g]
+    if not ok:
+        assert best is None
+    else:
+        assert free[best] == min(ok)
+    assert [free[m] for m in idx.machines_by_free()] == sorted((k for k in free.values() if k), reverse=True)
+
+
+def job(model, gpus, **attrs):
+    return Job("j", Resources(gpus), iterations=10, model=model, attrs=attrs)
+
+
+def test_reference_rates_ignore_placement_scale_with_gpus():
+    r = ReferenceRates()
+    j = job("x", 4, iter_time=2.0)
+    assert r.speed(j, ExecutionPlan(dp=4), {"a": Resources(4)}) == (2.0, 0.0)
+    assert r.speed(j, ExecutionPlan(dp=4), {"a": Resources(2), "b": Resources(2)}) == (2.0, 0.0)
+    assert r.speed(j, ExecutionPlan(dp=2), {"a": Resources(2)}) == (4.0, 0.0)
+
+
+def test_tier_rates_dally_table():
+    pytest.importorskip("perfmodel.network")
+    c = preset("dally-2")
+    r = TierRates(c)
+    j = job("mobilenetv3", 8, compute_time=0.5)
+    m0, m1 = c.machines_in("rack0")[:2]
+    m2 = c.machines_in("rack1")[0]
+    plan = ExecutionPlan(dp=8)
+    # Dally Table 1, MobileNetV3: machine 42 %, rack 940 %, network 19592 %
+    assert r.speed(j, plan, {m0: Resources(8)})[0] == pytest.approx(0.5 * 1.42)
+    t, f = r.speed(j, plan, {m0: Resources(4), m1: Resources(4)})
+    assert t == pytest.approx(0.5 * 10.40) and f == pytest.approx(9.40 / 10.40)
+    assert r.speed(j, plan, {m0: Resources(4), m2: Resources(4)})[0] == pytest.approx(0.5 * 196.92)
+    assert r.speed(job("mobilenetv3", 1, compute_time=0.5), ExecutionPlan(), {m0: Resources(1)}) == (0.5, 0.0)

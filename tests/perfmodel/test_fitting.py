@@ -1,0 +1,83 @@
+"""Fitting recovers known parameters from synthetic data; requirements; determinism; online refit."""
+
+import pytest
+
+from perfmodel import PerfModel, PerfParams, parse_plan
+from perfmodel.fitting import OnlineRefitter, Sample, fit, rmsle
+from perfmodel.zoo import get_model
+from topology.errors import SpecError
+
+TRUE = PerfParams(k_bwd=1.8, k_sync=3.0, k_opt=2e-4, k_opt_off=5e-3, k_off=2.5, k_swap=4.0, k_const=0.02)
+CASES = [("dp", [1], 1), ("dp", [2], 2), ("dp", [8], 8), ("dp", [4, 4], 8), ("gc", [2, 2], 4), ("zero-dp", [8], 8),
+         ("zero-dp", [1, 1], 2), ("zero-offload", [1], 8), ("zero-offload", [4], 4), ("zero-offload", [2, 2], 32),
+         ("ga", [8, 8], 16), ("zero-offload", [8], 64)]
+
+
+def placement(counts):
+    return {f"rack0-m{i}": k for i, k in enumerate(counts)}
+
+
+def synthetic(rubick, params, model="bert", cases=CASES):
+    pm = PerfModel(rubick, {model: params})
+    out = []
+    for name, counts, cpus in cases:
+        p = parse_plan(name, sum(counts))
+        out.append(Sample(p, placement(counts), cpus, pm.throughput(model, p, placement(counts), cpus)))
+    return out
+
+
+def test_fit_recovers_known_parameters(rubick):
+    samples = synthetic(rubick, TRUE)
+    res = fit(get_model("bert"), samples, rubick, seed=0, starts=4)
+    assert res.rmsle < 1e-4 and res.max_error < 1e-4
+    for name, true in TRUE.to_dict().items():
+        assert getattr(res.params, name) == pytest.approx(true, rel=0.02), name
+
+
+def test_fit_is_deterministic(rubick):
+    samples = synthetic(rubick, TRUE)[:10]
+    a = fit(get_model("bert"), samples, rubick, seed=3, starts=3)
+    b = fit(get_model("bert"), samples, rubick, seed=3, starts=3)
+    assert a.params == b.params and a.rmsle == b.rmsle
+
+
+def test_fit_needs_seven_samples_and_three_offload(rubick):
+    samples = synthetic(rubick, TRUE)
+    with pytest.raises(SpecError, match="7 samples"):
+        fit(get_model("bert"), samples[:6], rubick)
+    no_off = [s for s in samples if s.plan.zero.value != "zero-offload"]
+    with pytest.raises(SpecError, match="ZeRO-Offload"):
+        fit(get_model("bert"), no_off, rubick)
+    res = fit(get_model("bert"), no_off, rubick, require_offload=False, starts=2)
+    assert res.n_samples == len(no_off)
+
+
+def test_rmsle_hand_computed(rubick):
+    samples = synthetic(rubick, TRUE)
+    assert rmsle(get_model("bert"), TRUE, samples, rubick) == pytest.approx(0.0, abs=1e-12)
+    doubled = [Sample(s.plan, s.placement, s.cpus, 2 * s.throughput) for s in samples]
+    import math
+
+    assert rmsle(get_model("bert"), TRUE, doubled, rubick) == pytest.approx(math.log(2))
+
+
+def test_online_refitter(rubick):
+    wrong = PerfParams(k_bwd=3.0, k_sync=1.0, k_opt=1e-3, k_opt_off=2e-2, k_off=1.0, k_swap=1.0, k_const=0.2)
+    pm = PerfModel(rubick, {"bert": wrong})
+    truth = synthetic(rubick, TRUE)
+    r = OnlineRefitter(pm, "bert", threshold=0.05, starts=2)
+    fired = [r.observe(s.plan, s.placement, s.cpus, s.throughput) for s in truth]
+    assert not any(fired[:6])           # fewer than 7 samples: no refit yet
+    assert r.refits >= 1 and fired[6]
+    s = truth[-1]
+    assert r.relative_error(s) < 0.05   # the installed parameters now predict the data
+    assert pm.params_for("bert") != wrong
+    # an observation within the threshold does not refit
+    before = r.refits
+    assert r.observe(s.plan, s.placement, s.cpus, pm.throughput("bert", s.plan, s.placement, s.cpus)) is False
+    assert r.refits == before
+
+
+def test_refitter_threshold_validated(rubick):
+    with pytest.raises(SpecError):
+        OnlineRefitter(PerfModel(rubick), "bert", threshold=0)
