@@ -139,8 +139,9 @@ def render(results: dict[str, ValidationResult], skipped: dict[str, str], fit_ro
         "  for `881 @ 88888888`); point-to-point latency and pipeline bubbles beyond 1F1B's `m + p - 1` are",
         "  not in the model.",
         "* **Unknown plan details.** GA steps are not recorded (we assume 2, `DEFAULT_GA_STEPS`); PP",
-        "  micro-batches are not recorded (we assume 2 x PP); the global batch of LLaMA-7B/30B is not",
-        "  recorded (zoo: 32); `llama7b_bsz16` uses global batch 16.",
+        "  micro-batches are not recorded (we assume 2 x PP, lowered to the largest divisor of the",
+        "  per-replica batch `b / d` so that a micro-batch holds at least one sample); the global batch",
+        "  of LLaMA-7B/30B is not recorded (zoo: 32); `llama7b_bsz16` uses global batch 16.",
     ]
     for k, v in results.items():
         notes = sorted({r.note for r in v.rows if r.note})

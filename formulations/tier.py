@@ -18,7 +18,9 @@ Objective *max-throughput*: :math:`\max \sum_j g_j \big(e^M_j \sum_m a_{jm} + e^
 all): :math:`\min \sum_j g_j\, o_j(\ell_j)`. The chosen level is never below the placement's real
 tier, and overheads are monotone, so the optimum equals the optimum over real tiers (the
 objective is always recomputed from the real tiers). **Symmetry**: machines of one rack with
-equal free GPUs are ordered by load.
+equal free GPUs are ordered by load; identical jobs (equal demand and overheads) are ordered by
+their objective terms. A per-rack gate :math:`\sum_{m \in r} x_{jm} \le g_j(\sum_{m\in r} a_{jm}
++ b_{jr} + n_j)` tightens the relaxation.
 """
 
 from __future__ import annotations
@@ -129,11 +131,13 @@ class TierFormulation:
         used = {m: LinExpr() for m in mach}
         obj = LinExpr()
         data: dict[str, Any] = {"a": {}, "b": {}, "n": {}, "x": {}}
+        contrib: dict[str, LinExpr] = {}
         for job in inst.base.jobs:
             g = job.requested.gpus
             o = inst.overhead[job.id]
             coef = [g / (1 + v) if maxim else g * v for v in o]
             choice = LinExpr()
+            cj = contrib[job.id] = LinExpr()
             gate: dict[str, LinExpr] = {m: LinExpr() for m in mach}
             for m in mach:
                 if g <= inst.free_gpus(m):
@@ -142,12 +146,14 @@ class TierFormulation:
                     choice.add_term(a.index, 1)
                     gate[m].add_term(a.index, 1)
                     obj.add_term(a.index, coef[0])
+                    cj.add_term(a.index, coef[0])
             for r, ms in racks.items():
                 if len(ms) > 1 and g <= sum(inst.free_gpus(m) for m in ms):
                     b = mdl.binary(f"b[{job.id},{r}]")
                     data["b"][job.id, r] = b
                     choice.add_term(b.index, 1)
                     obj.add_term(b.index, coef[1])
+                    cj.add_term(b.index, coef[1])
                     for m in ms:
                         gate[m].add_term(b.index, 1)
             if len(racks) > 1 and g <= total:
@@ -155,6 +161,7 @@ class TierFormulation:
                 data["n"][job.id] = n
                 choice.add_term(n.index, 1)
                 obj.add_term(n.index, coef[2])
+                cj.add_term(n.index, coef[2])
                 for m in mach:
                     gate[m].add_term(n.index, 1)
             if inst.mode is TierMode.MIN_OVERHEAD:
@@ -190,6 +197,15 @@ class TierFormulation:
         for m in mach:
             if used[m].terms:
                 mdl.add(used[m] <= inst.free_gpus(m), f"cap[{m}]")
+        # identical jobs (same demand and overheads) are interchangeable: order their objective terms
+        twins: dict[tuple, list[str]] = defaultdict(list)
+        for job in inst.base.jobs:
+            twins[(job.requested.gpus, inst.overhead[job.id])].append(job.id)
+        for ids in twins.values():
+            for j1, j2 in zip(ids, ids[1:], strict=False):
+                e = contrib[j1] - contrib[j2]
+                if e.terms:
+                    mdl.add(e >= 0 if maxim else e <= 0, f"twins[{j1},{j2}]")
         for ms in racks.values():
             by_free: dict[int, list[str]] = defaultdict(list)
             for m in ms:

@@ -4,7 +4,8 @@ A plan ``(d, t, p, m, a, gc, zero)`` is valid for ``g`` GPUs split as ``counts``
 
 * ``d * t * p = g``; TP and PP only for models that use them (``ModelSpec.allow_3d``: the paper's
   evaluation gives TP/PP to models of >= 1B parameters only);
-* ``t`` divides every machine's GPU count (a TP group never crosses machines) and the hidden size;
+* ``t`` divides every machine's GPU count (a TP group never crosses machines), the hidden size and the
+  number of attention heads (Megatron);
 * ``p`` divides the layers; ``m`` (1F1B micro-batches, PP only) divides the per-replica batch ``b / d``;
 * GA steps ``a`` in 1, 2, 4, ... (without PP), with the global batch divisible by ``d * a * m``;
 * ZeRO (DP or Offload) only without TP/PP and for models that use it (``allow_zero``);
@@ -43,7 +44,8 @@ def structural_table(spec: ModelSpec, gpus: int, tp_group_limit: int, global_bat
     rows: list[tuple[int, ...]] = []
     tps = [t for t in _divisors(tp_group_limit) if gpus % t == 0] if spec.allow_3d else [1]
     if spec.family == "transformer":
-        tps = [t for t in tps if spec.hidden % t == 0]
+        # Megatron splits attention heads and the hidden size across the TP group
+        tps = [t for t in tps if spec.hidden % t == 0 and spec.heads % t == 0]
     for t in tps:
         pps = [p for p in _divisors(gpus // t) if spec.layers % p == 0] if spec.allow_3d else [1]
         for p in pps:
@@ -98,6 +100,8 @@ def structural_problem(spec: ModelSpec, plan: ExecutionPlan, counts, global_batc
         return f"{spec.name} does not use TP/PP"
     if any(c % plan.tp for c in counts if c):
         return f"TP degree {plan.tp} does not divide the per-machine GPU counts {sorted(counts)}"
+    if spec.family == "transformer" and (spec.heads % plan.tp or spec.hidden % plan.tp):
+        return f"TP degree {plan.tp} does not divide {spec.heads} attention heads and hidden size {spec.hidden}"
     if spec.layers % plan.pp:
         return f"PP degree {plan.pp} does not divide {spec.layers} layers"
     if plan.zero is not ZeroMode.NONE and (plan.tp > 1 or plan.pp > 1 or not spec.allow_zero):

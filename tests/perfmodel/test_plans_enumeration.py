@@ -56,3 +56,17 @@ def test_enumeration_invariants(rubick, model, place):
     assert (best is None) == (not plans)
     if best:
         assert best[0] in plans
+
+
+def test_tp_degree_must_divide_attention_heads():
+    """T5 has 16 heads: TP 5 on 5 GPUs is not a Megatron configuration, TP 4 is."""
+    from perfmodel import ExecutionPlan, PerfModel
+    from topology import preset
+
+    c = preset("rubick-64")
+    pm = PerfModel(c)
+    m = c.machines[0]
+    plans = pm.enumerate_plans("t5", {m: 5}, cpus=8)
+    assert all(p.tp != 5 for p in plans)  # 5 divides the hidden size 1280 but not the 16 heads
+    assert any(p.tp == 4 for p in pm.enumerate_plans("t5", {m: 4}, cpus=8))
+    assert ExecutionPlan(tp=5) not in plans
