@@ -222,10 +222,17 @@ def pareto(opts: list[JobOption]) -> list[JobOption]:
     return keep
 
 
+def equal_split(gpus: int, cpus: int, machines: int, tp: int) -> bool:
+    """Whether a shape splits evenly over its machines with whole TP groups (what :class:`JobOption`
+    represents)."""
+    return gpus % machines == 0 and cpus % machines == 0 and (gpus // machines) % tp == 0
+
+
 class _PerfOptions:
-    """Option tables from :class:`perfmodel.PerfModel` (cached per model): the model's Pareto options,
-    re-filtered with machines spanned as a cost, plus the requested shape (plain DP, canonical
-    placement) so that the reference throughput is in the table."""
+    """Option tables from :class:`perfmodel.PerfModel` (cached per model): the model's Pareto options
+    that split evenly over their machines (uneven splits such as 8 + 4 GPUs are not representable
+    here and are left out), re-filtered with machines spanned as a cost, plus the requested shape
+    (plain DP, canonical placement) so that the reference throughput is in the table."""
 
     def __init__(self, cluster: Cluster, max_gpus: int) -> None:
         from perfmodel import PerfModel
@@ -243,7 +250,8 @@ class _PerfOptions:
         if model not in self.cache:
             self.cache[model] = pareto([JobOption(o.gpus, o.cpus, o.machines, round(o.throughput, 6), o.plan,
                                                   round(o.host_mem_gb, 3))
-                                        for o in self.pm.options(model, max_gpus=self.max_gpus)])
+                                        for o in self.pm.options(model, max_gpus=self.max_gpus)
+                                        if equal_split(o.gpus, o.cpus, o.machines, o.plan.tp)])
         opts = list(self.cache[model])
         n = -(-g // per_machine)
         cpus = 4 * g

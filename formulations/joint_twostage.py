@@ -84,6 +84,7 @@ class JointTwoStage:
         status = {Termination.OPTIMAL: SolutionStatus.OPTIMAL, Termination.FEASIBLE_AT_LIMIT: SolutionStatus.FEASIBLE,
                   Termination.INFEASIBLE: SolutionStatus.INFEASIBLE}.get(term, SolutionStatus.UNDETERMINED)
         viol = tuple(JointFormulation().verify(inst, alloc)) if alloc is not None else None
+        threads = {"cpsat": params.effective_threads, "cbc": params.effective_threads, "scip": 1, "scipy": 1}
         return SolveResult(self.name, be.name, be.version(), term, status, "max", obj, obj, bound, build_s,
-                           total_s - build_s, params.effective_threads if be.name == "cpsat" else None, params.seed,
+                           total_s - build_s, threads.get(be.name), params.seed,
                            allocation=alloc, solution=alloc, notes=tuple(notes), violations=viol)

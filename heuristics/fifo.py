@@ -13,12 +13,13 @@ over the whole cluster. Per-machine shares are
 multiples of the plan's TP degree; CPUs and memory are split in proportion to GPUs. On clusters that
 mix GPU memory sizes, a job only goes to machines whose GPUs hold its plan (perf model's estimate).
 
-A pass costs O(jobs started + 1) queue steps, each O(max GPUs per machine) for one-machine jobs.
+A pass costs O(jobs started + 1) queue steps, each O(max GPUs per machine) for one-machine jobs
+(:class:`PassState` buckets the machines touched earlier in the pass by their remaining GPUs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 
 from perfmodel.memory import plan_gpu_memory_gb
 from perfmodel.plans import ExecutionPlan
@@ -27,8 +28,6 @@ from scheduling.allocation import JobAllocation
 from scheduling.job import Job
 from scheduling.policy import ClusterView, Decision, split_resources
 from scheduling.resources import Resources
-
-_ZERO = Resources()
 
 
 class FifoPolicy:
@@ -50,17 +49,17 @@ class FifoPolicy:
         if self._mixed is None:
             c = view.cluster
             self._mixed = len({c.machine(m).gpu_memory_gb for m in c.machines if c.machine(m).gpus}) > 1
-        taken: dict[str, Resources] = {}
+        ps = PassState(view)
         starts: dict[str, JobAllocation] = {}
         left = idx.total
         for jv in view.queue():
             job = jv.job
             if job.requested.gpus <= left:
                 need = self._need(job) if self._mixed else 0.0
-                placement = place_consolidated(view, job, taken, min_gpu_mem=need)
+                placement = place_consolidated(view, job, ps, min_gpu_mem=need)
                 if placement is not None:
                     for m, r in placement.items():
-                        taken[m] = taken.get(m, _ZERO) + r
+                        ps.take(m, r)
                     left -= job.requested.gpus
                     plan = job.plan
                     if plan is None:
@@ -86,58 +85,93 @@ class FifoPolicy:
         return need
 
 
-def _effective(view: ClusterView, m: str, taken: Mapping[str, Resources]) -> Resources:
-    t = taken.get(m)
-    return view.free(m) if t is None else view.free(m) - t
+class PassState:
+    """What one decision pass has tentatively taken, on top of the view's free resources.
+
+    Touched machines are bucketed by their remaining free GPUs, so best-fit among them costs
+    O(max GPUs per machine), not O(machines touched): a pass that starts k jobs costs O(k).
+    """
+
+    __slots__ = ("view", "eff", "buckets", "rack_taken", "_cap")
+
+    def __init__(self, view: ClusterView) -> None:
+        self.view = view
+        self._cap = view.cluster.max_gpus_per_machine
+        self.eff: dict[str, Resources] = {}            # effective free resources of touched machines
+        self.buckets: list[dict[str, None]] = [dict() for _ in range(self._cap + 1)]
+        self.rack_taken: dict[str, int] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.eff)
+
+    def __contains__(self, machine: object) -> bool:
+        return machine in self.eff
+
+    def free(self, machine: str) -> Resources:
+        e = self.eff.get(machine)
+        return e if e is not None else self.view.free(machine)
+
+    def take(self, machine: str, r: Resources) -> None:
+        """Tentatively use ``r`` on ``machine`` (negative amounts give resources back)."""
+        old = self.free(machine)
+        if machine in self.eff:
+            del self.buckets[min(old.gpus, self._cap)][machine]
+        new = old - r
+        self.eff[machine] = new
+        self.buckets[min(max(new.gpus, 0), self._cap)][machine] = None
+        rack = self.view.index.rack_of(machine)
+        self.rack_taken[rack] = self.rack_taken.get(rack, 0) + r.gpus
+
+    def best_touched(self, gpus: int, accept: Callable[[str], bool] | None, below: int | None) -> str | None:
+        """The touched machine with the fewest free GPUs ``>= gpus`` (and ``< below``) that ``accept``s."""
+        for k in range(gpus, min(self._cap, (below or self._cap + 1) - 1) + 1):
+            for m in self.buckets[k]:
+                if accept is None or accept(m):
+                    return m
+        return None
 
 
-def place_consolidated(view: ClusterView, job: Job, taken: Mapping[str, Resources], *,
+def place_consolidated(view: ClusterView, job: Job, ps: PassState, *,
                        min_gpu_mem: float = 0.0) -> dict[str, Resources] | None:
-    """A consolidated placement of ``job`` on the free resources minus ``taken``, on machines whose
+    """A consolidated placement of ``job`` on the free resources left by ``ps``, on machines whose
     GPUs have at least ``min_gpu_mem`` GB, or ``None``."""
     g = job.requested.gpus
     idx = view.index
     cluster = view.cluster
     if g <= cluster.max_gpus_per_machine:
         need = job.requested
-        if not taken and not min_gpu_mem:  # fast path: nothing placed yet in this pass
-            if need.cpus == 0 and need.mem_gb == 0:
-                best = idx.best_fit(g)
-            else:
-                best = idx.best_fit(g, accept=lambda m: need <= view.free(m))
-            return {best: need} if best is not None else None
+        simple = need.cpus == 0 and need.mem_gb == 0 and not min_gpu_mem
 
         def fits(m: str) -> bool:
-            return need <= _effective(view, m, taken) and (
-                not min_gpu_mem or cluster.machine(m).gpu_memory_gb >= min_gpu_mem)
+            return need <= ps.free(m) and (not min_gpu_mem or cluster.machine(m).gpu_memory_gb >= min_gpu_mem)
 
-        best = idx.best_fit(g, accept=lambda m: m not in taken and fits(m))
-        best_free = idx.machine(best) if best is not None else None
-        for m in taken:  # machines touched earlier in this pass
-            eff = _effective(view, m, taken)
-            if eff.gpus >= g and fits(m) and (best_free is None or eff.gpus < best_free):
-                best, best_free = m, eff.gpus
+        if not ps:  # fast path: nothing placed yet in this pass
+            best = idx.best_fit(g) if simple else idx.best_fit(g, accept=fits)
+            return {best: need} if best is not None else None
+        untouched = ps.eff.__contains__
+        best = idx.best_fit(g, accept=(lambda m: not untouched(m)) if simple else
+                            (lambda m: not untouched(m) and fits(m)))
+        touched = ps.best_touched(g, None if simple else fits, idx.machine(best) if best is not None else None)
+        best = touched if touched is not None else best
         return {best: need} if best is not None else None
     tp = job.requested_plan.tp
-    rack_free = {r: idx.rack(r) for r in cluster.racks}
-    for m, t in taken.items():
-        rack_free[idx.rack_of(m)] -= t.gpus
+    rack_free = {r: idx.rack(r) - ps.rack_taken.get(r, 0) for r in cluster.racks}
     racks = sorted((r for r, k in rack_free.items() if k >= g), key=lambda r: (rack_free[r], r))
+
     def usable(ms: list[str]) -> list[str]:
         return [m for m in ms if cluster.machine(m).gpu_memory_gb >= min_gpu_mem] if min_gpu_mem else ms
 
     for rack in racks:
-        p = _fill(view, job, usable(idx.machines_by_free(rack)), taken, tp)
+        p = _fill(job, usable(idx.machines_by_free(rack)), ps, tp)
         if p is not None:
             return p
-    return _fill(view, job, usable(idx.machines_by_free()), taken, tp)
+    return _fill(job, usable(idx.machines_by_free()), ps, tp)
 
 
-def _fill(view: ClusterView, job: Job, machines: list[str], taken: Mapping[str, Resources],
-          tp: int) -> dict[str, Resources] | None:
+def _fill(job: Job, machines: list[str], ps: PassState, tp: int) -> dict[str, Resources] | None:
     """Fewest machines, least fragmentation: while the rest fits on one machine, take the best fit for
     it; otherwise take the machine with the most free GPUs (ties: cluster order)."""
-    free = {m: _effective(view, m, taken).gpus for m in machines}
+    free = {m: ps.free(m).gpus for m in machines}
     free = {m: k - k % tp for m, k in free.items() if k - k % tp > 0}
     counts: dict[str, int] = {}
     need = job.requested.gpus
@@ -155,6 +189,6 @@ def _fill(view: ClusterView, job: Job, machines: list[str], taken: Mapping[str, 
         return None
     placement = split_resources(job, counts)
     for m, r in placement.items():
-        if not r <= _effective(view, m, taken):
+        if not r <= ps.free(m):
             return None
     return placement

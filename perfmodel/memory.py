@@ -20,6 +20,7 @@ Host memory of a job: ``HOST_GB_PER_GPU`` per GPU worker (ours) + with ZeRO-Offl
 
 from __future__ import annotations
 
+from functools import lru_cache
 from types import MappingProxyType
 
 import numpy as np
@@ -88,11 +89,14 @@ def plan_host_memory_gb(spec: ModelSpec, plan: ExecutionPlan) -> float:
     return float(host_memory_bytes(spec, gpus=plan.gpus, zero=_Z[plan.zero])) / GB_BYTES
 
 
+@lru_cache(maxsize=65536)
 def plan_memory_violation(model_name: str, global_batch: int | None, plan: ExecutionPlan,
                           gpu_memory_gb: float) -> str | None:
     """A message if ``plan`` does not fit GPUs of ``gpu_memory_gb`` GB, else None.
 
-    None also when the model is unknown to the zoo (nothing to check against).
+    None also when the model is unknown to the zoo (nothing to check against). A pure function of
+    immutable arguments (the zoo is read-only), so it is memoised: the simulator verifies every
+    started job and sees the same (model, batch, plan, GPU) combinations over and over.
     """
     if resolve_name(model_name) is None:
         return None

@@ -20,8 +20,9 @@ LEAF_COMMANDS = {
     "solve": solve_command,
     "simulate": simulate_command,
 }
-COMMANDS: dict[str, typer.Typer] = {}
-COMMANDS["perf"] = perf_app
+COMMANDS: dict[str, typer.Typer] = {
+    "perf": perf_app,
+}
 
 
 def build_app() -> typer.Typer:
@@ -35,22 +36,12 @@ def build_app() -> typer.Typer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: user errors (:class:`SchedlabError`) print one clear line and exit 2."""
+    """Entry point. Typer runs in standalone mode (usage errors exit 2 with its message, ``typer.Exit``
+    codes are kept, Ctrl-C aborts); schedlab's own errors (:class:`SchedlabError`) print one clear
+    ``error: ...`` line and exit 2. Anything else is a bug and keeps its traceback."""
     app = build_app()
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="schedlab")
     except SchedlabError as e:
         typer.echo(f"error: {e}", err=True)
         sys.exit(2)
-    except typer.Exit as e:
-        sys.exit(e.exit_code)
-    except typer.Abort:
-        typer.echo("aborted", err=True)
-        sys.exit(130)
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
-        raise

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from benchmarks.simulator import CostModel, Recorder, simulate
 from heuristics import POLICIES
-from heuristics.fifo import place_consolidated
+from heuristics.fifo import PassState, place_consolidated
 from perfmodel.plans import ExecutionPlan
 from scheduling import Job, JobAllocation, Resources
 from scheduling.policy import ClusterView, Decision, JobStatus, Timer
@@ -34,7 +34,7 @@ class ChaosPolicy:
     def schedule(self, view: ClusterView) -> Decision:
         rng = self.rng
         preempt, start = [], {}
-        taken: dict[str, Resources] = {}
+        ps = PassState(view)
         for jv in list(view.running()):
             if jv.status is JobStatus.CHECKPOINTING:
                 continue
@@ -46,14 +46,14 @@ class ChaosPolicy:
                 m = next(iter(jv.allocation.placement))
                 if jv.allocation.gpus > 1:
                     start[jv.id] = JobAllocation(jv.id, ExecutionPlan(dp=1), {m: Resources(1)})
-                    for mm, r in jv.allocation.placement.items():
-                        taken[mm] = taken.get(mm, Resources()) - r + (Resources(1) if mm == m else Resources())
+                    for mm, r in jv.allocation.placement.items():  # give back all but one GPU
+                        ps.take(mm, Resources(-r.gpus, -r.cpus, -r.mem_gb) + (Resources(1) if mm == m else Resources()))
         for jv in view.queue():
             if rng.random() < 0.7:
-                p = place_consolidated(view, jv.job, taken)
+                p = place_consolidated(view, jv.job, ps)
                 if p is not None:
                     for m, r in p.items():
-                        taken[m] = taken.get(m, Resources()) + r
+                        ps.take(m, r)
                     start[jv.id] = JobAllocation(jv.id, jv.job.requested_plan, p)
         waiting = view.queue_length > len([j for j in start if view.job(j).status is JobStatus.QUEUED])
         timers = ()

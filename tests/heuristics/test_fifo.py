@@ -117,3 +117,18 @@ def test_mixed_gpu_memory_places_jobs_where_their_plan_fits():
     gpu_mem = {m: c.machine(m).gpu_memory_gb for m in c.machines}
     assert [gpu_mem[m] for m in pol.placements["big"]] == [80.0]
     assert [gpu_mem[m] for m in pol.placements["small"]] == [16.0]  # best fit for a job with no model
+
+
+def test_best_fit_within_one_pass():
+    """Jobs started in the same pass see each other's GPUs: best fit among touched machines."""
+    c = preset("tiresias-60")
+    jobs = [rjob("a", 3, 100), rjob("b", 2, 100), rjob("c", 1, 100), rjob("d", 1, 100), rjob("e", 2, 100)]
+    pol = Recording(c)
+    simulate(c, jobs, pol, semantics="tiresias")
+    p = pol.placements
+    ma, mb = next(iter(p["a"])), next(iter(p["b"]))
+    assert ma != mb
+    assert p["c"] == {ma: 1}   # the machine a left with 1 free GPU
+    assert p["d"] == {mb: 1}   # b's machine has 2 free: better than an empty one
+    me = next(iter(p["e"]))
+    assert me not in (ma, mb)  # a and b's machines are full now (4 and 3 used); e needs 2
