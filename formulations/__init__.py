@@ -56,7 +56,7 @@ def _direct(factory: Callable[[], Formulation]) -> Solver:
 
 
 def _pop(k: int) -> Solver:
-    return lambda inst, backend, params: POP(k, parallel=params.threads > 1).solve(inst, backend, params)
+    return lambda inst, backend, params: POP(k, parallel=params.effective_threads > 1).solve(inst, backend, params)
 
 
 #: method name -> (instance kind, solver(inst, backend, params))

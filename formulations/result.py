@@ -54,20 +54,21 @@ def machine_cores() -> int:
 class SolveParams:
     """``time_limit_s`` (wall clock), ``deterministic_limit`` (CP-SAT deterministic seconds),
     ``node_limit`` (branch-and-bound nodes: HiGHS, SCIP, CBC, scipy), ``rel_gap`` (stop when the
-    relative gap is at most this), ``threads`` (clamped to the machine's cores), ``seed``,
+    relative gap is at most this), ``threads`` (``None`` = every core of the machine, as CP-SAT wants;
+    an explicit number is clamped to the cores, never more), ``seed``,
     ``warm_start`` (an allocation, e.g. from a heuristic, given to backends that take hints)."""
 
     time_limit_s: float | None = None
     deterministic_limit: float | None = None
     node_limit: int | None = None
     rel_gap: float = 1e-6
-    threads: int = 1
+    threads: int | None = None
     seed: int = 0
     warm_start: Allocation | None = None
     verbose: bool = False
 
     def __post_init__(self) -> None:
-        if self.threads < 1:
+        if self.threads is not None and self.threads < 1:
             raise ValueError(f"threads must be >= 1, got {self.threads}")
         if self.time_limit_s is not None and self.time_limit_s <= 0:
             raise ValueError(f"time_limit_s must be > 0, got {self.time_limit_s}")
@@ -76,7 +77,8 @@ class SolveParams:
 
     @property
     def effective_threads(self) -> int:
-        return min(self.threads, machine_cores())
+        cores = machine_cores()
+        return cores if self.threads is None else min(self.threads, cores)
 
     @property
     def limited(self) -> bool:

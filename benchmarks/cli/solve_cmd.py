@@ -28,7 +28,7 @@ def solve_command(
     method: str = typer.Option(..., "--method", help=f"Formulation: {', '.join(METHODS)}."),
     backend: str = typer.Option("cpsat", "--backend", help=f"Solver backend: {', '.join(BACKENDS)}."),
     time_limit: float | None = typer.Option(60.0, "--time-limit", help="Wall-clock limit in seconds."),
-    threads: int = typer.Option(1, "--threads", min=1, help="Solver threads (clamped to the cores)."),
+    threads: int | None = typer.Option(None, "--threads", min=1, help="Solver threads (default: every core; clamped to the cores)."),
     source: str = typer.Option("synthetic", "--source",
                                help="Joint option tables: synthetic or perfmodel (PerfModel.options)."),
     save: Path | None = typer.Option(None, "--save", help="Also write the (generated) instance here."),

@@ -11,7 +11,7 @@ from formulations.backends.cpsat import integerise
 from formulations.model import Model, lsum
 from formulations.result import SolveParams, Termination, relative_gap
 
-P = SolveParams(time_limit_s=30, seed=1)
+P = SolveParams(threads=1, time_limit_s=30, seed=1)
 
 
 def knapsack() -> Model:
@@ -115,7 +115,7 @@ def test_limited_run_never_claims_a_wrong_optimum(name, need_backend):
 
     m = build()
     exact = need_backend("highs").solve(m, P)
-    params = SolveParams(node_limit=1, deterministic_limit=0.01, seed=1)
+    params = SolveParams(threads=1, node_limit=1, deterministic_limit=0.01, seed=1)
     r = be.solve(m, params)
     assert r.termination in (Termination.OPTIMAL, Termination.FEASIBLE_AT_LIMIT, Termination.NO_SOLUTION_AT_LIMIT)
     if r.values is not None:
@@ -138,7 +138,7 @@ def test_cpsat_intervals_cumulative(need_backend):
     i1, i2 = m.interval(s1, e1, 3), m.interval(s2, e2, 2)
     m.cumulative([i1, i2], [1, 1], 1)
     m.minimize(e1 + e2)
-    r = be.solve(m, SolveParams(deterministic_limit=5, seed=0))
+    r = be.solve(m, SolveParams(threads=1, deterministic_limit=5, seed=0))
     assert r.termination is Termination.OPTIMAL and r.primal_bound == pytest.approx(7.0)
 
 

@@ -24,7 +24,7 @@ from scheduling import Allocation, Instance, Job, JobAllocation, JobClass, Resou
 from scheduling.state import ClusterState
 from topology.errors import SolverError
 
-P = SolveParams(time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
 
 
 def opt(g, c, n, t):
@@ -179,7 +179,7 @@ def test_warm_start_from_first_fit(make_cluster):
     inst = generate_joint(cl, 12, seed=5)
     ff = first_fit(inst)
     r = solve(JointFormulation(aggregate=False), inst, "cpsat",
-              SolveParams(deterministic_limit=20, seed=1, warm_start=ff))
+              SolveParams(threads=1, deterministic_limit=20, seed=1, warm_start=ff))
     assert r.termination.has_solution and r.objective >= joint_objective(inst, ff) - 1e-9 and r.verified
 
 

@@ -13,7 +13,7 @@ from formulations.tiresias import TiresiasFormulation, generate_tiresias
 from scheduling import validate_allocation
 from topology import preset
 
-P = SolveParams(time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
 
 
 @pytest.fixture

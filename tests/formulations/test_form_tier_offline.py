@@ -13,7 +13,7 @@ from scheduling import Instance, Job, Resources, validate_allocation
 from topology import preset
 from topology.errors import SolverError, SpecError
 
-P = SolveParams(time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
 
 
 def tier_instance(cluster, mode=TierMode.MAX_THROUGHPUT, extra=True):

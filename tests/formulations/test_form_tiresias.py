@@ -26,7 +26,7 @@ from perfmodel.plans import ExecutionPlan
 from scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
 from topology import preset
 
-P = SolveParams(time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
 
 
 def two_node(cluster):
