@@ -30,7 +30,7 @@ import platform
 import time
 from pathlib import Path
 
-from formulations import (
+from schedlab.formulations import (
     POP,
     JointFormulation,
     JointTwoStage,
@@ -43,10 +43,10 @@ from formulations import (
     relaxation_bound,
     solve,
 )
-from formulations.backends import BACKENDS, get_backend
-from formulations.result import relative_gap
-from topology import preset
-from topology.presets import dally
+from schedlab.formulations.backends import BACKENDS, get_backend
+from schedlab.formulations.result import relative_gap
+from schedlab.topology import preset
+from schedlab.topology.presets import dally
 
 BACKEND_NAMES = [b for b in BACKENDS if get_backend(b).availability().ok]
 

@@ -1,7 +1,7 @@
 """Performance benchmark of the perf model (targets: full GPU x CPU curves of the 7 Rubick models on
 rubick-64 < 1 s; one throughput prediction < 20 us amortised, vectorised).
 
-    /tmp/venv/bin/python -m benchmarks.bench_perfmodel [--repeat 5] [--json]
+    .venv/bin/python -m schedlab.benchmarks.bench_perfmodel [--repeat 5] [--json]
 
 Every figure is the median over ``--repeat`` runs, each from a cold :class:`PerfModel` (empty caches).
 """
@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
-from perfmodel import PerfModel
-from perfmodel.zoo import RUBICK_MODELS
-from topology.presets import preset
+from schedlab.perfmodel import PerfModel
+from schedlab.perfmodel.zoo import RUBICK_MODELS
+from schedlab.topology.presets import preset
 
 
 def _median(fn, repeat: int) -> float:

@@ -2,7 +2,7 @@
 under FIFO. Reports load / convert / simulate wall times, events per second, peak memory (max RSS)
 and events per second per window of the run (flat = a pass does not slow down as jobs finish).
 
-    python -m benchmarks.bench_simulator [--trace PATH] [--policy fifo] [--semantics realistic]
+    python -m schedlab.benchmarks.bench_simulator [--trace PATH] [--policy fifo] [--semantics realistic]
                                          [--load 1.0] [--vc ID] [--profile] [--json]
 
 Skips cleanly (exit 0, a message) when the trace file is absent: the project does not ship it.
@@ -50,11 +50,11 @@ def main(argv: list[str] | None = None) -> int:
               "skipping.")
         return 0
 
-    from benchmarks.simulator import Simulator
-    from benchmarks.workloads import TIRESIAS_MODELS, load_trace, trace_to_jobs
-    from benchmarks.workloads.generators import scale_load
-    from heuristics import POLICIES
-    from topology.presets import load_cluster
+    from schedlab.benchmarks.simulator import Simulator
+    from schedlab.benchmarks.workloads import TIRESIAS_MODELS, load_trace, trace_to_jobs
+    from schedlab.benchmarks.workloads.generators import scale_load
+    from schedlab.heuristics import POLICIES
+    from schedlab.topology.presets import load_cluster
 
     t0 = time.perf_counter()
     tr = load_trace(path, "philly", **({"vc": a.vc} if a.vc else {}))

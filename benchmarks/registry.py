@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from perfmodel.zoo import MODELS
-from topology.presets import PRESETS
+from schedlab.perfmodel.zoo import MODELS
+from schedlab.topology.presets import PRESETS
 
 
 def _clusters() -> Iterable[str]:
@@ -13,25 +13,25 @@ def _clusters() -> Iterable[str]:
 
 
 def _workloads() -> Iterable[str]:
-    from benchmarks.workloads import WORKLOADS
+    from schedlab.benchmarks.workloads import WORKLOADS
 
     return WORKLOADS.keys()
 
 
 def _policies() -> Iterable[str]:
-    from heuristics import POLICIES
+    from schedlab.heuristics import POLICIES
 
     return POLICIES.keys()
 
 
 def _formulations() -> Iterable[str]:
-    from formulations import METHODS
+    from schedlab.formulations import METHODS
 
     return METHODS.keys()
 
 
 def _backends() -> Iterable[str]:
-    from formulations import BACKENDS
+    from schedlab.formulations import BACKENDS
 
     return BACKENDS.keys()
 

@@ -16,30 +16,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from formulations.backends import BACKENDS, get_backend
-from formulations.base import Built, Formulation, solve
-from formulations.io import INSTANCE_KINDS, load_instance, save_instance
-from formulations.joint import JointFormulation, aggregation_ok, relaxation_bound
-from formulations.joint_instance import (
+from schedlab.formulations.backends import BACKENDS, get_backend
+from schedlab.formulations.base import Built, Formulation, solve
+from schedlab.formulations.io import INSTANCE_KINDS, load_instance, save_instance
+from schedlab.formulations.joint import JointFormulation, aggregation_ok, relaxation_bound
+from schedlab.formulations.joint_instance import (
     JobOption,
     JointInstance,
     JointObjective,
     generate_joint,
     joint_objective,
 )
-from formulations.joint_twostage import JointTwoStage
-from formulations.model import LinExpr, Model, lsum
-from formulations.offline import (
+from schedlab.formulations.joint_twostage import JointTwoStage
+from schedlab.formulations.model import LinExpr, Model, lsum
+from schedlab.formulations.offline import (
     OfflineFormulation,
     OfflineInstance,
     OfflineSchedule,
     generate_offline,
     offline_objective,
 )
-from formulations.pop import POP
-from formulations.result import SolutionStatus, SolveParams, SolveResult, Termination, relative_gap
-from formulations.tier import TierFormulation, TierInstance, TierMode, generate_tier, tier_objective
-from formulations.tiresias import (
+from schedlab.formulations.pop import POP
+from schedlab.formulations.result import SolutionStatus, SolveParams, SolveResult, Termination, relative_gap
+from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, generate_tier, tier_objective
+from schedlab.formulations.tiresias import (
     PSJob,
     TiresiasFormulation,
     TiresiasInstance,

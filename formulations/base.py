@@ -12,11 +12,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from formulations.backends import Backend, get_backend, incompatibility
-from formulations.model import Model
-from formulations.result import RawResult, SolutionStatus, SolveParams, SolveResult, Termination
-from scheduling.allocation import Allocation
-from topology.errors import SolverError
+from schedlab.formulations.backends import Backend, get_backend, incompatibility
+from schedlab.formulations.model import Model
+from schedlab.formulations.result import RawResult, SolutionStatus, SolveParams, SolveResult, Termination
+from schedlab.scheduling.allocation import Allocation
+from schedlab.topology.errors import SolverError
 
 
 @dataclass(frozen=True)

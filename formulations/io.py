@@ -9,16 +9,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from perfmodel.plans import parse_plan
-from scheduling.allocation import Allocation, JobAllocation
-from scheduling.instance import Instance
-from scheduling.job import Job, JobClass
-from scheduling.resources import Resources
-from topology.cluster import Cluster
-from topology.errors import SpecError
-from topology.loaders import spec_from_dict
-from topology.presets import PRESETS, preset
-from topology.tiers import Tier
+from schedlab.perfmodel.plans import parse_plan
+from schedlab.scheduling.allocation import Allocation, JobAllocation
+from schedlab.scheduling.instance import Instance
+from schedlab.scheduling.job import Job, JobClass
+from schedlab.scheduling.resources import Resources
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import SpecError
+from schedlab.topology.loaders import spec_from_dict
+from schedlab.topology.presets import PRESETS, preset
+from schedlab.topology.tiers import Tier
 
 
 def cluster_to_dict(c: Cluster) -> dict[str, Any]:

@@ -43,13 +43,18 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from formulations.base import Built
-from formulations.joint_instance import JointInstance, JointObjective, joint_objective, option_throughput
-from formulations.model import LinExpr, Model, lsum
-from scheduling.allocation import Allocation, JobAllocation
-from scheduling.resources import Resources
-from scheduling.verify import validate_allocation
-from topology.errors import SolverError
+from schedlab.formulations.base import Built
+from schedlab.formulations.joint_instance import (
+    JointInstance,
+    JointObjective,
+    joint_objective,
+    option_throughput,
+)
+from schedlab.formulations.model import LinExpr, Model, lsum
+from schedlab.scheduling.allocation import Allocation, JobAllocation
+from schedlab.scheduling.resources import Resources
+from schedlab.scheduling.verify import validate_allocation
+from schedlab.topology.errors import SolverError
 
 
 def _current_option(inst: JointInstance, ja: JobAllocation) -> int | None:
@@ -425,8 +430,8 @@ def class_model(inst: JointInstance, integral: bool) -> tuple[Model, dict[tuple[
 
 def relaxation_bound(inst: JointInstance, backend: str = "highs") -> float | None:
     """Optimal value of :func:`relaxation_model` (an upper bound), ``None`` if the LP was not solved."""
-    from formulations.backends import get_backend
-    from formulations.result import SolveParams, Termination
+    from schedlab.formulations.backends import get_backend
+    from schedlab.formulations.result import SolveParams, Termination
 
     mdl = relaxation_model(inst)
     raw = get_backend(backend).solve(mdl, SolveParams(time_limit_s=120))

@@ -17,15 +17,15 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
-from formulations import io
-from perfmodel.plans import ExecutionPlan, parse_plan
-from scheduling.allocation import Allocation, JobAllocation
-from scheduling.instance import Instance
-from scheduling.job import Job, JobClass
-from scheduling.resources import Resources
-from scheduling.state import ClusterState
-from topology.cluster import Cluster
-from topology.errors import SolverError, SpecError
+from schedlab.formulations import io
+from schedlab.perfmodel.plans import ExecutionPlan, parse_plan
+from schedlab.scheduling.allocation import Allocation, JobAllocation
+from schedlab.scheduling.instance import Instance
+from schedlab.scheduling.job import Job, JobClass
+from schedlab.scheduling.resources import Resources
+from schedlab.scheduling.state import ClusterState
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import SolverError, SpecError
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,14 +235,14 @@ class _PerfOptions:
     (plain DP, canonical placement) so that the reference throughput is in the table."""
 
     def __init__(self, cluster: Cluster, max_gpus: int) -> None:
-        from perfmodel import PerfModel
+        from schedlab.perfmodel import PerfModel
 
         self.pm, self.max_gpus, self.cache = PerfModel(cluster), max_gpus, {}
         self.models = sorted(m for m in self._zoo() if not m.startswith("llama30"))
 
     @staticmethod
     def _zoo():
-        from perfmodel import MODELS
+        from schedlab.perfmodel import MODELS
 
         return MODELS
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from formulations.backends import get_backend
-from formulations.base import solve
-from formulations.joint import JointFormulation, aggregation_ok, class_model
-from formulations.joint_instance import JointInstance, joint_objective
-from formulations.result import SolutionStatus, SolveParams, SolveResult, Termination, relative_gap
+from schedlab.formulations.backends import get_backend
+from schedlab.formulations.base import solve
+from schedlab.formulations.joint import JointFormulation, aggregation_ok, class_model
+from schedlab.formulations.joint_instance import JointInstance, joint_objective
+from schedlab.formulations.result import SolutionStatus, SolveParams, SolveResult, Termination, relative_gap
 
 
 class JointTwoStage:

@@ -25,17 +25,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from formulations import io
-from formulations.base import Built
-from formulations.model import LinExpr, Model
-from perfmodel.plans import ExecutionPlan
-from scheduling.allocation import Allocation, JobAllocation
-from scheduling.instance import Instance
-from scheduling.job import Job
-from scheduling.resources import Resources
-from scheduling.verify import validate_allocation
-from topology.cluster import Cluster
-from topology.errors import SpecError
+from schedlab.formulations import io
+from schedlab.formulations.base import Built
+from schedlab.formulations.model import LinExpr, Model
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling.allocation import Allocation, JobAllocation
+from schedlab.scheduling.instance import Instance
+from schedlab.scheduling.job import Job
+from schedlab.scheduling.resources import Resources
+from schedlab.scheduling.verify import validate_allocation
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import SpecError
 
 
 @dataclass(frozen=True)

@@ -19,17 +19,17 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from formulations import io
-from formulations.base import Formulation, solve
-from formulations.joint import JointFormulation, relaxation_bound
-from formulations.joint_instance import JointInstance
-from formulations.joint_twostage import JointTwoStage
-from formulations.result import SolutionStatus, SolveParams, SolveResult, Termination, relative_gap
-from formulations.tier import TierFormulation, TierInstance, TierMode, tier_relaxation_bound
-from formulations.tiresias import TiresiasFormulation, TiresiasInstance, TiresiasSolution
-from scheduling.allocation import Allocation
-from scheduling.instance import Instance
-from scheduling.resources import Resources
+from schedlab.formulations import io
+from schedlab.formulations.base import Formulation, solve
+from schedlab.formulations.joint import JointFormulation, relaxation_bound
+from schedlab.formulations.joint_instance import JointInstance
+from schedlab.formulations.joint_twostage import JointTwoStage
+from schedlab.formulations.result import SolutionStatus, SolveParams, SolveResult, Termination, relative_gap
+from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, tier_relaxation_bound
+from schedlab.formulations.tiresias import TiresiasFormulation, TiresiasInstance, TiresiasSolution
+from schedlab.scheduling.allocation import Allocation
+from schedlab.scheduling.instance import Instance
+from schedlab.scheduling.resources import Resources
 
 
 def _deal(items: list, k: int) -> list[list]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from scheduling.allocation import Allocation
+from schedlab.scheduling.allocation import Allocation
 
 
 class Termination(Enum):

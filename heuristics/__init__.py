@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from heuristics.fifo import FifoPolicy
-from scheduling.policy import Policy
+from schedlab.heuristics.fifo import FifoPolicy
+from schedlab.scheduling.policy import Policy
 
 POLICIES: dict[str, Callable[..., Policy]] = {
     "fifo": FifoPolicy,

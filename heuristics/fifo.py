@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from perfmodel.memory import plan_gpu_memory_gb
-from perfmodel.plans import ExecutionPlan
-from perfmodel.zoo import get_model, resolve_name
-from scheduling.allocation import JobAllocation
-from scheduling.job import Job
-from scheduling.policy import ClusterView, Decision, split_resources
-from scheduling.resources import Resources
+from schedlab.perfmodel.memory import plan_gpu_memory_gb
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.perfmodel.zoo import get_model, resolve_name
+from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.job import Job
+from schedlab.scheduling.policy import ClusterView, Decision, split_resources
+from schedlab.scheduling.resources import Resources
 
 
 class FifoPolicy:

@@ -6,13 +6,13 @@ Entry point: :class:`PerfModel` (see ``docs/perfmodel.md``). Modules: :mod:`~per
 :mod:`~perfmodel.validation`.
 """
 
-from perfmodel.curves import Curve, ResourceOption
-from perfmodel.facade import DEFAULT_CPUS_PER_GPU_CHOICES, PerfModel
-from perfmodel.memory import plan_gpu_memory_gb, plan_host_memory_gb, plan_memory_violation
-from perfmodel.network import comm_overhead, model_size_bytes, skew, tensor_sizes
-from perfmodel.params import ARTIFACT_PARAMS, PerfParams, default_params
-from perfmodel.plans import DEFAULT_GA_STEPS, ExecutionPlan, ZeroMode, parse_plan
-from perfmodel.zoo import MODELS, ModelSpec, get_model
+from schedlab.perfmodel.curves import Curve, ResourceOption
+from schedlab.perfmodel.facade import DEFAULT_CPUS_PER_GPU_CHOICES, PerfModel
+from schedlab.perfmodel.memory import plan_gpu_memory_gb, plan_host_memory_gb, plan_memory_violation
+from schedlab.perfmodel.network import comm_overhead, model_size_bytes, skew, tensor_sizes
+from schedlab.perfmodel.params import ARTIFACT_PARAMS, PerfParams, default_params
+from schedlab.perfmodel.plans import DEFAULT_GA_STEPS, ExecutionPlan, ZeroMode, parse_plan
+from schedlab.perfmodel.zoo import MODELS, ModelSpec, get_model
 
 __all__ = [
     "ARTIFACT_PARAMS", "DEFAULT_CPUS_PER_GPU_CHOICES", "DEFAULT_GA_STEPS", "MODELS", "Curve", "ExecutionPlan",

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfmodel.environment import Env
-from perfmodel.iteration import overlap
-from perfmodel.plans import ExecutionPlan
+from schedlab.perfmodel.environment import Env
+from schedlab.perfmodel.iteration import overlap
+from schedlab.perfmodel.plans import ExecutionPlan
 
 MIN_CPUS_PER_GPU = 1  # every GPU worker process needs a core (artifact: 1 per GPU, 8 with ZeRO-Offload)
 

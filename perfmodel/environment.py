@@ -25,8 +25,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from topology.cluster import Cluster
-from topology.tiers import Tier
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.tiers import Tier
 
 
 @dataclass(frozen=True, slots=True)

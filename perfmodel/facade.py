@@ -12,13 +12,13 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from perfmodel import curves as cv
-from perfmodel.environment import Env, group_bandwidths, placement_env, shape_placements
-from perfmodel.iteration import PlanArrays, components, iteration_time_scalar, overlap
-from perfmodel.memory import GB_BYTES, host_memory_bytes
-from perfmodel.params import PerfParams, default_params
-from perfmodel.plans import ExecutionPlan
-from perfmodel.search import (
+from schedlab.perfmodel import curves as cv
+from schedlab.perfmodel.environment import Env, group_bandwidths, placement_env, shape_placements
+from schedlab.perfmodel.iteration import PlanArrays, components, iteration_time_scalar, overlap
+from schedlab.perfmodel.memory import GB_BYTES, host_memory_bytes
+from schedlab.perfmodel.params import PerfParams, default_params
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.perfmodel.search import (
     memory_columns,
     plan_to_row,
     row_to_plan,
@@ -26,9 +26,9 @@ from perfmodel.search import (
     structural_table,
     tp_group_limit,
 )
-from perfmodel.zoo import MODELS, ModelSpec, get_model
-from topology.cluster import Cluster
-from topology.errors import PlanError, SpecError
+from schedlab.perfmodel.zoo import MODELS, ModelSpec, get_model
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import PlanError, SpecError
 
 RESOURCES = ("gpu", "cpu")
 DEFAULT_CPUS_PER_GPU_CHOICES = (1, 2, 4, 8, 12)

@@ -25,13 +25,13 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.stats import qmc
 
-from perfmodel.environment import group_bandwidths, placement_env
-from perfmodel.iteration import PlanArrays, iteration_times
-from perfmodel.params import BOUNDS, PARAM_NAMES, PerfParams, default_params
-from perfmodel.plans import ExecutionPlan, ZeroMode
-from perfmodel.zoo import ModelSpec
-from topology.cluster import Cluster
-from topology.errors import SpecError
+from schedlab.perfmodel.environment import group_bandwidths, placement_env
+from schedlab.perfmodel.iteration import PlanArrays, iteration_times
+from schedlab.perfmodel.params import BOUNDS, PARAM_NAMES, PerfParams, default_params
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
+from schedlab.perfmodel.zoo import ModelSpec
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import SpecError
 
 MIN_SAMPLES = 7
 MIN_OFFLOAD_SAMPLES = 3

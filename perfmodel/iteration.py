@@ -30,9 +30,9 @@ from types import MappingProxyType
 
 import numpy as np
 
-from perfmodel.params import PerfParams
-from perfmodel.plans import ExecutionPlan, ZeroMode
-from perfmodel.zoo import ModelSpec
+from schedlab.perfmodel.params import PerfParams
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
+from schedlab.perfmodel.zoo import ModelSpec
 
 ZERO_CODE: MappingProxyType[ZeroMode, int] = MappingProxyType(
     {ZeroMode.NONE: 0, ZeroMode.DP: 1, ZeroMode.OFFLOAD: 2})

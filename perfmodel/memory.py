@@ -25,8 +25,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from perfmodel.plans import ExecutionPlan, ZeroMode
-from perfmodel.zoo import ModelSpec, get_model, resolve_name
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
+from schedlab.perfmodel.zoo import ModelSpec, get_model, resolve_name
 
 RESERVE_GB = 2.0           # framework reserve per GPU (ours)
 HOST_GB_PER_GPU = 4.0      # host memory per GPU worker process (ours)

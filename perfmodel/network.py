@@ -21,13 +21,13 @@ from __future__ import annotations
 from functools import lru_cache
 from types import MappingProxyType
 
-from perfmodel.iteration import PlanArrays, iteration_times
-from perfmodel.params import default_params
-from perfmodel.plans import ExecutionPlan
-from perfmodel.zoo import MODELS, get_model
-from topology.cluster import Cluster
-from topology.errors import SpecError
-from topology.tiers import Tier
+from schedlab.perfmodel.iteration import PlanArrays, iteration_times
+from schedlab.perfmodel.params import default_params
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.perfmodel.zoo import MODELS, get_model
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import SpecError
+from schedlab.topology.tiers import Tier
 
 # Dally Table 1: communication overhead in % of compute time (machine, rack, network).
 DALLY_TABLE1: MappingProxyType[str, tuple[float, float, float]] = MappingProxyType({
@@ -80,7 +80,7 @@ def _tier_placement(cluster: Cluster, tier: Tier, gpus: int) -> dict[str, int]:
 
 @lru_cache(maxsize=4)
 def _reference_cluster() -> Cluster:
-    from topology.presets import preset
+    from schedlab.topology.presets import preset
 
     return preset("dally-2")
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass, fields
 from types import MappingProxyType
 
-from topology.errors import SpecError
+from schedlab.topology.errors import SpecError
 
 PARAM_NAMES: tuple[str, ...] = ("k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const")
 MS_PER_MIB_TO_S_PER_M = 1e-3 * 1e6 / 2**20  # artifact k (ms per 2^20 params) -> ours (s per 10^6 params)

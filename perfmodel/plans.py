@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from topology.errors import PlanError
+from schedlab.topology.errors import PlanError
 
 
 class ZeroMode(Enum):

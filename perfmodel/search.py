@@ -21,9 +21,9 @@ from functools import reduce
 
 import numpy as np
 
-from perfmodel.memory import GB_BYTES, gpu_memory_bytes
-from perfmodel.plans import ExecutionPlan, ZeroMode
-from perfmodel.zoo import ModelSpec
+from schedlab.perfmodel.memory import GB_BYTES, gpu_memory_bytes
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
+from schedlab.perfmodel.zoo import ModelSpec
 
 COLUMNS = ("dp", "tp", "pp", "mb", "ga", "gc", "zero")
 ZEROS = (ZeroMode.NONE, ZeroMode.DP, ZeroMode.OFFLOAD)

@@ -25,14 +25,14 @@ from types import MappingProxyType
 
 import numpy as np
 
-from perfmodel.environment import reference_machines
-from perfmodel.fitting import MIN_OFFLOAD_SAMPLES, Sample, fit, predict
-from perfmodel.memory import plan_memory_violation
-from perfmodel.plans import ExecutionPlan, ZeroMode, parse_plan
-from perfmodel.search import structural_problem
-from perfmodel.zoo import get_model, resolve_name
-from topology.cluster import Cluster
-from topology.errors import PlanError, SpecError
+from schedlab.perfmodel.environment import reference_machines
+from schedlab.perfmodel.fitting import MIN_OFFLOAD_SAMPLES, Sample, fit, predict
+from schedlab.perfmodel.memory import plan_memory_violation
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode, parse_plan
+from schedlab.perfmodel.search import structural_problem
+from schedlab.perfmodel.zoo import get_model, resolve_name
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import PlanError, SpecError
 
 DEFAULT_FIT_ROWS = 7
 OFFLOAD_CPUS_PER_GPU = 8

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from perfmodel import architectures as arch
-from topology.errors import SpecError
+from schedlab.perfmodel import architectures as arch
+from schedlab.topology.errors import SpecError
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Shared vocabulary: resources, jobs, allocations, cluster state, instances, the verifier, errors."""
 
-from scheduling.allocation import Allocation, JobAllocation, single_machine
-from scheduling.errors import (
+from schedlab.scheduling.allocation import Allocation, JobAllocation, single_machine
+from schedlab.scheduling.errors import (
     AllocationError,
     CapacityError,
     PlanError,
@@ -12,11 +12,11 @@ from scheduling.errors import (
     TopologyError,
     TraceError,
 )
-from scheduling.instance import Instance
-from scheduling.job import Job, JobClass
-from scheduling.resources import ZERO, Resources
-from scheduling.state import ClusterState, machine_capacity
-from scheduling.verify import CHECKS, Violation, ViolationKind, assert_valid, validate_allocation
+from schedlab.scheduling.instance import Instance
+from schedlab.scheduling.job import Job, JobClass
+from schedlab.scheduling.resources import ZERO, Resources
+from schedlab.scheduling.state import ClusterState, machine_capacity
+from schedlab.scheduling.verify import CHECKS, Violation, ViolationKind, assert_valid, validate_allocation
 
 __all__ = [
     "CHECKS", "ZERO", "Allocation", "AllocationError", "CapacityError", "ClusterState", "Instance", "Job",

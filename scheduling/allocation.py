@@ -9,9 +9,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from perfmodel.plans import ExecutionPlan
-from scheduling.resources import Resources
-from topology.errors import AllocationError
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling.resources import Resources
+from schedlab.topology.errors import AllocationError
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """The public exception vocabulary (defined in :mod:`topology.errors`, the bottom layer)."""
 
-from topology.errors import (
+from schedlab.topology.errors import (
     AllocationError,
     CapacityError,
     PlanError,

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
-from scheduling.allocation import Allocation
-from scheduling.job import Job
-from scheduling.resources import Resources
-from scheduling.state import machine_capacity
-from topology.cluster import Cluster
-from topology.errors import AllocationError, SpecError
+from schedlab.scheduling.allocation import Allocation
+from schedlab.scheduling.job import Job
+from schedlab.scheduling.resources import Resources
+from schedlab.scheduling.state import machine_capacity
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import AllocationError, SpecError
 
 
 @dataclass(frozen=True)

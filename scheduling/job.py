@@ -9,10 +9,10 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
-from perfmodel.plans import ExecutionPlan
-from scheduling.resources import Resources
-from topology.errors import SpecError
-from topology.tiers import Tier
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling.resources import Resources
+from schedlab.topology.errors import SpecError
+from schedlab.topology.tiers import Tier
 
 
 class JobClass(Enum):

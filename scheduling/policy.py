@@ -25,11 +25,11 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
-from perfmodel.plans import ExecutionPlan
-from scheduling.allocation import JobAllocation
-from scheduling.job import Job
-from scheduling.resources import Resources
-from topology.cluster import Cluster
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.job import Job
+from schedlab.scheduling.resources import Resources
+from schedlab.topology.cluster import Cluster
 
 
 class JobStatus(Enum):

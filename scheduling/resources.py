@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from topology.errors import SpecError
+from schedlab.topology.errors import SpecError
 
 _EPS = 1e-9
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from scheduling.resources import Resources
-from topology.cluster import Cluster
-from topology.errors import AllocationError, CapacityError, TopologyError
+from schedlab.scheduling.resources import Resources
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import AllocationError, CapacityError, TopologyError
 
 
 def machine_capacity(cluster: Cluster, machine: str) -> Resources:

@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-from perfmodel.memory import plan_memory_violation
-from scheduling.allocation import Allocation
-from scheduling.instance import Instance
-from scheduling.resources import Resources
-from topology.errors import PolicyError
+from schedlab.perfmodel.memory import plan_memory_violation
+from schedlab.scheduling.allocation import Allocation
+from schedlab.scheduling.instance import Instance
+from schedlab.scheduling.resources import Resources
+from schedlab.topology.errors import PolicyError
 
 
 class ViolationKind(Enum):
@@ -143,7 +143,7 @@ def check_plan(instance: Instance, allocation: Allocation) -> Iterable[Violation
 
 
 def check_tier(instance: Instance, allocation: Allocation) -> Iterable[Violation]:
-    from topology.tiers import Tier
+    from schedlab.topology.tiers import Tier
 
     nodes = instance.cluster.graph.nodes
     for ja in allocation:

@@ -1,4 +1,5 @@
-"""Imports go one way: topology <- perfmodel <- scheduling <- (formulations, heuristics) <- benchmarks."""
+"""Imports go one way: topology <- perfmodel <- scheduling <- (formulations, heuristics) <- benchmarks,
+all under the ``schedlab`` namespace (a bare ``import topology`` would shadow other projects)."""
 
 import ast
 from pathlib import Path
@@ -17,23 +18,43 @@ LAYERS = {
 
 
 def _imports(path: Path):
+    """``(line, module)`` for every absolute import in ``path``."""
     tree = ast.parse(path.read_text(), filename=str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
-                yield node.lineno, a.name.split(".")[0]
+                yield node.lineno, a.name
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            yield node.lineno, node.module.split(".")[0]
+            yield node.lineno, node.module
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "schedlab" and len(parts) > 1 and parts[1] in LAYERS else None
 
 
 @pytest.mark.parametrize("package", sorted(LAYERS))
 def test_no_upward_or_sideways_imports(package):
     bad = []
     for path in sorted((ROOT / package).rglob("*.py")):
-        for lineno, top in _imports(path):
-            if top in LAYERS and top != package and top not in LAYERS[package]:
+        for lineno, module in _imports(path):
+            top = _layer(module)
+            if top is not None and top != package and top not in LAYERS[package]:
                 bad.append(f"{path.relative_to(ROOT)}:{lineno} imports {top}")
     assert not bad, "layering violations:\n" + "\n".join(bad)
+
+
+def test_every_import_uses_the_namespace():
+    """Code, tests and examples import ``schedlab.topology``, never the bare folder name."""
+    bad = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        if rel.parts[0].startswith(".") or "build" in rel.parts:
+            continue
+        for lineno, module in _imports(path):
+            if module.split(".")[0] in LAYERS:
+                bad.append(f"{rel}:{lineno} imports {module}")
+    assert not bad, "bare layer imports:\n" + "\n".join(bad)
 
 
 def test_no_sys_path_hacks():

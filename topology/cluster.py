@@ -19,9 +19,9 @@ from pathlib import Path
 
 import networkx as nx
 
-from topology.errors import TopologyError
-from topology.spec import ClusterSpec, LinkSpec, MachineSpec
-from topology.tiers import Tier
+from schedlab.topology.errors import TopologyError
+from schedlab.topology.spec import ClusterSpec, LinkSpec, MachineSpec
+from schedlab.topology.tiers import Tier
 
 NETWORK_NODE = "network"
 Placement = Mapping[str, int] | Iterable[str]

@@ -35,9 +35,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from topology.errors import SpecError
-from topology.spec import ClusterSpec, LinkSpec, MachineSpec, gbit_to_gbyte
-from topology.tiers import Tier
+from schedlab.topology.errors import SpecError
+from schedlab.topology.spec import ClusterSpec, LinkSpec, MachineSpec, gbit_to_gbyte
+from schedlab.topology.tiers import Tier
 
 
 class _Strict(BaseModel):

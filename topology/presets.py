@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from topology.cluster import Cluster
-from topology.errors import SpecError
-from topology.loaders import spec_from_dict, spec_from_pai_machines
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import SpecError
+from schedlab.topology.loaders import spec_from_dict, spec_from_pai_machines
 
 
 def _homogeneous(name: str, *, racks: int, machines_per_rack: int, gpus: int, gpu_model: str,
@@ -109,7 +109,7 @@ def preset(name: str, *args, **kwargs) -> Cluster:
 
 def load_cluster(ref: str | Path) -> Cluster:
     """A preset name, ``pai-2020:PATH``, or a spec file (YAML/JSON/Tiresias CSV)."""
-    from topology.loaders import load_spec_file
+    from schedlab.topology.loaders import load_spec_file
 
     s = str(ref)
     if s in PRESETS:

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from topology.errors import SpecError
-from topology.tiers import Tier
+from schedlab.topology.errors import SpecError
+from schedlab.topology.tiers import Tier
 
 
 def gbit_to_gbyte(gbps: float) -> float:

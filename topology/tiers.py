@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from topology.errors import SpecError
+from schedlab.topology.errors import SpecError
 
 
 class Tier(IntEnum):

@@ -7,12 +7,12 @@ import sys
 
 import typer
 
-from benchmarks.cli.list_cmd import list_command
-from benchmarks.cli.perf_cmd import perf_app
-from benchmarks.cli.simulate_cmd import simulate_command
-from benchmarks.cli.solve_cmd import solve_command
-from benchmarks.cli.topology_cmd import topology_command
-from topology.errors import SchedlabError
+from schedlab.benchmarks.cli.list_cmd import list_command
+from schedlab.benchmarks.cli.perf_cmd import perf_app
+from schedlab.benchmarks.cli.simulate_cmd import simulate_command
+from schedlab.benchmarks.cli.solve_cmd import solve_command
+from schedlab.benchmarks.cli.topology_cmd import topology_command
+from schedlab.topology.errors import SchedlabError
 
 LEAF_COMMANDS = {
     "list": list_command,

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from benchmarks.registry import registries
+from schedlab.benchmarks.registry import registries
 
 
 def list_command(format: str = typer.Option("text", "--format", help="text or json")) -> None:

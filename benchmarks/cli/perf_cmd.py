@@ -18,12 +18,12 @@ from pathlib import Path
 
 import typer
 
-from perfmodel import PerfModel
-from perfmodel.fitting import fit
-from perfmodel.validation import DEFAULT_FIT_ROWS, read_samples, validate_directory
-from perfmodel.zoo import get_model
-from topology.errors import SpecError
-from topology.presets import load_cluster
+from schedlab.perfmodel import PerfModel
+from schedlab.perfmodel.fitting import fit
+from schedlab.perfmodel.validation import DEFAULT_FIT_ROWS, read_samples, validate_directory
+from schedlab.perfmodel.zoo import get_model
+from schedlab.topology.errors import SpecError
+from schedlab.topology.presets import load_cluster
 
 DEFAULT_PLACEMENTS = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "rubick" / "placements"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from topology.errors import SpecError
+from schedlab.topology.errors import SpecError
 
 DEFAULT_CLUSTER = {"philly": "philly", "tiresias": "tiresias-60", "rubick": "rubick-64", "pollux": "rubick-64",
                    "sia": "rubick-64", "helios": "dally-8", "generic": None, "pai": None}
@@ -32,8 +32,8 @@ def _clean(x):
 
 def _load_workload(workload, trace, trace_format, vc, start, end, columns, lenient, models, cluster_ref, seed,
                    load, params):
-    from benchmarks import workloads as wl
-    from topology.presets import load_cluster
+    from schedlab.benchmarks import workloads as wl
+    from schedlab.topology.presets import load_cluster
 
     if (workload is None) == (trace is None):
         raise SpecError("give exactly one of --workload NAME or --trace FILE", source="<simulate>", field="workload")
@@ -58,14 +58,14 @@ def _load_workload(workload, trace, trace_format, vc, start, end, columns, lenie
     if fmt in ("pollux", "sia") and params.get("default_duration") is not None:
         options["default_duration"] = params["default_duration"]
     tr = wl.load_trace(trace, fmt, **options)
-    from benchmarks.workloads import generators as gen
+    from schedlab.benchmarks.workloads import generators as gen
 
     if params.get("window") is not None:
         tr = gen.busiest_window(tr, params["window"])
     if params.get("sample") is not None:
         tr = gen.downsample(tr, params["sample"], seed=seed)
     if load != 1.0:
-        from benchmarks.workloads.generators import scale_load
+        from schedlab.benchmarks.workloads.generators import scale_load
 
         tr = scale_load(tr, load)
     pool_attr = MODEL_POOLS.get(models, "missing")
@@ -82,7 +82,7 @@ def _load_workload(workload, trace, trace_format, vc, start, end, columns, lenie
 
         w = replace(w, short_s=800.0)  # Tiresias' testbed bins
     if fmt == "rubick":
-        from scheduling.resources import Resources
+        from schedlab.scheduling.resources import Resources
 
         if any(j.guaranteed for j in w.jobs):
             from dataclasses import replace
@@ -122,10 +122,10 @@ def simulate_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
 ) -> None:
     """Replay a workload on a cluster under one or more policies and report JCT, queueing, makespan..."""
-    from benchmarks.simulator import Recorder, Simulator
-    from benchmarks.simulator import semantics as get_semantics
-    from benchmarks.simulator.costs import cost_model
-    from heuristics import POLICIES
+    from schedlab.benchmarks.simulator import Recorder, Simulator
+    from schedlab.benchmarks.simulator import semantics as get_semantics
+    from schedlab.benchmarks.simulator.costs import cost_model
+    from schedlab.heuristics import POLICIES
 
     sem = get_semantics(semantics)
     cm = cost_model(costs) if costs is not None else None

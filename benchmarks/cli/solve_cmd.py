@@ -8,10 +8,10 @@ from pathlib import Path
 
 import typer
 
-from benchmarks.cli.topology_cmd import OutputFormat
-from formulations import BACKENDS, GENERATORS, METHODS, SolveParams, load_instance, save_instance
-from topology.errors import SolverError, SpecError
-from topology.presets import load_cluster
+from schedlab.benchmarks.cli.topology_cmd import OutputFormat
+from schedlab.formulations import BACKENDS, GENERATORS, METHODS, SolveParams, load_instance, save_instance
+from schedlab.topology.errors import SolverError, SpecError
+from schedlab.topology.presets import load_cluster
 
 #: generator kind -> default cluster preset
 DEFAULT_CLUSTER = {"joint": "rubick-64", "tiresias-placement": "philly", "tier-placement": "dally-2",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from topology.presets import load_cluster
+from schedlab.topology.presets import load_cluster
 
 
 class OutputFormat(StrEnum):

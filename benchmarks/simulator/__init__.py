@@ -1,10 +1,16 @@
 """Discrete-event cluster simulator: event core, rate models, costs, records, metrics."""
 
-from benchmarks.simulator.costs import COSTS, SEMANTICS, CostModel, Semantics, cost_model, semantics
-from benchmarks.simulator.engine import SimResult, Simulator, simulate
-from benchmarks.simulator.metrics import summarize
-from benchmarks.simulator.rates import PerfModelRates, RateModel, RealisticRates, ReferenceRates, TierRates
-from benchmarks.simulator.records import JOB_FIELDS, SERIES_FIELDS, JobRecord, Recorder, Segment
+from schedlab.benchmarks.simulator.costs import COSTS, SEMANTICS, CostModel, Semantics, cost_model, semantics
+from schedlab.benchmarks.simulator.engine import SimResult, Simulator, simulate
+from schedlab.benchmarks.simulator.metrics import summarize
+from schedlab.benchmarks.simulator.rates import (
+    PerfModelRates,
+    RateModel,
+    RealisticRates,
+    ReferenceRates,
+    TierRates,
+)
+from schedlab.benchmarks.simulator.records import JOB_FIELDS, SERIES_FIELDS, JobRecord, Recorder, Segment
 
 __all__ = [
     "COSTS", "JOB_FIELDS", "SEMANTICS", "cost_model", "SERIES_FIELDS", "CostModel", "JobRecord", "PerfModelRates", "RateModel",

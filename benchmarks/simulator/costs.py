@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from topology.errors import SpecError
+from schedlab.topology.errors import SpecError
 
 RUBICK_RECONFIG_S = 78.0  # Rubick, avg measured checkpoint-resume cost
 

@@ -19,16 +19,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from benchmarks.simulator.costs import CostModel, Semantics
-from benchmarks.simulator.costs import semantics as get_semantics
-from benchmarks.simulator.events import EventQueue
-from benchmarks.simulator.metrics import summarize
-from benchmarks.simulator.rates import RateModel, make_rates
-from benchmarks.simulator.records import JobRecord, Recorder, Segment
-from benchmarks.simulator.verifying import verify_decision
-from scheduling.allocation import JobAllocation
-from scheduling.job import Job
-from scheduling.policy import (
+from schedlab.benchmarks.simulator.costs import CostModel, Semantics
+from schedlab.benchmarks.simulator.costs import semantics as get_semantics
+from schedlab.benchmarks.simulator.events import EventQueue
+from schedlab.benchmarks.simulator.metrics import summarize
+from schedlab.benchmarks.simulator.rates import RateModel, make_rates
+from schedlab.benchmarks.simulator.records import JobRecord, Recorder, Segment
+from schedlab.benchmarks.simulator.verifying import verify_decision
+from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.job import Job
+from schedlab.scheduling.policy import (
     ClusterView,
     Decision,
     EventKind,
@@ -39,11 +39,11 @@ from scheduling.policy import (
     Policy,
     SimEvent,
 )
-from scheduling.resources import Resources
-from scheduling.state import ClusterState
-from topology.cluster import Cluster
-from topology.errors import PolicyError, SpecError
-from topology.tiers import Tier
+from schedlab.scheduling.resources import Resources
+from schedlab.scheduling.state import ClusterState
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import PolicyError, SpecError
+from schedlab.topology.tiers import Tier
 
 _RUNNING = JobStatus.RUNNING
 _QUEUED = JobStatus.QUEUED

@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
-from scheduling.policy import EventKind
+from schedlab.scheduling.policy import EventKind
 
 _INF = float("inf")
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from benchmarks.simulator.records import JobRecord
+from schedlab.benchmarks.simulator.records import JobRecord
 
 
 def _stats(values: np.ndarray, prefix: str) -> dict[str, float]:

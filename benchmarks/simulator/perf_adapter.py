@@ -13,9 +13,9 @@ import importlib
 from collections.abc import Callable, Mapping
 from functools import cache
 
-from perfmodel.plans import ExecutionPlan
-from topology.cluster import Cluster
-from topology.tiers import Tier
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.tiers import Tier
 
 
 def _module(name: str):
@@ -27,7 +27,7 @@ def _module(name: str):
 
 @cache
 def comm_overhead_fn() -> Callable[[str, Tier], float] | None:
-    mod = _module("perfmodel.network")
+    mod = _module("schedlab.perfmodel.network")
     return getattr(mod, "comm_overhead", None) if mod is not None else None
 
 
@@ -46,7 +46,7 @@ def comm_overhead(model: str, tier: Tier) -> float | None:
 @cache
 def zoo_models() -> frozenset[str]:
     """Names the perf model's zoo knows (empty without a zoo)."""
-    mod = _module("perfmodel.zoo")
+    mod = _module("schedlab.perfmodel.zoo")
     if mod is None:
         return frozenset()
     models = getattr(mod, "MODELS", None)
@@ -83,6 +83,6 @@ def best_plan(pm, model: str, counts: Mapping[str, int], cpus: int) -> Execution
 def memory_problem(model: str, plan: ExecutionPlan, gpu_memory_gb: float,
                    global_batch: int | None = None) -> str | None:
     """The perf model's memory verdict for ``plan`` (``None``: fits, or no estimator/unknown model)."""
-    mod = _module("perfmodel.memory")
+    mod = _module("schedlab.perfmodel.memory")
     fn = getattr(mod, "plan_memory_violation", None) if mod is not None else None
     return fn(model, global_batch, plan, gpu_memory_gb) if fn is not None else None

@@ -20,13 +20,13 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Protocol
 
-from benchmarks.simulator import perf_adapter
-from perfmodel.plans import ExecutionPlan
-from scheduling.job import Job
-from scheduling.resources import Resources
-from topology.cluster import Cluster
-from topology.errors import SpecError
-from topology.tiers import Tier
+from schedlab.benchmarks.simulator import perf_adapter
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling.job import Job
+from schedlab.scheduling.resources import Resources
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import SpecError
+from schedlab.topology.tiers import Tier
 
 
 class RateModel(Protocol):

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from scheduling.allocation import Allocation, JobAllocation
-from scheduling.instance import Instance
-from scheduling.job import Job
-from scheduling.policy import JobRuntime
-from scheduling.resources import Resources
-from scheduling.state import ClusterState
-from scheduling.verify import validate_allocation
-from topology.errors import PolicyError
+from schedlab.scheduling.allocation import Allocation, JobAllocation
+from schedlab.scheduling.instance import Instance
+from schedlab.scheduling.job import Job
+from schedlab.scheduling.policy import JobRuntime
+from schedlab.scheduling.resources import Resources
+from schedlab.scheduling.state import ClusterState
+from schedlab.scheduling.verify import validate_allocation
+from schedlab.topology.errors import PolicyError
 
 
 def verify_decision(state: ClusterState, changes: Mapping[str, JobAllocation], runtimes: Mapping[str, JobRuntime],

@@ -1,7 +1,7 @@
 """Workloads: trace loaders (``LOADERS``), seeded generators, trace -> simulated jobs, and the named
 workloads of the CLI (``WORKLOADS``)."""
 
-from benchmarks.workloads.convert import (
+from schedlab.benchmarks.workloads.convert import (
     DALLY_MODELS,
     LARGE_MODELS,
     RUBICK_MODELS,
@@ -10,9 +10,9 @@ from benchmarks.workloads.convert import (
     trace_to_jobs,
     trace_workload,
 )
-from benchmarks.workloads.loaders import LOADERS, load_trace, parse_mapping
-from benchmarks.workloads.named import WORKLOADS, WorkloadSpec, get_workload
-from benchmarks.workloads.trace import Trace, TraceJob, Workload
+from schedlab.benchmarks.workloads.loaders import LOADERS, load_trace, parse_mapping
+from schedlab.benchmarks.workloads.named import WORKLOADS, WorkloadSpec, get_workload
+from schedlab.benchmarks.workloads.trace import Trace, TraceJob, Workload
 
 __all__ = [
     "DALLY_MODELS", "LARGE_MODELS", "LOADERS", "RUBICK_MODELS", "TIRESIAS_MODELS", "WORKLOADS", "Trace",

@@ -24,16 +24,16 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from benchmarks.simulator import perf_adapter
-from benchmarks.simulator.rates import RealisticRates
-from benchmarks.workloads.trace import Trace, TraceJob, Workload
-from perfmodel.plans import ExecutionPlan, parse_plan
-from scheduling.job import Job, JobClass
-from scheduling.policy import split_resources
-from scheduling.resources import Resources
-from topology.cluster import Cluster
-from topology.errors import PlanError, SpecError
-from topology.tiers import Tier
+from schedlab.benchmarks.simulator import perf_adapter
+from schedlab.benchmarks.simulator.rates import RealisticRates
+from schedlab.benchmarks.workloads.trace import Trace, TraceJob, Workload
+from schedlab.perfmodel.plans import ExecutionPlan, parse_plan
+from schedlab.scheduling.job import Job, JobClass
+from schedlab.scheduling.policy import split_resources
+from schedlab.scheduling.resources import Resources
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import PlanError, SpecError
+from schedlab.topology.tiers import Tier
 
 RUBICK_MODELS: tuple[str, ...] = ("vit", "roberta", "bert", "t5", "gpt2", "llama7", "llama30")
 LARGE_MODELS: tuple[str, ...] = ("t5", "gpt2", "llama7", "llama30")  # >= 1B parameters (Rubick Table 1)

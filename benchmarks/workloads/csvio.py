@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmarks.workloads.trace import TraceJob
-from topology.errors import TraceError
+from schedlab.benchmarks.workloads.trace import TraceJob
+from schedlab.topology.errors import TraceError
 
 MAX_ERRORS_KEPT = 20
 

@@ -17,8 +17,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from benchmarks.workloads.trace import Trace, TraceJob
-from topology.errors import SpecError
+from schedlab.benchmarks.workloads.trace import Trace, TraceJob
+from schedlab.topology.errors import SpecError
 
 # Tiresias testbed (Sec. 6.1): 480 jobs, Poisson arrivals with mean inter-arrival 30 s, 2 min - 2 h.
 TIRESIAS_MIX: Mapping[int, int] = {1: 240, 2: 40, 4: 80, 8: 90, 16: 25, 32: 5}

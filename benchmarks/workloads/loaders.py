@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks.workloads.csvio import Row, iter_rows, parse_datetime, read_jobs
-from benchmarks.workloads.trace import Trace, TraceJob
-from topology.errors import TraceError
+from schedlab.benchmarks.workloads.csvio import Row, iter_rows, parse_datetime, read_jobs
+from schedlab.benchmarks.workloads.trace import Trace, TraceJob
+from schedlab.topology.errors import TraceError
 
 
 def _finish(name: str, path: str | Path, jobs: list[TraceJob], skipped: int, filtered: int,
@@ -74,8 +74,8 @@ def load_rubick(path: str | Path, *, lenient: bool = False) -> Trace:
     """Rubick artifact workload: ``name,submission_time,duration,application,num_gpus,num_cpus,
     bandwidth,exec_plan,steps,is_sla``; ``duration`` is under ``exec_plan`` at ``num_gpus``; ``is_sla``
     = guaranteed (tenant ``A``; best-effort jobs are tenant ``B``, as in Rubick's MT variant)."""
-    from perfmodel.plans import parse_plan
-    from topology.errors import PlanError
+    from schedlab.perfmodel.plans import parse_plan
+    from schedlab.topology.errors import PlanError
 
     def convert(row: Row) -> TraceJob:
         gpus = row.int("num_gpus", min_value=1)

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchmarks.simulator import perf_adapter
-from benchmarks.workloads import generators as gen
-from benchmarks.workloads.convert import (
+from schedlab.benchmarks.simulator import perf_adapter
+from schedlab.benchmarks.workloads import generators as gen
+from schedlab.benchmarks.workloads.convert import (
     DALLY_MODELS,
     LARGE_MODELS,
     RUBICK_MODELS,
@@ -21,11 +21,11 @@ from benchmarks.workloads.convert import (
     consolidated_counts,
     trace_to_jobs,
 )
-from benchmarks.workloads.trace import Trace, Workload
-from perfmodel.plans import parse_plan
-from scheduling.resources import Resources
-from topology.cluster import Cluster
-from topology.errors import SpecError
+from schedlab.benchmarks.workloads.trace import Trace, Workload
+from schedlab.perfmodel.plans import parse_plan
+from schedlab.scheduling.resources import Resources
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import SpecError
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from scheduling.job import Job
-from scheduling.resources import Resources
+from schedlab.scheduling.job import Job
+from schedlab.scheduling.resources import Resources
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from formulations.backends.base import CAPABILITIES, Availability, Backend, incompatibility
-from formulations.backends.cpsat import CpSatBackend
-from formulations.backends.mathopt import highs, scip
-from formulations.backends.pulp_cbc import CbcBackend
-from formulations.backends.scipy_milp import ScipyBackend
-from topology.errors import SolverError
+from schedlab.formulations.backends.base import CAPABILITIES, Availability, Backend, incompatibility
+from schedlab.formulations.backends.cpsat import CpSatBackend
+from schedlab.formulations.backends.mathopt import highs, scip
+from schedlab.formulations.backends.pulp_cbc import CbcBackend
+from schedlab.formulations.backends.scipy_milp import ScipyBackend
+from schedlab.topology.errors import SolverError
 
 BACKENDS: dict[str, Callable[[], Backend]] = {
     "cpsat": CpSatBackend,

@@ -8,8 +8,8 @@ import sys
 from dataclasses import dataclass
 from typing import Protocol
 
-from formulations.model import Model
-from formulations.result import RawResult, SolveParams
+from schedlab.formulations.model import Model
+from schedlab.formulations.result import RawResult, SolveParams
 
 #: Capability names a backend may declare (see :meth:`Model.requirements` for what models need).
 CAPABILITIES = ("mip", "continuous", "intervals", "warm_start", "dual_bound", "deterministic")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 import time
 
-from formulations.backends.base import Availability
-from formulations.model import Model
-from formulations.result import RawResult, SolveParams, Termination
+from schedlab.formulations.backends.base import Availability
+from schedlab.formulations.model import Model
+from schedlab.formulations.result import RawResult, SolveParams, Termination
 
 _MAX_POW = 6
 

@@ -7,9 +7,9 @@ import math
 import time
 import warnings
 
-from formulations.backends.base import Availability
-from formulations.model import Model
-from formulations.result import RawResult, SolveParams, Termination
+from schedlab.formulations.backends.base import Availability
+from schedlab.formulations.model import Model
+from schedlab.formulations.result import RawResult, SolveParams, Termination
 
 
 class CbcBackend:

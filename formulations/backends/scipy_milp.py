@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 import time
 
-from formulations.backends.base import Availability, quiet_stdout
-from formulations.model import Model
-from formulations.result import RawResult, SolveParams, Termination
+from schedlab.formulations.backends.base import Availability, quiet_stdout
+from schedlab.formulations.model import Model
+from schedlab.formulations.result import RawResult, SolveParams, Termination
 
 
 class ScipyBackend:

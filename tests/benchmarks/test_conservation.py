@@ -11,13 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.simulator import CostModel, Recorder, simulate
-from heuristics import POLICIES
-from heuristics.fifo import PassState, place_consolidated
-from perfmodel.plans import ExecutionPlan
-from scheduling import Job, JobAllocation, Resources
-from scheduling.policy import ClusterView, Decision, JobStatus, Timer
-from topology import preset
+from schedlab.benchmarks.simulator import CostModel, Recorder, simulate
+from schedlab.heuristics import POLICIES
+from schedlab.heuristics.fifo import PassState, place_consolidated
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling import Job, JobAllocation, Resources
+from schedlab.scheduling.policy import ClusterView, Decision, JobStatus, Timer
+from schedlab.topology import preset
 
 CLUSTER = preset("tiresias-60")
 

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.simulator.rates import ReferenceRates, TierRates
-from perfmodel.plans import ExecutionPlan
-from scheduling import Job, Resources
-from scheduling.policy import FreeIndex
-from topology import preset
+from schedlab.benchmarks.simulator.rates import ReferenceRates, TierRates
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling import Job, Resources
+from schedlab.scheduling.policy import FreeIndex
+from schedlab.topology import preset
 
 PHILLY = preset("philly")
 
@@ -54,7 +54,7 @@ def test_reference_rates_ignore_placement_scale_with_gpus():
 
 
 def test_tier_rates_dally_table():
-    pytest.importorskip("perfmodel.network")
+    pytest.importorskip("schedlab.perfmodel.network")
     c = preset("dally-2")
     r = TierRates(c)
     j = job("mobilenetv3", 8, compute_time=0.5)

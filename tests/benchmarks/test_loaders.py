@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.workloads import LOADERS, load_trace, parse_mapping
-from topology.errors import TraceError
+from schedlab.benchmarks.workloads import LOADERS, load_trace, parse_mapping
+from schedlab.topology.errors import TraceError
 
 
 def write(tmp_path, name: str, text: str):

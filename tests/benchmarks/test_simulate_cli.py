@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchmarks.cli import main
+from schedlab.benchmarks.cli import main
 
 
 def run(capsys, *argv):

@@ -6,15 +6,15 @@ import csv
 
 import pytest
 
-from benchmarks.simulator import CostModel, Recorder, Simulator, simulate, summarize
-from benchmarks.simulator.events import EventQueue
-from benchmarks.simulator.records import JobRecord
-from heuristics import POLICIES
-from perfmodel.plans import ExecutionPlan
-from scheduling import Job, JobAllocation, JobClass, Resources
-from scheduling.policy import ClusterView, Decision, EventKind, Timer
-from topology import preset
-from topology.errors import PolicyError, SpecError
+from schedlab.benchmarks.simulator import CostModel, Recorder, Simulator, simulate, summarize
+from schedlab.benchmarks.simulator.events import EventQueue
+from schedlab.benchmarks.simulator.records import JobRecord
+from schedlab.heuristics import POLICIES
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling import Job, JobAllocation, JobClass, Resources
+from schedlab.scheduling.policy import ClusterView, Decision, EventKind, Timer
+from schedlab.topology import preset
+from schedlab.topology.errors import PolicyError, SpecError
 
 
 def rjob(jid, gpus, iters, arrival=0.0, it=1.0, **kw):
@@ -214,7 +214,7 @@ def test_event_queue_order():
 
 
 def test_same_seed_identical_records_different_seed_differs(tmp_path):
-    from benchmarks.workloads import WORKLOADS
+    from schedlab.benchmarks.workloads import WORKLOADS
 
     spec = WORKLOADS["tiresias-480"]
     c = preset(spec.cluster)
@@ -255,7 +255,7 @@ def test_view_is_live_and_read_only(t60):
 
 
 def test_named_cost_models():
-    from benchmarks.simulator import COSTS, cost_model
+    from schedlab.benchmarks.simulator import COSTS, cost_model
 
     t = cost_model("tiresias")
     assert t.checkpoint_s + t.restore_s == pytest.approx(13724 / 221)  # = 62.1 s per preemption

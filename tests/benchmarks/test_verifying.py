@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.simulator.verifying import verify_decision
-from perfmodel.plans import ExecutionPlan
-from scheduling import (
+from schedlab.benchmarks.simulator.verifying import verify_decision
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling import (
     Allocation,
     ClusterState,
     Instance,
@@ -18,8 +18,8 @@ from scheduling import (
     Resources,
     validate_allocation,
 )
-from scheduling.policy import JobRuntime, JobStatus
-from topology import preset
+from schedlab.scheduling.policy import JobRuntime, JobStatus
+from schedlab.topology import preset
 
 CLUSTER = preset("tiresias-60")
 MACHINES = CLUSTER.machines[:4]  # a small corner, so that collisions are frequent

@@ -7,12 +7,19 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from benchmarks.simulator import CostModel, simulate
-from benchmarks.workloads import WORKLOADS, Trace, TraceJob, consolidated_counts, get_workload, trace_to_jobs
-from benchmarks.workloads import generators as gen
-from heuristics import POLICIES
-from topology import preset
-from topology.errors import SpecError
+from schedlab.benchmarks.simulator import CostModel, simulate
+from schedlab.benchmarks.workloads import (
+    WORKLOADS,
+    Trace,
+    TraceJob,
+    consolidated_counts,
+    get_workload,
+    trace_to_jobs,
+)
+from schedlab.benchmarks.workloads import generators as gen
+from schedlab.heuristics import POLICIES
+from schedlab.topology import preset
+from schedlab.topology.errors import SpecError
 
 
 def test_tiresias_480_mix_arrivals_durations():
@@ -73,7 +80,7 @@ def test_consolidated_counts():
 
 def test_iterations_replay_the_trace_duration_at_the_request():
     """Rubick's method: a job alone on the cluster, consolidated, takes exactly its trace duration."""
-    pytest.importorskip("perfmodel.network")
+    pytest.importorskip("schedlab.perfmodel.network")
     c = preset("dally-2")
     tr = _trace([TraceJob("a", 0.0, 16, 1000.0, model="mobilenetv3"), TraceJob("b", 0.0, 1, 50.0, model="vgg11"),
                  TraceJob("c", 0.0, 128, 100.0, model="resnet50")])
@@ -103,9 +110,9 @@ def test_infeasible_gpu_counts_keep_gpu_hours():
 def test_perf_model_jobs_get_a_feasible_plan_and_gpu_count():
     """LLaMA-30B has no valid plan on one 16 GB P100: the job moves to the nearest count with a valid
     plan, keeping GPU-hours, and the simulator's verifier (memory check included) accepts it."""
-    pytest.importorskip("perfmodel.facade")
-    from scheduling import Allocation, Instance, JobAllocation, validate_allocation
-    from scheduling.policy import split_resources
+    pytest.importorskip("schedlab.perfmodel.facade")
+    from schedlab.scheduling import Allocation, Instance, JobAllocation, validate_allocation
+    from schedlab.scheduling.policy import split_resources
 
     c = preset("tiresias-60")
     tr = _trace([TraceJob("l", 0.0, 1, 3600.0, model="llama30"), TraceJob("v", 0.0, 2, 100.0, model="vit")])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from formulations.backends import BACKENDS, get_backend
-from topology.cluster import Cluster
-from topology.loaders import spec_from_dict
+from schedlab.formulations.backends import BACKENDS, get_backend
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.loaders import spec_from_dict
 
 
 def tiny_cluster(machines: int = 2, gpus: int = 4, cpus: int = 16, racks: int = 1, mem: float = 256.0,

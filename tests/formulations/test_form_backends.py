@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from formulations.backends import BACKENDS
-from formulations.backends.cpsat import integerise
-from formulations.model import Model, lsum
-from formulations.result import SolveParams, Termination, relative_gap
+from schedlab.formulations.backends import BACKENDS
+from schedlab.formulations.backends.cpsat import integerise
+from schedlab.formulations.model import Model, lsum
+from schedlab.formulations.result import SolveParams, Termination, relative_gap
 
 P = SolveParams(threads=1, time_limit_s=30, seed=1)
 
@@ -86,7 +86,7 @@ def test_continuous_lp(name, need_backend):
 
 
 def test_cpsat_rejects_continuous_variables_via_capabilities():
-    from formulations.backends import get_backend, incompatibility
+    from schedlab.formulations.backends import get_backend, incompatibility
 
     m = Model("lp")
     m.var("x", 0, 1)

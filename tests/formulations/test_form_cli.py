@@ -7,8 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from benchmarks.cli import build_app
-from topology.errors import SchedlabError
+from schedlab.benchmarks.cli import build_app
+from schedlab.topology.errors import SchedlabError
 
 
 def run(args):

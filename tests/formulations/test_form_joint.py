@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formulations import (
+from schedlab.formulations import (
     JobOption,
     JointFormulation,
     JointInstance,
@@ -15,14 +15,22 @@ from formulations import (
     Termination,
     solve,
 )
-from formulations.backends import BACKENDS
-from formulations.io import load_instance, save_instance
-from formulations.joint import aggregation_ok, relaxation_bound
-from formulations.joint_instance import generate_joint, joint_objective
-from perfmodel.plans import ExecutionPlan
-from scheduling import Allocation, Instance, Job, JobAllocation, JobClass, Resources, validate_allocation
-from scheduling.state import ClusterState
-from topology.errors import SolverError
+from schedlab.formulations.backends import BACKENDS
+from schedlab.formulations.io import load_instance, save_instance
+from schedlab.formulations.joint import aggregation_ok, relaxation_bound
+from schedlab.formulations.joint_instance import generate_joint, joint_objective
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling import (
+    Allocation,
+    Instance,
+    Job,
+    JobAllocation,
+    JobClass,
+    Resources,
+    validate_allocation,
+)
+from schedlab.scheduling.state import ClusterState
+from schedlab.topology.errors import SolverError
 
 P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
 
@@ -223,7 +231,7 @@ def test_perfmodel_options_fall_back_to_exact_per_machine_model(make_cluster):
 def test_two_stage_recovers_when_pooled_capacity_lies(backend, make_cluster, need_backend):
     # 2 machines x 4 GPUs; A and B need 3 GPUs (value 3 each), C 2 GPUs (2.5). Pooled: all three fit
     # (8 GPUs, 8.5) but no machine holds 3 + 2, so the optimum is A + B = 6.0 (stage 3 must find it).
-    from formulations import JointTwoStage
+    from schedlab.formulations import JointTwoStage
 
     need_backend(backend)
     cl = make_cluster()
@@ -238,7 +246,7 @@ def test_two_stage_recovers_when_pooled_capacity_lies(backend, make_cluster, nee
 
 
 def test_two_stage_matches_per_machine_optimum_on_perfmodel_options(make_cluster):
-    from formulations import JointTwoStage
+    from schedlab.formulations import JointTwoStage
 
     cl = make_cluster(machines=4, gpus=8, cpus=96, mem=1600.0)
     inst = generate_joint(cl, 12, seed=9, source="perfmodel", max_gpus=16)

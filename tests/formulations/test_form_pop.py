@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from formulations import POP, JointFormulation, SolveParams, Termination, solve
-from formulations.joint_instance import generate_joint
-from formulations.pop import partition
-from formulations.tier import TierFormulation, generate_tier
-from formulations.tiresias import TiresiasFormulation, generate_tiresias
-from scheduling import validate_allocation
-from topology import preset
+from schedlab.formulations import POP, JointFormulation, SolveParams, Termination, solve
+from schedlab.formulations.joint_instance import generate_joint
+from schedlab.formulations.pop import partition
+from schedlab.formulations.tier import TierFormulation, generate_tier
+from schedlab.formulations.tiresias import TiresiasFormulation, generate_tiresias
+from schedlab.scheduling import validate_allocation
+from schedlab.topology import preset
 
 P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from formulations import SolveParams, Termination, solve
-from formulations.backends import BACKENDS
-from formulations.io import load_instance, save_instance
-from formulations.offline import OfflineFormulation, OfflineInstance, generate_offline
-from formulations.tier import TierFormulation, TierInstance, TierMode, generate_tier, tier_objective
-from scheduling import Instance, Job, Resources, validate_allocation
-from topology import preset
-from topology.errors import SolverError, SpecError
+from schedlab.formulations import SolveParams, Termination, solve
+from schedlab.formulations.backends import BACKENDS
+from schedlab.formulations.io import load_instance, save_instance
+from schedlab.formulations.offline import OfflineFormulation, OfflineInstance, generate_offline
+from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, generate_tier, tier_objective
+from schedlab.scheduling import Instance, Job, Resources, validate_allocation
+from schedlab.topology import preset
+from schedlab.topology.errors import SolverError, SpecError
 
 P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formulations import SolveParams, Termination, solve
-from formulations.backends import BACKENDS
-from formulations.io import load_instance, save_instance
-from formulations.tiresias import (
+from schedlab.formulations import SolveParams, Termination, solve
+from schedlab.formulations.backends import BACKENDS
+from schedlab.formulations.io import load_instance, save_instance
+from schedlab.formulations.tiresias import (
     PSJob,
     TiresiasFormulation,
     TiresiasInstance,
@@ -22,9 +22,9 @@ from formulations.tiresias import (
     split_tensors,
     tiresias_objective,
 )
-from perfmodel.plans import ExecutionPlan
-from scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
-from topology import preset
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
+from schedlab.topology import preset
 
 P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
 

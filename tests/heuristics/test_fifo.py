@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.simulator import Recorder, simulate
-from heuristics import POLICIES, FifoPolicy
-from scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
-from scheduling.policy import ClusterView, Decision
-from topology import preset
+from schedlab.benchmarks.simulator import Recorder, simulate
+from schedlab.heuristics import POLICIES, FifoPolicy
+from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
+from schedlab.scheduling.policy import ClusterView, Decision
+from schedlab.topology import preset
 
 
 def rjob(jid, gpus, iters, arrival=0.0, it=1.0):
@@ -75,7 +75,7 @@ def test_order_is_arrival_order():
 
 
 def test_tp_plans_keep_tp_groups_inside_machines():
-    from perfmodel.plans import ExecutionPlan
+    from schedlab.perfmodel.plans import ExecutionPlan
 
     c = preset("tiresias-60")
     j = Job("tp", Resources(8), iterations=5, plan=ExecutionPlan(dp=2, tp=4), attrs={"iter_time": 1.0})
@@ -94,10 +94,10 @@ def test_registry():
 
 def test_mixed_gpu_memory_places_jobs_where_their_plan_fits():
     """A job whose plan needs more than a small GPU's memory skips the (otherwise best-fit) small machine."""
-    from perfmodel.memory import plan_gpu_memory_gb
-    from perfmodel.plans import ExecutionPlan
-    from perfmodel.zoo import get_model
-    from topology import Cluster, spec_from_dict
+    from schedlab.perfmodel.memory import plan_gpu_memory_gb
+    from schedlab.perfmodel.plans import ExecutionPlan
+    from schedlab.perfmodel.zoo import get_model
+    from schedlab.topology import Cluster, spec_from_dict
 
     c = Cluster(spec_from_dict({
         "name": "mixed", "defaults": {"cpus": 16, "host_memory_gb": 256, "pcie_gbps": 16},

@@ -2,10 +2,10 @@
 
 import pytest
 
-from perfmodel.zoo import ModelSpec
-from topology import preset
-from topology.cluster import Cluster
-from topology.loaders import spec_from_dict
+from schedlab.perfmodel.zoo import ModelSpec
+from schedlab.topology import preset
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.loaders import spec_from_dict
 
 
 @pytest.fixture(scope="session")

@@ -2,10 +2,10 @@
 
 import pytest
 
-from perfmodel import PerfModel, PerfParams, parse_plan
-from perfmodel.fitting import OnlineRefitter, Sample, fit, rmsle
-from perfmodel.zoo import get_model
-from topology.errors import SpecError
+from schedlab.perfmodel import PerfModel, PerfParams, parse_plan
+from schedlab.perfmodel.fitting import OnlineRefitter, Sample, fit, rmsle
+from schedlab.perfmodel.zoo import get_model
+from schedlab.topology.errors import SpecError
 
 TRUE = PerfParams(k_bwd=1.8, k_sync=3.0, k_opt=2e-4, k_opt_off=5e-3, k_off=2.5, k_swap=4.0, k_const=0.02)
 CASES = [("dp", [1], 1), ("dp", [2], 2), ("dp", [8], 8), ("dp", [4, 4], 8), ("gc", [2, 2], 4), ("zero-dp", [8], 8),

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from perfmodel import PerfModel, PerfParams, parse_plan
-from perfmodel.curves import envelope
-from perfmodel.environment import shape_placements
-from perfmodel.plans import ExecutionPlan, ZeroMode
+from schedlab.perfmodel import PerfModel, PerfParams, parse_plan
+from schedlab.perfmodel.curves import envelope
+from schedlab.perfmodel.environment import shape_placements
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
 
 Q = PerfParams(k_bwd=2.0, k_sync=1.0, k_opt=0.001, k_opt_off=0.01, k_off=1.0, k_swap=2.0, k_const=0.01)
 M0, M1 = "rack0-m0", "rack0-m1"  # same rack: 10 GB/s between them

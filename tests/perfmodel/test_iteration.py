@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from perfmodel.iteration import PlanArrays, components, overlap
-from perfmodel.params import PerfParams
-from perfmodel.plans import ExecutionPlan, ZeroMode
+from schedlab.perfmodel.iteration import PlanArrays, components, overlap
+from schedlab.perfmodel.params import PerfParams
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
 
 P1 = PerfParams(k_bwd=2.0, k_sync=1.0, k_opt=0.001, k_opt_off=0.01, k_off=1.0, k_swap=1.0, k_const=0.01)
 
@@ -122,8 +122,8 @@ def test_vectorised_matches_scalar(toy):
 
 
 def test_scalar_fast_path_matches_numpy(toy):
-    from perfmodel.iteration import iteration_time_scalar
-    from perfmodel.search import plan_to_row
+    from schedlab.perfmodel.iteration import iteration_time_scalar
+    from schedlab.perfmodel.search import plan_to_row
 
     plans = [ExecutionPlan(dp=2, ga_steps=2, gc=True), ExecutionPlan(tp=2, pp=2, micro_batches=2),
              ExecutionPlan(dp=4, zero=ZeroMode.DP), ExecutionPlan(dp=2, zero=ZeroMode.OFFLOAD), ExecutionPlan()]

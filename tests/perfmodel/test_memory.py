@@ -2,14 +2,14 @@
 
 import pytest
 
-from perfmodel.memory import (
+from schedlab.perfmodel.memory import (
     RESERVE_GB,
     plan_gpu_memory_gb,
     plan_host_memory_gb,
     plan_memory_violation,
 )
-from perfmodel.plans import ExecutionPlan, ZeroMode, parse_plan
-from perfmodel.zoo import get_model
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode, parse_plan
+from schedlab.perfmodel.zoo import get_model
 
 A800 = 80.0
 

@@ -4,10 +4,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from perfmodel import PerfModel
-from perfmodel.memory import plan_gpu_memory_gb
-from perfmodel.plans import ExecutionPlan, ZeroMode, parse_plan
-from perfmodel.zoo import get_model
+from schedlab.perfmodel import PerfModel
+from schedlab.perfmodel.memory import plan_gpu_memory_gb
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode, parse_plan
+from schedlab.perfmodel.zoo import get_model
 
 
 @pytest.mark.parametrize("name,gpus,expect", [
@@ -60,8 +60,8 @@ def test_enumeration_invariants(rubick, model, place):
 
 def test_tp_degree_must_divide_attention_heads():
     """T5 has 16 heads: TP 5 on 5 GPUs is not a Megatron configuration, TP 4 is."""
-    from perfmodel import ExecutionPlan, PerfModel
-    from topology import preset
+    from schedlab.perfmodel import ExecutionPlan, PerfModel
+    from schedlab.topology import preset
 
     c = preset("rubick-64")
     pm = PerfModel(c)

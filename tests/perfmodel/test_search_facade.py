@@ -5,12 +5,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from perfmodel import PerfModel, parse_plan
-from perfmodel.curves import pareto
-from perfmodel.memory import plan_gpu_memory_gb
-from perfmodel.plans import ExecutionPlan, ZeroMode
-from perfmodel.zoo import get_model
-from scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
+from schedlab.perfmodel import PerfModel, parse_plan
+from schedlab.perfmodel.curves import pareto
+from schedlab.perfmodel.memory import plan_gpu_memory_gb
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
+from schedlab.perfmodel.zoo import get_model
+from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
 
 RUBICK = ("vit", "roberta", "bert", "t5", "gpt2", "llama7", "llama30")
 
@@ -80,7 +80,7 @@ def test_throughput_is_batch_over_iteration_time(pm):
 
 
 def test_placement_bandwidth_matters(rubick):
-    from perfmodel import PerfParams
+    from schedlab.perfmodel import PerfParams
 
     pm = PerfModel(rubick, {"gpt2": PerfParams(k_sync=1.0)})  # no overlap: communication fully exposed
     p = ExecutionPlan(dp=8)
@@ -137,7 +137,7 @@ def test_options_are_pareto_and_reachable(pm):
 
 
 def test_pareto_drops_dominated():
-    from perfmodel.curves import ResourceOption
+    from schedlab.perfmodel.curves import ResourceOption
 
     p = ExecutionPlan()
     a = ResourceOption(1, 1, 1, 10.0, p, 4.0, 10.0)
@@ -202,7 +202,7 @@ def test_gpu_curve_with_fixed_cpus_is_flat_beyond_them(pm):
 
 
 def test_curve_rows_and_bad_resource(pm):
-    from topology.errors import SpecError
+    from schedlab.topology.errors import SpecError
 
     rows = pm.curve("vit", "gpu", max_amount=4).rows()
     assert [r["amount"] for r in rows] == [1, 2, 3, 4] and rows[0]["canonical_plan"].startswith("dp1-")

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from benchmarks.cli import main
-from perfmodel import PerfModel, PerfParams, parse_plan
-from perfmodel.validation import choose_fit_rows, read_table, validate_directory, validate_table
-from topology.errors import SpecError
+from schedlab.benchmarks.cli import main
+from schedlab.perfmodel import PerfModel, PerfParams, parse_plan
+from schedlab.perfmodel.validation import choose_fit_rows, read_table, validate_directory, validate_table
+from schedlab.topology.errors import SpecError
 
 TRUE = PerfParams(k_bwd=1.6, k_sync=2.0, k_opt=1e-4, k_opt_off=6e-3, k_off=3.0, k_swap=2.0, k_const=0.05)
 ROWS = [("ga", "1"), ("ga", "2"), ("ga", "44"), ("gc", "8"), ("gc", "22"), ("zero-dp", "4"), ("zero-dp", "11"),
@@ -138,7 +138,7 @@ def test_fit_rows_prefer_regular_expressible_placements():
 @pytest.mark.parametrize("code,batch,m", [("418", 32, 4), ("242", 32, 4), ("344", 32, 4), ("611", 16, 8),
                                           ("211", 3, 3), ("148", 32, 1), ("358", 32, 4), ("224", 30, 4)])
 def test_micro_batches_fit_the_per_replica_batch(code, batch, m):
-    from perfmodel.validation import with_valid_micro_batches
+    from schedlab.perfmodel.validation import with_valid_micro_batches
 
     # 418 (d = 8) at b = 32: 4 samples per replica; the default 2p = 8 micro-batches would be half a
     # sample each -> 4. 242: 16 per replica, 2p = 4 divides -> kept. 611: 16 samples, 12 does not

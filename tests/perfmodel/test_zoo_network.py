@@ -4,11 +4,11 @@ import math
 
 import pytest
 
-from perfmodel.network import DALLY_TABLE1, comm_overhead, model_size_bytes, skew, tensor_sizes
-from perfmodel.params import ARTIFACT_PARAMS, PerfParams, default_params
-from perfmodel.zoo import CNN_MODELS, MODELS, RUBICK_MODELS, get_model
-from topology.errors import SpecError
-from topology.tiers import Tier
+from schedlab.perfmodel.network import DALLY_TABLE1, comm_overhead, model_size_bytes, skew, tensor_sizes
+from schedlab.perfmodel.params import ARTIFACT_PARAMS, PerfParams, default_params
+from schedlab.perfmodel.zoo import CNN_MODELS, MODELS, RUBICK_MODELS, get_model
+from schedlab.topology.errors import SpecError
+from schedlab.topology.tiers import Tier
 
 
 def test_zoo_has_every_model():
@@ -110,7 +110,7 @@ def test_derived_overhead_hand_computed():
 
 
 def test_dally_iteration_time_and_cluster_choice(tiny_cluster):
-    from perfmodel.network import dally_iteration_time
+    from schedlab.perfmodel.network import dally_iteration_time
 
     assert dally_iteration_time(2.0, "alexnet", Tier.NETWORK) == pytest.approx(2.0 * (1 + 1.0))
     # on a cluster whose spine (1 GB/s) is slower than its racks (10 GB/s), the derived network tier

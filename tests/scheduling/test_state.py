@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduling import AllocationError, CapacityError, ClusterState, Resources
-from topology import Cluster, TopologyError, spec_from_dict
+from schedlab.scheduling import AllocationError, CapacityError, ClusterState, Resources
+from schedlab.topology import Cluster, TopologyError, spec_from_dict
 
 
 def _cluster(racks: int, per_rack: int, gpus: int, cpus: int, mem: float) -> Cluster:

@@ -4,8 +4,8 @@ from dataclasses import replace
 
 import pytest
 
-from perfmodel.plans import ExecutionPlan, ZeroMode
-from scheduling import (
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
+from schedlab.scheduling import (
     Allocation,
     Instance,
     Job,
@@ -17,7 +17,7 @@ from scheduling import (
     assert_valid,
     validate_allocation,
 )
-from topology import Tier, preset
+from schedlab.topology import Tier, preset
 
 R = Resources
 

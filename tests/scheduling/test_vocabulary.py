@@ -2,8 +2,8 @@
 
 import pytest
 
-from perfmodel.plans import ExecutionPlan, ZeroMode, parse_plan
-from scheduling import (
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode, parse_plan
+from schedlab.scheduling import (
     Allocation,
     AllocationError,
     Instance,
@@ -13,7 +13,7 @@ from scheduling import (
     Resources,
     SpecError,
 )
-from topology import preset
+from schedlab.topology import preset
 
 
 def test_resources_arithmetic_and_order():

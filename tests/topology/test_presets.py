@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from topology import PRESETS, SpecError, Tier, preset
+from schedlab.topology import PRESETS, SpecError, Tier, preset
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from topology import Cluster, SpecError, load_cluster, load_spec_file, spec_from_pai_machines
+from schedlab.topology import Cluster, SpecError, load_cluster, load_spec_file, spec_from_pai_machines
 
 GOOD = {
     "name": "lab",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from topology import Cluster, Tier, TopologyError, gpu_node, preset, spec_from_dict
+from schedlab.topology import Cluster, Tier, TopologyError, gpu_node, preset, spec_from_dict
 
 
 @pytest.fixture(scope="module")
