@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from schedlab.perfmodel.zoo import MODELS
+from schedlab.scheduling.registry import PolicyRegistry
 from schedlab.topology.presets import PRESETS
 
 
@@ -18,10 +19,17 @@ def _workloads() -> Iterable[str]:
     return WORKLOADS.keys()
 
 
-def _policies() -> Iterable[str]:
-    from schedlab.heuristics import POLICIES
+def all_policies() -> PolicyRegistry:
+    """Every registered policy: the heuristics' registry merged with the formulation-side one
+    (policies that solve a model in the loop). Duplicate names are an error."""
+    from schedlab.formulations import POLICIES as EXACT
+    from schedlab.heuristics import POLICIES as HEURISTICS
 
-    return POLICIES.keys()
+    return PolicyRegistry.merged(HEURISTICS, EXACT)
+
+
+def _policies() -> Iterable[str]:
+    return all_policies().keys()
 
 
 def _formulations() -> Iterable[str]:
@@ -46,5 +54,6 @@ REGISTRY_SOURCES: dict[str, Callable[[], Iterable[str]]] = {
 }
 
 
-def registries() -> dict[str, list[str]]:
-    return {name: list(src()) for name, src in REGISTRY_SOURCES.items()}
+def registries(names: Iterable[str] | None = None) -> dict[str, list[str]]:
+    """``{registry: [entry, ...]}`` for ``names`` (default: all of ``REGISTRY_SOURCES``)."""
+    return {name: list(REGISTRY_SOURCES[name]()) for name in (names or REGISTRY_SOURCES)}

@@ -47,6 +47,7 @@ from schedlab.formulations.tiresias import (
     generate_tiresias,
     tiresias_objective,
 )
+from schedlab.scheduling.registry import PolicyRegistry
 
 Solver = Callable[[Any, str, SolveParams], SolveResult]
 
@@ -88,8 +89,12 @@ OBJECTIVES: dict[str, Callable[[Any, Any], float]] = {
     OfflineInstance.KIND: offline_objective,
 }
 
+#: policies that solve a model in the loop (exact-in-the-loop, Sia-like); merged with
+#: ``heuristics.POLICIES`` by ``schedlab.benchmarks.registry.all_policies`` (no upward import)
+POLICIES: PolicyRegistry = PolicyRegistry()
+
 __all__ = [
-    "BACKENDS", "GENERATORS", "INSTANCE_KINDS", "METHODS", "OBJECTIVES", "POP", "Built", "Formulation", "JobOption",
+    "BACKENDS", "POLICIES", "GENERATORS", "INSTANCE_KINDS", "METHODS", "OBJECTIVES", "POP", "Built", "Formulation", "JobOption",
     "JointFormulation", "JointInstance", "JointObjective", "JointTwoStage", "LinExpr", "Model", "OfflineFormulation",
     "OfflineInstance", "OfflineSchedule", "PSJob", "SolutionStatus", "SolveParams", "SolveResult", "Termination",
     "TierFormulation", "TierInstance", "TierMode", "TiresiasFormulation", "TiresiasInstance", "TiresiasSolution",

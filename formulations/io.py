@@ -11,7 +11,7 @@ from typing import Any
 
 from schedlab.perfmodel.plans import parse_plan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
-from schedlab.scheduling.instance import Instance
+from schedlab.scheduling.instance import Instance, JobProgress
 from schedlab.scheduling.job import Job, JobClass
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
@@ -92,14 +92,16 @@ def allocation_from_dict(d: Mapping[str, Any]) -> Allocation:
 def instance_to_dict(inst: Instance) -> dict[str, Any]:
     return {"cluster": cluster_to_dict(inst.cluster), "jobs": [job_to_dict(j) for j in inst.jobs],
             "current": allocation_to_dict(inst.current), "quotas": {t: res_to(q) for t, q in inst.quotas.items()},
-            "reserved": {m: res_to(r) for m, r in inst.reserved.items()}, "time": inst.time}
+            "reserved": {m: res_to(r) for m, r in inst.reserved.items()}, "time": inst.time,
+            **({"progress": {j: p.as_dict() for j, p in inst.progress.items()}} if inst.progress else {})}
 
 
 def instance_from_dict(d: Mapping[str, Any], source: str = "<instance>") -> Instance:
     return Instance(cluster=cluster_from_dict(d["cluster"], source), jobs=tuple(job_from_dict(j) for j in d["jobs"]),
                     current=allocation_from_dict(d.get("current", {})),
                     quotas={t: res_from(q) for t, q in d.get("quotas", {}).items()},
-                    reserved={m: res_from(r) for m, r in d.get("reserved", {}).items()}, time=d.get("time", 0.0))
+                    reserved={m: res_from(r) for m, r in d.get("reserved", {}).items()}, time=d.get("time", 0.0),
+                    progress={j: JobProgress(**p) for j, p in d.get("progress", {}).items()})
 
 
 #: instance kind -> class with ``to_dict`` / ``from_dict`` (filled by the instance modules)

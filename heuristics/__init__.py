@@ -1,16 +1,18 @@
-"""Online scheduling policies. ``POLICIES`` maps a name to a factory ``(**params) -> Policy``."""
+"""Online scheduling policies (heuristics). ``POLICIES`` is the registry of every heuristic:
+``name -> PolicySpec`` with documented, validated parameters (:mod:`schedlab.scheduling.registry`).
+
+Each family keeps its own registry in its package and is merged here; formulation-side policies
+(exact-in-the-loop) live in ``schedlab.formulations`` and are merged with these by the benchmarks layer
+(``schedlab.benchmarks.registry.all_policies``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from schedlab.heuristics.fifo import FIFO_POLICIES, FifoPolicy
+from schedlab.scheduling.registry import PolicyRegistry
 
-from schedlab.heuristics.fifo import FifoPolicy
-from schedlab.scheduling.policy import Policy
-
-POLICIES: dict[str, Callable[..., Policy]] = {
-    "fifo": FifoPolicy,
-    "yarn-cs": FifoPolicy,
-    "fifo-backfill": lambda **kw: FifoPolicy(blocking=False, **kw),
-}
+POLICIES: PolicyRegistry = PolicyRegistry.merged(
+    FIFO_POLICIES,
+)
 
 __all__ = ["POLICIES", "FifoPolicy"]

@@ -21,21 +21,31 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pydantic import Field
+
 from schedlab.perfmodel.memory import plan_gpu_memory_gb
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.zoo import get_model, resolve_name
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, split_resources
+from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
 from schedlab.scheduling.resources import Resources
+from schedlab.scheduling.snapshot import PolicyBase
 
 
-class FifoPolicy:
+class FifoParams(PolicyParams):
+    blocking: bool = Field(True, description="head-of-line blocking: the first job that does not fit stops "
+                                             "the pass (YARN-CS); false skips it (Best-effort / backfill)")
+
+
+class FifoPolicy(PolicyBase):
     """YARN-CS FIFO. ``blocking=False`` gives the *Best-effort* variant (skips jobs that do not fit)."""
 
     oracle = False
 
-    def __init__(self, *, blocking: bool = True) -> None:
+    def __init__(self, *, blocking: bool = True, seed: int = 0) -> None:
+        super().__init__(seed=seed)
         self.blocking = blocking
         self.name = "fifo" if blocking else "fifo-backfill"
         self._dp_plans: dict[int, ExecutionPlan] = {}  # plain DP plans by GPU count (plans are values)
@@ -52,8 +62,18 @@ class FifoPolicy:
         ps = PassState(view)
         starts: dict[str, JobAllocation] = {}
         left = idx.total
+        quota = QuotaLedger(view) if view.quotas else None
+        blocked_tenants: set[str] = set()
         for jv in view.queue():
             job = jv.job
+            if quota is not None and job.guaranteed and job.tenant in view.quotas:
+                # a tenant's guaranteed jobs form their own queue with the quota as its capacity
+                # (YARN-CS queues): one that would exceed the quota waits and, with blocking, holds
+                # back that tenant's later guaranteed jobs only
+                if job.tenant in blocked_tenants or not quota.fits(job):
+                    if self.blocking:
+                        blocked_tenants.add(job.tenant)
+                    continue
             if job.requested.gpus <= left:
                 need = self._need(job) if self._mixed else 0.0
                 placement = place_consolidated(view, job, ps, min_gpu_mem=need)
@@ -68,6 +88,8 @@ class FifoPolicy:
                         if plan is None:
                             plan = self._dp_plans[g] = ExecutionPlan(dp=g)
                     starts[job.id] = JobAllocation(job.id, plan, placement)
+                    if quota is not None:
+                        quota.charge(job)
                     continue
             if self.blocking or left == 0:
                 break
@@ -83,6 +105,30 @@ class FifoPolicy:
             need = 0.0 if name is None else plan_gpu_memory_gb(get_model(name), job.requested_plan, job.global_batch)
             self._mem[key] = need
         return need
+
+
+class QuotaLedger:
+    """Per-tenant quota usage of the guaranteed jobs holding resources, plus what a pass starts.
+    A zero quota component means no quota on that resource (as the verifier reads it)."""
+
+    __slots__ = ("quotas", "used")
+
+    def __init__(self, view: ClusterView) -> None:
+        self.quotas = view.quotas
+        self.used: dict[str, Resources] = {}
+        for jv in view.running():
+            job = jv.job
+            if job.guaranteed and job.tenant in self.quotas:
+                self.charge(job)
+
+    def charge(self, job: Job) -> None:
+        self.used[job.tenant] = self.used.get(job.tenant, Resources()) + job.quota_usage
+
+    def fits(self, job: Job) -> bool:
+        q = self.quotas[job.tenant]
+        u = self.used.get(job.tenant, Resources()) + job.quota_usage
+        return ((not q.gpus or u.gpus <= q.gpus) and (not q.cpus or u.cpus <= q.cpus)
+                and (not q.mem_gb or u.mem_gb <= q.mem_gb + 1e-9))
 
 
 class PassState:
@@ -192,3 +238,16 @@ def _fill(job: Job, machines: list[str], ps: PassState, tp: int) -> dict[str, Re
         if not r <= ps.free(m):
             return None
     return placement
+
+
+FIFO_POLICIES = PolicyRegistry()
+FIFO_POLICIES.register(PolicySpec(
+    "fifo", FifoPolicy, "FIFO by arrival at the requested GPUs and plan, consolidating placement",
+    PolicyFamily.BASELINE, FifoParams, twins=("joint", "tiresias-placement", "tier-placement"),
+    reference="Tiresias §6 (YARN-CS baseline); the floor of every gap suite"))
+FIFO_POLICIES.register(PolicySpec(
+    "yarn-cs", FifoPolicy, "YARN-CS: FIFO with head-of-line blocking and strict consolidation (= fifo)",
+    PolicyFamily.BASELINE, FifoParams, preset={"blocking": True}, reference="Tiresias §6"))
+FIFO_POLICIES.register(PolicySpec(
+    "fifo-backfill", FifoPolicy, "FIFO that skips jobs that do not fit (no head-of-line blocking)",
+    PolicyFamily.BASELINE, FifoParams, preset={"blocking": False}, reference="Tiresias §6 (Best-effort)"))

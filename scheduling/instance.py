@@ -15,6 +15,31 @@ from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import AllocationError, SpecError
 
 
+@dataclass(frozen=True, slots=True)
+class JobProgress:
+    """What a job has done before the snapshot (for policies that read it: LAS, Gittins, Dally's
+    starvation). ``progress`` in iterations, ``attained`` in GPU-seconds of running, ``executed`` and
+    ``waited`` in seconds, ``last_change`` the time of its last start/preemption/reconfiguration."""
+
+    progress: float = 0.0
+    attained: float = 0.0
+    executed: float = 0.0
+    waited: float = 0.0
+    preemptions: int = 0
+    last_change: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("progress", "attained", "executed", "waited"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or v == float("inf"):
+                raise SpecError(f"{name} must be a finite number >= 0, got {v!r}", source="<JobProgress>",
+                                field=name)
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        return {"progress": self.progress, "attained": self.attained, "executed": self.executed,
+                "waited": self.waited, "preemptions": self.preemptions, "last_change": self.last_change}
+
+
 @dataclass(frozen=True)
 class Instance:
     """One decision problem.
@@ -22,7 +47,8 @@ class Instance:
     ``jobs`` are the jobs the decision covers (queued and running). ``current`` is the allocation in
     force before the decision (running jobs; empty for a cold start), used for reconfiguration costs.
     ``quotas`` maps tenant -> quota on the sum of its guaranteed jobs' quota usage. ``reserved`` is
-    capacity per machine held by work outside the decision (not available to it).
+    capacity per machine held by work outside the decision (not available to it). ``progress`` is what
+    each job has done so far (absent: nothing; a cold start).
     """
 
     cluster: Cluster
@@ -31,9 +57,11 @@ class Instance:
     quotas: Mapping[str, Resources] = field(default_factory=dict)
     reserved: Mapping[str, Resources] = field(default_factory=dict)
     time: float = 0.0
+    progress: Mapping[str, JobProgress] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "jobs", tuple(self.jobs))
+        object.__setattr__(self, "progress", MappingProxyType(dict(self.progress)))
         object.__setattr__(self, "quotas", MappingProxyType(dict(self.quotas)))
         object.__setattr__(self, "reserved", MappingProxyType(dict(self.reserved)))
         seen: set[str] = set()
@@ -46,6 +74,9 @@ class Instance:
                 raise AllocationError(f"current allocation names job {ja.job_id!r}, not in the instance")
         for m in self.reserved:
             self.cluster.machine(m)
+        for j in self.progress:
+            if j not in seen:
+                raise AllocationError(f"progress names job {j!r}, not in the instance")
 
     @cached_property
     def job_by_id(self) -> Mapping[str, Job]:

@@ -23,13 +23,17 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
+
+if TYPE_CHECKING:
+    from schedlab.scheduling.allocation import Allocation
+    from schedlab.scheduling.instance import Instance
 
 
 class JobStatus(Enum):
@@ -391,11 +395,19 @@ class ClusterView:
 class Policy(Protocol):
     """An online scheduling policy. ``schedule`` is called after each batch of same-time events and
     must only read the view (its own declared state excepted). ``oracle`` policies read the future
-    (``Job.duration``) and are reported as such."""
+    (``Job.duration``) and are reported as such.
+
+    ``decide(instance, *, seed)`` is the snapshot form: one decision on an ``Instance`` by the same
+    ``schedule`` code (:mod:`schedlab.scheduling.snapshot`; :class:`~schedlab.scheduling.snapshot.PolicyBase`
+    provides it). Policies are registered with documented parameters in a
+    :class:`~schedlab.scheduling.registry.PolicyRegistry`."""
 
     name: str
+    oracle: bool
 
     def schedule(self, view: ClusterView) -> Decision: ...
+
+    def decide(self, instance: Instance, *, seed: int | None = None) -> Allocation: ...
 
 
 def split_resources(job: Job, counts: Mapping[str, int]) -> dict[str, Resources]:

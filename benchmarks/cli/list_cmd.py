@@ -1,21 +1,62 @@
-"""``schedlab list``: everything registered (cluster presets, and each later layer's registries)."""
+"""``schedlab list [REGISTRY]``: everything registered (clusters, workloads, policies with their
+parameters, models, formulations, backends)."""
 
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 
 import typer
 
-from schedlab.benchmarks.registry import registries
+from schedlab.benchmarks.registry import REGISTRY_SOURCES, all_policies, registries
+from schedlab.topology.errors import SpecError
 
 
-def list_command(format: str = typer.Option("text", "--format", help="text or json")) -> None:
-    """List the registered clusters, models, workloads, policies, formulations and backends."""
-    regs = {name: sorted(items) for name, items in registries().items()}
-    if format == "json":
-        typer.echo(json.dumps(regs, indent=2))
+class ListFormat(StrEnum):
+    text = "text"
+    json = "json"
+    yaml = "yaml"
+
+
+def _policy_lines(spec) -> list[str]:
+    tags = [spec.family.value] + (["oracle"] if spec.oracle else [])
+    lines = [f"  {spec.name}  [{', '.join(tags)}]  {spec.summary}"]
+    if spec.preset:
+        lines.append("      preset: " + ", ".join(f"{k}={v!r}" for k, v in spec.preset.items()))
+    for p in spec.param_info():
+        rng = f" ({p.constraints})" if p.constraints else ""
+        lines.append(f"      {p.name}: {p.type} = {p.default!r}{rng}  {p.description}")
+    return lines
+
+
+def list_command(
+    registry: str | None = typer.Argument(None, metavar="[REGISTRY]",
+                                          help=f"Only this registry: {', '.join(REGISTRY_SOURCES)}."),
+    format: ListFormat = typer.Option(ListFormat.text, "--format", help="text, json or yaml."),
+) -> None:
+    """List the registered clusters, workloads, policies (with parameters), models, formulations and backends."""
+    if registry is not None and registry not in REGISTRY_SOURCES:
+        raise SpecError(f"unknown registry {registry!r}; known: {', '.join(REGISTRY_SOURCES)}",
+                        source="<list>", field="registry")
+    names = [registry] if registry is not None else list(REGISTRY_SOURCES)
+    regs = {n: sorted(items) for n, items in registries(names).items()}
+    policies = all_policies() if "policies" in regs else {}
+    if format is not ListFormat.text:
+        data: dict = dict(regs)
+        if "policies" in data:
+            data["policies"] = {n: policies[n].describe() for n in regs["policies"]}
+        if format is ListFormat.json:
+            typer.echo(json.dumps(data, indent=2))
+        else:
+            import yaml
+
+            typer.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
         return
     for name, items in regs.items():
         typer.echo(f"{name} ({len(items)}):")
         for item in items:
-            typer.echo(f"  {item}")
+            if name == "policies":
+                for line in _policy_lines(policies[item]):
+                    typer.echo(line)
+            else:
+                typer.echo(f"  {item}")

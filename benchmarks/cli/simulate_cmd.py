@@ -103,7 +103,10 @@ def simulate_command(
     lenient: bool = typer.Option(False, "--lenient", help="Skip bad trace rows (counted) instead of failing."),
     models: str = typer.Option("trace", "--models", help="Model per job: trace, tiresias, dally, rubick (pool)."),
     cluster: str | None = typer.Option(None, "--cluster", help="Preset or spec file (default: the workload's)."),
-    policy: list[str] = typer.Option(["fifo"], "--policy", "-p", help="Policy name (repeatable)."),
+    policy: list[str] = typer.Option(["fifo"], "--policy", "-p", help="Policy name (repeatable; schedlab list "
+                                                                      "policies)."),
+    param: list[str] = typer.Option([], "--param", "-P", metavar="POLICY.PARAM=VALUE",
+                                    help="Set a policy parameter (repeatable), e.g. -P 2d-las.queues=3."),
     semantics: str = typer.Option("realistic", "--semantics", help="realistic or tiresias (reference semantics)."),
     costs: str | None = typer.Option(None, "--costs", help="Preemption costs: rubick, tiresias, free "
                                                             "(default: the semantics')."),
@@ -122,16 +125,22 @@ def simulate_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
 ) -> None:
     """Replay a workload on a cluster under one or more policies and report JCT, queueing, makespan..."""
+    from schedlab.benchmarks.registry import all_policies
     from schedlab.benchmarks.simulator import Recorder, Simulator
     from schedlab.benchmarks.simulator import semantics as get_semantics
     from schedlab.benchmarks.simulator.costs import cost_model
-    from schedlab.heuristics import POLICIES
+    from schedlab.scheduling.registry import parse_assignments
 
     sem = get_semantics(semantics)
     cm = cost_model(costs) if costs is not None else None
-    for p in policy:
-        if p not in POLICIES:
-            raise SpecError(f"unknown policy {p!r}; known: {', '.join(POLICIES)}", source="<simulate>", field="policy")
+    registry = all_policies()
+    settings = parse_assignments(param, source="<simulate --param>")
+    for name in settings:
+        if name not in policy:
+            raise SpecError(f"--param names policy {name!r}, which is not among --policy {', '.join(policy)}",
+                            source="<simulate>", field="param")
+    for p in policy:  # validate every policy and its parameters before any run starts
+        registry.build(p, settings.get(p), seed=seed, source="<simulate>")
     params = {"large_share": large_share} if large_share is not None else {}
     if workload is None:
         params = {"default_duration": default_duration, "window": window, "sample": sample}
@@ -145,13 +154,14 @@ def simulate_command(
     results: dict[str, dict] = {}
     interrupted = False
     for name in policy:
-        pol = POLICIES[name]()
+        pol = registry.build(name, settings.get(name), seed=seed, source="<simulate>")
         rec = Recorder(out / name if out is not None else None)
         sim = Simulator(c, w.jobs, pol, semantics=sem, costs=cm, quotas=w.quotas, recorder=rec, progress=progress,
                         small_gpus=w.small_gpus, short_s=w.short_s)
         res = sim.run()
         m = dict(res.metrics)
         m.update(workload=w.name, cluster=c.name, semantics=sem.name, seed=seed, events=res.events,
+                 params=registry.spec(name).validate(settings.get(name)),
                  costs=costs or sem.name,
                  passes=res.passes, wall_s=res.wall_s, events_per_s=res.events_per_s,
                  interrupted=res.interrupted, skipped_rows=w.skipped, rate_sources=res.rate_sources)

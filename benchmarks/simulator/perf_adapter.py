@@ -54,7 +54,7 @@ def zoo_models() -> frozenset[str]:
 
 
 def perf_model_available() -> bool:
-    mod = _module("perfmodel")
+    mod = _module("schedlab.perfmodel")
     return mod is not None and hasattr(mod, "PerfModel")
 
 
@@ -66,7 +66,7 @@ def perf_model(cluster: Cluster) -> Callable[[str, ExecutionPlan, Mapping[str, i
 
 def perf_instance(cluster: Cluster):
     """A new ``perfmodel.PerfModel(cluster)``, or ``None`` without a perf model."""
-    mod = _module("perfmodel")
+    mod = _module("schedlab.perfmodel")
     cls = getattr(mod, "PerfModel", None) if mod is not None else None
     return cls(cluster) if cls is not None else None
 

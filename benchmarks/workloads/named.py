@@ -176,6 +176,16 @@ def smoke(cluster: Cluster, *, seed: int = 0, load: float = 1.0) -> Workload:
     return Workload("smoke", jobs, cluster="tiresias-60", small_gpus=4, short_s=800.0)
 
 
+def smoke_mt(cluster: Cluster, *, seed: int = 0, load: float = 1.0) -> Workload:
+    """A 24-job multi-tenant smoke test on the Rubick mix: reconfigurable jobs with the Rubick plans,
+    about half guaranteed in tenant A (quota: 3/4 of the cluster's GPUs), the rest best-effort in B, Poisson
+    arrivals over one hour (ours; for conformance tests of every policy)."""
+    trace, _ = rubick_trace("mt", cluster, seed=seed, n=24, hours=1.0)
+    jobs = trace_to_jobs(_scaled(trace, load), cluster, seed=seed, reconfigurable=True)
+    return Workload("smoke-mt", jobs, cluster="rubick-64", quotas={"A": Resources(cluster.total_gpus * 3 // 4)},
+                    small_gpus=8, short_s=4 * 3600.0)
+
+
 WORKLOADS: dict[str, WorkloadSpec] = {
     "tiresias-480": WorkloadSpec("tiresias-480", "tiresias-60", "Tiresias testbed mix, 480 jobs", tiresias_480),
     "dally-batch": WorkloadSpec("dally-batch", "dally-8", "Dally, ~500 jobs, batch arrival", dally_batch),
@@ -187,6 +197,7 @@ WORKLOADS: dict[str, WorkloadSpec] = {
                               _rubick("mt")),
     "philly": WorkloadSpec("philly", "philly", "Philly-like synthetic, 5,000 jobs", philly_like),
     "smoke": WorkloadSpec("smoke", "tiresias-60", "24-job smoke test", smoke),
+    "smoke-mt": WorkloadSpec("smoke-mt", "rubick-64", "24-job multi-tenant Rubick-mix smoke test", smoke_mt),
 }
 
 

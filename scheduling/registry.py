@@ -1,0 +1,229 @@
+"""Policy registries: a name -> :class:`PolicySpec` dict with documented, validated parameters.
+
+Every policy (heuristic or exact-in-the-loop) is registered once, with
+
+* ``params``: a pydantic model whose fields are the policy's parameters (type, default, range and a
+  one-line description each; ``schedlab list`` prints them), validated at the edge (CLI, suite files,
+  Python callers) before anything runs; an error names the policy and the field;
+* ``preset``: parameter values a named preset binds (e.g. ``yarn-cs`` = ``fifo`` with blocking); a
+  caller may not override them;
+* ``oracle``: the policy reads the future (``Job.duration``); reports mark it;
+* ``twins``: the formulation instance kinds (``formulations.OBJECTIVES`` keys: ``"joint"``,
+  ``"tiresias-placement"``, ``"tier-placement"``) whose objective scores the policy's snapshot decision
+  against the proven optimum of the same input (the harness's gap suites pair them).
+
+Factories are called as ``factory(seed=seed, **validated_params)``: every policy takes a seed, and the
+same seed gives the same decisions. Parameters are never parsed out of names.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from schedlab.topology.errors import SpecError
+
+if TYPE_CHECKING:
+    from schedlab.scheduling.allocation import Allocation
+    from schedlab.scheduling.instance import Instance
+    from schedlab.scheduling.policy import Policy
+
+
+class PolicyFamily(StrEnum):
+    """Which system a policy belongs to (reports group by it)."""
+
+    BASELINE = "baseline"
+    TIRESIAS = "tiresias"
+    DALLY = "dally"
+    RUBICK = "rubick"
+    EXACT = "exact"
+
+
+class PolicyParams(BaseModel):
+    """Base of every policy's parameter model: unknown keys are errors, values are immutable.
+
+    Subclass it and declare each parameter as ``name: type = Field(default, ge=..., description=...)``;
+    a ``model_validator`` may check relations between fields (e.g. thresholds increasing).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoParams(PolicyParams):
+    """A policy without parameters."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParamInfo:
+    """One documented parameter, as ``schedlab list`` shows it."""
+
+    name: str
+    type: str
+    default: Any
+    description: str
+    constraints: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "default": _jsonable(self.default),
+                "description": self.description, "constraints": self.constraints}
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    if isinstance(x, Mapping):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return str(x)
+
+
+def _type_name(annotation: Any) -> str:
+    name = getattr(annotation, "__name__", None)
+    text = name if name and not getattr(annotation, "__args__", None) else str(annotation)
+    return text.replace("typing.", "").replace("NoneType", "None")
+
+
+def _constraints(info: Any) -> str:
+    out = []
+    for m in info.metadata:
+        for attr, sym in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<"), ("min_length", "len >="),
+                          ("max_length", "len <=")):
+            v = getattr(m, attr, None)
+            if v is not None:
+                out.append(f"{sym} {v}")
+    return ", ".join(out)
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A registered policy: how to build it and what it takes."""
+
+    name: str
+    factory: Callable[..., Policy]
+    summary: str
+    family: PolicyFamily = PolicyFamily.BASELINE
+    params: type[PolicyParams] = NoParams
+    preset: Mapping[str, Any] = field(default_factory=dict)
+    oracle: bool = False
+    twins: tuple[str, ...] = ()
+    reference: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "preset", MappingProxyType(dict(self.preset)))
+        object.__setattr__(self, "twins", tuple(self.twins))
+        unknown = set(self.preset) - set(self.params.model_fields)
+        if unknown:
+            raise SpecError(f"policy {self.name!r}: preset sets unknown parameters {sorted(unknown)}",
+                            source="<policies>", field=f"{self.name}.preset")
+
+    # ------------------------------------------------------------ parameters
+    def validate(self, params: Mapping[str, Any] | None = None, *, source: str = "<policy>") -> dict[str, Any]:
+        """The full, validated keyword set the factory receives (defaults, then preset, then ``params``)."""
+        given = dict(params or {})
+        fixed = sorted(set(given) & set(self.preset))
+        if fixed:
+            raise SpecError(f"policy {self.name!r}: parameter {fixed[0]!r} is fixed by this preset "
+                            f"(= {self.preset[fixed[0]]!r}); use the base policy to change it",
+                            source=source, field=f"{self.name}.{fixed[0]}")
+        try:
+            model = self.params.model_validate({**self.preset, **given})
+        except ValidationError as e:
+            err = e.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"]) or "params"
+            known = ", ".join(self.param_names()) or "none"
+            raise SpecError(f"policy {self.name!r}: {err['msg']} (parameters: {known})", source=source,
+                            field=f"{self.name}.{loc}") from None
+        return {k: getattr(model, k) for k in self.params.model_fields}
+
+    def param_names(self) -> list[str]:
+        return [k for k in self.params.model_fields if k not in self.preset]
+
+    def param_info(self) -> list[ParamInfo]:
+        """The parameters a caller may set (preset ones excluded), documented."""
+        out = []
+        for name, info in self.params.model_fields.items():
+            if name in self.preset:
+                continue
+            out.append(ParamInfo(name, _type_name(info.annotation), info.get_default(call_default_factory=True),
+                                 info.description or "", _constraints(info)))
+        return out
+
+    # ------------------------------------------------------------ building
+    def build(self, params: Mapping[str, Any] | None = None, *, seed: int = 0,
+              source: str = "<policy>") -> Policy:
+        """A fresh policy object with validated ``params`` and ``seed``."""
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise SpecError(f"seed must be an integer >= 0, got {seed!r}", source=source, field="seed")
+        return self.factory(seed=seed, **self.validate(params, source=source))
+
+    def decide(self, instance: Instance, params: Mapping[str, Any] | None = None, *, seed: int = 0) -> Allocation:
+        """Snapshot form of a freshly built policy: one decision on ``instance``."""
+        return self.build(params, seed=seed).decide(instance, seed=seed)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "summary": self.summary, "family": self.family.value, "oracle": self.oracle,
+                "twins": list(self.twins), "reference": self.reference, "preset": _jsonable(dict(self.preset)),
+                "params": [p.as_dict() for p in self.param_info()]}
+
+
+class PolicyRegistry(dict[str, PolicySpec]):
+    """``name -> PolicySpec``; :meth:`register` refuses duplicates, lookups name the known policies."""
+
+    def register(self, spec: PolicySpec) -> PolicySpec:
+        if spec.name in self:
+            raise SpecError(f"policy {spec.name!r} registered twice", source="<policies>", field=spec.name)
+        self[spec.name] = spec
+        return spec
+
+    def spec(self, name: str, *, source: str = "<policy>") -> PolicySpec:
+        try:
+            return self[name]
+        except KeyError:
+            raise SpecError(f"unknown policy {name!r}; known: {', '.join(sorted(self))}", source=source,
+                            field="policy") from None
+
+    def build(self, name: str, params: Mapping[str, Any] | None = None, *, seed: int = 0,
+              source: str = "<policy>") -> Policy:
+        return self.spec(name, source=source).build(params, seed=seed, source=source)
+
+    @classmethod
+    def merged(cls, *registries: Mapping[str, PolicySpec]) -> PolicyRegistry:
+        out = cls()
+        for reg in registries:
+            for spec in reg.values():
+                out.register(spec)
+        return out
+
+
+def parse_value(text: str) -> Any:
+    """A parameter value from the command line: JSON (``3``, ``1e3``, ``true``, ``[1, 2]``), else the
+    string itself; the policy's parameter model then validates it."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_assignments(items: Iterable[str], *, source: str = "<command line>") -> dict[str, dict[str, Any]]:
+    """``["2d-las.queues=3", "dally.window=50"]`` -> ``{"2d-las": {"queues": 3}, "dally": {"window": 50}}``."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        name, dot, param = key.strip().rpartition(".")
+        if not eq or not dot or not name or not param:
+            raise SpecError(f"expected POLICY.PARAM=VALUE, got {item!r}", source=source, field="param")
+        out.setdefault(name, {})[param] = parse_value(value.strip())
+    return out
+
+
+__all__ = [
+    "NoParams", "ParamInfo", "PolicyFamily", "PolicyParams", "PolicyRegistry", "PolicySpec", "parse_assignments",
+    "parse_value",
+]
