@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     def progress(t: float, done: int, total: int) -> None:
         windows.append((time.perf_counter(), sim.n_events))
 
-    sim = Simulator(cluster, jobs, POLICIES[a.policy](), semantics=a.semantics, progress=progress,
+    sim = Simulator(cluster, jobs, POLICIES.build(a.policy), semantics=a.semantics, progress=progress,
                     progress_every=WINDOW_EVENTS)
     prof = cProfile.Profile() if a.profile else None
     t3 = time.perf_counter()

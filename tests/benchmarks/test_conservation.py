@@ -108,7 +108,7 @@ def check_conservation(jobs, res):
 @given(spec=jobs_strategy, backfill=st.booleans())
 def test_fifo_conservation(spec, backfill):
     jobs = make_jobs(spec)
-    res = simulate(CLUSTER, jobs, POLICIES["fifo-backfill" if backfill else "fifo"](), semantics="tiresias",
+    res = simulate(CLUSTER, jobs, POLICIES.build("fifo-backfill" if backfill else "fifo"), semantics="tiresias",
                    recorder=Recorder(keep_segments=True))
     check_conservation(jobs, res)
     # rigid jobs at reference rates: GPU-seconds used = sum of g * iterations * iteration time

@@ -32,13 +32,13 @@ def by_id(res):
 
 def test_fifo_head_of_line_blocking_hand_timeline(t60):
     jobs = [rjob("a", 4, 100, 0), rjob("b", 60, 50, 10, it=2.0), rjob("c", 1, 10, 20)]
-    r = by_id(simulate(t60, jobs, POLICIES["fifo"](), semantics="tiresias"))
+    r = by_id(simulate(t60, jobs, POLICIES.build("fifo"), semantics="tiresias"))
     # a runs 0-100; b needs the whole cluster: 100-200; c is blocked behind b: 200-210
     assert (r["a"].first_start, r["a"].end) == (0, 100)
     assert (r["b"].first_start, r["b"].end) == (100, 200)
     assert (r["c"].first_start, r["c"].end) == (200, 210)
     assert [r[j].queue_delay for j in "abc"] == [0, 90, 180]
-    r2 = by_id(simulate(t60, jobs, POLICIES["fifo-backfill"](), semantics="tiresias"))
+    r2 = by_id(simulate(t60, jobs, POLICIES.build("fifo-backfill"), semantics="tiresias"))
     assert (r2["c"].first_start, r2["c"].end) == (20, 30)  # best-effort variant backfills
     assert (r2["b"].first_start, r2["b"].end) == (100, 200)
 
@@ -135,14 +135,14 @@ def test_quota_counts_running_peers_of_the_tenant(t60):
 
 def test_job_larger_than_cluster_is_rejected(t60):
     with pytest.raises(SpecError, match="requests 61 GPUs"):
-        Simulator(t60, [rjob("big", 61, 1)], POLICIES["fifo"]())
+        Simulator(t60, [rjob("big", 61, 1)], POLICIES.build("fifo"))
 
 
 def test_gpu_only_semantics_drops_cpu_requests(t60):
     j = Job("j", Resources(1, 1000), iterations=5, attrs={"iter_time": 1.0})  # 1000 CPUs fit nowhere
-    res = simulate(t60, [j], POLICIES["fifo"](), semantics="tiresias")
+    res = simulate(t60, [j], POLICIES.build("fifo"), semantics="tiresias")
     assert res.jobs[0].end == 5.0
-    res = simulate(t60, [j], POLICIES["fifo"](), semantics="realistic")
+    res = simulate(t60, [j], POLICIES.build("fifo"), semantics="realistic")
     assert res.unfinished == ("j",) and not res.jobs
 
 
@@ -151,7 +151,7 @@ def test_ctrl_c_leaves_complete_records(t60, tmp_path):
         name = "int"
 
         def __init__(self):
-            self.inner = POLICIES["fifo"]()
+            self.inner = POLICIES.build("fifo")
             self.passes = 0
 
         def schedule(self, view):
@@ -221,7 +221,7 @@ def test_same_seed_identical_records_different_seed_differs(tmp_path):
 
     def run(seed):
         w = spec.build(c, seed=seed)
-        res = simulate(c, w.jobs, POLICIES["fifo"](), recorder=Recorder(keep_segments=True))
+        res = simulate(c, w.jobs, POLICIES.build("fifo"), recorder=Recorder(keep_segments=True))
         return res.jobs, res.recorder.series, res.recorder.segments
 
     a, b = run(3), run(3)

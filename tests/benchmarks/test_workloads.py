@@ -92,7 +92,7 @@ def test_iterations_replay_the_trace_duration_at_the_request():
     assert a.iterations * a.attrs["iter_time"] == pytest.approx(1000.0)
     # 128 GPUs on a 128-GPU cluster: kept; GPU-hours kept when replaced (see the next test)
     assert cc.requested.gpus == 128
-    res = simulate(c, jobs, POLICIES["fifo"](), costs=CostModel(0, 0, 0))
+    res = simulate(c, jobs, POLICIES.build("fifo"), costs=CostModel(0, 0, 0))
     jct = {r.job_id: r.jct for r in res.jobs}
     assert jct["a"] == pytest.approx(1000.0) and jct["b"] == pytest.approx(50.0)
     assert jct["c"] == pytest.approx(1000.0 + 100.0)  # waits for a (the whole cluster)
@@ -124,7 +124,7 @@ def test_perf_model_jobs_get_a_feasible_plan_and_gpu_count():
     for j in (big, vit):
         ja = JobAllocation(j.id, j.plan, split_resources(j, consolidated_counts(c, j.requested.gpus)))
         assert validate_allocation(Instance(c, (j,)), Allocation({j.id: ja})) == []
-    res = simulate(c, [big, vit], POLICIES["fifo"](), costs=CostModel(0, 0, 0))
+    res = simulate(c, [big, vit], POLICIES.build("fifo"), costs=CostModel(0, 0, 0))
     assert {r.job_id: r.jct for r in res.jobs} == pytest.approx({"l": 3600.0 / g, "v": 100.0})
 
 

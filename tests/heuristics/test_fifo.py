@@ -10,6 +10,7 @@ from schedlab.heuristics import POLICIES, FifoPolicy
 from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
 from schedlab.scheduling.policy import ClusterView, Decision
 from schedlab.topology import preset
+from schedlab.topology.errors import SpecError
 
 
 def rjob(jid, gpus, iters, arrival=0.0, it=1.0):
@@ -57,11 +58,11 @@ def test_one_machine_jobs_never_split():
     c = preset("tiresias-60")
     # fill every machine to 3 of 4 GPUs: 12 free GPUs, but no machine can take a 2-GPU job
     jobs = [rjob(f"f{i}", 3, 100) for i in range(15)] + [rjob("x", 2, 10, 1), rjob("y", 1, 10, 2)]
-    res = simulate(c, jobs, POLICIES["fifo"](), semantics="tiresias")
+    res = simulate(c, jobs, POLICIES.build("fifo"), semantics="tiresias")
     r = {x.job_id: x for x in res.jobs}
     assert r["x"].first_start == 100.0       # waits for a machine to free up
     assert r["y"].first_start == 100.0       # head-of-line blocked behind x (although it fits at t=2)
-    res = simulate(c, jobs, POLICIES["fifo-backfill"](), semantics="tiresias")
+    res = simulate(c, jobs, POLICIES.build("fifo-backfill"), semantics="tiresias")
     r = {x.job_id: x for x in res.jobs}
     assert r["y"].first_start == 2.0 and r["x"].first_start == 100.0
 
@@ -69,7 +70,7 @@ def test_one_machine_jobs_never_split():
 def test_order_is_arrival_order():
     c = preset("tiresias-60")
     jobs = [rjob("big", 60, 10, 0), rjob("j1", 4, 5, 1), rjob("j2", 60, 5, 2), rjob("j3", 1, 5, 3)]
-    res = simulate(c, jobs, POLICIES["fifo"](), semantics="tiresias", recorder=Recorder())
+    res = simulate(c, jobs, POLICIES.build("fifo"), semantics="tiresias", recorder=Recorder())
     starts = {x.job_id: x.first_start for x in res.jobs}
     assert starts == {"big": 0.0, "j1": 10.0, "j2": 15.0, "j3": 20.0}
 
@@ -86,10 +87,10 @@ def test_tp_plans_keep_tp_groups_inside_machines():
 
 def test_registry():
     assert {"fifo", "yarn-cs", "fifo-backfill"} <= set(POLICIES)
-    assert POLICIES["fifo"]().name == "fifo" and POLICIES["fifo-backfill"]().blocking is False
+    assert POLICIES.build("fifo").name == "fifo" and POLICIES.build("fifo-backfill").blocking is False
     assert isinstance(JobAllocation, type)
-    with pytest.raises(TypeError):
-        POLICIES["fifo"](bogus=1)
+    with pytest.raises(SpecError):
+        POLICIES.build("fifo", {"bogus": 1})
 
 
 def test_mixed_gpu_memory_places_jobs_where_their_plan_fits():
