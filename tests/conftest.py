@@ -16,3 +16,37 @@ class _RefuseBareLayers(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, _RefuseBareLayers())
+
+
+import pytest  # noqa: E402
+
+
+class CliResult:
+    """What one ``schedlab`` invocation gave: exit ``code``, ``out`` (stdout), ``err`` (stderr)."""
+
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+    def __iter__(self):  # ``code, out, err = cli(...)``
+        return iter((self.code, self.out, self.err))
+
+    def __repr__(self) -> str:
+        return f"CliResult(code={self.code}, out={self.out[-300:]!r}, err={self.err[-300:]!r})"
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run ``schedlab ARGS...`` through the real entry point (standalone mode, exit codes kept)."""
+    from schedlab.benchmarks.cli import main
+
+    def run(*argv: str) -> CliResult:
+        capsys.readouterr()
+        code = 0
+        try:
+            main([str(a) for a in argv])
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        out = capsys.readouterr()
+        return CliResult(code, out.out, out.err)
+
+    return run

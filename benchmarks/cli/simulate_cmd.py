@@ -12,10 +12,6 @@ import typer
 
 from schedlab.topology.errors import SpecError
 
-DEFAULT_CLUSTER = {"philly": "philly", "tiresias": "tiresias-60", "rubick": "rubick-64", "pollux": "rubick-64",
-                   "sia": "rubick-64", "helios": "dally-8", "generic": None, "pai": None}
-MODEL_POOLS = {"trace": None, "tiresias": "TIRESIAS_MODELS", "dally": "DALLY_MODELS", "rubick": "RUBICK_MODELS"}
-
 
 class OutputFormat(StrEnum):
     text = "text"
@@ -28,67 +24,6 @@ def _clean(x):
     if isinstance(x, dict):
         return {k: _clean(v) for k, v in x.items()}
     return x
-
-
-def _load_workload(workload, trace, trace_format, vc, start, end, columns, lenient, models, cluster_ref, seed,
-                   load, params):
-    from schedlab.benchmarks import workloads as wl
-    from schedlab.topology.presets import load_cluster
-
-    if (workload is None) == (trace is None):
-        raise SpecError("give exactly one of --workload NAME or --trace FILE", source="<simulate>", field="workload")
-    if workload is not None:
-        spec = wl.get_workload(workload)
-        cluster = load_cluster(cluster_ref or spec.cluster)
-        return spec.build(cluster, seed=seed, load=load, **params), cluster
-    fmt = trace_format
-    ref = cluster_ref or DEFAULT_CLUSTER.get(fmt)
-    if ref is None:
-        raise SpecError(f"--cluster is required for the {fmt} trace format", source="<simulate>", field="cluster")
-    cluster = load_cluster(ref)
-    options: dict = {"lenient": lenient}
-    if fmt in ("philly", "helios") and vc is not None:
-        options["vc"] = vc
-    elif vc is not None:
-        raise SpecError(f"--vc applies to the philly and helios formats, not {fmt}", source="<simulate>", field="vc")
-    if fmt == "philly":
-        options.update(start=start, end=end)
-    if fmt == "generic":
-        options["mapping"] = columns
-    if fmt in ("pollux", "sia") and params.get("default_duration") is not None:
-        options["default_duration"] = params["default_duration"]
-    tr = wl.load_trace(trace, fmt, **options)
-    from schedlab.benchmarks.workloads import generators as gen
-
-    if params.get("window") is not None:
-        tr = gen.busiest_window(tr, params["window"])
-    if params.get("sample") is not None:
-        tr = gen.downsample(tr, params["sample"], seed=seed)
-    if load != 1.0:
-        from schedlab.benchmarks.workloads.generators import scale_load
-
-        tr = scale_load(tr, load)
-    pool_attr = MODEL_POOLS.get(models, "missing")
-    if pool_attr == "missing":
-        raise SpecError(f"unknown model pool {models!r}; known: {', '.join(MODEL_POOLS)}", source="<simulate>",
-                        field="models")
-    pool = getattr(wl, pool_attr) if pool_attr else None
-    if pool is None and fmt in ("philly", "helios", "pai", "generic"):
-        pool = wl.TIRESIAS_MODELS  # these traces name no model: draw CNNs, as Tiresias did
-    w = wl.trace_workload(tr, cluster, seed=seed, model_pool=pool, override_models=models != "trace",
-                          reconfigurable=fmt == "rubick", cluster_name=ref)
-    if fmt == "tiresias":
-        from dataclasses import replace
-
-        w = replace(w, short_s=800.0)  # Tiresias' testbed bins
-    if fmt == "rubick":
-        from schedlab.scheduling.resources import Resources
-
-        if any(j.guaranteed for j in w.jobs):
-            from dataclasses import replace
-
-            w = replace(w, quotas={"A": Resources(cluster.total_gpus)})
-    return w, cluster
 
 
 def simulate_command(
@@ -141,11 +76,14 @@ def simulate_command(
                             source="<simulate>", field="param")
     for p in policy:  # validate every policy and its parameters before any run starts
         registry.build(p, settings.get(p), seed=seed, source="<simulate>")
-    params = {"large_share": large_share} if large_share is not None else {}
-    if workload is None:
-        params = {"default_duration": default_duration, "window": window, "sample": sample}
-    w, c = _load_workload(workload, trace, trace_format, vc, start, end, columns, lenient, models, cluster, seed,
-                          load, params)
+    from schedlab.benchmarks.workloads.source import WorkloadSource
+
+    source = WorkloadSource(workload=workload, trace=None if trace is None else str(trace),
+                            trace_format=trace_format, cluster=cluster, vc=vc, start=start, end=end, columns=columns,
+                            lenient=lenient, models=models, seed=seed, load=load, default_duration=default_duration,
+                            window=window, sample=sample,
+                            params={"large_share": large_share} if large_share is not None else {})
+    w, c = source.build()
 
     def progress(t: float, done: int, total: int) -> None:
         if not quiet:

@@ -2,45 +2,33 @@
 
 import json
 
-import pytest
 
-from schedlab.benchmarks.cli import main
-
-
-def run(capsys, *argv):
-    with pytest.raises(SystemExit) as ei:
-        main(list(argv))
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return ei.value.code or 0, out.out, out.err
-
-
-def test_topology_dally_8_json(capsys):
-    code, out, _ = run(capsys, "topology", "dally-8", "--format", "json")
+def test_topology_dally_8_json(cli):
+    code, out, _ = cli("topology", "dally-8", "--format", "json")
     data = json.loads(out)
     assert code == 0
     assert (data["gpus"], data["machines"], data["racks"]) == (512, 64, 8)
     assert data["bandwidth_gbps"]["rack"] == {"min": 50.0, "max": 50.0}
 
 
-def test_topology_rubick_text(capsys):
-    code, out, _ = run(capsys, "topology", "rubick-64")
+def test_topology_rubick_text(cli):
+    code, out, _ = cli("topology", "rubick-64")
     assert code == 0 and "64 GPUs" in out and "400 GB/s" in out
 
 
-def test_topology_file_and_graphml(capsys, tmp_path):
+def test_topology_file_and_graphml(cli, tmp_path):
     spec = tmp_path / "c.csv"
     spec.write_text("num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n1,2,4,8,64\n")
     g = tmp_path / "c.graphml"
-    code, out, _ = run(capsys, "topology", str(spec), "--format", "json", "--graphml", str(g))
+    code, out, _ = cli("topology", str(spec), "--format", "json", "--graphml", str(g))
     assert code == 0 and json.loads(out)["gpus"] == 8 and g.stat().st_size > 0
 
 
-def test_bad_input_is_one_clear_line_and_exit_2(capsys):
-    code, _, err = run(capsys, "topology", "no-such-cluster")
+def test_bad_input_is_one_clear_line_and_exit_2(cli):
+    code, _, err = cli("topology", "no-such-cluster")
     assert code == 2 and err.startswith("error:") and "no-such-cluster" in err
 
 
-def test_list_shows_presets(capsys):
-    code, out, _ = run(capsys, "list", "--format", "json")
+def test_list_shows_presets(cli):
+    code, out, _ = cli("list", "--format", "json")
     assert code == 0 and "rubick-64" in json.loads(out)["clusters"]

@@ -5,14 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
-
-from schedlab.benchmarks.cli import build_app
-from schedlab.topology.errors import SchedlabError
-
-
-def run(args):
-    return CliRunner().invoke(build_app(), ["solve", *args])
 
 
 @pytest.mark.parametrize("kind,method,cluster,backend,jobs", [
@@ -22,27 +14,27 @@ def run(args):
     ("offline", "offline-bound", "tiresias-60", "cpsat", 4),
     ("joint", "pop-joint", "rubick-64", "scipy", 6),
 ])
-def test_json_output(kind, method, cluster, backend, jobs, tmp_path):
+def test_json_output(kind, method, cluster, backend, jobs, tmp_path, cli):
     path = tmp_path / "inst.json"
-    r = run(["--generate", kind, "--jobs", str(jobs), "--cluster", cluster, "--method", method, "--backend", backend,
+    r = cli("solve", *["--generate", kind, "--jobs", str(jobs), "--cluster", cluster, "--method", method, "--backend", backend,
              "--time-limit", "20", "--format", "json", "--save", str(path)])
-    assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    assert r.code == 0, r.out
+    out = json.loads(r.out)
     for key in ("status", "objective", "bound", "gap", "build_s", "solve_s", "backend", "verified"):
         assert key in out
     assert out["verified"] is True and out["backend"] == backend
-    r2 = run(["--instance", str(path), "--method", method, "--backend", backend, "--time-limit", "20",
+    r2 = cli("solve", *["--instance", str(path), "--method", method, "--backend", backend, "--time-limit", "20",
               "--format", "json"])
-    assert r2.exit_code == 0
-    assert json.loads(r2.output)["objective"] == pytest.approx(out["objective"])
+    assert r2.code == 0
+    assert json.loads(r2.out)["objective"] == pytest.approx(out["objective"])
 
 
-def test_errors_name_the_problem(tmp_path):
-    r = run(["--generate", "joint", "--method", "nope"])
-    assert isinstance(r.exception, SchedlabError) and "unknown method" in str(r.exception)
-    r = run(["--generate", "joint", "--method", "tier-placement"])
-    assert isinstance(r.exception, SchedlabError) and "solves" in str(r.exception)
+def test_errors_name_the_problem(tmp_path, cli):
+    r = cli("solve", *["--generate", "joint", "--method", "nope"])
+    assert r.code == 2 and "unknown method" in r.err
+    r = cli("solve", *["--generate", "joint", "--method", "tier-placement"])
+    assert r.code == 2 and "solves" in r.err
     bad = tmp_path / "bad.json"
     bad.write_text('{"kind": "joint",\n "base": }')
-    r = run(["--instance", str(bad), "--method", "joint"])
-    assert isinstance(r.exception, SchedlabError) and "line 2" in str(r.exception)
+    r = cli("solve", *["--instance", str(bad), "--method", "joint"])
+    assert r.code == 2 and "line 2" in r.err

@@ -4,7 +4,6 @@ import json
 
 import pytest
 
-from schedlab.benchmarks.cli import main
 from schedlab.perfmodel import PerfModel, PerfParams, parse_plan
 from schedlab.perfmodel.validation import choose_fit_rows, read_table, validate_directory, validate_table
 from schedlab.topology.errors import SpecError
@@ -28,12 +27,6 @@ def write_table(path, rubick, params=TRUE, model="bert", extra=()):
     return path
 
 
-def run(capsys, *argv):
-    with pytest.raises(SystemExit) as ei:
-        main(list(argv))
-        raise SystemExit(0)
-    out = capsys.readouterr()
-    return ei.value.code or 0, out.out, out.err
 
 
 def test_validation_of_a_model_generated_table_is_exact(tmp_path, rubick):
@@ -79,41 +72,41 @@ def test_validate_directory_skips_unknown_tables(tmp_path, rubick):
         validate_directory(tmp_path / "nope", rubick)
 
 
-def test_cli_validate_json(tmp_path, rubick, capsys):
+def test_cli_validate_json(tmp_path, rubick, cli):
     write_table(tmp_path / "bert.csv", rubick)
-    code, out, _ = run(capsys, "perf", "validate", "--dir", str(tmp_path), "--format", "json", "--fit-rows", "11")
+    code, out, _ = cli("perf", "validate", "--dir", str(tmp_path), "--format", "json", "--fit-rows", "11")
     assert code == 0
     m = json.loads(out)["models"]["bert"]
     assert set(m) == {"avg_error", "max_error", "fit_rows", "predicted_rows"}
     assert m["fit_rows"] == 11 and m["predicted_rows"] == len(ROWS) - 11 and m["max_error"] < 0.1
 
 
-def test_cli_validate_without_traces_fails_clearly(tmp_path, capsys):
-    code, _, err = run(capsys, "perf", "validate", "--dir", str(tmp_path / "missing"), "--format", "json")
+def test_cli_validate_without_traces_fails_clearly(tmp_path, cli):
+    code, _, err = cli("perf", "validate", "--dir", str(tmp_path / "missing"), "--format", "json")
     assert code == 2 and "not present" in err
 
 
-def test_cli_fit(tmp_path, rubick, capsys):
+def test_cli_fit(tmp_path, rubick, cli):
     t = write_table(tmp_path / "samples.csv", rubick)
-    code, out, _ = run(capsys, "perf", "fit", str(t), "--model", "bert", "--format", "json")
+    code, out, _ = cli("perf", "fit", str(t), "--model", "bert", "--format", "json")
     assert code == 0
     data = json.loads(out)
     assert data["samples"] == len(ROWS) and data["rmsle"] < 1e-3
     assert data["params"]["k_bwd"] == pytest.approx(1.6, rel=0.05)
-    code, out, _ = run(capsys, "perf", "fit", str(t), "--model", "bert")
+    code, out, _ = cli("perf", "fit", str(t), "--model", "bert")
     assert code == 0 and "RMSLE" in out
 
 
-def test_cli_curve(capsys):
-    code, out, _ = run(capsys, "perf", "curve", "bert", "--cluster", "rubick-64", "--format", "json")
+def test_cli_curve(cli):
+    code, out, _ = cli("perf", "curve", "bert", "--cluster", "rubick-64", "--format", "json")
     assert code == 0
     data = json.loads(out)
     pts = data["points"]
     assert len(pts) == 64 and data["resource"] == "gpu"
     assert all(b["throughput"] >= a["throughput"] for a, b in zip(pts, pts[1:], strict=False))
-    code, out, _ = run(capsys, "perf", "curve", "llama7", "--resource", "cpu", "--gpus", "1", "--max", "16")
+    code, out, _ = cli("perf", "curve", "llama7", "--resource", "cpu", "--gpus", "1", "--max", "16")
     assert code == 0 and "zero-offload" in out
-    code, _, err = run(capsys, "perf", "curve", "gpt-5")
+    code, _, err = cli("perf", "curve", "gpt-5")
     assert code == 2 and "unknown model" in err
 
 
