@@ -50,3 +50,15 @@ def cli(capsys):
         return CliResult(code, out.out, out.err)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def traces_dir():
+    """``../shared/traces`` beside the repository (CI has it; the package never needs it). Tests that
+    read public traces skip, saying so, where it is absent."""
+    from pathlib import Path
+
+    d = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+    if not d.is_dir():
+        pytest.skip(f"public traces not found at {d}")
+    return d
