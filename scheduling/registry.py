@@ -8,6 +8,8 @@ Every policy (heuristic or exact-in-the-loop) is registered once, with
 * ``preset``: parameter values a named preset binds (e.g. ``yarn-cs`` = ``fifo`` with blocking); a
   caller may not override them;
 * ``oracle``: the policy reads the future (``Job.duration``); reports mark it;
+* ``preemptive``: the policy may preempt (or shrink) running jobs; its online JCT/makespan is compared
+  with the offline bound valid for preemptive schedules, the others with the non-preemptive one;
 * ``twins``: the formulation instance kinds (``formulations.OBJECTIVES`` keys: ``"joint"``,
   ``"tiresias-placement"``, ``"tier-placement"``) whose objective scores the policy's snapshot decision
   against the proven optimum of the same input (the harness's gap suites pair them).
@@ -112,6 +114,7 @@ class PolicySpec:
     params: type[PolicyParams] = NoParams
     preset: Mapping[str, Any] = field(default_factory=dict)
     oracle: bool = False
+    preemptive: bool = False
     twins: tuple[str, ...] = ()
     reference: str = ""
 
@@ -169,7 +172,7 @@ class PolicySpec:
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "summary": self.summary, "family": self.family.value, "oracle": self.oracle,
-                "twins": list(self.twins), "reference": self.reference, "preset": _jsonable(dict(self.preset)),
+                "preemptive": self.preemptive, "twins": list(self.twins), "reference": self.reference, "preset": _jsonable(dict(self.preset)),
                 "params": [p.as_dict() for p in self.param_info()]}
 
 

@@ -19,7 +19,7 @@ class ListFormat(StrEnum):
 
 
 def _policy_lines(spec) -> list[str]:
-    tags = [spec.family.value] + (["oracle"] if spec.oracle else [])
+    tags = [spec.family.value] + (["oracle"] if spec.oracle else []) + (["preemptive"] if spec.preemptive else [])
     lines = [f"  {spec.name}  [{', '.join(tags)}]  {spec.summary}"]
     if spec.preset:
         lines.append("      preset: " + ", ".join(f"{k}={v!r}" for k, v in spec.preset.items()))
