@@ -1,0 +1,90 @@
+"""Trace-loading benchmark on the Philly table (82,247 jobs): the loader alone, the loader with format
+detection, the whole load (loader + conversion to simulated jobs + assumption report), and
+``schedlab workload stats``. Each figure is the median wall and CPU time of ``--repeat`` runs, with
+``os.getloadavg()`` printed beside it (the machine may be shared).
+
+    python -m schedlab.benchmarks.bench_workloads [--trace PATH] [--repeat 5] [--json]
+
+Skips cleanly (exit 0, a message) when the trace file is absent: the project does not ship it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+from schedlab.benchmarks.bench_simulator import find_trace
+
+
+def _median_s(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median wall and CPU (this process) seconds of ``repeat`` calls (CPU time is steadier on a shared
+    machine)."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trace")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    path = find_trace(a.trace)
+    if path is None:
+        print("Philly trace not found (looked for --trace, then ../shared/traces/philly/sia_philly_jobs.csv); "
+              "skipping.")
+        return 0
+    from schedlab.benchmarks.workloads import load_trace
+    from schedlab.benchmarks.workloads.source import WorkloadSource
+
+    cases: dict[str, Callable[[], object]] = {
+        "load (format given)": lambda: load_trace(path, "philly"),
+    }
+    try:
+        from schedlab.benchmarks.workloads.detect import detect_format
+    except ImportError:
+        detect_format = None
+    if detect_format is not None:
+        cases["load (format detected)"] = lambda: load_trace(path, detect_format(path))
+    cases["source build (loader + conversion + report)"] = \
+        lambda: WorkloadSource(trace=str(path), trace_format="philly").build()
+    try:
+        from schedlab.benchmarks.workloads.stats import trace_stats
+    except ImportError:
+        trace_stats = None
+    if trace_stats is not None:
+        cases["workload stats (+ PNG)"] = lambda: _stats_with_plot(path, trace_stats)
+    out = {}
+    for name, fn in cases.items():
+        fn()  # warm caches and imports
+        s, c = _median_s(fn, a.repeat)
+        out[name] = {"median_wall_s": s, "median_cpu_s": c, "loadavg_1m": os.getloadavg()[0]}
+        if not a.json:
+            print(f"{name:45s} wall {s:7.3f} s  cpu {c:7.3f} s  (load average {os.getloadavg()[0]:.2f})")
+    if a.json:
+        print(json.dumps(out, indent=2))
+    return 0
+
+
+def _stats_with_plot(path, trace_stats) -> object:
+    import tempfile
+
+    from schedlab.benchmarks.workloads import load_trace
+
+    with tempfile.TemporaryDirectory() as d:
+        st = trace_stats(load_trace(path, "philly"), load=0.7)
+        st.plot(os.path.join(d, "demand.png"))
+    return st
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
