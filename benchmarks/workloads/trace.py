@@ -63,7 +63,9 @@ class Trace:
 @dataclass(frozen=True, slots=True)
 class Workload:
     """Simulator-ready jobs with the setting they were made for: default cluster, tenant quotas and
-    the Tiresias bin thresholds (small = at most ``small_gpus`` GPUs, short = below ``short_s``)."""
+    the Tiresias bin thresholds (small = at most ``small_gpus`` GPUs, short = below ``short_s``).
+    ``assumptions``: what the load assumed or selected; ``setting``: what it set up (the format, an
+    auto-sized cluster)."""
 
     name: str
     jobs: tuple[Job, ...]
@@ -74,7 +76,9 @@ class Workload:
     description: str = ""
     skipped: int = 0
     assumptions: AssumptionReport = field(default_factory=AssumptionReport)
+    setting: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "jobs", tuple(self.jobs))
         object.__setattr__(self, "quotas", MappingProxyType(dict(self.quotas)))
+        object.__setattr__(self, "setting", MappingProxyType(dict(self.setting)))
