@@ -3,10 +3,9 @@ GPU-hours, the GPU demand over time if nothing queued, and the cluster size for 
 
 *Demand if nothing queued*: every job holds its GPUs from its submit time for its recorded duration,
 ``D(t) = sum of g_i over jobs with s_i <= t < s_i + d_i``; peak, time-weighted mean and P95 are over
-``[first submit, last end)``. *Offered load* of a cluster of ``G`` GPUs: ``rho = sum_i g_i d_i / (G x T)``
-with ``T`` the arrival span (last submit - first submit; the demand span if all arrive at once), so the
-cluster for a load ``rho`` has ``G = sum_i g_i d_i / (rho x T)`` GPUs, rounded up to whole machines and
-to at least the largest job. Jobs without a duration (Pollux/Sia without ``--default-duration``,
+``[first submit, last end)``. *Offered load* of a cluster of ``G`` GPUs: ``rho = mean demand / G =
+sum_i g_i d_i / (G x T)`` with ``T`` = last end - first submit, so the cluster for a load ``rho`` has
+``G = mean demand / rho`` GPUs, rounded up to whole machines and to at least the largest job. Jobs without a duration (Pollux/Sia without ``--default-duration``,
 iterations-only traces) are counted but left out of demand and sizing.
 """
 
@@ -105,11 +104,7 @@ class TraceStats:
 
     def gpus_for_load(self, load: float) -> float:
         """GPUs for offered ``load`` (fractional; see the module docstring)."""
-        load = check_load(load)
-        t = self.arrival_span_s if self.arrival_span_s > 0 else self.span_s
-        if not t > 0:
-            return float(self.peak_demand) / load
-        return self.gpu_hours * 3600.0 / (load * t)
+        return self.mean_demand / check_load(load)
 
     def size(self, load: float = 0.7, *, gpus_per_machine: int = 8, machines_per_rack: int = 8) -> Sizing:
         """The usual-shape cluster for ``load`` (whole machines, at least the largest job)."""
