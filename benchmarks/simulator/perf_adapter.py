@@ -53,12 +53,13 @@ def perf_instance(cluster: Cluster) -> PerfModel:
     return PerfModel(cluster)
 
 
-def best_plan(pm: PerfModel | None, model: str, counts: Mapping[str, int], cpus: int) -> ExecutionPlan | None:
-    """``pm``'s fastest valid plan for ``model`` on ``counts`` with ``cpus`` cores, or ``None`` (no plan
-    fits, or the zoo does not know the model)."""
+def best_plan(pm: PerfModel | None, model: str, counts: Mapping[str, int], cpus: int, *,
+              global_batch: int | None = None) -> ExecutionPlan | None:
+    """``pm``'s fastest valid plan for ``model`` on ``counts`` with ``cpus`` cores (at ``global_batch``,
+    default the zoo's), or ``None`` (no plan fits, or the zoo does not know the model)."""
     if pm is None or zoo_name(model) is None:
         return None
-    hit = pm.best_plan(model, dict(counts), cpus)
+    hit = pm.best_plan(model, dict(counts), cpus, global_batch=global_batch)
     return hit[0] if hit is not None else None
 
 

@@ -126,15 +126,15 @@ class _Converter:
         self.total = cluster.total_gpus
         self.tiers = TierRates(cluster)
         self._pm = None
-        self._plans: dict[tuple[str, int, int], ExecutionPlan | None] = {}
+        self._plans: dict[tuple[str, int, int, int | None], ExecutionPlan | None] = {}
         self._times: dict[tuple, float] = {}
         self._counts: dict[int, dict[str, int]] = {}
         self._names: dict[str, str] = {}
         per_gpu = [cluster.machine(m).cpus // cluster.machine(m).gpus for m in cluster.machines
                    if cluster.machine(m).gpus]
         self.cpus_per_gpu = max(1, min([DEFAULT_CPUS_PER_GPU, *per_gpu]))
-        self.min_gpu_mem = min(cluster.machine(m).gpu_memory_gb for m in cluster.machines
-                               if cluster.machine(m).gpus)
+        mems = [cluster.machine(m).gpu_memory_gb for m in cluster.machines if cluster.machine(m).gpus]
+        self.min_gpu_mem, self.max_gpu_mem = min(mems), max(mems)
         self._batches: dict[tuple[str, int], int] = {}
 
     @property
@@ -183,16 +183,16 @@ class _Converter:
             b = self._batches[key] = per * g
         return b
 
-    def best_plan(self, model: str, g: int, cpus: int) -> ExecutionPlan | None:
-        key = (model, g, cpus)
+    def best_plan(self, model: str, g: int, cpus: int, batch: int | None) -> ExecutionPlan | None:
+        key = (model, g, cpus, batch)
         if key not in self._plans:
-            self._plans[key] = perf_adapter.best_plan(self.pm, model, self.counts(g), cpus)
+            self._plans[key] = perf_adapter.best_plan(self.pm, model, self.counts(g), cpus, global_batch=batch)
         return self._plans[key]
 
-    def feasible_gpus(self, model: str, g: int) -> tuple[int, ExecutionPlan] | None:
+    def feasible_gpus(self, model: str, g: int, batch: int | None) -> tuple[int, ExecutionPlan] | None:
         """The nearest GPU count (``g`` first, then larger, then smaller) with a valid plan."""
         for k in [g, *range(g + 1, self.total + 1), *range(g - 1, 0, -1)]:
-            plan = self.best_plan(model, k, k * self.cpus_per_gpu)
+            plan = self.best_plan(model, k, k * self.cpus_per_gpu, batch)
             if plan is not None:
                 return k, plan
         return None
@@ -232,7 +232,7 @@ class _Converter:
                                     **where) from None
                 attrs["requested_plan"] = tj.plan  # a 3D plan for the old GPU count: choose again
         if kind == "perfmodel" and plan is None:
-            found = self.feasible_gpus(model, g_new)
+            found = self.feasible_gpus(model, g_new, tj.batch_size)
             if found is None:
                 raise SpecError(f"job {tj.id!r}: model {model!r} has no valid plan on cluster "
                                 f"{self.cluster.name!r}", field="model", **where)
@@ -258,6 +258,11 @@ class _Converter:
         elif batch is None and kind == "perfmodel":
             log.add("batch-default", "global batch assumed: the zoo's default for the model", job=tj.id,
                     line=tj.line, field="batch", detail=model)
+        if zoo and batch is not None or plan is not None:
+            why = perf_adapter.memory_problem(model, plan or ExecutionPlan(dp=g), self.max_gpu_mem, batch)
+            if why:
+                raise SpecError(f"job {tj.id!r}: {why}; no GPU of cluster {self.cluster.name!r} holds it",
+                                field="batch" if tj.batch_size is not None else "plan", **where)
         if tj.cpus is not None:
             cpus = tj.cpus
         elif kind == "perfmodel":
