@@ -239,9 +239,9 @@ class _Converter:
             if found[0] != g_new:
                 reason = f"no plan of {model} fits in GPU memory on {g_new} GPUs"
             g_new, plan = found
-            log.add("plan-chosen", "plan chosen: the perf model's best plan for the request (the trace gives "
-                    "none" + (" valid for the new GPU count)" if tj.plan is not None else ")"),
-                    job=tj.id, line=tj.line, field="plan", detail=plan.name)
+            chosen = plan
+        else:
+            chosen = None
         if g_new != g:
             attrs["requested_gpus"] = g
             log.add("gpus-resized", f"GPU request resized ({reason}), keeping GPU-hours (duration x g/g')",
@@ -249,6 +249,10 @@ class _Converter:
             if duration is not None:
                 duration = duration * g / g_new
             g = g_new
+        if chosen is not None:
+            log.add("plan-chosen", "plan chosen: the perf model's best plan for the request (the trace gives "
+                    "none" + (" valid for the new GPU count)" if tj.plan is not None else ")"),
+                    job=tj.id, line=tj.line, field="plan", detail=chosen.name)
         batch = tj.batch_size
         if batch is None and kind == "tier":
             batch = self.dp_batch(model, g)  # rigid DP job: the per-GPU batch is what the user fixed
