@@ -67,8 +67,9 @@ def _context(path: str | Path, lenient: bool, strict: bool, unit: str | float, o
         raise SpecError("--lenient (drop bad rows) and --strict (reject every assumption) exclude each other",
                         source=str(path), field="strict")
     u = time_unit(unit)
+    parse_origin(origin, u)  # a bad origin fails before the file is read
     return LoadContext(str(path), lenient, AssumptionLog(strict=strict, source=str(path)), u,
-                       "" if u == 1.0 else f" {unit}" if isinstance(unit, str) else f" x {u:g} s")
+                       "" if u == 1.0 else f" {unit}" if isinstance(unit, str) else f" x {u:g} s", origin)
 
 
 def _opt(x: np.ndarray | None, i: int, conv: Callable = float):

@@ -124,8 +124,9 @@ class WorkloadSource:
             raise SpecError(f"unknown model pool {self.models!r}; known: {', '.join(MODEL_POOLS)}", source=src,
                             field="models")
         from schedlab.benchmarks.workloads.csvio import time_unit
+        from schedlab.benchmarks.workloads.loaders import parse_origin
 
-        time_unit(self.time_unit)
+        parse_origin(self.time_origin, time_unit(self.time_unit))
         if self.workload is not None:
             trace_only = [name for name, v in (("vc", self.vc), ("start", self.start), ("end", self.end),
                                                ("columns", self.columns), ("default_duration", self.default_duration),
