@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 from pathlib import Path
 
 import typer
@@ -95,6 +96,8 @@ def stats_command(
       f"P95 {st.p95_demand:,.0f} GPUs")
     e(f"  cluster for load {load:.0%}: {sizing.describe()}")
     e(f"  (replay on it: schedlab simulate --trace {trace} --cluster auto:{load:g}"
+      + (f" --columns {shlex.quote(columns)}" if columns else "")
+      + (f" --time-unit {time_unit.value}" if time_unit is not TimeUnit.s else "")
       + (f" --gpus-per-machine {gpus_per_machine}" if gpus_per_machine != 8 else "")
       + (f" --machines-per-rack {machines_per_rack}" if machines_per_rack != 8 else "") + ")")
     for n in tr.notes:

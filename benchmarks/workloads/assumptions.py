@@ -94,7 +94,7 @@ class AssumptionReport:
         if a:
             out += ["assumed (--strict rejects these):", *(f"  {x}" for x in a)]
         if s:
-            out += ["selected:", *(f"  {x}" for x in s)]
+            out += ["noted (selections and documented name mappings; --strict accepts these):", *(f"  {x}" for x in s)]
         return out
 
     def merged(self, other: AssumptionReport) -> AssumptionReport:
