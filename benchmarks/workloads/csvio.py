@@ -36,7 +36,6 @@ MAX_SECONDS = 1e10     # submit times and durations (s): about 317 years; larger
 MAX_GPUS = 1_000_000   # GPUs of one job
 MAX_COUNT = 1e15       # iterations, CPUs, batch sizes, memory (GB)
 TIME_UNITS: dict[str, float] = {"s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}
-_EPOCH = pd.Timestamp(0, tz="UTC")
 _BAD_LINE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _SKIP_LINE = re.compile(r"Skipping line (\d+): expected (\d+) fields, saw (\d+)")
 
@@ -144,6 +143,15 @@ def read_table(path: str | Path, *, what: str = "trace", header: Sequence[str] |
             df = df.loc[~blank].reset_index(drop=True)
             lines = lines[~blank]
     return Table(source, cols, df, lines, tuple(skipped))
+
+
+def _seconds(values: np.ndarray) -> np.ndarray:
+    """Seconds since the epoch of ISO date-times (UTC unless they say); NaN where not a date-time."""
+    ts = pd.to_datetime(pd.Series(values, dtype=object), format="ISO8601", utc=True, errors="coerce")
+    arr = ts.dt.tz_localize(None).to_numpy(dtype="datetime64[s]")
+    out = arr.astype(np.int64).astype(float)
+    out[np.isnat(arr)] = np.nan
+    return out
 
 
 class Rows:
@@ -266,20 +274,16 @@ class Rows:
         v = self.raw(column)
         empty = self._missing(column, v, optional)
         try:
-            x = v.astype(float)
-            dates = None
-        except (ValueError, TypeError):  # date-times (or a mix): parse those, then numbers for the rest
-            ts = pd.to_datetime(pd.Series(v, dtype=object), format="ISO8601", utc=True, errors="coerce")
-            secs = ((ts - _EPOCH).dt.total_seconds()).to_numpy(dtype=float, na_value=np.nan, copy=True)
-            dates = ~np.isnan(secs)
+            x = v.astype(float) * unit
+        except (ValueError, TypeError):  # date-times, or a mix: date-looking cells first, numbers for the rest
             x = np.full(self.n, np.nan)
-            rest = np.flatnonzero(~dates & ~empty)
+            datey = np.fromiter((("-" in c[1:]) or (":" in c) for c in v), dtype=bool, count=self.n)
+            idx = np.flatnonzero(datey)
+            if idx.size:
+                x[idx] = _seconds(v[idx])
+            rest = np.flatnonzero(np.isnan(x) & ~empty)
             if rest.size:
-                x[rest] = self._numbers(v[rest])
-        if unit != 1.0:
-            x = x * unit
-        if dates is not None:
-            x[dates] = secs[dates]
+                x[rest] = self._numbers(v[rest]) * unit
         notnum = self._nonfinite(column, v, x, empty)
         self.fail(notnum, column, "not a number nor a date-time",
                   lambda i: f"not a number nor a date-time (YYYY-MM-DD HH:MM:SS): {v[i]!r}")
