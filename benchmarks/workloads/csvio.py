@@ -1,4 +1,4 @@
-"""The one way trace tables are read: :func:`read_table` (text through
+"""Trace tables: :func:`~schedlab.topology.tables.read_table` (schedlab's one CSV reader: text through
 :func:`schedlab.topology.files.read_text`, tokenised by pandas' C engine into string columns) and
 :class:`Rows`, vectorised typed accessors that validate every value.
 
@@ -16,28 +16,20 @@ the simulator.
 
 from __future__ import annotations
 
-import csv
-import io
-import re
-import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from schedlab.benchmarks.workloads.assumptions import AssumptionLog
 from schedlab.topology.errors import SpecError, TraceError
-from schedlab.topology.files import read_text
+from schedlab.topology.tables import Table, read_table
 
 MAX_ERRORS_KEPT = 20
 MAX_SECONDS = 1e10     # submit times and durations (s): about 317 years; larger values are refused
 MAX_GPUS = 1_000_000   # GPUs of one job
 MAX_COUNT = 1e15       # iterations, CPUs, batch sizes, memory (GB)
 TIME_UNITS: dict[str, float] = {"s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0}
-_BAD_LINE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
-_SKIP_LINE = re.compile(r"Skipping line (\d+): expected (\d+) fields, saw (\d+)")
 
 
 def time_unit(unit: str | float) -> float:
@@ -51,98 +43,6 @@ def time_unit(unit: str | float) -> float:
         raise SpecError(f"unknown time unit {unit!r}; use one of {', '.join(TIME_UNITS)}", source="<trace>",
                         field="time_unit")
     return TIME_UNITS[unit]
-
-
-@dataclass(frozen=True)
-class Table:
-    """A CSV file as string columns: ``data[column]`` (a pandas Series of ``str``), ``lines[i]`` the
-    1-based line of row ``i``. Blank rows are already removed; ``malformed`` rows (a wrong number of
-    fields, dropped in lenient mode) are ``(line, message)``."""
-
-    source: str
-    columns: tuple[str, ...]
-    data: pd.DataFrame
-    lines: np.ndarray
-    malformed: tuple[tuple[int, str], ...] = ()
-
-    def __len__(self) -> int:
-        return len(self.lines)
-
-
-def _record_lines(text: str, first: int) -> np.ndarray:
-    """Line of each record when some quoted field spans lines (structure only; values come from pandas)."""
-    starts = []
-    reader = csv.reader(io.StringIO(text))
-    prev = 0
-    for _ in reader:
-        starts.append(prev + 1)
-        prev = reader.line_num
-    return np.asarray(starts[first - 1:], dtype=np.int64) if first > 1 else np.asarray(starts, dtype=np.int64)
-
-
-def read_table(path: str | Path, *, what: str = "trace", header: Sequence[str] | None = None,
-               lenient: bool = False, text: str | None = None) -> Table:
-    """Read ``path`` (or ``text``). With ``header`` the file has no header row and these are its columns.
-    A wrong number of fields is an error naming the line (dropped and listed with ``lenient``)."""
-    source = str(path)
-    if text is None:
-        text = read_text(path, what=what)
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lead = len(text) - len(text.lstrip("\n"))  # leading blank lines
-    body = text[lead:]
-    if not body.strip():
-        raise TraceError(f"{what} is empty", source=source)
-    first = lead + (1 if header is None else 0) + 1  # line of the first data row
-    skipped: list[tuple[int, str]] = []
-    kw = dict(dtype=str, keep_default_na=False, na_filter=False, skip_blank_lines=False, engine="c")
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            if header is None:
-                df = pd.read_csv(io.StringIO(body), header=0, on_bad_lines="warn" if lenient else "error", **kw)
-            else:
-                df = pd.read_csv(io.StringIO(body), header=None, names=list(header),
-                                 on_bad_lines="warn" if lenient else "error", **kw)
-    except pd.errors.ParserError as e:
-        m = _BAD_LINE.search(str(e))
-        if m:
-            raise TraceError(f"malformed row: {m.group(3)} fields, expected {m.group(1)}", source=source,
-                             line=int(m.group(2)) + lead) from None
-        raise TraceError(f"not a readable CSV table: {str(e).splitlines()[0]}", source=source) from None
-    except (ValueError, pd.errors.EmptyDataError) as e:
-        raise TraceError(f"not a readable CSV table: {e}", source=source) from None
-    for w in caught:
-        for m in _SKIP_LINE.finditer(str(w.message)):
-            skipped.append((int(m.group(1)) + lead, f"malformed row: {m.group(3)} fields, expected {m.group(2)}"))
-    cols = tuple(str(c).strip() for c in df.columns)
-    if header is None:
-        seen: set[str] = set()
-        for c in cols:
-            if c in seen:
-                raise TraceError(f"duplicate column {c!r} in the header", source=source, line=lead + 1, column=c)
-            seen.add(c)
-        df.columns = list(cols)
-    n_lines = body.count("\n") + (0 if body.endswith("\n") else 1)
-    expected = n_lines - (1 if header is None else 0) - len(skipped)
-    if len(df) == expected:
-        lines = np.arange(first, first + n_lines - (1 if header is None else 0), dtype=np.int64)
-        if skipped:
-            lines = lines[~np.isin(lines, [ln for ln, _ in skipped])]
-        lines = lines[:len(df)]
-    else:  # a quoted field spans lines: number the records from the tokenizer's view of the text
-        lines = _record_lines(body, 2 if header is None else 1) + lead
-        if skipped:
-            lines = lines[~np.isin(lines, [ln for ln, _ in skipped])]
-        lines = lines[:len(df)]
-    if len(df.columns):
-        blank = np.ones(len(df), dtype=bool)
-        for c in df.columns:
-            blank &= (df[c].str.strip() == "").to_numpy()
-        if blank.any():
-            df = df.loc[~blank].reset_index(drop=True)
-            lines = lines[~blank]
-    return Table(source, cols, df, lines, tuple(skipped))
 
 
 def _seconds(values: np.ndarray) -> np.ndarray:
