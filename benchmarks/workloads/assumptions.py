@@ -139,13 +139,14 @@ class AssumptionLog:
         """One job/row (or ``count`` of them, with this one as the example)."""
         if count <= 0:
             return
-        ex = Example(job, line or None, field, detail)
         if assumption and self.strict:
-            raise self._reject(what, ex)
-        acc = self._slot(kind, what, assumption)
+            raise self._reject(what, Example(job, line or None, field, detail))
+        acc = self._acc.get((kind, what))
+        if acc is None:
+            acc = self._slot(kind, what, assumption)
         acc.count += count
-        if len(acc.examples) < EXAMPLES_KEPT:
-            acc.examples.append(ex)
+        if len(acc.examples) < EXAMPLES_KEPT:  # only the first few are kept (a load may note every job)
+            acc.examples.append(Example(job, line or None, field, detail))
 
     def add_rows(self, kind: str, what: str, mask: np.ndarray, *, lines: np.ndarray,
                  ids: Sequence[str] | np.ndarray | None = None, field: str | None = None,
