@@ -17,7 +17,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from schedlab.benchmarks.bench_simulator import find_trace
+from schedlab.benchmarks.bench_simulator import trace_or_skip
 
 
 def _median_s(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
@@ -38,10 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    path = find_trace(a.trace)
+    path = trace_or_skip(a.trace)
     if path is None:
-        print("Philly trace not found (looked for --trace, then ../shared/traces/philly/sia_philly_jobs.csv); "
-              "skipping.")
         return 0
     from schedlab.benchmarks.workloads import load_trace
     from schedlab.benchmarks.workloads.source import WorkloadSource
