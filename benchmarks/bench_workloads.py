@@ -37,10 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trace")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--engines", action="store_true", help="only compare the CSV engines (stdlib csv vs pandas C)")
     a = ap.parse_args(argv)
     path = trace_or_skip(a.trace)
     if path is None:
         return 0
+    if a.engines:
+        return _engines(path, a.repeat, a.json)
     from schedlab.benchmarks.workloads import load_trace
     from schedlab.benchmarks.workloads.source import WorkloadSource
 
@@ -85,6 +88,65 @@ def main(argv: list[str] | None = None) -> int:
               f"(load average {os.getloadavg()[0]:.2f})")
         print(f"detection adds {summary['detection_cpu_s']:+.3f} s, the assumption report "
               f"{summary['report_cpu_s']:+.3f} s CPU: {summary['added_share']:+.1%} of loading the table")
+    return 0
+
+
+def _engines(path, repeat: int, as_json: bool) -> int:
+    """The Philly table's four used columns as validated typed arrays (submit seconds, duration, GPUs,
+    virtual cluster) with each row's line, two ways: the stdlib ``csv`` module row by row, and pandas' C
+    engine into string columns converted whole (what :mod:`schedlab.topology.tables` +
+    :class:`~schedlab.benchmarks.workloads.csvio.Rows` do). Same answers; the faster one is the reader."""
+    import csv
+    import io
+    import math
+    from datetime import UTC, datetime
+
+    import numpy as np
+
+    from schedlab.benchmarks.workloads.csvio import Rows
+    from schedlab.topology.files import read_text
+    from schedlab.topology.tables import read_table
+
+    text = read_text(path, what="trace")
+
+    def stdlib():
+        rd = csv.reader(io.StringIO(text))
+        cols = [c.strip() for c in next(rd)]
+        i_ts, i_d, i_g, i_c = (cols.index(c) for c in ("timestamp", "duration", "num_gpus", "cluster"))
+        out = []
+        for row in rd:
+            if not row:
+                continue
+            ln = rd.line_num
+            s = row[i_ts].strip()
+            try:
+                sub = float(s)
+            except ValueError:
+                dt = datetime.fromisoformat(s)
+                sub = (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).timestamp()
+            d, g = float(row[i_d]), float(row[i_g])
+            if not (math.isfinite(d) and d > 0 and math.isfinite(g) and g >= 1 and g == int(g) and row[i_c].strip()):
+                raise ValueError(ln)
+            out.append((ln, sub, d, int(g), row[i_c].strip()))
+        return out
+
+    def pandas_c():
+        rows = Rows(read_table(path, text=text))
+        sub, d = rows.time("timestamp"), rows.float("duration", positive=True)
+        g, c = rows.int("num_gpus", min_value=1), rows.str("cluster")
+        rows.finish()
+        return rows.lines, sub, d, g, c
+
+    a, b = stdlib(), pandas_c()
+    assert [r[0] for r in a] == b[0].tolist() and np.allclose([r[1] for r in a], b[1])
+    res = {}
+    for name, fn in (("stdlib csv, row by row", stdlib), ("pandas C engine, whole columns", pandas_c)):
+        w, c = _median_s(fn, repeat)
+        res[name] = {"median_wall_s": w, "median_cpu_s": c, "loadavg_1m": os.getloadavg()[0]}
+        if not as_json:
+            print(f"{name:45s} wall {w:7.3f} s  cpu {c:7.3f} s  (load average {os.getloadavg()[0]:.2f})")
+    if as_json:
+        print(json.dumps(res, indent=2))
     return 0
 
 
