@@ -21,6 +21,8 @@ import numpy as np
 from schedlab.benchmarks.workloads.trace import Trace
 from schedlab.topology.errors import SpecError
 
+PLOT_POINTS = 2000  # time bins of the demand plot (peak per bin) for long traces
+
 #: duration histogram bins (upper edges, s) and their labels
 DURATION_BINS: tuple[tuple[float, str], ...] = (
     (60.0, "< 1 min"), (600.0, "1-10 min"), (3600.0, "10 min-1 h"), (4 * 3600.0, "1-4 h"),
@@ -147,9 +149,16 @@ class TraceStats:
         p = Path(path)
         fig, ax = plt.subplots(figsize=(10, 4), dpi=100)
         try:
-            t0 = self.demand_t[0] if self.demand_t.size else 0.0
-            hours = (self.demand_t - t0) / 3600.0
-            ax.step(hours, self.demand_g, where="post", lw=0.6, color="tab:blue", label="demand if nothing queued")
+            t, g = self.demand_t, self.demand_g
+            label = "demand if nothing queued"
+            if t.size > PLOT_POINTS:  # the peak of each of PLOT_POINTS time bins (keeps every spike visible)
+                edges = np.searchsorted(t, np.linspace(t[0], t[-1], PLOT_POINTS + 1)[:-1], side="left")
+                edges = np.unique(edges)
+                g = np.maximum.reduceat(g, edges)
+                t = t[edges]
+                label += f" (peak per {(self.demand_t[-1] - self.demand_t[0]) / PLOT_POINTS / 60:,.0f} min)"
+            t0 = t[0] if t.size else 0.0
+            ax.step((t - t0) / 3600.0, g, where="post", lw=0.6, color="tab:blue", label=label)
             for y, lab, c in ((self.mean_demand, "mean", "tab:green"), (self.p95_demand, "P95", "tab:orange"),
                               (self.peak_demand, "peak", "tab:red")):
                 ax.axhline(y, ls="--", lw=0.8, color=c, label=f"{lab} {y:,.0f} GPUs")
