@@ -71,7 +71,8 @@ def stats_command(
                          seed=seed, time_unit=time_unit.value, time_origin=time_origin)
     tr, fmt = src.load_trace()
     st = trace_stats(tr)
-    sizing = st.size(load, gpus_per_machine=gpus_per_machine, machines_per_rack=machines_per_rack)
+    sizing = st.size(load, gpus_per_machine=gpus_per_machine, machines_per_rack=machines_per_rack) \
+        if st.timed_jobs else None
     if plot is not None:
         st.plot(plot, sizing=sizing)
     notes = [n.to_dict() for n in tr.notes]
@@ -92,6 +93,11 @@ def stats_command(
     e(f"  durations (mean {_h(st.duration_mean_s)}, median {_h(st.duration_median_s)}):")
     for label, k in st.durations.items():
         e(f"    {label:>10}  {k:>9,}  {_bar(k, st.timed_jobs)}")
+    if sizing is None:
+        e("  no job has a duration: no demand over time and no cluster size (Pollux/Sia: --default-duration S)")
+        for n in tr.notes:
+            e(f"  {'assumed' if n.assumption else 'selected'}: {n.line()}")
+        return
     e(f"  GPU demand if nothing queued: peak {st.peak_demand:,}, mean {st.mean_demand:,.1f}, "
       f"P95 {st.p95_demand:,.0f} GPUs")
     e(f"  cluster for load {load:.0%}: {sizing.describe()}")

@@ -212,7 +212,9 @@ class _Converter:
         g = tj.gpus
         duration = tj.duration
         if duration is None and tj.iterations is None:
-            raise SpecError(f"job {tj.id!r} has neither a duration nor iterations", field="duration", **where)
+            raise SpecError(f"job {tj.id!r} has neither a duration nor iterations (map a duration column, or "
+                            "iterations and a model; Pollux/Sia traces have no durations: --default-duration S)",
+                            field="duration", **where)
         zoo = perf_adapter.zoo_name(model) is not None
         if duration is None and not zoo:
             raise SpecError(f"job {tj.id!r} has iterations but no duration, and the zoo has no model {model!r} "

@@ -110,6 +110,9 @@ class TraceStats:
 
     def size(self, load: float = 0.7, *, gpus_per_machine: int = 8, machines_per_rack: int = 8) -> Sizing:
         """The usual-shape cluster for ``load`` (whole machines, at least the largest job)."""
+        if not self.timed_jobs:
+            raise SpecError("cannot size a cluster: no job of the trace has a duration (Pollux/Sia traces: give "
+                            "--default-duration)", source=self.source, field="duration")
         if gpus_per_machine < 1 or machines_per_rack < 1:
             raise SpecError("gpus per machine and machines per rack must be >= 1", source="<cluster sizing>",
                             field="gpus_per_machine" if gpus_per_machine < 1 else "machines_per_rack")
@@ -131,7 +134,7 @@ class TraceStats:
                "duration_mean_s": self.duration_mean_s, "duration_median_s": self.duration_median_s,
                "demand_if_nothing_queued": {"peak_gpus": self.peak_demand, "mean_gpus": self.mean_demand,
                                             "p95_gpus": self.p95_demand}, "max_job_gpus": self.max_job_gpus}
-        if load is not None:
+        if load is not None and self.timed_jobs:
             s = self.size(load, **shape)
             out["sizing"] = {"load": s.load, "gpus_needed": s.needed_gpus, "gpus": s.gpus, "machines": s.machines,
                              "racks": s.racks, "gpus_per_machine": s.gpus_per_machine,
