@@ -32,6 +32,15 @@ def find_trace(arg: str | None) -> Path | None:
     return None
 
 
+def trace_or_skip(arg: str | None) -> Path | None:
+    """:func:`find_trace`, saying so when the trace is absent (benchmarks then skip cleanly)."""
+    path = find_trace(arg)
+    if path is None:
+        print("Philly trace not found (looked for --trace, then ../shared/traces/philly/sia_philly_jobs.csv); "
+              "skipping.")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace")
@@ -44,10 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true", help="cProfile the simulation; print the top 25")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    path = find_trace(a.trace)
+    path = trace_or_skip(a.trace)
     if path is None:
-        print("Philly trace not found (looked for --trace, then ../shared/traces/philly/sia_philly_jobs.csv); "
-              "skipping.")
         return 0
 
     from schedlab.benchmarks.simulator import Simulator

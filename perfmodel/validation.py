@@ -17,7 +17,6 @@ not predicted. CPUs per job when the table does not say: 8 per GPU with ZeRO-Off
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,6 +32,7 @@ from schedlab.perfmodel.search import structural_problem
 from schedlab.perfmodel.zoo import get_model, resolve_name
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import PlanError, SpecError
+from schedlab.topology.tables import read_table as read_csv_table
 
 DEFAULT_FIT_ROWS = 7
 OFFLOAD_CPUS_PER_GPU = 8
@@ -89,16 +89,12 @@ class ValidationResult:
 def read_table(path: str | Path) -> list[Row]:
     """Rows of a placements table; raises :class:`SpecError` naming the file, line and column."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise SpecError(f"cannot read placements table: {e}", source=str(p)) from None
-    reader = csv.DictReader(text.splitlines())
-    missing = {"exec_plan", "placement", "iter_time"} - set(reader.fieldnames or ())
+    table = read_csv_table(p, what="placements table", error=SpecError)
+    missing = {"exec_plan", "placement", "iter_time"} - set(table.columns)
     if missing:
         raise SpecError(f"missing columns {sorted(missing)}", source=str(p), line=1)
     rows = []
-    for i, r in enumerate(reader, start=2):
+    for i, r in table.records():
         try:
             t = float(r["iter_time"])
         except (TypeError, ValueError):
@@ -324,12 +320,8 @@ def read_samples(path: str | Path, cluster: Cluster, *, model: str | None = None
     (per GPU), ``global_batch``, and ``model`` (unless given). One model per file.
     Rows with a non-positive measurement are skipped (failed runs)."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise SpecError(f"cannot read samples: {e}", source=str(p)) from None
-    reader = csv.DictReader(text.splitlines())
-    cols = set(reader.fieldnames or ())
+    table = read_csv_table(p, what="samples", error=SpecError)
+    cols = set(table.columns)
     plan_col = "exec_plan" if "exec_plan" in cols else "plan"
     if plan_col not in cols or "placement" not in cols or not ({"throughput", "iter_time"} & cols):
         raise SpecError("need columns exec_plan (or plan), placement and throughput or iter_time", source=str(p),
@@ -338,7 +330,7 @@ def read_samples(path: str | Path, cluster: Cluster, *, model: str | None = None
         raise SpecError("no model column: give the model", source=str(p), line=1, column="model")
     names: set[str] = set()
     samples: list[Sample] = []
-    for i, r in enumerate(reader, start=2):
+    for i, r in table.records():
         name = model or r["model"]
         spec = get_model(name)
         names.add(spec.name)

@@ -27,7 +27,6 @@ All validation happens here, before anything is built; every error names the fil
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from schedlab.topology.errors import SpecError
 from schedlab.topology.spec import ClusterSpec, LinkSpec, MachineSpec, gbit_to_gbyte
+from schedlab.topology.tables import read_table
 from schedlab.topology.tiers import Tier
 
 
@@ -224,28 +224,23 @@ def spec_from_tiresias_csv(path: str | Path, *, name: str | None = None,
     """
     p = Path(path)
     source = str(p)
-    with p.open(newline="") as fh:
-        rows = list(csv.reader(fh))
-    rows = [r for r in rows if any(c.strip() for c in r)]
-    if not rows:
-        raise SpecError("empty file", source=source)
-    header = [c.strip() for c in rows[0]]
-    missing = [c for c in TIRESIAS_COLUMNS if c not in header]
+    table = read_table(p, what="cluster spec", error=SpecError)
+    missing = [c for c in TIRESIAS_COLUMNS if c not in table.columns]
     if missing:
         raise SpecError(f"missing column(s) {missing}", source=source, line=1, field=missing[0])
-    if len(rows) != 2:
-        raise SpecError(f"expected one data row, found {len(rows) - 1}", source=source, line=len(rows))
-    row = rows[1]
+    if len(table) != 1:
+        raise SpecError(f"expected one data row, found {len(table)}", source=source,
+                        line=int(table.lines[-1]) if len(table) else 1)
+    ln, row = next(table.records())
     vals: dict[str, int] = {}
     for c in TIRESIAS_COLUMNS:
-        i = header.index(c)
-        raw = row[i].strip() if i < len(row) else ""
+        raw = row[c]
         try:
             v = int(float(raw))
-        except ValueError:
-            raise SpecError(f"not a number: {raw!r}", source=source, line=2, column=c) from None
+        except (ValueError, OverflowError):
+            raise SpecError(f"not a number: {raw!r}", source=source, line=ln, column=c) from None
         if v < 0 or (c in ("num_switch", "num_node_p_switch") and v == 0):
-            raise SpecError(f"invalid value {v}", source=source, line=2, column=c)
+            raise SpecError(f"invalid value {v}", source=source, line=ln, column=c)
         vals[c] = v
     data = {
         "name": name or p.stem,
@@ -275,34 +270,28 @@ def spec_from_pai_machines(path: str | Path, *, machines_per_rack: int = 32,
     """
     p = Path(path)
     source = str(p)
-    if not p.is_file():
-        raise SpecError("no such file", source=source)
     machines: list[MachineSpec] = []
     rack_link = LinkSpec(25.0, 2.0)
-    with p.open(newline="") as fh:
-        for lineno, row in enumerate(csv.reader(fh), start=1):
-            if not row or not any(c.strip() for c in row):
-                continue
-            if len(row) != 5:
-                raise SpecError(f"expected 5 columns (machine,gpu_type,cap_cpu,cap_mem,cap_gpu), got {len(row)}",
-                                source=source, line=lineno)
-            mname, gtype = row[0].strip(), row[1].strip()
-            if lineno == 1 and mname == "machine":
-                continue  # tolerate a header row
-            try:
-                cpus, mem, gpus = int(float(row[2])), float(row[3]), int(float(row[4]))
-            except ValueError:
-                raise SpecError(f"non-numeric capacity in {row[2:]!r}", source=source, line=lineno,
-                                column="cap_cpu/cap_mem/cap_gpu") from None
-            if gtype not in PAI_GPU_MEMORY_GB:
-                raise SpecError(f"unknown gpu_type {gtype!r}", source=source, line=lineno, column="gpu_type")
-            if gpus < 0 or cpus < 0 or mem < 0:
-                raise SpecError("negative capacity", source=source, line=lineno, column="cap_gpu")
-            intra = LinkSpec(50.0, 1.0) if gtype.startswith("V100") else LinkSpec(16.0, 2.0)
-            machines.append(MachineSpec(
-                name=mname, rack=f"rack{len(machines) // machines_per_rack}", gpus=gpus,
-                gpu_model=gtype if gpus else "none", gpu_memory_gb=PAI_GPU_MEMORY_GB[gtype] if gpus else 0.0,
-                cpus=cpus, host_memory_gb=mem, intra=intra, uplink=rack_link, pcie_gbps=16.0))
+    cols = ("machine", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu")
+    for lineno, rec in read_table(p, what="machine list", header=cols, error=SpecError).records():
+        row = [rec[c] for c in cols]
+        mname, gtype = row[0], row[1]
+        if lineno == 1 and mname == "machine":
+            continue  # tolerate a header row
+        try:
+            cpus, mem, gpus = int(float(row[2])), float(row[3]), int(float(row[4]))
+        except (ValueError, OverflowError):
+            raise SpecError(f"non-numeric capacity in {row[2:]!r}", source=source, line=lineno,
+                            column="cap_cpu/cap_mem/cap_gpu") from None
+        if gtype not in PAI_GPU_MEMORY_GB:
+            raise SpecError(f"unknown gpu_type {gtype!r}", source=source, line=lineno, column="gpu_type")
+        if gpus < 0 or cpus < 0 or mem < 0:
+            raise SpecError("negative capacity", source=source, line=lineno, column="cap_gpu")
+        intra = LinkSpec(50.0, 1.0) if gtype.startswith("V100") else LinkSpec(16.0, 2.0)
+        machines.append(MachineSpec(
+            name=mname, rack=f"rack{len(machines) // machines_per_rack}", gpus=gpus,
+            gpu_model=gtype if gpus else "none", gpu_memory_gb=PAI_GPU_MEMORY_GB[gtype] if gpus else 0.0,
+            cpus=cpus, host_memory_gb=mem, intra=intra, uplink=rack_link, pcie_gbps=16.0))
     racks = sorted({m.rack for m in machines})
     uplinks = {r: LinkSpec(12.5, 5.0) for r in racks} if len(racks) > 1 else {}
     return ClusterSpec(name=name, machines=tuple(machines), rack_uplinks=uplinks, source=source)

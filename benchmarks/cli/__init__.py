@@ -12,6 +12,7 @@ from schedlab.benchmarks.cli.perf_cmd import perf_app
 from schedlab.benchmarks.cli.simulate_cmd import simulate_command
 from schedlab.benchmarks.cli.solve_cmd import solve_command
 from schedlab.benchmarks.cli.topology_cmd import topology_command
+from schedlab.benchmarks.cli.workload_cmd import workload_app
 from schedlab.topology.errors import SchedlabError
 
 LEAF_COMMANDS = {
@@ -22,6 +23,7 @@ LEAF_COMMANDS = {
 }
 COMMANDS: dict[str, typer.Typer] = {
     "perf": perf_app,
+    "workload": workload_app,
 }
 
 

@@ -237,7 +237,9 @@ class Simulator:
         self.recorder.job(JobRecord(
             j.id, j.model, j.tenant, j.job_class.value, j.requested.gpus, j.iterations, j.arrival,
             rt.first_start, t, t - j.arrival, rt.first_start - j.arrival, rt.waited, rt.held, rt.executed,
-            rt.overhead, rt.comm, rt.preemptions, rt.reconfigurations, "|".join(sorted(rt.tiers)), ideal))
+            rt.overhead, rt.comm, rt.preemptions, rt.reconfigurations, "|".join(sorted(rt.tiers)), ideal,
+            trace_gpus=int(j.attrs.get("requested_gpus", j.requested.gpus)),
+            granted_gpus=rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus)))
         forget = getattr(self.rates, "forget", None)
         if forget is not None:
             forget(j.id)

@@ -4,20 +4,34 @@
 ``1 / iteration_time`` iterations per second and books ``comm_fraction`` of its running time as exposed
 communication.
 
-* :class:`ReferenceRates` (Tiresias semantics): ``t_iter = job.attrs["iter_time"] * g_req / g`` (the
-  requested-resources iteration time, scaled linearly if the GPU count differs); placement is ignored.
-* :class:`TierRates` (Dally): ``t_iter = c * (1 + o(model, tier))`` with ``c`` =
-  ``job.attrs["compute_time"]`` (compute per iteration) and ``o`` the perf model's communication
-  overhead at the placement's tier (0 on one GPU); ``comm_fraction = o / (1 + o)``.
-* :class:`PerfModelRates` (Rubick): the perf model's iteration time for (model, plan, placement, CPUs).
-* :class:`RealisticRates` picks per job: ``job.attrs["rates"]`` if set, else the perf model if it knows
-  the model, else tiers if the model has Dally overheads, else the reference (counted in ``sources``).
+**Durations are ground truth.** A job's *request* is its requested GPUs, plan and CPUs on the most
+consolidated placement of those GPUs on an empty cluster (:func:`consolidated_counts`). Its iteration
+time at the request, ``t_req`` (:func:`request_iter_time`: ``attrs["iter_time"]``, else ``duration /
+iterations``), is what the trace recorded; every rate model only scales it by its *speed model* ``S``
+relative to the request::
+
+    t(alloc) = t_req * S(alloc) / S(request)
+
+so a job given exactly its request runs exactly its recorded duration, under every semantics and
+whatever else the trace gives (iterations, model, batch, plan). A job with neither a duration nor an
+iteration time runs at the speed model's own time ``S(alloc)`` where ``S`` is a time (perf model; tier
+model with ``attrs["compute_time"]``).
+
+* :class:`ReferenceRates` (Tiresias semantics): ``S = 1 / g`` (linear in GPUs; placement ignored).
+* :class:`TierRates` (Dally): ``S = (1 / g) * (1 + o(model, tier))`` with ``o`` the perf model's
+  communication overhead at the placement's tier (0 on one GPU); ``comm_fraction = o / (1 + o)``.
+  Without ``t_req``, ``t = attrs["compute_time"] * (g_req / g) * (1 + o)``.
+* :class:`PerfModelRates` (Rubick): ``S`` = the perf model's iteration time for (model, plan,
+  placement, CPUs, global batch).
+* :class:`RealisticRates` picks per job: ``job.attrs["rates"]`` if set, else the perf model if the zoo
+  knows the model (and the job has no ``compute_time``), else tiers if the model has communication
+  overheads, else the reference (counted in ``sources``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from schedlab.benchmarks.simulator import perf_adapter
@@ -34,24 +48,62 @@ class RateModel(Protocol):
         ...
 
 
+def consolidated_counts(cluster: Cluster, gpus: int) -> dict[str, int]:
+    """The most consolidated placement shape of ``gpus`` GPUs on an empty cluster (a job's request): one
+    machine if one is large enough, else the first rack that can hold them, else machines in cluster
+    order (largest first)."""
+    for m in cluster.machines:
+        if cluster.machine(m).gpus >= gpus:
+            return {m: gpus}
+    for r in cluster.racks:
+        ms = cluster.machines_in(r)
+        if sum(cluster.machine(m).gpus for m in ms) >= gpus:
+            return _fill(cluster, ms, gpus)
+    return _fill(cluster, cluster.machines, gpus)
+
+
+def _fill(cluster: Cluster, machines: Sequence[str], gpus: int) -> dict[str, int]:
+    out: dict[str, int] = {}
+    left = gpus
+    for m in sorted(machines, key=lambda m: -cluster.machine(m).gpus):
+        k = min(cluster.machine(m).gpus, left)
+        if k:
+            out[m] = k
+            left -= k
+        if not left:
+            break
+    return out
+
+
 def _gpus(placement: Mapping[str, Resources]) -> int:
     return sum(r.gpus for r in placement.values())
 
 
-def reference_iter_time(job: Job) -> float:
+def request_iter_time(job: Job) -> float | None:
+    """Seconds per iteration at the request, as recorded: ``attrs["iter_time"]``, else ``duration /
+    iterations``; ``None`` when the job states neither."""
     t = job.attrs.get("iter_time")
     if t is None and job.duration is not None:
         t = job.duration / job.iterations
-    if t is None or not t > 0:
-        raise SpecError(f"job {job.id!r} has no iteration time (attrs['iter_time'] or duration)",
+    if t is None:
+        return None
+    if not t > 0:
+        raise SpecError(f"job {job.id!r} has iteration time {t!r} at its request; need > 0",
                         source=f"<job {job.id!r}>", field="attrs.iter_time")
     return float(t)
 
 
+def reference_iter_time(job: Job) -> float:
+    t = request_iter_time(job)
+    if t is None:
+        raise SpecError(f"job {job.id!r} has no iteration time (attrs['iter_time'] or duration)",
+                        source=f"<job {job.id!r}>", field="attrs.iter_time")
+    return t
+
+
 class ReferenceRates:
     def speed(self, job: Job, plan: ExecutionPlan, placement: Mapping[str, Resources]) -> tuple[float, float]:
-        g = _gpus(placement)
-        return reference_iter_time(job) * job.requested.gpus / g, 0.0
+        return reference_iter_time(job) * job.requested.gpus / _gpus(placement), 0.0
 
 
 class TierRates:
@@ -59,9 +111,10 @@ class TierRates:
         self.cluster = cluster
         self._rack = {m: cluster.rack_of(m) for m in cluster.machines}
         self._cache: dict[tuple[str, Tier], float] = {}
+        self._req_tier: dict[int, Tier] = {}
 
-    def tier(self, placement: Mapping[str, Resources]) -> Tier:
-        ms = [m for m, r in placement.items() if r.gpus > 0]
+    def tier(self, placement: Mapping[str, Resources] | Mapping[str, int]) -> Tier:
+        ms = [m for m, r in placement.items() if (r if isinstance(r, int) else r.gpus) > 0]
         if len(ms) == 1:
             return Tier.MACHINE
         rack = self._rack
@@ -79,33 +132,68 @@ class TierRates:
             self._cache[key] = o
         return o
 
+    def request_overhead(self, job: Job) -> float:
+        """``o`` at the request's tier (0 for one GPU)."""
+        g = job.requested.gpus
+        if g <= 1:
+            return 0.0
+        tier = self._req_tier.get(g)
+        if tier is None:
+            tier = self._req_tier[g] = self.tier(consolidated_counts(self.cluster, g))
+        return self.overhead(job.model, tier)
+
     def speed(self, job: Job, plan: ExecutionPlan, placement: Mapping[str, Resources]) -> tuple[float, float]:
-        c = job.attrs.get("compute_time")
-        if c is None:
-            c = reference_iter_time(job)
-        if _gpus(placement) <= 1:
-            return float(c), 0.0
+        g = _gpus(placement)
+        t_req = request_iter_time(job)
+        if t_req is not None:
+            c = t_req / (1.0 + self.request_overhead(job))
+        else:
+            c = job.attrs.get("compute_time")
+            if c is None:
+                raise SpecError(f"job {job.id!r} has no iteration time (attrs['iter_time'], duration or "
+                                "compute_time)", source=f"<job {job.id!r}>", field="attrs.iter_time")
+        c = float(c) * job.requested.gpus / g
+        if g <= 1:
+            return c, 0.0
         o = self.overhead(job.model, self.tier(placement))
         return c * (1.0 + o), o / (1.0 + o)
 
 
 class PerfModelRates:
     def __init__(self, cluster: Cluster) -> None:
-        fn = perf_adapter.perf_model(cluster)
-        if fn is None:
-            raise SpecError("the perf model (perfmodel.PerfModel) is not available", source="<perfmodel>")
-        self._fn = fn
+        self.cluster = cluster
+        self._fn = perf_adapter.perf_model(cluster)
         self._cache: dict[tuple, float] = {}
+        self._counts: dict[int, dict[str, int]] = {}
+
+    def model_time(self, job: Job, plan: ExecutionPlan, counts: Mapping[str, int], cpus: int) -> float:
+        """The perf model's iteration time ``S`` (cached)."""
+        key = (job.model, plan, tuple(sorted(counts.items())), cpus, job.global_batch)
+        t = self._cache.get(key)
+        if t is None:
+            t = float(self._fn(job.model, plan, counts, cpus, global_batch=job.global_batch))
+            if not t > 0:
+                raise SpecError(f"job {job.id!r}: the perf model gives iteration time {t!r} for {plan.name}",
+                                source="<perfmodel>", field="iter_time")
+            self._cache[key] = t
+        return t
+
+    def request_time(self, job: Job) -> float:
+        """``S(request)``: the requested plan and CPUs on the consolidated placement of the requested GPUs."""
+        g = job.requested.gpus
+        counts = self._counts.get(g)
+        if counts is None:
+            counts = self._counts[g] = consolidated_counts(self.cluster, g)
+        return self.model_time(job, job.requested_plan, counts, int(job.requested.cpus))
 
     def speed(self, job: Job, plan: ExecutionPlan, placement: Mapping[str, Resources]) -> tuple[float, float]:
         counts = {m: r.gpus for m, r in placement.items() if r.gpus > 0}
-        cpus = sum(r.cpus for r in placement.values())
-        key = (job.model, plan, tuple(sorted(counts.items())), cpus)
-        t = self._cache.get(key)
-        if t is None:
-            t = float(self._fn(job.model, plan, counts, cpus))
-            self._cache[key] = t
-        return t, 0.0
+        cpus = int(sum(r.cpus for r in placement.values()))
+        s = self.model_time(job, plan, counts, cpus)
+        t_req = request_iter_time(job)
+        if t_req is None:
+            return s, 0.0
+        return t_req * s / self.request_time(job), 0.0
 
 
 class RealisticRates:
@@ -116,30 +204,28 @@ class RealisticRates:
         self.reference = ReferenceRates()
         self.tiers = TierRates(cluster)
         self._perf: PerfModelRates | None = None
-        self._perf_tried = False
         self._choice: dict[str, object] = {}
         self.sources: Counter[str] = Counter()
 
-    def _perfmodel(self) -> PerfModelRates | None:
-        if not self._perf_tried:
-            self._perf_tried = True
-            try:
-                self._perf = PerfModelRates(self.cluster)
-            except SpecError:
-                self._perf = None
+    def perfmodel(self) -> PerfModelRates:
+        if self._perf is None:
+            self._perf = PerfModelRates(self.cluster)
         return self._perf
 
-    def _pick(self, job: Job):
+    def kind(self, job: Job) -> str:
         kind = job.attrs.get("rates")
         if kind is None:
-            if job.model in perf_adapter.zoo_models() and self._perfmodel() is not None \
-                    and job.attrs.get("compute_time") is None:
+            if perf_adapter.zoo_name(job.model) is not None and job.attrs.get("compute_time") is None:
                 kind = "perfmodel"
             elif perf_adapter.comm_overhead(job.model, Tier.NETWORK) is not None:
                 kind = "tier"
             else:
                 kind = "reference"
-        impl = {"perfmodel": self._perfmodel, "tier": lambda: self.tiers,
+        return kind
+
+    def _pick(self, job: Job):
+        kind = self.kind(job)
+        impl = {"perfmodel": self.perfmodel, "tier": lambda: self.tiers,
                 "reference": lambda: self.reference}.get(kind, lambda: None)()
         if impl is None:
             raise SpecError(f"job {job.id!r}: rate model {kind!r} is not available", source=f"<job {job.id!r}>",

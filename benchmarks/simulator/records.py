@@ -13,9 +13,12 @@ from typing import IO
 
 @dataclass(frozen=True, slots=True)
 class JobRecord:
-    """``queue_delay`` = first start - arrival; ``waiting`` = all time queued (incl. after preemptions);
-    ``gpu_seconds`` = GPUs held x time held (incl. restore/checkpoint); ``run_seconds`` = productive time;
-    ``comm_seconds`` = exposed communication inside ``run_seconds``; ``tiers`` = tiers used ("|")."""
+    """``gpus`` = GPUs requested (as simulated); ``queue_delay`` = first start - arrival; ``waiting`` =
+    all time queued (incl. after preemptions); ``gpu_seconds`` = GPUs held x time held (incl.
+    restore/checkpoint); ``run_seconds`` = productive time; ``comm_seconds`` = exposed communication
+    inside ``run_seconds``; ``tiers`` = tiers used ("|"); ``trace_gpus`` = GPUs the trace row requested
+    (differs from ``gpus`` when the load resized the request, see the assumption report);
+    ``granted_gpus`` = GPUs granted, time-weighted over productive running (= ``gpus`` for rigid jobs)."""
 
     job_id: str
     model: str
@@ -37,6 +40,8 @@ class JobRecord:
     reconfigurations: int
     tiers: str
     ideal_duration: float
+    trace_gpus: int = 0
+    granted_gpus: float = 0.0
 
 
 JOB_FIELDS = tuple(f.name for f in fields(JobRecord))
@@ -55,12 +60,34 @@ class Segment:
     iter_time: float
 
 
+OUT_FORMATS = ("csv", "parquet")
+
+
+def parquet_available() -> bool:
+    """Whether pyarrow (the optional ``parquet`` extra) is installed."""
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def require_parquet() -> None:
+    from schedlab.topology.errors import SpecError
+
+    if not parquet_available():
+        raise SpecError("--out-format parquet needs pyarrow: pip install 'schedlab[parquet]' (or pyarrow)",
+                        source="<records>", field="out_format")
+
+
 class Recorder:
     """Collects job rows and state samples; with ``out_dir``, streams them to ``jobs.csv`` and
-    ``series.csv`` (flushed every ``flush_every`` rows and on :meth:`close`)."""
+    ``series.csv`` (flushed every ``flush_every`` rows and on :meth:`close`), or, with
+    ``out_format="parquet"``, writes ``jobs.parquet`` and ``series.parquet`` on :meth:`close` (pyarrow)."""
 
     def __init__(self, out_dir: str | Path | None = None, *, keep_segments: bool = False,
-                 flush_every: int = 1000) -> None:
+                 flush_every: int = 1000, out_format: str = "csv") -> None:
         self.jobs: list[JobRecord] = []
         self.series: list[tuple[float, int, int, int, int, int, int]] = []
         self.segments: list[Segment] | None = [] if keep_segments else None
@@ -70,7 +97,17 @@ class Recorder:
         self._since_flush = 0
         self._series_written = 0
         self._jobs_written = 0
-        if out_dir is not None:
+        self._parquet_dir: Path | None = None
+        if out_format not in OUT_FORMATS:
+            from schedlab.topology.errors import SpecError
+
+            raise SpecError(f"unknown output format {out_format!r}; use {' or '.join(OUT_FORMATS)}",
+                            source="<records>", field="out_format")
+        if out_dir is not None and out_format == "parquet":
+            require_parquet()
+            self._parquet_dir = Path(out_dir)
+            self._parquet_dir.mkdir(parents=True, exist_ok=True)
+        elif out_dir is not None:
             d = Path(out_dir)
             d.mkdir(parents=True, exist_ok=True)
             fj = open(d / "jobs.csv", "w", newline="")
@@ -120,7 +157,25 @@ class Recorder:
             f.flush()
         self._since_flush = 0
 
+    def write_parquet(self, out_dir: str | Path) -> None:
+        """``jobs.parquet`` and ``series.parquet`` of everything recorded (columns as in the CSVs)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        d = Path(out_dir)
+        jobs = {f: [getattr(r, f) for r in self.jobs] for f in JOB_FIELDS}
+        schema = pa.schema([(f.name, {"str": pa.string(), "int": pa.int64(), "float": pa.float64()}[f.type])
+                            for f in fields(JobRecord)])
+        pq.write_table(pa.table(jobs, schema=schema), d / "jobs.parquet")
+        cols = list(zip(*self.series, strict=True)) if self.series else [[] for _ in SERIES_FIELDS]
+        series = pa.table({f: pa.array(c, type=pa.float64() if f == "time" else pa.int64())
+                           for f, c in zip(SERIES_FIELDS, cols, strict=True)})
+        pq.write_table(series, d / "series.parquet")
+
     def close(self) -> None:
+        if self._parquet_dir is not None:
+            self.write_parquet(self._parquet_dir)
+            self._parquet_dir = None
         if self._job_writer is not None:
             self._write_jobs()
         if self._series_writer is not None and len(self.series) > self._series_written:

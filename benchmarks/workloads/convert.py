@@ -1,21 +1,28 @@
-"""Trace jobs -> simulated jobs, the way the papers did it.
+"""Trace jobs -> simulated jobs. Durations are ground truth; everything else is said.
 
-A trace gives GPUs and a duration. Each job gets a model (the trace's, or one drawn from a pool with
-the seed), and its duration *at the requested resources* becomes a number of iterations:
-``iterations = duration / t_iter(model, plan, consolidated placement of the requested GPUs)``
-(Rubick's method; ``t_iter`` from the simulator's realistic rate model, so replaying the job on a
-consolidated placement takes exactly its trace duration). When the trace gives iterations (Tiresias,
-Rubick steps) they are kept and ``t_iter = duration / iterations``.
+A trace row gives GPUs, a submit time and (usually) a duration. The simulated job keeps that duration
+*at its request* exactly (see :mod:`schedlab.benchmarks.simulator.rates`: every rate model scales the
+recorded iteration time by its speed model relative to the request), whatever else the trace maps:
 
-Infeasible GPU counts (more than the cluster has, fewer than a given minimum, or, for perf-model jobs
-without a plan, no plan of the model fits in GPU memory) are replaced by the nearest feasible count
-keeping GPU-hours: ``duration' = duration * g / g'``. Perf-model jobs without a plan get the perf
-model's best plan for the request (Rubick's feasible initial plan) and, when the trace gives no CPUs,
-``min(8, CPUs per GPU of the cluster)`` CPUs per GPU.
+* **Model**: the trace's name, matched against the zoo and the trace alias table
+  (:mod:`~schedlab.benchmarks.workloads.models`); a name the zoo cannot serve keeps its name and runs at
+  the reference rate. Jobs without a model (or every job, with ``override_models``) draw one uniformly
+  from ``model_pool`` with ``numpy.random.default_rng(seed)``.
+* **Iterations**: kept when the trace gives them (``t_iter = duration / iterations``); else
+  ``iterations = duration / T(request)`` with ``T`` the perf model's iteration time of the model at the
+  request (Rubick's method; 1 s for models the zoo cannot time). Without a duration, the perf model gives
+  it: ``duration = iterations x T(request)``.
+* **GPU count**: a request larger than the cluster, below a given minimum, or (perf-model jobs without a
+  plan) at which no plan of the model fits in GPU memory is replaced by the nearest feasible count
+  (the request first, then larger, then smaller) keeping GPU-hours: ``duration' = duration x g / g'``.
+* **Plan, CPUs, batch**: perf-model jobs without a plan get the perf model's best plan for the request,
+  without CPUs ``min(8, CPUs per GPU of the cluster)`` per GPU; rigid data-parallel jobs (tier rates)
+  without a batch get 32 per GPU (tf_cnn_benchmarks' default), halved until it fits the smallest GPU.
 
-Every job carries ``attrs["iter_time"]`` (seconds per iteration at the request; what the Tiresias
-reference semantics run at). Jobs whose model has Dally tier overheads also carry
-``attrs["compute_time"] = t_iter / (1 + o(model, tier of the request))``.
+Each of these choices is a note in the :class:`~schedlab.benchmarks.workloads.assumptions.AssumptionLog`
+(counted, with examples); with a strict log the first one is an error naming the job, line and field.
+Every job carries ``attrs["iter_time"]`` (seconds per iteration at the request), ``attrs["rates"]``
+and, for tier rates, ``attrs["compute_time"] = t_iter / (1 + o(model, tier of the request))``.
 """
 
 from __future__ import annotations
@@ -25,14 +32,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from schedlab.benchmarks.simulator import perf_adapter
-from schedlab.benchmarks.simulator.rates import RealisticRates
+from schedlab.benchmarks.simulator.rates import TierRates, consolidated_counts
+from schedlab.benchmarks.workloads.assumptions import AssumptionLog
+from schedlab.benchmarks.workloads.models import UNSERVED, model_key, resolve_trace_model
 from schedlab.benchmarks.workloads.trace import Trace, TraceJob, Workload
 from schedlab.perfmodel.plans import ExecutionPlan, parse_plan
 from schedlab.scheduling.job import Job, JobClass
-from schedlab.scheduling.policy import split_resources
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
-from schedlab.topology.errors import PlanError, SpecError
+from schedlab.topology.errors import PlanError, SchedlabError, SpecError
 from schedlab.topology.tiers import Tier
 
 RUBICK_MODELS: tuple[str, ...] = ("vit", "roberta", "bert", "t5", "gpt2", "llama7", "llama30")
@@ -43,39 +51,9 @@ TIRESIAS_MODELS: tuple[str, ...] = ("vgg11", "vgg16", "vgg19", "alexnet", "resne
 CNN_BATCH_PER_GPU = 32  # tf_cnn_benchmarks' default per-GPU batch (Tiresias' jobs); data-parallel jobs
 DEFAULT_CPUS_PER_GPU = 8  # Rubick's traces: num_cpus = 8 x num_gpus (capped by the cluster's CPUs per GPU)
 NOMINAL_ITER_S = 1.0  # seconds per iteration for jobs no model can time (ours; only ratios matter)
-
-
-def consolidated_counts(cluster: Cluster, gpus: int) -> dict[str, int]:
-    """The most consolidated placement shape of ``gpus`` GPUs on an empty cluster: one machine if
-    one is large enough, else the first rack that can hold them, else machines in cluster order."""
-    for m in cluster.machines:
-        if cluster.machine(m).gpus >= gpus:
-            return {m: gpus}
-    for r in cluster.racks:
-        ms = cluster.machines_in(r)
-        if sum(cluster.machine(m).gpus for m in ms) >= gpus:
-            return _fill(cluster, ms, gpus)
-    return _fill(cluster, cluster.machines, gpus)
-
-
-def _fill(cluster: Cluster, machines: Sequence[str], gpus: int) -> dict[str, int]:
-    out: dict[str, int] = {}
-    left = gpus
-    for m in sorted(machines, key=lambda m: -cluster.machine(m).gpus):
-        k = min(cluster.machine(m).gpus, left)
-        if k:
-            out[m] = k
-            left -= k
-        if not left:
-            break
-    return out
-
-
-def _tier(cluster: Cluster, counts: Mapping[str, int]) -> Tier:
-    return cluster.tier_of(counts)
-
-
 RATE_KINDS = ("auto", "perfmodel", "tier", "reference")
+__all__ = ["CNN_BATCH_PER_GPU", "DALLY_MODELS", "LARGE_MODELS", "RATE_KINDS", "RUBICK_MODELS", "TIRESIAS_MODELS",
+           "consolidated_counts", "rate_kind", "trace_to_jobs", "trace_workload"]
 
 
 def rate_kind(model: str, plan: str | None, kind: str = "auto") -> str:
@@ -86,53 +64,112 @@ def rate_kind(model: str, plan: str | None, kind: str = "auto") -> str:
             raise SpecError(f"unknown rate kind {kind!r}; known: {', '.join(RATE_KINDS)}", source="<convert>",
                             field="rates")
         return kind
-    zoo = perf_adapter.zoo_models()
-    if (model in RUBICK_MODELS or plan is not None) and model in zoo and perf_adapter.perf_model_available():
+    z = perf_adapter.zoo_name(model)
+    if z is not None and (z in RUBICK_MODELS or plan is not None):
         return "perfmodel"
-    if perf_adapter.comm_overhead(model, Tier.NETWORK) is not None:
+    if z is not None and perf_adapter.comm_overhead(z, Tier.NETWORK) is not None:
         return "tier"
     return "reference"
 
 
 def trace_to_jobs(trace: Trace, cluster: Cluster, *, seed: int = 0, model_pool: Sequence[str] | None = None,
-                  override_models: bool = False, reconfigurable: bool = False, min_gpus: Mapping[str, int] | None = None,
-                  keep_cpus: bool = True, rates: str = "auto") -> tuple[Job, ...]:
-    """Simulated jobs of ``trace`` on ``cluster`` (see the module docstring).
+                  pool_name: str | None = None, override_models: bool = False, reconfigurable: bool = False,
+                  min_gpus: Mapping[str, int] | None = None, keep_cpus: bool = True, rates: str = "auto",
+                  log: AssumptionLog | None = None, lenient: bool = False) -> tuple[Job, ...]:
+    """Simulated jobs of ``trace`` on ``cluster`` (see the module docstring); notes go to ``log``.
 
     ``model_pool``: models drawn (uniformly, ``numpy.random.default_rng(seed)``) for jobs whose trace
-    names none, or for every job with ``override_models``. ``min_gpus``: per-model minimum GPU count.
-    ``rates``: the rate model each job runs under in realistic semantics (:func:`rate_kind`).
+    names none, or for every job with ``override_models``; ``pool_name`` names it in reports.
+    ``min_gpus``: per-model minimum GPU count. ``rates``: the rate model each job runs under in
+    realistic semantics (:func:`rate_kind`). ``lenient``: a job that cannot be converted is skipped and
+    reported instead of raising.
     """
-    rng = np.random.default_rng(seed)
-    conv = _Converter(cluster, trace.source, reconfigurable=reconfigurable, keep_cpus=keep_cpus)
+    log = log if log is not None else AssumptionLog(source=trace.source)
+    conv = _Converter(cluster, trace.source, reconfigurable=reconfigurable, keep_cpus=keep_cpus, log=log)
+    jobs = trace.jobs
+    draw = [bool(model_pool) and (override_models or not tj.model) for tj in jobs]
+    picks = iter(np.random.default_rng(seed).integers(len(model_pool), size=sum(draw)).tolist()) \
+        if model_pool else iter(())
+    pool_label = f"{pool_name or 'pool'} ({', '.join(model_pool)})" if model_pool else ""
     out: list[Job] = []
-    for tj in trace.jobs:
-        model = tj.model
-        if model_pool and (override_models or not model):
-            model = str(model_pool[int(rng.integers(len(model_pool)))])
-        model = model or "unknown"
-        out.append(conv.job(tj, model, (min_gpus or {}).get(model, 1), rate_kind(model, tj.plan, rates)))
+    for tj, d in zip(jobs, draw, strict=True):
+        if d:
+            model = str(model_pool[next(picks)])
+            why = (f"model drawn from the {pool_label} pool with seed {seed}" + (
+                " in place of the trace's" if tj.model else " (the trace names none)"))
+            log.add("model-pool", why, job=tj.id, line=tj.line, field="model",
+                    detail=f"{tj.model} -> {model}" if tj.model else model)
+        else:
+            model = conv.model(tj)
+        try:
+            out.append(conv.job(tj, model, (min_gpus or {}).get(model, 1), rate_kind(model, tj.plan, rates)))
+        except SchedlabError as e:
+            if not lenient:
+                raise
+            log.add("job-skipped", f"jobs skipped (--lenient): {e.args[0] if e.args else e}", job=tj.id,
+                    line=tj.line, field=getattr(e, "field", None))
+    if not out:
+        raise SpecError("no job left after conversion (every job was skipped)", source=trace.source)
     return tuple(out)
 
 
 class _Converter:
-    """One trace's conversion, with caches of the perf model's answers per (model, GPUs)."""
+    """One trace's conversion, with caches of the perf model's answers."""
 
-    def __init__(self, cluster: Cluster, source: str, *, reconfigurable: bool, keep_cpus: bool) -> None:
+    def __init__(self, cluster: Cluster, source: str, *, reconfigurable: bool, keep_cpus: bool,
+                 log: AssumptionLog) -> None:
         self.cluster = cluster
         self.source = source
         self.reconfigurable = reconfigurable
         self.keep_cpus = keep_cpus
-        self.rates = RealisticRates(cluster)
+        self.log = log
         self.total = cluster.total_gpus
+        self.tiers = TierRates(cluster)
         self._pm = None
-        self._plans: dict[tuple[str, int, int], ExecutionPlan | None] = {}
+        self._plans: dict[tuple[str, int, int, int | None], ExecutionPlan | None] = {}
+        self._times: dict[tuple, float] = {}
+        self._counts: dict[int, dict[str, int]] = {}
+        self._names: dict[str, str] = {}
         per_gpu = [cluster.machine(m).cpus // cluster.machine(m).gpus for m in cluster.machines
                    if cluster.machine(m).gpus]
         self.cpus_per_gpu = max(1, min([DEFAULT_CPUS_PER_GPU, *per_gpu]))
-        self.min_gpu_mem = min(cluster.machine(m).gpu_memory_gb for m in cluster.machines
-                               if cluster.machine(m).gpus)
+        mems = [cluster.machine(m).gpu_memory_gb for m in cluster.machines if cluster.machine(m).gpus]
+        self.min_gpu_mem, self.max_gpu_mem = min(mems), max(mems)
         self._batches: dict[tuple[str, int], int] = {}
+
+    @property
+    def pm(self):
+        if self._pm is None:
+            self._pm = perf_adapter.perf_instance(self.cluster)
+        return self._pm
+
+    def counts(self, g: int) -> dict[str, int]:
+        c = self._counts.get(g)
+        if c is None:
+            c = self._counts[g] = consolidated_counts(self.cluster, g)
+        return c
+
+    def model(self, tj: TraceJob) -> str:
+        """The zoo name of the trace's model, or the trace's own name (reported) when the zoo cannot serve it."""
+        name = tj.model
+        if not name:
+            self.log.add("model-missing", "no model in the trace: runs at the reference rate (recorded "
+                         "duration, linear in GPUs, placement-independent)", job=tj.id, line=tj.line, field="model")
+            return "unknown"
+        z = self._names.get(name)
+        if z is None:
+            zn, how = resolve_trace_model(name)
+            z = self._names[name] = zn if zn is not None else f"?{how}"
+        if z.startswith("?"):
+            why = UNSERVED.get(model_key(name), "not in the zoo")
+            self.log.add("model-unknown", f"model {name!r} cannot be served by the zoo ({why}): runs at the "
+                         "reference rate (recorded duration, linear in GPUs, placement-independent)",
+                         job=tj.id, line=tj.line, field="model")
+            return name
+        if z != name:
+            self.log.add("model-name", f"model name {name!r} read as the zoo's {z!r} (docs/workloads.md, model "
+                         "names)", job=tj.id, line=tj.line, field="model", assumption=False)
+        return z
 
     def dp_batch(self, model: str, g: int) -> int:
         """Global batch of a rigid data-parallel job: ``CNN_BATCH_PER_GPU`` per GPU, halved until the
@@ -146,89 +183,136 @@ class _Converter:
             b = self._batches[key] = per * g
         return b
 
-    def best_plan(self, model: str, g: int, cpus: int) -> ExecutionPlan | None:
-        key = (model, g, cpus)
+    def best_plan(self, model: str, g: int, cpus: int, batch: int | None) -> ExecutionPlan | None:
+        key = (model, g, cpus, batch)
         if key not in self._plans:
-            if self._pm is None:
-                self._pm = perf_adapter.perf_instance(self.cluster)
-            self._plans[key] = perf_adapter.best_plan(self._pm, model, consolidated_counts(self.cluster, g), cpus)
+            self._plans[key] = perf_adapter.best_plan(self.pm, model, self.counts(g), cpus, global_batch=batch)
         return self._plans[key]
 
-    def feasible_gpus(self, model: str, g: int) -> tuple[int, ExecutionPlan] | None:
+    def feasible_gpus(self, model: str, g: int, batch: int | None) -> tuple[int, ExecutionPlan] | None:
         """The nearest GPU count (``g`` first, then larger, then smaller) with a valid plan."""
         for k in [g, *range(g + 1, self.total + 1), *range(g - 1, 0, -1)]:
-            plan = self.best_plan(model, k, k * self.cpus_per_gpu)
+            plan = self.best_plan(model, k, k * self.cpus_per_gpu, batch)
             if plan is not None:
                 return k, plan
         return None
 
+    def model_time(self, model: str, plan: ExecutionPlan, g: int, cpus: int, batch: int | None) -> float:
+        """The perf model's iteration time at the request (consolidated placement), seconds."""
+        key = (model, plan, g, cpus, batch)
+        t = self._times.get(key)
+        if t is None:
+            t = self._times[key] = float(self.pm.iteration_time(model, plan, self.counts(g), cpus,
+                                                                global_batch=batch))
+        return t
+
     def job(self, tj: TraceJob, model: str, min_g: int, kind: str) -> Job:
         where = dict(source=self.source, line=tj.line or None)
-        cluster = self.cluster
+        log = self.log
         g = tj.gpus
         duration = tj.duration
         if duration is None and tj.iterations is None:
-            raise SpecError(f"job {tj.id!r} has neither a duration nor iterations", field="duration", **where)
+            raise SpecError(f"job {tj.id!r} has neither a duration nor iterations (map a duration column, or "
+                            "iterations and a model; Pollux/Sia traces have no durations: --default-duration S)",
+                            field="duration", **where)
+        zoo = perf_adapter.zoo_name(model) is not None
+        if duration is None and not zoo:
+            raise SpecError(f"job {tj.id!r} has iterations but no duration, and the zoo has no model {model!r} "
+                            "to time them", field="duration", **where)
         attrs: dict = dict(tj.attrs)
         attrs["rates"] = kind
         g_new = min(max(g, min_g), self.total)
+        reason = (f"larger than the cluster ({self.total} GPUs)" if g > self.total
+                  else f"below the minimum of {min_g} GPUs for {model}" if g < min_g else "")
         plan: ExecutionPlan | None = None
         if tj.plan is not None:
             try:
                 plan = parse_plan(tj.plan, g_new)
             except PlanError:
                 if g_new == g:
-                    raise
+                    raise SpecError(f"job {tj.id!r}: plan {tj.plan!r} is not valid on {g} GPUs", field="plan",
+                                    **where) from None
                 attrs["requested_plan"] = tj.plan  # a 3D plan for the old GPU count: choose again
         if kind == "perfmodel" and plan is None:
-            found = self.feasible_gpus(model, g_new)
+            found = self.feasible_gpus(model, g_new, tj.batch_size)
             if found is None:
-                raise SpecError(f"job {tj.id!r}: model {model!r} has no valid plan on cluster {cluster.name!r}",
-                                field="model", **where)
+                raise SpecError(f"job {tj.id!r}: model {model!r} has no valid plan on cluster "
+                                f"{self.cluster.name!r}", field="model", **where)
+            if found[0] != g_new:
+                reason = f"no plan of {model} fits in GPU memory on {g_new} GPUs"
             g_new, plan = found
+            chosen = plan
+        else:
+            chosen = None
         if g_new != g:
             attrs["requested_gpus"] = g
+            log.add("gpus-resized", f"GPU request resized ({reason}), keeping GPU-hours (duration x g/g')",
+                    job=tj.id, line=tj.line, field="gpus", detail=f"{g} -> {g_new}")
             if duration is not None:
-                duration = duration * g / g_new  # keep GPU-hours
+                duration = duration * g / g_new
             g = g_new
+        if chosen is not None:
+            log.add("plan-chosen", "plan chosen: the perf model's best plan for the request (the trace gives "
+                    "none" + (" valid for the new GPU count)" if tj.plan is not None else ")"),
+                    job=tj.id, line=tj.line, field="plan", detail=chosen.name)
         batch = tj.batch_size
         if batch is None and kind == "tier":
             batch = self.dp_batch(model, g)  # rigid DP job: the per-GPU batch is what the user fixed
-        cpus = tj.cpus if tj.cpus is not None else (g * self.cpus_per_gpu if kind == "perfmodel" else 0)
+            log.add("batch-default", f"global batch assumed: {CNN_BATCH_PER_GPU} per GPU (tf_cnn_benchmarks' "
+                    "default), halved until it fits GPU memory", job=tj.id, line=tj.line, field="batch",
+                    detail=str(batch))
+        elif batch is None and kind == "perfmodel":
+            log.add("batch-default", "global batch assumed: the zoo's default for the model", job=tj.id,
+                    line=tj.line, field="batch", detail=model)
+        if zoo and batch is not None or plan is not None:
+            why = perf_adapter.memory_problem(model, plan or ExecutionPlan(dp=g), self.max_gpu_mem, batch)
+            if why:
+                raise SpecError(f"job {tj.id!r}: {why}; no GPU of cluster {self.cluster.name!r} holds it",
+                                field="batch" if tj.batch_size is not None else "plan", **where)
+        if tj.cpus is not None:
+            cpus = tj.cpus
+        elif kind == "perfmodel":
+            cpus = g * self.cpus_per_gpu
+            log.add("cpus-default", f"CPUs assumed: {self.cpus_per_gpu} per GPU (the trace gives none; min(8, "
+                    "the cluster's CPUs per GPU))", job=tj.id, line=tj.line, field="cpus", detail=str(cpus))
+        else:
+            cpus = 0
         if not self.keep_cpus:
             cpus = 0
-        mem = (tj.mem_gb or 0.0) if self.keep_cpus else 0.0
-        req = Resources(g, cpus, mem)
-        counts = consolidated_counts(cluster, g)
-        overhead = perf_adapter.comm_overhead(model, Tier.NETWORK) if kind == "tier" else None
-        probe_attrs = {"iter_time": NOMINAL_ITER_S, "rates": kind}
-        if overhead is not None:
-            o_req = perf_adapter.comm_overhead(model, _tier(cluster, counts)) if g > 1 else 0.0
-            probe_attrs["compute_time"] = NOMINAL_ITER_S / (1.0 + o_req)
-        probe = Job(tj.id, req, iterations=1.0, arrival=tj.submit, model=model, plan=plan,
-                    global_batch=batch, attrs=probe_attrs)
-        placement = split_resources(probe, counts)
-        if tj.iterations is not None and "requested_gpus" not in attrs and duration is not None:
-            iterations = tj.iterations
-            iter_time = duration / iterations
+        req = Resources(g, cpus, (tj.mem_gb or 0.0) if self.keep_cpus else 0.0)
+        if zoo and (duration is None or tj.iterations is None):
+            t_model = self.model_time(model, plan or ExecutionPlan(dp=g), g, cpus, batch)
         else:
-            iter_time, _ = self.rates.speed(probe, probe.requested_plan, placement)
-            if duration is None:
-                iterations = float(tj.iterations)
-                duration = iterations * iter_time
-            else:
-                iterations = duration / iter_time
+            t_model = NOMINAL_ITER_S
+        if duration is None:
+            iterations = float(tj.iterations)
+            duration = iterations * t_model
+            log.add("duration-perfmodel", "duration from the perf model: iterations x its iteration time at the "
+                    "request (the trace gives none)", job=tj.id, line=tj.line, field="duration",
+                    detail=f"{iterations:g} x {t_model:.4g} s")
+        elif tj.iterations is not None:
+            iterations = float(tj.iterations)
+        else:
+            iterations = duration / t_model
+        iter_time = duration / iterations
         attrs["iter_time"] = iter_time
-        if overhead is not None:
-            o = perf_adapter.comm_overhead(model, _tier(cluster, counts)) if g > 1 else 0.0
-            attrs["compute_time"] = iter_time / (1.0 + o)
+        if kind == "tier":
+            o_req = perf_adapter.comm_overhead(model, self.tiers.tier(self.counts(g))) if g > 1 else 0.0
+            attrs["compute_time"] = iter_time / (1.0 + (o_req or 0.0))
         return Job(tj.id, req, iterations=iterations, arrival=tj.submit, model=model, tenant=tj.tenant, plan=plan,
                    job_class=JobClass.GUARANTEED if tj.guaranteed else JobClass.BEST_EFFORT,
                    reconfigurable=self.reconfigurable, global_batch=batch, duration=duration, attrs=attrs)
 
 
 def trace_workload(trace: Trace, cluster: Cluster, *, name: str | None = None, seed: int = 0,
-                   model_pool: Sequence[str] | None = None, cluster_name: str | None = None, **kwargs) -> Workload:
-    jobs = trace_to_jobs(trace, cluster, seed=seed, model_pool=model_pool, **kwargs)
-    return Workload(name or trace.name, jobs, cluster=cluster_name or cluster.name, skipped=trace.skipped,
-                    description=f"{len(jobs)} jobs from {trace.source}")
+                   model_pool: Sequence[str] | None = None, cluster_name: str | None = None,
+                   strict: bool = False, **kwargs) -> Workload:
+    """:func:`trace_to_jobs` wrapped in a :class:`Workload` whose ``assumptions`` hold the trace's notes
+    and the conversion's."""
+    log = AssumptionLog(strict=strict, source=trace.source)
+    log.extend(trace.notes)
+    jobs = trace_to_jobs(trace, cluster, seed=seed, model_pool=model_pool, log=log, **kwargs)
+    report = log.report()
+    skipped = trace.skipped + report.count("job-skipped")
+    return Workload(name or trace.name, jobs, cluster=cluster_name or cluster.name, skipped=skipped,
+                    description=f"{len(jobs)} jobs from {trace.source}", assumptions=report)

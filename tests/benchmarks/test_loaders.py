@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schedlab.benchmarks.workloads import LOADERS, load_trace, parse_mapping
-from schedlab.topology.errors import TraceError
+from schedlab.topology.errors import SchedlabError, TraceError
 
 
 def write(tmp_path, name: str, text: str):
@@ -69,7 +69,7 @@ def test_wrong_field_count_and_missing_column(tmp_path):
     with pytest.raises(TraceError) as ei:
         load_trace(p2, "philly")
     assert ei.value.line == 1 and ei.value.column == "num_gpus"
-    with pytest.raises(TraceError, match="no such trace file"):
+    with pytest.raises(SchedlabError, match="trace not found"):
         load_trace(tmp_path / "absent.csv", "philly")
     with pytest.raises(TraceError, match="unknown trace format"):
         load_trace(p, "nope")
@@ -168,10 +168,11 @@ GENERIC = "when,len_min,ngpu,net,team\n0,10,4,resnet50,x\n30,1.5,1,,y\n"
 
 def test_generic_mapping(tmp_path):
     p = write(tmp_path, "g.csv", GENERIC)
+    # the time unit applies to every time column: submit 30 min = 1800 s, durations 10 and 1.5 min
     tr = load_trace(p, "generic", mapping="submit=when,duration=len_min,gpus=ngpu,model=net,tenant=team",
-                    time_unit=60.0)
+                    time_unit="min")
     assert [(j.id, j.submit, j.duration, j.gpus, j.model, j.tenant) for j in tr.jobs] == [
-        ("job-2", 0.0, 600.0, 4, "resnet50", "x"), ("job-3", 30.0, 90.0, 1, None, "y")]
+        ("job-2", 0.0, 600.0, 4, "resnet50", "x"), ("job-3", 1800.0, 90.0, 1, None, "y")]
 
 
 def test_generic_mapping_errors(tmp_path):

@@ -61,5 +61,8 @@ def test_errors_exit_2(cli, tmp_path):
     bad.write_text("timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:00:00,x,1,60,a\n")
     code, _, err = cli("simulate", "--trace", str(bad))
     assert code == 2 and "line 2" in err and "duration" in err
+    code, _, err = cli("simulate", "--trace", str(bad), "--lenient", "--format", "json", "-q")
+    assert code == 2 and "every one of the 1 rows was bad" in err  # nothing left: an error, not 0 jobs
+    bad.write_text(bad.read_text() + "2017-10-09 07:00:10,60,1,60,a\n")
     code, out, _ = cli("simulate", "--trace", str(bad), "--lenient", "--format", "json", "-q")
     assert code == 0 and json.loads(out)["policies"]["fifo"]["skipped_rows"] == 1
