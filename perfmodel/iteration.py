@@ -14,6 +14,9 @@ Plan: DP ``d``, TP ``t``, PP ``p``, micro-batches ``m``, GA steps ``a``, GC, ZeR
   (:func:`perfmodel.environment.group_bandwidths`: intra-machine when the group stays on one
   machine, the slowest uplink otherwise; ``B_pp`` defaults to ``B_dp``). A dimension of size 1
   communicates nothing.
+* Effective bandwidths (optional parameters ``b_intra``, ``b_inter``): ``B_dp <- min(B_dp, b)`` with
+  ``b = b_inter`` when the slowest DP group crosses machines (``dp_inter``), else ``b_intra``; the same
+  for ``B_pp`` (``pp_inter``); ``B_tp <- min(B_tp, b_intra)``. ``None`` leaves the topology's figure.
 * ``f_k(x, y) = (x^k + y^k)^(1/k)`` (computed as ``M ((x/M)^k + (y/M)^k)^(1/k)``, ``M = max``).
 * ``T_cc = a T_fwd + (a-1) T_bwd + f_{k_sync}(T_bwd, T_dp) + T_tp + T_pp`` (``a = 1``: the 3D formula).
 * ``T_opt = k_opt P' / (t p)`` (plain / 3D), ``k_opt P' / (d t p)`` (ZeRO-DP),
@@ -25,6 +28,7 @@ Plan: DP ``d``, TP ``t``, PP ``p``, micro-batches ``m``, GA steps ``a``, GC, ZeR
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -68,9 +72,12 @@ class PlanArrays:
     cpus: np.ndarray     # CPU cores of the whole job
     fwd_s: np.ndarray | None = None  # measured forward time of the iteration (all GA steps), NaN = model's
     bw_pp: np.ndarray | None = None  # GB/s of the slowest pipeline; None = bw_dp
+    dp_inter: np.ndarray | None = None  # 0/1: the slowest DP group crosses machines; None = bw_dp < bw_tp
+    pp_inter: np.ndarray | None = None  # 0/1: some pipeline crosses machines; None = bw_pp < bw_tp
 
     @classmethod
-    def from_plans(cls, plans: list[ExecutionPlan], bw_dp, bw_tp, bw_pcie, cpus, bw_pp=None) -> PlanArrays:
+    def from_plans(cls, plans: list[ExecutionPlan], bw_dp, bw_tp, bw_pcie, cpus, bw_pp=None, *,
+                   dp_inter=None, pp_inter=None) -> PlanArrays:
         n = len(plans)
 
         def col(v) -> np.ndarray:
@@ -84,7 +91,23 @@ class PlanArrays:
             gc=np.array([1.0 if p.gc else 0.0 for p in plans]),
             zero=np.array([ZERO_CODE[p.zero] for p in plans], dtype=float),
             bw_dp=col(bw_dp), bw_tp=col(bw_tp), bw_pcie=col(bw_pcie), cpus=col(cpus),
-            bw_pp=None if bw_pp is None else col(bw_pp))
+            bw_pp=None if bw_pp is None else col(bw_pp), dp_inter=None if dp_inter is None else col(dp_inter),
+            pp_inter=None if pp_inter is None else col(pp_inter))
+
+
+def effective_bandwidths(params, a: PlanArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(B_dp, B_tp, B_pp)`` after the effective-bandwidth caps of ``params`` (module docstring)."""
+    bw_pp = a.bw_dp if a.bw_pp is None else a.bw_pp
+    bi = getattr(params, "b_intra", None)
+    be = getattr(params, "b_inter", None)
+    if bi is None and be is None:
+        return a.bw_dp, a.bw_tp, bw_pp
+    bi = np.inf if bi is None else bi
+    be = np.inf if be is None else be
+    dp_x = (a.bw_dp < a.bw_tp) if a.dp_inter is None else a.dp_inter > 0
+    pp_x = (bw_pp < a.bw_tp) if a.pp_inter is None else a.pp_inter > 0
+    return (np.minimum(a.bw_dp, np.where(dp_x, be, bi)), np.minimum(a.bw_tp, bi),
+            np.minimum(bw_pp, np.where(pp_x, be, bi)))
 
 
 def components(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_batch: int | None = None
@@ -100,10 +123,10 @@ def components(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_bat
         fwd = np.where(np.isfinite(a.fwd_s), a.fwd_s / ga, fwd)
     bwd = params.k_bwd * fwd + a.gc * fwd
     sh = float(spec.seq_len * spec.hidden)
+    bw_dp, bw_tp, bw_pp = effective_bandwidths(params, a)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t_dp = np.where(d > 1, e * P * 2.0 * (d - 1.0) / (d * t * p) / (a.bw_dp * GB), 0.0)
-        t_tp = np.where(t > 1, e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / (a.bw_tp * GB), 0.0)
-        bw_pp = a.bw_dp if a.bw_pp is None else a.bw_pp
+        t_dp = np.where(d > 1, e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_dp * GB), 0.0)
+        t_tp = np.where(t > 1, e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / (bw_tp * GB), 0.0)
         t_pp = np.where(p > 1, e * 2.0 * p * b * sh / (d * t) / (bw_pp * GB), 0.0)
     cc = ga * fwd + (ga - 1.0) * bwd + overlap(bwd, t_dp, params.k_sync) + t_tp + t_pp
     pm = P / 1e6
@@ -134,10 +157,21 @@ def _f(x: float, y: float, k: float) -> float:
 
 
 def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: float, bw_tp: float,
-                          bw_pcie: float, cpus: float, global_batch: int, bw_pp: float | None = None) -> float:
+                          bw_pcie: float, cpus: float, global_batch: int, bw_pp: float | None = None, *,
+                          dp_inter: bool | None = None, pp_inter: bool | None = None) -> float:
     """Scalar twin of :func:`components` (same formulas, plain floats) for one plan row
-    ``(d, t, p, m, a, gc, zero)``: the fast path of single predictions (``bw_pp`` None = ``bw_dp``)."""
+    ``(d, t, p, m, a, gc, zero)``: the fast path of single predictions (``bw_pp`` None = ``bw_dp``;
+    ``dp_inter`` / ``pp_inter`` None = inferred as in :class:`PlanArrays`)."""
     d, t, p, m, ga, gc, z = row
+    if bw_pp is None:
+        bw_pp = bw_dp
+    bi, be = getattr(params, "b_intra", None), getattr(params, "b_inter", None)
+    if bi is not None or be is not None:
+        bi = math.inf if bi is None else bi
+        be = math.inf if be is None else be
+        dp_x = bw_dp < bw_tp if dp_inter is None else dp_inter
+        pp_x = bw_pp < bw_tp if pp_inter is None else pp_inter
+        bw_dp, bw_pp, bw_tp = min(bw_dp, be if dp_x else bi), min(bw_pp, be if pp_x else bi), min(bw_tp, bi)
     b = float(global_batch)
     e = float(spec.bytes_per_element)
     P = float(spec.params)
@@ -146,7 +180,7 @@ def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: 
     sh = float(spec.seq_len * spec.hidden)
     t_dp = e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_dp * GB) if d > 1 else 0.0
     t_tp = e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / (bw_tp * GB) if t > 1 else 0.0
-    t_pp = e * 2.0 * p * b * sh / (d * t) / ((bw_dp if bw_pp is None else bw_pp) * GB) if p > 1 else 0.0
+    t_pp = e * 2.0 * p * b * sh / (d * t) / (bw_pp * GB) if p > 1 else 0.0
     cc = ga * fwd + (ga - 1.0) * bwd + _f(bwd, t_dp, params.k_sync) + t_tp + t_pp
     pm = P / 1e6
     if z == 0:

@@ -12,6 +12,14 @@ parameter      meaning                                      unit (ours)
 ``k_const``    constant per-iteration overhead              seconds
 =============  ===========================================  ===========================================
 
+Two optional *effective bandwidths* join them (``b_intra``, ``b_inter``, GB/s = 10^9 bytes/s): what a
+model's collectives actually reach inside one machine and across machines. ``None`` (the default of
+:class:`PerfParams`) means "the topology's link figures"; a value caps them: the bandwidth a
+communication group sees is ``min(B_topology, b_intra)`` when the group stays on one machine and
+``min(B_topology, b_inter)`` when it crosses machines (TP groups never leave a machine). They are fitted
+per model (:mod:`perfmodel.fitting`), bounded by the cluster's own figures (``[figure / 1000, figure]``:
+an effective bandwidth never beats the link), starting from those figures.
+
 Conversion of the artifact's shipped fits (ms, and parameter size ``ps = params / 2**20``):
 ``T[ms] = k_art * params / 2**20``  =>  ``T[s] = k_ours * params / 10**6`` with
 ``k_ours = k_art * 1e-3 * 10**6 / 2**20`` (for ``k_opt`` and ``k_opt_off``); ``k_const[s] =
@@ -25,18 +33,20 @@ the DP all-reduce and the PCIe traffic are both non-zero), so GPT-2's ``k_off`` 
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass, fields, replace
 from types import MappingProxyType
 
 from schedlab.topology.errors import SpecError
 
 PARAM_NAMES: tuple[str, ...] = ("k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const")
+BANDWIDTH_NAMES: tuple[str, ...] = ("b_intra", "b_inter")  # effective GB/s; None = the topology's
 MS_PER_MIB_TO_S_PER_M = 1e-3 * 1e6 / 2**20  # artifact k (ms per 2^20 params) -> ours (s per 10^6 params)
 
 
 @dataclass(frozen=True, slots=True)
 class PerfParams:
-    """The 7 fitted parameters (units in the module docstring)."""
+    """The 7 fitted parameters and the two optional effective bandwidths (units in the module
+    docstring; ``b_intra`` / ``b_inter`` None = the topology's figures)."""
 
     k_bwd: float = 2.0
     k_sync: float = 2.0
@@ -45,10 +55,17 @@ class PerfParams:
     k_off: float = 2.0
     k_swap: float = 2.0
     k_const: float = 0.01
+    b_intra: float | None = None
+    b_inter: float | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name in BANDWIDTH_NAMES:
+                if v is not None and (not isinstance(v, (int, float)) or not v > 0 or v != v):
+                    raise SpecError(f"{f.name} must be None or a bandwidth > 0 GB/s, got {v!r}",
+                                    source="<PerfParams>", field=f.name)
+                continue
             if not isinstance(v, (int, float)) or v != v or v < 0:
                 raise SpecError(f"{f.name} must be a number >= 0, got {v!r}", source="<PerfParams>", field=f.name)
         for f in ("k_sync", "k_off", "k_swap"):
@@ -56,15 +73,20 @@ class PerfParams:
                 raise SpecError(f"overlap exponent {f} must be >= 1, got {getattr(self, f)!r}",
                                 source="<PerfParams>", field=f)
 
-    def as_tuple(self) -> tuple[float, ...]:
+    def as_tuple(self) -> tuple[float | None, ...]:
+        """All 9 fields in order (the 7 parameters, then ``b_intra``, ``b_inter``)."""
         return astuple(self)
 
     @classmethod
     def from_sequence(cls, values) -> PerfParams:
-        return cls(*(float(v) for v in values))
+        """From the 7 parameters, optionally followed by ``b_intra`` and ``b_inter`` (None allowed)."""
+        return cls(*(None if v is None else float(v) for v in values))
 
-    def to_dict(self) -> dict[str, float]:
-        return dict(zip(PARAM_NAMES, self.as_tuple(), strict=True))
+    def to_dict(self) -> dict[str, float | None]:
+        return dict(zip(PARAM_NAMES + BANDWIDTH_NAMES, self.as_tuple(), strict=True))
+
+    def with_bandwidths(self, b_intra: float | None, b_inter: float | None) -> PerfParams:
+        return replace(self, b_intra=b_intra, b_inter=b_inter)
 
 
 def from_artifact(k_bwd: float, k_sync: float, k_opt: float, k_opt_off: float, k_const: float,
@@ -108,3 +130,6 @@ BOUNDS: tuple[tuple[float, float], ...] = (
     (1.0, 100.0),    # k_swap
     (0.0, 30.0),     # k_const (s)
 )
+# Effective bandwidths are fitted inside [figure / BANDWIDTH_SPAN, figure], the figure being the
+# cluster's own link (intra-machine fabric, fastest machine-to-machine path): ours.
+BANDWIDTH_SPAN = 1000.0
