@@ -29,7 +29,7 @@ from scipy.optimize import least_squares
 from scipy.stats import qmc
 
 from schedlab.perfmodel.environment import group_links, link_figures, placement_env
-from schedlab.perfmodel.iteration import PlanArrays, iteration_times
+from schedlab.perfmodel.iteration import PlanArrays, Terms, combine, terms
 from schedlab.perfmodel.params import BANDWIDTH_SPAN, BOUNDS, PARAM_NAMES, PerfParams, default_params
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
 from schedlab.perfmodel.zoo import ModelSpec
@@ -42,7 +42,10 @@ _FLOOR = 1e-7  # log-space lower bound for parameters whose bound is 0
 # Trust-region reflective least squares on the log residuals (bounded Gauss-Newton): converges in a few
 # dozen Jacobians where SLSQP on the mean square stalls ~1e-5 short of the optimum on weakly identified
 # exponents (k_off, k_swap).
-_MAX_EVALS = 100
+_SCOUT_EVALS = 15   # residual evaluations per start (each Jacobian is one more, batched, evaluation)
+_POLISHED = 2       # starts continued from their scouting end point
+_STEP = 1e-7        # finite-difference step in unit coordinates
+_MAX_EVALS = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +80,7 @@ class FitResult:
 
 @dataclass(frozen=True, slots=True)
 class _Design:
-    groups: tuple[tuple[int, np.ndarray, PlanArrays], ...]  # (global batch, row indices, rows)
+    groups: tuple[tuple[int, np.ndarray, Terms], ...]  # (global batch, row indices, precomputed terms)
     log_meas: np.ndarray
     intra_comm: bool  # some sample communicates inside a machine (b_intra matters)
     inter_comm: bool  # some sample communicates across machines (b_inter matters)
@@ -106,7 +109,7 @@ def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _De
         idx = np.nonzero(batch == b)[0]
         sub = PlanArrays(**{f: (None if getattr(arr, f) is None else getattr(arr, f)[idx])
                             for f in PlanArrays.__dataclass_fields__})
-        groups.append((int(b), idx, sub))
+        groups.append((int(b), idx, terms(spec, sub, global_batch=int(b))))
     intra = inter = False
     for s, (_, _, dx, px) in zip(samples, links, strict=True):
         pl = s.plan
@@ -116,9 +119,12 @@ def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _De
 
 
 def predict_log_throughput(spec: ModelSpec, params, design: _Design) -> np.ndarray:
-    out = np.empty(design.log_meas.size)
+    """Log throughput of every sample; with parameter fields given as ``(m, 1)`` arrays, an ``(m, n)``
+    array (``m`` parameter sets evaluated at once, e.g. the columns of a finite-difference Jacobian)."""
+    shape = np.broadcast_shapes(*(np.shape(getattr(params, f)) for f in PARAM_NAMES))
+    out = np.empty(shape[:-1] + (design.log_meas.size,) if shape else design.log_meas.size)
     for b, idx, sub in design.groups:
-        out[idx] = math.log(b) - np.log(iteration_times(spec, params, sub, global_batch=b))
+        out[..., idx] = math.log(b) - np.log(combine(params, sub)["iter"])
     return out
 
 
@@ -151,6 +157,11 @@ class _Space:
 
     def raw(self, u: np.ndarray) -> _Raw:
         return _Raw(**dict(zip(self.names, self.values(u), strict=True)))
+
+    def raw_batch(self, us: np.ndarray) -> _Raw:
+        """``m`` points at once (``us`` of shape ``(m, k)``): every field an ``(m, 1)`` array."""
+        x = np.exp(self.lo + np.clip(us, 0.0, 1.0) * (self.hi - self.lo))
+        return _Raw(**{n: x[:, j:j + 1] for j, n in enumerate(self.names)})
 
     def params(self, u: np.ndarray) -> PerfParams:
         return PerfParams(**dict(zip(self.names, self.values(u), strict=True)))
@@ -206,19 +217,34 @@ def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: i
         r = predict_log_throughput(spec, space.raw(u), design) - design.log_meas
         return np.where(np.isfinite(r), r, 1e3)
 
+    def jacobian(u: np.ndarray) -> np.ndarray:
+        """Forward differences (backward at the upper bound), all columns in one batched evaluation."""
+        k = u.size
+        h = np.where(u + _STEP <= 1.0, _STEP, -_STEP)
+        pts = np.repeat(u[None, :], k + 1, axis=0)
+        pts[np.arange(1, k + 1), np.arange(k)] += h
+        r = predict_log_throughput(spec, space.raw_batch(pts), design) - design.log_meas
+        r = np.where(np.isfinite(r), r, 1e3)
+        return ((r[1:] - r[0]) / h[:, None]).T
+
     artifact_start = PerfParams(k_bwd=1.5, k_sync=1.0, k_opt=0.001, k_opt_off=0.001, k_off=1.0, k_swap=1.0,
                                 k_const=0.001)
     x0s = [space.unit(initial or default_params(spec.name), figures), space.unit(artifact_start, figures)]
     if starts > 2:
         sob = qmc.Sobol(d=len(space.names), scramble=True, seed=seed)
         x0s += list(sob.random(2 ** math.ceil(math.log2(starts - 2)))[: starts - 2])
-    best_u, best_v = None, math.inf
-    for x0 in x0s:
+    def solve(x0: np.ndarray, evals: int) -> tuple[float, np.ndarray]:
         res = least_squares(residuals, np.clip(np.asarray(x0, dtype=float), 0.0, 1.0), bounds=(0.0, 1.0),
-                            method="trf", xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=_MAX_EVALS)
-        v = float(np.mean(res.fun ** 2))
+                            method="trf", jac=jacobian, xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=evals)
+        return float(np.mean(res.fun ** 2)), res.x
+
+    # every start with a short budget, then the best few polished (ties broken by start order)
+    first = sorted(((*solve(x0, _SCOUT_EVALS), j) for j, x0 in enumerate(x0s)), key=lambda r: (r[0], r[2]))
+    best_v, best_u = math.inf, None
+    for v0, u0, _ in first[:_POLISHED]:
+        v, u = solve(u0, _MAX_EVALS) if v0 > 1e-24 else (v0, u0)
         if v < best_v - 1e-18:
-            best_u, best_v = res.x, v
+            best_v, best_u = v, u
     params = space.params(best_u)
     pred = np.exp(predict_log_throughput(spec, params, design))
     meas = np.exp(design.log_meas)

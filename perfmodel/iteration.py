@@ -18,11 +18,19 @@ Plan: DP ``d``, TP ``t``, PP ``p``, micro-batches ``m``, GA steps ``a``, GC, ZeR
   ``b = b_inter`` when the slowest DP group crosses machines (``dp_inter``), else ``b_intra``; the same
   for ``B_pp`` (``pp_inter``); ``B_tp <- min(B_tp, b_intra)``. ``None`` leaves the topology's figure.
 * ``f_k(x, y) = (x^k + y^k)^(1/k)`` (computed as ``M ((x/M)^k + (y/M)^k)^(1/k)``, ``M = max``).
-* ``T_cc = a T_fwd + (a-1) T_bwd + f_{k_sync}(T_bwd, T_dp) + T_tp + T_pp`` (``a = 1``: the 3D formula).
+* ``S = f_{k_sync}(T_bwd, T_dp)`` (the last backward with the gradient all-reduce); with ZeRO-Offload the
+  gradient offload overlaps that block too: ``S = f_{k_off}(f_{k_sync}(T_bwd, T_dp), T_off)``.
+* ``T_cc = a T_fwd + (a-1) T_bwd + S + T_tp + T_pp`` (``a = 1``: the 3D formula).
 * ``T_opt = k_opt P' / (t p)`` (plain / 3D), ``k_opt P' / (d t p)`` (ZeRO-DP),
   ``k_opt_off P' / (d c)`` (ZeRO-Offload), with ``P' = P / 10^6``.
 * ``T_off = 4 P / (d B_pcie)`` (fp32 gradients / parameters over PCIe, ZeRO-Offload only).
-* ``T_oo = f_{k_off}(T_dp, T_off) + f_{k_swap}(T_opt, T_off)`` with ZeRO-Offload, else ``T_opt``.
+* ``T_oo = f_{k_swap}(T_opt, T_off)`` with ZeRO-Offload (the parameter upload overlapping the CPU
+  optimizer), else ``T_opt``. The paper writes ``T_oo = f_{k_off}(T_dp, T_off) + f_{k_swap}(T_opt, T_off)``
+  beside ``T_cc``'s ``f_{k_sync}(T_bwd, T_dp)``, which read literally counts the all-reduce ``T_dp``
+  twice (once overlapped with the backward, once with the offload): harmless on one machine, a
+  doubled inter-machine all-reduce across machines (found while examining multi-machine ZeRO-Offload
+  errors). Ours counts it once, with the offload overlapping the backward-and-all-reduce block; the
+  artifact also counts it once (it adds the offload to its backward-and-sync time).
 * ``T_iter = T_cc + T_oo + k_const``; throughput ``= b / T_iter`` samples/s.
 """
 
@@ -45,14 +53,13 @@ GB = 1e9
 
 
 def overlap(x: np.ndarray, y: np.ndarray, k: float | np.ndarray) -> np.ndarray:
-    """``f_k(x, y) = (x^k + y^k)^(1/k)``, overflow-free; ``k = 1`` is the sum, large ``k`` the max."""
+    """``f_k(x, y) = (x^k + y^k)^(1/k)``, overflow-free: ``M (1 + (m / M)^k)^(1/k)`` with ``M`` the larger
+    and ``m`` the smaller of the two; ``k = 1`` is the sum, large ``k`` the max."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
-    m = np.maximum(x, y)
-    safe = np.where(m > 0, m, 1.0)
-    with np.errstate(under="ignore"):
-        r = (x / safe) ** k + (y / safe) ** k
-    return np.where(m > 0, safe * r ** (1.0 / np.asarray(k, dtype=float)), 0.0)
+    big = np.maximum(x, y)
+    ratio = np.minimum(x, y) / np.where(big > 0, big, 1.0)
+    return big * (1.0 + ratio ** k) ** (1.0 / np.asarray(k, dtype=float))
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,10 +117,29 @@ def effective_bandwidths(params, a: PlanArrays) -> tuple[np.ndarray, np.ndarray,
             np.minimum(bw_pp, np.where(pp_x, be, bi)))
 
 
-def components(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_batch: int | None = None
-               ) -> dict[str, np.ndarray]:
-    """Every term of the model (seconds), as arrays: ``fwd`` (one GA step), ``bwd``, ``dp``, ``tp``,
-    ``pp``, ``cc``, ``opt``, ``off``, ``oo``, ``iter``."""
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """The parameter-independent part of :func:`components` for a set of rows (computed once, e.g. for
+    all evaluations of a fit): forward time of one GA step (s), the communication volumes in GB
+    (``0`` where the dimension has size 1), the optimizer's per-row scale (``T_opt = k x opt_scale``:
+    ``P' / (t p)``, ``P' / (d t p)`` or, with ZeRO-Offload, ``P' / (d c)``), the offload time (s) and the
+    rows' link figures."""
+
+    fwd: np.ndarray
+    ga: np.ndarray
+    gc: np.ndarray
+    v_dp: np.ndarray
+    v_tp: np.ndarray
+    v_pp: np.ndarray
+    opt_scale: np.ndarray
+    offload: np.ndarray    # bool: ZeRO-Offload rows
+    zero_dp_or_plain: np.ndarray  # bool: rows whose optimizer runs on the GPU (k_opt)
+    off: np.ndarray
+    links: PlanArrays      # bandwidths and crossing flags (effective_bandwidths reads them)
+
+
+def terms(spec: ModelSpec, a: PlanArrays, *, global_batch: int | None = None) -> Terms:
+    """:class:`Terms` of ``a`` (formulas in the module docstring)."""
     b = float(global_batch or spec.global_batch)
     e = float(spec.bytes_per_element)
     P = float(spec.params)
@@ -121,26 +147,43 @@ def components(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_bat
     fwd = spec.fwd_time_per_sample * (b / (d * ga * m)) / (t * p) * (m + p - 1.0)
     if a.fwd_s is not None:  # profiled forward times (validation against measured tables)
         fwd = np.where(np.isfinite(a.fwd_s), a.fwd_s / ga, fwd)
-    bwd = params.k_bwd * fwd + a.gc * fwd
     sh = float(spec.seq_len * spec.hidden)
-    bw_dp, bw_tp, bw_pp = effective_bandwidths(params, a)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t_dp = np.where(d > 1, e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_dp * GB), 0.0)
-        t_tp = np.where(t > 1, e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / (bw_tp * GB), 0.0)
-        t_pp = np.where(p > 1, e * 2.0 * p * b * sh / (d * t) / (bw_pp * GB), 0.0)
-    cc = ga * fwd + (ga - 1.0) * bwd + overlap(bwd, t_dp, params.k_sync) + t_tp + t_pp
     pm = P / 1e6
     off_mode = a.zero == 2
     c_per_gpu = np.maximum(a.cpus, 1e-9) / (d * t * p)
-    opt = np.where(a.zero == 0, params.k_opt * pm / (t * p),
-                   np.where(a.zero == 1, params.k_opt * pm / (d * t * p),
-                            params.k_opt_off * pm / (d * c_per_gpu)))
+    opt_scale = np.where(a.zero == 0, pm / (t * p), np.where(a.zero == 1, pm / (d * t * p), pm / (d * c_per_gpu)))
     with np.errstate(divide="ignore", invalid="ignore"):
         off = np.where(off_mode, OFFLOAD_BYTES_PER_PARAM * P / (d * a.bw_pcie * GB), 0.0)
-    oo = np.where(off_mode, overlap(t_dp, off, params.k_off) + overlap(opt, off, params.k_swap), opt)
-    it = cc + oo + params.k_const
-    return {"fwd": fwd, "bwd": bwd, "dp": t_dp, "tp": t_tp, "pp": t_pp, "cc": cc, "opt": opt, "off": off,
-            "oo": oo, "iter": it}
+    return Terms(fwd=fwd, ga=ga, gc=a.gc,
+                 v_dp=np.where(d > 1, e * P * 2.0 * (d - 1.0) / (d * t * p) / GB, 0.0),
+                 v_tp=np.where(t > 1, e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / GB, 0.0),
+                 v_pp=np.where(p > 1, e * 2.0 * p * b * sh / (d * t) / GB, 0.0),
+                 opt_scale=opt_scale, offload=off_mode, zero_dp_or_plain=~off_mode, off=off, links=a)
+
+
+def combine(params, tm: Terms) -> dict[str, np.ndarray]:
+    """Every term of the model (seconds) from the parameters and the precomputed :class:`Terms`."""
+    fwd, ga = tm.fwd, tm.ga
+    bwd = params.k_bwd * fwd + tm.gc * fwd
+    bw_dp, bw_tp, bw_pp = effective_bandwidths(params, tm.links)
+    t_dp, t_tp, t_pp = tm.v_dp / bw_dp, tm.v_tp / bw_tp, tm.v_pp / bw_pp
+    sync = overlap(bwd, t_dp, params.k_sync)
+    opt = np.where(tm.zero_dp_or_plain, params.k_opt, params.k_opt_off) * tm.opt_scale
+    if tm.offload.any():
+        sync = np.where(tm.offload, overlap(sync, tm.off, params.k_off), sync)
+        oo = np.where(tm.offload, overlap(opt, tm.off, params.k_swap), opt)
+    else:
+        oo = opt
+    cc = ga * fwd + (ga - 1.0) * bwd + sync + t_tp + t_pp
+    return {"fwd": fwd, "bwd": bwd, "dp": t_dp, "tp": t_tp, "pp": t_pp, "cc": cc, "opt": opt, "off": tm.off,
+            "oo": oo, "iter": cc + oo + params.k_const}
+
+
+def components(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_batch: int | None = None
+               ) -> dict[str, np.ndarray]:
+    """Every term of the model (seconds), as arrays: ``fwd`` (one GA step), ``bwd``, ``dp``, ``tp``,
+    ``pp``, ``cc``, ``opt``, ``off``, ``oo``, ``iter``."""
+    return combine(params, terms(spec, a, global_batch=global_batch))
 
 
 def iteration_times(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_batch: int | None = None
@@ -181,7 +224,7 @@ def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: 
     t_dp = e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_dp * GB) if d > 1 else 0.0
     t_tp = e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / (bw_tp * GB) if t > 1 else 0.0
     t_pp = e * 2.0 * p * b * sh / (d * t) / (bw_pp * GB) if p > 1 else 0.0
-    cc = ga * fwd + (ga - 1.0) * bwd + _f(bwd, t_dp, params.k_sync) + t_tp + t_pp
+    sync = _f(bwd, t_dp, params.k_sync)
     pm = P / 1e6
     if z == 0:
         opt = params.k_opt * pm / (t * p)
@@ -191,7 +234,9 @@ def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: 
         opt = params.k_opt_off * pm / (d * (max(cpus, 1e-9) / (d * t * p)))
     if z == 2:
         off = OFFLOAD_BYTES_PER_PARAM * P / (d * bw_pcie * GB)
-        oo = _f(t_dp, off, params.k_off) + _f(opt, off, params.k_swap)
+        sync = _f(sync, off, params.k_off)
+        oo = _f(opt, off, params.k_swap)
     else:
         oo = opt
+    cc = ga * fwd + (ga - 1.0) * bwd + sync + t_tp + t_pp
     return cc + oo + params.k_const
