@@ -71,7 +71,7 @@ class ShapeEval:
     rows: np.ndarray          # (n, 7) plan columns, feasible in memory
     t_fixed: np.ndarray       # (n,) T_iter for rows not using CPUs; inf for offload rows
     off_idx: np.ndarray       # indices of offload rows
-    off_base: np.ndarray      # T_cc (with the offload overlap) + k_const
+    off_base: np.ndarray      # T_cc + f_koff(T_dp, T_off) + k_const
     off_t: np.ndarray         # T_off
     off_k: np.ndarray         # k_opt_off * P / 10^6 (so T_opt = off_k / c_total)
     k_swap: float

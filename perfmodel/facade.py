@@ -14,7 +14,7 @@ import numpy as np
 
 from schedlab.perfmodel import curves as cv
 from schedlab.perfmodel.environment import Env, group_links, placement_env, shape_placements
-from schedlab.perfmodel.iteration import PlanArrays, components, iteration_time_scalar
+from schedlab.perfmodel.iteration import PlanArrays, components, iteration_time_scalar, overlap
 from schedlab.perfmodel.memory import GB_BYTES, host_memory_bytes
 from schedlab.perfmodel.params import PerfParams, default_params
 from schedlab.perfmodel.plans import ExecutionPlan
@@ -235,7 +235,7 @@ class PerfModel:
         off = rows[:, 6] == 2
         t_fixed = np.where(off, np.inf, comp["iter"])
         off_idx = np.nonzero(off)[0]
-        base = comp["cc"][off] + params.k_const
+        base = comp["cc"][off] + overlap(comp["dp"][off], comp["off"][off], params.k_off) + params.k_const
         host = host_memory_bytes(spec, gpus=env.gpus, zero=rows[:, 6]) / GB_BYTES if rows.size else np.zeros(0)
         hit = cv.ShapeEval(env=env, rows=rows, t_fixed=t_fixed, off_idx=off_idx, off_base=base,
                            off_t=comp["off"][off], off_k=np.full(off_idx.size, params.k_opt_off * spec.params / 1e6),

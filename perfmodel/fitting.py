@@ -30,7 +30,14 @@ from scipy.stats import qmc
 
 from schedlab.perfmodel.environment import group_links, link_figures, placement_env
 from schedlab.perfmodel.iteration import PlanArrays, Terms, combine, terms
-from schedlab.perfmodel.params import BANDWIDTH_SPAN, BOUNDS, PARAM_NAMES, PerfParams, default_params
+from schedlab.perfmodel.params import (
+    BANDWIDTH_SPAN,
+    BOUNDS,
+    FWD3D_BOUNDS,
+    PARAM_NAMES,
+    PerfParams,
+    default_params,
+)
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
 from schedlab.perfmodel.zoo import ModelSpec
 from schedlab.topology.cluster import Cluster
@@ -84,6 +91,7 @@ class _Design:
     log_meas: np.ndarray
     intra_comm: bool  # some sample communicates inside a machine (b_intra matters)
     inter_comm: bool  # some sample communicates across machines (b_inter matters)
+    mixed_3d: bool    # both TP/PP and DP-family samples (k_fwd3d identified)
 
 
 def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _Design:
@@ -115,7 +123,8 @@ def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _De
         pl = s.plan
         intra |= pl.tp > 1 or (pl.dp > 1 and not dx) or (pl.pp > 1 and not px)
         inter |= (pl.dp > 1 and dx) or (pl.pp > 1 and px)
-    return _Design(tuple(groups), np.log([s.throughput for s in samples]), intra, inter)
+    n3 = sum(s.plan.is_3d for s in samples)
+    return _Design(tuple(groups), np.log([s.throughput for s in samples]), intra, inter, 0 < n3 < len(samples))
 
 
 def predict_log_throughput(spec: ModelSpec, params, design: _Design) -> np.ndarray:
@@ -141,6 +150,7 @@ class _Raw:
     k_const: float
     b_intra: float | None = None
     b_inter: float | None = None
+    k_fwd3d: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +177,8 @@ class _Space:
         return PerfParams(**dict(zip(self.names, self.values(u), strict=True)))
 
     def unit(self, p: PerfParams, figures: dict[str, float]) -> np.ndarray:
-        """``p`` in unit coordinates (a bandwidth ``None`` starts at the cluster's figure)."""
+        """``p`` in unit coordinates (an optional parameter at ``None`` starts at ``figures``: the
+        cluster's link for a bandwidth, 1 for ``k_fwd3d``)."""
         out = []
         for name, lo, hi in zip(self.names, self.lo, self.hi, strict=True):
             v = getattr(p, name)
@@ -179,7 +190,7 @@ class _Space:
 
 def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool) -> tuple[_Space, dict[str, float]]:
     intra, inter = link_figures(cluster)
-    figures = {"b_intra": intra, "b_inter": inter}
+    figures = {"b_intra": intra, "b_inter": inter, "k_fwd3d": 1.0}
     names = list(PARAM_NAMES)
     bounds = [(max(lo, _FLOOR), hi) for lo, hi in BOUNDS]
     if fit_bandwidths:
@@ -187,6 +198,9 @@ def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool) -> tuple[_Sp
             if used:
                 names.append(name)
                 bounds.append((figures[name] / BANDWIDTH_SPAN, figures[name]))
+        if design.mixed_3d:
+            names.append("k_fwd3d")
+            bounds.append(FWD3D_BOUNDS)
     return (_Space(tuple(names), np.log([b[0] for b in bounds]), np.log([b[1] for b in bounds])), figures)
 
 
@@ -200,8 +214,8 @@ def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: i
         ) -> FitResult:
     """Fit the 7 parameters and, with ``fit_bandwidths``, the effective bandwidths the samples inform
     (``b_intra`` when some sample communicates inside a machine, ``b_inter`` when some sample
-    communicates across machines; the others stay ``None``) to ``samples`` (see the module docstring).
-    Deterministic for a seed."""
+    communicates across machines; the others stay ``None``), and ``k_fwd3d`` when the samples hold both
+    TP/PP and DP-family plans, to ``samples`` (see the module docstring). Deterministic for a seed."""
     samples = list(samples)
     if len(samples) < MIN_SAMPLES:
         raise SpecError(f"fitting needs >= {MIN_SAMPLES} samples, got {len(samples)}", source="<fit samples>")

@@ -4,6 +4,7 @@ import pytest
 
 from schedlab.perfmodel import PerfModel, PerfParams, parse_plan
 from schedlab.perfmodel.fitting import OnlineRefitter, Sample, fit, rmsle
+from schedlab.perfmodel.params import PARAM_NAMES
 from schedlab.perfmodel.zoo import get_model
 from schedlab.topology.errors import SpecError
 
@@ -35,9 +36,22 @@ def test_fit_recovers_known_parameters_and_bandwidths(rubick):
     """A table generated from known parameters, effective bandwidths included, is recovered within 1 %."""
     samples = synthetic(rubick, TRUE_BW, cases=CASES + MORE)
     res = fit(get_model("bert"), samples, rubick, seed=0, starts=4)
-    assert set(res.free) == {*TRUE.to_dict()} and res.rmsle < 1e-4 and res.max_error < 1e-4
-    for name, true in TRUE_BW.to_dict().items():
-        assert getattr(res.params, name) == pytest.approx(true, rel=0.01), name
+    assert set(res.free) == {*PARAM_NAMES, "b_intra", "b_inter"} and res.rmsle < 1e-4 and res.max_error < 1e-4
+    for name in res.free:
+        assert getattr(res.params, name) == pytest.approx(getattr(TRUE_BW, name), rel=0.01), name
+    assert res.params.k_fwd3d is None  # no TP/PP sample: not fitted
+
+
+def test_fit_recovers_the_3d_forward_factor(rubick):
+    """With TP/PP and DP-family samples, k_fwd3d (3D forward time relative to the zoo's) is fitted too."""
+    truth = TRUE_BW.with_bandwidths(30.0, 8.0)
+    truth = PerfParams(**{**truth.to_dict(), "k_fwd3d": 2.5})
+    cases = CASES + MORE + [("181", [8], 8), ("241", [4, 4], 8), ("412", [2, 2, 2, 2], 8), ("144", [4, 4, 4, 4], 16),
+                            ("282", [8, 8, 8, 8], 32)]
+    res = fit(get_model("gpt2"), synthetic(rubick, truth, model="gpt2", cases=cases), rubick, seed=0, starts=4)
+    assert "k_fwd3d" in res.free and res.rmsle < 1e-4
+    for name in res.free:
+        assert getattr(res.params, name) == pytest.approx(getattr(truth, name), rel=0.01), name
 
 
 def test_bandwidths_are_fitted_only_where_the_samples_inform_them(rubick):

@@ -83,15 +83,14 @@ def test_zero_dp_iteration(pm, toy):
 def test_zero_offload_iteration_with_cpu_cores(pm, toy):
     plan = ExecutionPlan(dp=2, zero=ZeroMode.OFFLOAD)
     # 12 cores for 2 GPUs = 6 per GPU: T_opt = k_opt_off P' / (d c) = 0.01 * 1000 / (2 * 6);
-    # T_off = 4 B * 1e9 / (2 * 32 GB/s) = 0.0625; T_cc = 0.8 + f_koff(f_ksync(1.6, 0.02), T_off)
-    # = 0.8 + (1.6 + 0.02) + 0.0625 [k_sync = k_off = 1: sums; the all-reduce counted once];
-    # T_oo = sqrt(T_opt^2 + T_off^2) [k_swap = 2]
+    # T_off = 4 B * 1e9 / (2 * 32 GB/s) = 0.0625; T_oo = (T_dp + T_off) [k_off = 1]
+    # + sqrt(T_opt^2 + T_off^2) [k_swap = 2]; T_cc = 0.8 + 1.6 + 0.02
     opt, off = 0.01 * 1000 / 12, 0.0625
-    expect = 2.42 + off + math.sqrt(opt ** 2 + off ** 2) + 0.01
+    expect = 2.42 + (0.02 + off) + math.sqrt(opt ** 2 + off ** 2) + 0.01
     assert pm.iteration_time(toy, plan, {M0: 2}, 12) == pytest.approx(expect)
     opt2 = 0.01 * 1000 / 24  # twice the cores: the CPU optimizer step halves
     assert pm.iteration_time(toy, plan, {M0: 2}, 24) == pytest.approx(
-        2.42 + off + math.sqrt(opt2 ** 2 + off ** 2) + 0.01)
+        2.42 + (0.02 + off) + math.sqrt(opt2 ** 2 + off ** 2) + 0.01)
 
 
 def test_envelope_by_hand():
