@@ -15,7 +15,8 @@ same rows. Error = ``|predicted - measured| / measured`` throughput.
   along the same order to 7 fit rows where the table has too few single-machine rows (LLaMA); score
   every other row.
 * ``kfold`` — ``k``-fold cross-validation (default 5) over all rows, shuffled with ``seed``: each fold's
-  rows are scored by a fit on the pool rows of the other folds (each row scored exactly once). The
+  rows are scored by a fit on the pool rows of the other folds (each row scored exactly once); a table
+  too small for ``k`` folds of at least 7 fit rows (LLaMA-30B) is left one out instead. The
   report gives the pooled mean and the spread (standard deviation of the per-fold averages); the
   parameters reported are those of one more fit on every pool row.
 
@@ -285,13 +286,16 @@ def protocol_folds(table: Table, protocol: str, *, fit_rows: int = DEFAULT_FIT_R
         if folds < 2:
             raise SpecError(f"kfold needs >= 2 folds, got {folds}", source="<validate>", field="folds")
         perm = np.random.default_rng(seed).permutation(len(rows))
+        k = folds
+        if any(len([i for i in pool if i not in perm[j::k]]) < MIN_SAMPLES for j in range(k)):
+            k = len(rows)  # a small table: leave one out
         out = []
-        for j in range(folds):
-            test = sorted(int(i) for i in perm[j::folds])
+        for j in range(k):
+            test = sorted(int(i) for i in perm[j::k])
             fit_idx = [i for i in pool if i not in test]
             if len(fit_idx) < MIN_SAMPLES:
-                raise NotApplicable(f"kfold: fold {j} leaves {len(fit_idx)} rows to fit on (need {MIN_SAMPLES})",
-                                    source=table.name)
+                raise NotApplicable(f"kfold: {len(pool)} rows to fit on; leaving one out leaves {len(fit_idx)} "
+                                    f"(need {MIN_SAMPLES})", source=table.name)
             out.append((fit_idx, test))
         return out
     raise SpecError(f"unknown protocol {protocol!r}; known: {', '.join(PROTOCOLS)}", source="<validate>",
