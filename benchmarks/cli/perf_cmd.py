@@ -88,7 +88,7 @@ def fit_command(
         return
     typer.echo(f"{name}: fitted on {res.n_samples} samples ({out['offload_samples']} ZeRO-Offload)")
     for k, v in out["params"].items():
-        typer.echo(f"  {k:10s} = {v:.6g}")
+        typer.echo(f"  {k:10s} = {v:.6g}" if v is not None else f"  {k:10s} = - (not informed by the samples)")
     typer.echo(f"  RMSLE {res.rmsle:.4f}; relative error avg {out['avg_error']:.2f} %, max {out['max_error']:.2f} %")
     if out["offload_samples"] < 3:
         typer.echo("  note: fewer than 3 ZeRO-Offload samples: k_opt_off, k_off, k_swap are not identified")
