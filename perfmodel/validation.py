@@ -197,7 +197,8 @@ def choose_fit_rows(plans: Sequence[ExecutionPlan], n_fit: int,
                     eligible: Sequence[bool] | None = None) -> list[int]:
     """Indices of ``n_fit`` rows to fit on, chosen without looking at the measurements: up to 3
     ZeRO-Offload rows spread over (GPU count, machines), then round robin over the other plan kinds,
-    spread likewise within a kind (a single row being the median one). With ``placements`` (GPUs per
+    spread likewise within a kind (a kind's single row on the GPU count the rows chosen so far cover
+    least, ties to the median). With ``placements`` (GPUs per
     machine of each row), single-machine rows are preferred, then regular placements (same count on
     every machine), then the rest; rows not ``eligible`` (outside the plan space) only when nothing
     else is left."""
@@ -216,14 +217,21 @@ def choose_fit_rows(plans: Sequence[ExecutionPlan], n_fit: int,
         best = min((preference(i) for i in idx), default=0)
         return sorted([i for i in idx if preference(i) == best], key=key)
 
-    def take(items: list[int], k: int) -> list[int]:
-        return [items[len(items) // 2]] if k == 1 and placements is not None and items else _spread(items, k)
+    def take(items: list[int], k: int, chosen: list[int]) -> list[int]:
+        """``k`` of ``items`` spread over (GPUs, machines); a single row goes to the GPU count the rows
+        chosen so far cover least (ties: the one nearest the median), so that the few profiling runs
+        span the GPU counts across plan kinds (scaling is what the parameters are fitted for)."""
+        if k != 1 or placements is None or not items:
+            return _spread(items, k)
+        seen = [plans[i].gpus for i in chosen]
+        mid = len(items) // 2
+        return [min(items, key=lambda i: (seen.count(plans[i].gpus), abs(items.index(i) - mid)))]
 
     order = sorted(range(len(plans)), key=key)
     late = [i for i in order if eligible is not None and not eligible[i]]
     order = [i for i in order if eligible is None or eligible[i]]
     off = prefer([i for i in order if plans[i].zero is ZeroMode.OFFLOAD])
-    chosen = take(off, min(MIN_OFFLOAD_SAMPLES, len(off), n_fit))
+    chosen = take(off, min(MIN_OFFLOAD_SAMPLES, len(off), n_fit), [])
     kinds: dict[str, list[int]] = {}
     for i in order:
         if i not in chosen and plans[i].zero is not ZeroMode.OFFLOAD:
@@ -240,7 +248,7 @@ def choose_fit_rows(plans: Sequence[ExecutionPlan], n_fit: int,
             left -= 1
         j += 1
     for k in ks:
-        chosen += take(kinds[k], share[k])
+        chosen += take(kinds[k], share[k], chosen)
     rest = sorted((i for i in order if i not in chosen), key=lambda i: (preference(i), key(i))) + late
     chosen += rest[:max(0, n_fit - len(chosen))]
     return sorted(chosen)
