@@ -18,8 +18,14 @@ import time
 from pathlib import Path
 
 from schedlab.perfmodel.anomalies import CATEGORIES, MIN_SPEEDUP, PARITY_FACTOR
-from schedlab.perfmodel.params import OPTIONAL_NAMES, PARAM_NAMES
-from schedlab.perfmodel.validation import PROTOCOLS, ValidationResult, validate_directory
+from schedlab.perfmodel.params import FAMILY_DEFAULTS, OPTIONAL_NAMES, PARAM_NAMES, PerfParams, default_params
+from schedlab.perfmodel.validation import (
+    PROTOCOLS,
+    ValidationResult,
+    load_table,
+    run_protocol,
+    validate_directory,
+)
 from schedlab.topology.presets import preset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -235,15 +241,39 @@ def run(directory: Path, seed: int = 0) -> tuple[Results, dict[str, dict[str, st
     return res, skipped, forward, seconds
 
 
+FITTED_TABLES = ("vit", "roberta", "bert", "t5", "gpt2", "llama7", "llama30")  # llama7 before llama30
+
+
+def fitted_defaults(directory: Path, seed: int = 0) -> dict[str, PerfParams]:
+    """The shipped ``perfmodel.params.FITTED_PARAMS``: per Rubick model, a fit on every pool row of its
+    table (zoo forward times, the micro-batch rule the fit prefers). Parameters a table does not inform
+    keep the family's fit (LLaMA-30B has no ZeRO-Offload row: LLaMA-7B's offload parameters), or the
+    artifact's calibration as the start."""
+    cluster = preset("rubick-64")
+    out: dict[str, PerfParams] = {}
+    for name in FITTED_TABLES:
+        table = load_table(directory / f"{name}.csv", cluster)
+        start = out.get(FAMILY_DEFAULTS.get(table.model, ""), default_params(table.model, "artifact"))
+        v = run_protocol(table, cluster, "kfold", seed=seed, initial=start, folds=2)
+        out[table.model] = PerfParams(**{k: (None if x is None else float(f"{x:.4g}")) for k, x in v.params.items()})
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", type=Path, default=DEFAULT_DIR)
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "perfmodel-validation.md")
     ap.add_argument("--plots", type=Path, default=ROOT / "docs" / "perfmodel-validation")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--print-params", action="store_true", help="print FITTED_PARAMS (perfmodel/params.py) "
+                    "fitted on every pool row of each table, and exit")
     args = ap.parse_args(argv)
     if not args.dir.is_dir():
         print(f"skipped: the Rubick placement tables are not present at {args.dir}")
+        return 0
+    if args.print_params:
+        for model, p in fitted_defaults(args.dir, args.seed).items():
+            print(f'    "{model}": PerfParams(' + ", ".join(f"{k}={v!r}" for k, v in p.to_dict().items()) + "),")
         return 0
     res, skipped, forward, seconds = run(args.dir, args.seed)
     plots: dict[str, str] = {}

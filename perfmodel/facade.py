@@ -16,7 +16,7 @@ from schedlab.perfmodel import curves as cv
 from schedlab.perfmodel.environment import Env, group_links, placement_env, shape_placements
 from schedlab.perfmodel.iteration import PlanArrays, components, iteration_time_scalar, overlap
 from schedlab.perfmodel.memory import GB_BYTES, host_memory_bytes
-from schedlab.perfmodel.params import PerfParams, default_params
+from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION, PerfParams, default_params
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.search import (
     memory_columns,
@@ -41,11 +41,18 @@ class PerfModel:
 
     ``params`` maps model names (or aliases, or :class:`ModelSpec` objects) to fitted :class:`PerfParams`;
     wherever a method takes ``model``, a :class:`ModelSpec` outside the zoo works too. Missing models use
-    :func:`perfmodel.params.default_params` (the artifact's shipped fits, converted, where they exist).
+    :func:`perfmodel.params.default_params` under ``calibration``: ``"measured"`` (default: ours, fitted on
+    the Rubick artifact's measured tables, effective bandwidths included) or ``"artifact"`` (the
+    artifact's shipped fits, converted; the topology's bandwidths).
     """
 
-    def __init__(self, cluster: Cluster, params: Mapping[str, PerfParams] | None = None) -> None:
+    def __init__(self, cluster: Cluster, params: Mapping[str, PerfParams] | None = None, *,
+                 calibration: str = DEFAULT_CALIBRATION) -> None:
+        if calibration not in CALIBRATIONS:
+            raise SpecError(f"unknown calibration {calibration!r}; known: {', '.join(CALIBRATIONS)}",
+                            source="<PerfModel>", field="calibration")
         self.cluster = cluster
+        self.calibration = calibration
         self._params: dict[str, PerfParams] = {}
         for name, p in (params or {}).items():
             self._params[self.spec(name).name] = p
@@ -70,7 +77,7 @@ class PerfModel:
     def params_for(self, model: str | ModelSpec) -> PerfParams:
         """The installed parameters of ``model`` (a zoo name/alias or a :class:`ModelSpec`)."""
         name = self.spec(model).name
-        return self._params.get(name) or default_params(name)
+        return self._params.get(name) or default_params(name, self.calibration)
 
     def set_params(self, model: str | ModelSpec, params: PerfParams) -> None:
         """Install refitted parameters (caches are keyed by them, so nothing stale is served)."""

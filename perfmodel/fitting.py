@@ -44,6 +44,7 @@ from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
 
 MIN_SAMPLES = 7
+OFFLOAD_PARAMS = ("k_opt_off", "k_off", "k_swap")
 MIN_OFFLOAD_SAMPLES = 3
 _FLOOR = 1e-7  # log-space lower bound for parameters whose bound is 0
 # Trust-region reflective least squares on the log residuals (bounded Gauss-Newton): converges in a few
@@ -92,6 +93,7 @@ class _Design:
     intra_comm: bool  # some sample communicates inside a machine (b_intra matters)
     inter_comm: bool  # some sample communicates across machines (b_inter matters)
     mixed_3d: bool    # both TP/PP and DP-family samples (k_fwd3d identified)
+    offload: bool     # some ZeRO-Offload sample (k_opt_off, k_off, k_swap identified)
 
 
 def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _Design:
@@ -124,7 +126,8 @@ def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _De
         intra |= pl.tp > 1 or (pl.dp > 1 and not dx) or (pl.pp > 1 and not px)
         inter |= (pl.dp > 1 and dx) or (pl.pp > 1 and px)
     n3 = sum(s.plan.is_3d for s in samples)
-    return _Design(tuple(groups), np.log([s.throughput for s in samples]), intra, inter, 0 < n3 < len(samples))
+    return _Design(tuple(groups), np.log([s.throughput for s in samples]), intra, inter, 0 < n3 < len(samples),
+                   any(s.plan.zero is ZeroMode.OFFLOAD for s in samples))
 
 
 def predict_log_throughput(spec: ModelSpec, params, design: _Design) -> np.ndarray:
@@ -155,26 +158,28 @@ class _Raw:
 
 @dataclass(frozen=True, slots=True)
 class _Space:
-    """The search box in log coordinates: the 7 parameters, then the free bandwidths (``names``)."""
+    """The search box in log coordinates over the free parameters (``names``); the others keep the
+    values in ``fixed``."""
 
     names: tuple[str, ...]
     lo: np.ndarray
     hi: np.ndarray
+    fixed: tuple[tuple[str, float | None], ...] = ()
 
     def values(self, u: np.ndarray) -> list[float]:
         x = np.exp(self.lo + np.clip(u, 0.0, 1.0) * (self.hi - self.lo))
         return [float(v) for v in np.clip(x, np.exp(self.lo), np.exp(self.hi))]
 
     def raw(self, u: np.ndarray) -> _Raw:
-        return _Raw(**dict(zip(self.names, self.values(u), strict=True)))
+        return _Raw(**dict(self.fixed), **dict(zip(self.names, self.values(u), strict=True)))
 
     def raw_batch(self, us: np.ndarray) -> _Raw:
-        """``m`` points at once (``us`` of shape ``(m, k)``): every field an ``(m, 1)`` array."""
+        """``m`` points at once (``us`` of shape ``(m, k)``): every free field an ``(m, 1)`` array."""
         x = np.exp(self.lo + np.clip(us, 0.0, 1.0) * (self.hi - self.lo))
-        return _Raw(**{n: x[:, j:j + 1] for j, n in enumerate(self.names)})
+        return _Raw(**dict(self.fixed), **{n: x[:, j:j + 1] for j, n in enumerate(self.names)})
 
     def params(self, u: np.ndarray) -> PerfParams:
-        return PerfParams(**dict(zip(self.names, self.values(u), strict=True)))
+        return PerfParams(**dict(self.fixed), **dict(zip(self.names, self.values(u), strict=True)))
 
     def unit(self, p: PerfParams, figures: dict[str, float]) -> np.ndarray:
         """``p`` in unit coordinates (an optional parameter at ``None`` starts at ``figures``: the
@@ -188,20 +193,26 @@ class _Space:
         return np.array(out)
 
 
-def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool) -> tuple[_Space, dict[str, float]]:
+def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool, start: PerfParams
+           ) -> tuple[_Space, dict[str, float]]:
+    """The free parameters: the 4 that every sample informs, the 3 ZeRO-Offload ones when some sample
+    is ZeRO-Offload, each effective bandwidth when some sample communicates over it (and
+    ``fit_bandwidths``), ``k_fwd3d`` when the samples mix TP/PP and DP-family plans. The others keep
+    their values in ``start``."""
     intra, inter = link_figures(cluster)
     figures = {"b_intra": intra, "b_inter": inter, "k_fwd3d": 1.0}
-    names = list(PARAM_NAMES)
-    bounds = [(max(lo, _FLOOR), hi) for lo, hi in BOUNDS]
+    free = {n: (max(lo, _FLOOR), hi) for n, (lo, hi) in zip(PARAM_NAMES, BOUNDS, strict=True)
+            if design.offload or n not in OFFLOAD_PARAMS}
     if fit_bandwidths:
         for name, used in (("b_intra", design.intra_comm), ("b_inter", design.inter_comm)):
             if used:
-                names.append(name)
-                bounds.append((figures[name] / BANDWIDTH_SPAN, figures[name]))
-        if design.mixed_3d:
-            names.append("k_fwd3d")
-            bounds.append(FWD3D_BOUNDS)
-    return (_Space(tuple(names), np.log([b[0] for b in bounds]), np.log([b[1] for b in bounds])), figures)
+                free[name] = (figures[name] / BANDWIDTH_SPAN, figures[name])
+    if design.mixed_3d:
+        free["k_fwd3d"] = FWD3D_BOUNDS
+    fixed = tuple((n, v) for n, v in start.to_dict().items() if n not in free)
+    names = tuple(free)
+    return (_Space(names, np.log([free[n][0] for n in names]), np.log([free[n][1] for n in names]), fixed),
+            figures)
 
 
 def rmsle(spec: ModelSpec, params: PerfParams, samples: Sequence[Sample], cluster: Cluster) -> float:
@@ -212,10 +223,12 @@ def rmsle(spec: ModelSpec, params: PerfParams, samples: Sequence[Sample], cluste
 def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: int = 0, starts: int = 8,
         require_offload: bool = True, initial: PerfParams | None = None, fit_bandwidths: bool = True
         ) -> FitResult:
-    """Fit the 7 parameters and, with ``fit_bandwidths``, the effective bandwidths the samples inform
-    (``b_intra`` when some sample communicates inside a machine, ``b_inter`` when some sample
-    communicates across machines; the others stay ``None``), and ``k_fwd3d`` when the samples hold both
-    TP/PP and DP-family plans, to ``samples`` (see the module docstring). Deterministic for a seed."""
+    """Fit the parameters the samples inform to ``samples`` (see the module docstring and
+    :func:`_space`: the 3 ZeRO-Offload parameters only with ZeRO-Offload samples, ``b_intra`` /
+    ``b_inter`` (with ``fit_bandwidths``) when some sample communicates inside a machine / across
+    machines, ``k_fwd3d`` when TP/PP and DP-family samples mix); the others keep their values in
+    ``initial`` (default: the model's default parameters). ``FitResult.free`` names the fitted ones.
+    Deterministic for a seed."""
     samples = list(samples)
     if len(samples) < MIN_SAMPLES:
         raise SpecError(f"fitting needs >= {MIN_SAMPLES} samples, got {len(samples)}", source="<fit samples>")
@@ -225,7 +238,8 @@ def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: i
                         f"k_opt_off, k_off, k_swap), got {n_off}; pass require_offload=False to fit "
                         "without them", source="<fit samples>")
     design = _design(spec, samples, cluster)
-    space, figures = _space(cluster, design, fit_bandwidths)
+    start = initial or default_params(spec.name)
+    space, figures = _space(cluster, design, fit_bandwidths, start)
 
     def residuals(u: np.ndarray) -> np.ndarray:
         r = predict_log_throughput(spec, space.raw(u), design) - design.log_meas
@@ -243,7 +257,7 @@ def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: i
 
     artifact_start = PerfParams(k_bwd=1.5, k_sync=1.0, k_opt=0.001, k_opt_off=0.001, k_off=1.0, k_swap=1.0,
                                 k_const=0.001)
-    x0s = [space.unit(initial or default_params(spec.name), figures), space.unit(artifact_start, figures)]
+    x0s = [space.unit(start, figures), space.unit(artifact_start, figures)]
     if starts > 2:
         sob = qmc.Sobol(d=len(space.names), scramble=True, seed=seed)
         x0s += list(sob.random(2 ** math.ceil(math.log2(starts - 2)))[: starts - 2])

@@ -41,7 +41,7 @@ import numpy as np
 from schedlab.perfmodel.anomalies import CATEGORIES
 from schedlab.perfmodel.artifact import ARTIFACT_MODELS, artifact_iteration_time
 from schedlab.perfmodel.fitting import MIN_OFFLOAD_SAMPLES, MIN_SAMPLES, fit, predict
-from schedlab.perfmodel.params import PerfParams
+from schedlab.perfmodel.params import PerfParams, default_params
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
 from schedlab.perfmodel.tables import (  # noqa: F401 - re-exported (public API of this module)
     OFFLOAD_CPUS_PER_GPU,
@@ -59,6 +59,7 @@ from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
 
 PROTOCOLS: tuple[str, ...] = ("paper", "holdout", "kfold")
+VALIDATION_START = "artifact"  # the calibration validation fits start from (it never saw the whole tables)
 DEFAULT_FIT_ROWS = 7
 DEFAULT_FOLDS = 5
 HOLDOUT_EXTRA = 2
@@ -353,9 +354,12 @@ def _artifact_times(table: Table) -> list[float]:
 
 
 def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit_rows: int = DEFAULT_FIT_ROWS,
-                 folds: int = DEFAULT_FOLDS, seed: int = 0, starts: int = 8, forward: str | None = None
-                 ) -> ValidationResult:
-    """Run ``protocol`` on a loaded table (module docstring)."""
+                 folds: int = DEFAULT_FOLDS, seed: int = 0, starts: int = 8, forward: str | None = None,
+                 initial: PerfParams | None = None) -> ValidationResult:
+    """Run ``protocol`` on a loaded table (module docstring). Every fit starts from ``initial`` (default:
+    the artifact's calibration, :data:`VALIDATION_START`, never the shipped measured fits, which saw
+    every row), which also supplies the parameters a fit's rows do not inform."""
+    initial = initial or default_params(table.model, VALIDATION_START)
     forward = forward or FORWARD_DEFAULT.get(table.name, "zoo")
     if forward not in FORWARD_SOURCES:
         raise SpecError(f"forward must be one of {FORWARD_SOURCES}, got {forward!r}", source="<validate>",
@@ -377,7 +381,7 @@ def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit
             samples = [replace(r.sample, fwd_time_s=f, plan=_micro_batches(r.plan, rule))
                        for r, f in zip(rows, fwd, strict=True)]
             res = fit(spec, [samples[i] for i in idx], cluster, seed=seed, starts=starts,
-                      require_offload=n_off >= MIN_OFFLOAD_SAMPLES)
+                      require_offload=n_off >= MIN_OFFLOAD_SAMPLES, initial=initial)
             if best is None or res.rmsle < best[0].rmsle - 1e-12:
                 best = (res, samples, rule)
         return (*best, time.perf_counter() - t0)
@@ -411,12 +415,13 @@ def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit
 def validate_table(path: str | Path, cluster: Cluster, *, name: str | None = None, model: str | None = None,
                    global_batch: int | None = None, fit_rows: int = DEFAULT_FIT_ROWS, seed: int = 0,
                    starts: int = 8, profiled_forward: bool = False, protocol: str = "paper",
-                   folds: int = DEFAULT_FOLDS, forward: str | None = None) -> ValidationResult:
+                   folds: int = DEFAULT_FOLDS, forward: str | None = None, initial: PerfParams | None = None
+                   ) -> ValidationResult:
     """Load the table at ``path`` and run ``protocol`` on it (module docstring). ``profiled_forward``
     = ``forward="profiled"``."""
     table = load_table(path, cluster, name=name, model=model, global_batch=global_batch)
     return run_protocol(table, cluster, protocol, fit_rows=fit_rows, folds=folds, seed=seed, starts=starts,
-                        forward=forward or ("profiled" if profiled_forward else None))
+                        forward=forward or ("profiled" if profiled_forward else None), initial=initial)
 
 
 def validate_directory(directory: str | Path, cluster: Cluster, **kw) -> tuple[dict[str, ValidationResult],

@@ -56,11 +56,12 @@ def test_fit_recovers_the_3d_forward_factor(rubick):
 
 def test_bandwidths_are_fitted_only_where_the_samples_inform_them(rubick):
     one_machine = [c for c in CASES + MORE if len(c[1]) == 1]
-    res = fit(get_model("bert"), synthetic(rubick, TRUE_BW, cases=one_machine), rubick, seed=0, starts=3)
-    assert "b_intra" in res.free and "b_inter" not in res.free and res.params.b_inter is None
+    res = fit(get_model("bert"), synthetic(rubick, TRUE_BW, cases=one_machine), rubick, seed=0, starts=3,
+              initial=TRUE)
+    assert "b_intra" in res.free and "b_inter" not in res.free and res.params.b_inter is None  # kept: TRUE's
     assert res.params.b_intra == pytest.approx(30.0, rel=0.05)
     res = fit(get_model("bert"), synthetic(rubick, TRUE, cases=CASES), rubick, seed=0, starts=2,
-              fit_bandwidths=False)
+              fit_bandwidths=False, initial=TRUE)
     assert res.params.b_intra is None and res.params.b_inter is None and len(res.free) == 7
 
 
