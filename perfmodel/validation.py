@@ -255,7 +255,8 @@ def choose_fit_rows(plans: Sequence[ExecutionPlan], n_fit: int,
     return sorted(chosen)
 
 
-def _pool(rows: Sequence[TableRow]) -> list[int]:
+def pool_rows(rows: Sequence[TableRow]) -> list[int]:
+    """Indices of the rows a protocol may fit on: inside our plan space and not anomalies."""
     return [i for i, r in enumerate(rows) if r.eligible and not r.anomaly]
 
 
@@ -264,7 +265,7 @@ def protocol_folds(table: Table, protocol: str, *, fit_rows: int = DEFAULT_FIT_R
     """``[(fit row indices, scored row indices), ...]`` of ``protocol`` on ``table`` (one pair, or one
     per fold); raises :class:`NotApplicable` when the table has too few rows for it."""
     rows = table.rows
-    pool = _pool(rows)
+    pool = pool_rows(rows)
     if protocol == "paper":
         single = [i for i, r in enumerate(rows) if r.machines == 1]
         cand = [i for i in pool if rows[i].machines == 1]
@@ -340,7 +341,8 @@ def profiled_forward(rows: Sequence[TableRow], fit_idx: Sequence[int], batch: in
 
 
 # ---------------------------------------------------------------------------------- running
-def _micro_batches(plan: ExecutionPlan, rule: str) -> ExecutionPlan:
+def with_micro_batch_rule(plan: ExecutionPlan, rule: str) -> ExecutionPlan:
+    """``plan`` under a micro-batch rule of :data:`MICRO_BATCH_RULES` (``"1"``: one micro-batch per PP)."""
     return replace(plan, micro_batches=1) if rule == "1" and plan.pp > 1 else plan
 
 
@@ -378,7 +380,7 @@ def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit
         t0 = time.perf_counter()
         best = None
         for rule in rules:
-            samples = [replace(r.sample, fwd_time_s=f, plan=_micro_batches(r.plan, rule))
+            samples = [replace(r.sample, fwd_time_s=f, plan=with_micro_batch_rule(r.plan, rule))
                        for r, f in zip(rows, fwd, strict=True)]
             res = fit(spec, [samples[i] for i in idx], cluster, seed=seed, starts=starts,
                       require_offload=n_off >= MIN_OFFLOAD_SAMPLES, initial=initial)
@@ -399,7 +401,7 @@ def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit
                                    abs(a - meas) / meas, j)
         out_folds.append(Fold(tuple(rows[i].line for i in fit_idx), tuple(rows[i].line for i in scored),
                               res.params, res.rmsle, secs, rule))
-    final = fit_on(_pool(rows))[0].params if protocol == "kfold" else out_folds[0].params
+    final = fit_on(pool_rows(rows))[0].params if protocol == "kfold" else out_folds[0].params
     ordered = tuple(results[i] for i in sorted(results))
     main = [r.error for r in ordered if not r.fitted and not r.anomaly]
     return ValidationResult(
