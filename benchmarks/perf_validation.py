@@ -18,7 +18,14 @@ import time
 from pathlib import Path
 
 from schedlab.perfmodel.anomalies import CATEGORIES, MIN_SPEEDUP, PARITY_FACTOR
-from schedlab.perfmodel.params import FAMILY_DEFAULTS, OPTIONAL_NAMES, PARAM_NAMES, PerfParams, default_params
+from schedlab.perfmodel.params import (
+    FAMILY_DEFAULTS,
+    FITTED_PARAMS,
+    OPTIONAL_NAMES,
+    PARAM_NAMES,
+    PerfParams,
+    default_params,
+)
 from schedlab.perfmodel.validation import (
     PROTOCOLS,
     ValidationResult,
@@ -146,17 +153,19 @@ def render(res: Results, skipped: dict[str, dict[str, str]], forward: Results, s
                            f"{r.predicted:.1f} ({100 * r.error:.0f} %) | {r.artifact:.1f} "
                            f"({100 * r.artifact_error:.0f} %) |")
     names = PARAM_NAMES + OPTIONAL_NAMES
-    out += ["", "## Fitted parameters (every pool row of a table; the shipped defaults come from these)", "",
-            "Units: `k_opt`, `k_opt_off` s per 10^6 parameters (x cores), `k_const` s, `b_intra` / `b_inter`",
-            "effective GB/s (`rubick-64`'s links: 400 / 100), `k_fwd3d` dimensionless; – = not informed by the",
-            "rows. *m* = the 1F1B micro-batch rule chosen on the fit rows of the last fold.", "",
-            "| table | " + " | ".join(names) + " | m | fit s |", "| --- | " + " | ".join("---:" for _ in names)
+    out += ["", "## The shipped measured calibration (`perfmodel.params.FITTED_PARAMS`)", "",
+            "Fitted on every pool row of each table (`--print-params`; LLaMA-30B's ZeRO-Offload parameters are",
+            "LLaMA-7B's, its table has none). Units: `k_opt`, `k_opt_off` s per 10^6 parameters (x cores),",
+            "`k_const` s, `b_intra` / `b_inter` effective GB/s (`rubick-64`'s links: 400 / 100), `k_fwd3d`",
+            "dimensionless (– = 1). *m* = the micro-batch rule the `kfold` fits chose; *fit s* = the slowest",
+            "`kfold` fit of the table on this run.", "",
+            "| model | " + " | ".join(names) + " | m | fit s |", "| --- | " + " | ".join("---:" for _ in names)
             + " | --- | ---: |"]
-    for k, v in res["kfold"].items():
-        p = v.params
-        secs = max(f.seconds for f in v.folds)
-        out.append(f"| {k} | " + " | ".join("–" if p[n] is None else f"{p[n]:.4g}" for n in names)
-                   + f" | {v.folds[-1].micro_batches} | {secs:.2f} |")
+    for model, p in FITTED_PARAMS.items():
+        v = next((x for x in res["kfold"].values() if x.model == model), None)
+        d = p.to_dict()
+        tail = f" | {v.folds[-1].micro_batches} | {max(f.seconds for f in v.folds):.2f} |" if v else " | – | – |"
+        out.append(f"| {model} | " + " | ".join("–" if d[n] is None else f"{d[n]:.4g}" for n in names) + tail)
     out += ["", "## Predicted against measured", ""]
     for k, path in plots.items():
         out.append(f"![{k}: predicted vs measured throughput]({path})")

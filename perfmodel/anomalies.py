@@ -81,8 +81,7 @@ class Anomaly:
         if self.rule == "no-speedup":
             return (f"no-speedup: the pair with {self.reference}: time ratio {self.ratio:.3f} (needs < "
                     f"{self.threshold:.2f})")
-        return (f"placement-parity: {self.ratio:.2f}x the one-machine time ({self.reference}); limit "
-                f"{self.threshold:.2f}x")
+        return f"placement-parity: {self.ratio:.2f}x the one-machine time (limit {self.threshold:.2f}x)"
 
 
 def _key(r: Measured) -> tuple:
