@@ -77,19 +77,42 @@ def _group_placements(counts: tuple[int, ...], d: int, t: int, p: int) -> tuple[
     return dp_groups, pp_groups
 
 
-def group_bandwidths(cluster: Cluster, env: Env, d: int, t: int, p: int) -> tuple[float, float]:
-    """``(B_dp, B_pp)`` in GB/s of plan ``(d, t, p)`` on ``env``'s placement: the bottleneck bandwidth of
-    the slowest DP group and of the slowest pipeline (module docstring). Equal to ``env.bw_dp`` on one
-    machine and without TP/PP."""
-    if env.machines == 1 or (t == 1 and p == 1) or d * t * p != env.gpus:
-        return env.bw_dp, env.bw_dp
+def group_links(cluster: Cluster, env: Env, d: int, t: int, p: int) -> tuple[float, float, bool, bool]:
+    """``(B_dp, B_pp, dp_inter, pp_inter)`` of plan ``(d, t, p)`` on ``env``'s placement: the bottleneck
+    bandwidth (GB/s) of the slowest DP group and of the slowest pipeline (module docstring), and whether
+    some DP group / some pipeline crosses machines (then its bottleneck is a machine uplink, and a
+    fitted inter-machine effective bandwidth applies to it, else the intra-machine one). Without TP/PP
+    the DP group is the whole placement."""
+    multi = env.machines > 1
+    if not multi or (t == 1 and p == 1) or d * t * p != env.gpus:
+        return env.bw_dp, env.bw_dp, multi, multi
     names = [m for m, _ in env.placement]
     dp_g, pp_g = _group_placements(env.counts, d, t, p)
 
     def worst(gs) -> float:
         return min(cluster.bottleneck_bandwidth({names[i]: c for i, c in g}) for g in gs)
 
-    return (worst(dp_g) if d > 1 else env.bw_dp), (worst(pp_g) if p > 1 else env.bw_dp)
+    def crosses(gs) -> bool:
+        return any(len(g) > 1 for g in gs)
+
+    return ((worst(dp_g) if d > 1 else env.bw_dp), (worst(pp_g) if p > 1 else env.bw_dp),
+            (crosses(dp_g) if d > 1 else multi), (crosses(pp_g) if p > 1 else multi))
+
+
+def group_bandwidths(cluster: Cluster, env: Env, d: int, t: int, p: int) -> tuple[float, float]:
+    """``(B_dp, B_pp)`` in GB/s (:func:`group_links` without the crossing flags)."""
+    return group_links(cluster, env, d, t, p)[:2]
+
+
+def link_figures(cluster: Cluster) -> tuple[float, float]:
+    """The cluster's own ``(intra, inter)`` bandwidth figures in GB/s: the fastest intra-machine fabric,
+    and the fastest path between two machines (the bounds and starting values of fitted effective
+    bandwidths; ``inter`` = ``intra`` on a one-machine cluster)."""
+    names = reference_machines(cluster)
+    intra = float(max(cluster.machine(m).intra.bandwidth_gbps for m in cluster.machines))
+    if len(names) < 2:
+        return intra, intra
+    return intra, float(cluster.bottleneck_bandwidth({names[0]: 1, names[1]: 1}))
 
 
 def reference_machines(cluster: Cluster) -> tuple[str, ...]:

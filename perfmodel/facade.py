@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from schedlab.perfmodel import curves as cv
-from schedlab.perfmodel.environment import Env, group_bandwidths, placement_env, shape_placements
+from schedlab.perfmodel.environment import Env, group_links, placement_env, shape_placements
 from schedlab.perfmodel.iteration import PlanArrays, components, iteration_time_scalar, overlap
 from schedlab.perfmodel.memory import GB_BYTES, host_memory_bytes
-from schedlab.perfmodel.params import PerfParams, default_params
+from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION, PerfParams, default_params
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.search import (
     memory_columns,
@@ -41,16 +41,23 @@ class PerfModel:
 
     ``params`` maps model names (or aliases, or :class:`ModelSpec` objects) to fitted :class:`PerfParams`;
     wherever a method takes ``model``, a :class:`ModelSpec` outside the zoo works too. Missing models use
-    :func:`perfmodel.params.default_params` (the artifact's shipped fits, converted, where they exist).
+    :func:`perfmodel.params.default_params` under ``calibration``: ``"measured"`` (default: ours, fitted on
+    the Rubick artifact's measured tables, effective bandwidths included) or ``"artifact"`` (the
+    artifact's shipped fits, converted; the topology's bandwidths).
     """
 
-    def __init__(self, cluster: Cluster, params: Mapping[str, PerfParams] | None = None) -> None:
+    def __init__(self, cluster: Cluster, params: Mapping[str, PerfParams] | None = None, *,
+                 calibration: str = DEFAULT_CALIBRATION) -> None:
+        if calibration not in CALIBRATIONS:
+            raise SpecError(f"unknown calibration {calibration!r}; known: {', '.join(CALIBRATIONS)}",
+                            source="<PerfModel>", field="calibration")
         self.cluster = cluster
+        self.calibration = calibration
         self._params: dict[str, PerfParams] = {}
         for name, p in (params or {}).items():
             self._params[self.spec(name).name] = p
         self._env_cache: dict[tuple, Env] = {}
-        self._bw_cache: dict[tuple, tuple[float, float]] = {}
+        self._bw_cache: dict[tuple, tuple[float, float, bool, bool]] = {}
         self._table_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._shape_cache: dict[tuple, cv.ShapeEval] = {}
         self._shapes_cache: dict[tuple, tuple[tuple[cv.ShapeEval, ...], ...]] = {}
@@ -70,7 +77,7 @@ class PerfModel:
     def params_for(self, model: str | ModelSpec) -> PerfParams:
         """The installed parameters of ``model`` (a zoo name/alias or a :class:`ModelSpec`)."""
         name = self.spec(model).name
-        return self._params.get(name) or default_params(name)
+        return self._params.get(name) or default_params(name, self.calibration)
 
     def set_params(self, model: str | ModelSpec, params: PerfParams) -> None:
         """Install refitted parameters (caches are keyed by them, so nothing stale is served)."""
@@ -104,29 +111,35 @@ class PerfModel:
             hit = self._table_cache[key] = (rows[ok], mem[ok])
         return hit
 
-    def _group_bw(self, env: Env, d: int, t: int, p: int) -> tuple[float, float]:
-        """``(B_dp, B_pp)`` of plan ``(d, t, p)`` on ``env`` (cached per placement and degrees)."""
-        if env.machines == 1 or (t == 1 and p == 1):
-            return env.bw_dp, env.bw_dp
+    def _group_bw(self, env: Env, d: int, t: int, p: int) -> tuple[float, float, bool, bool]:
+        """``(B_dp, B_pp, dp_inter, pp_inter)`` of plan ``(d, t, p)`` on ``env`` (cached per placement and
+        degrees; :func:`perfmodel.environment.group_links`)."""
+        multi = env.machines > 1
+        if not multi or (t == 1 and p == 1):
+            return env.bw_dp, env.bw_dp, multi, multi
         key = (env.placement, d, t, p)
         hit = self._bw_cache.get(key)
         if hit is None:
-            hit = self._bw_cache[key] = group_bandwidths(self.cluster, env, d, t, p)
+            hit = self._bw_cache[key] = group_links(self.cluster, env, d, t, p)
         return hit
 
     def _arrays(self, rows: np.ndarray, env: Env, cpus) -> PlanArrays:
         f = rows.astype(float)
         n = len(rows)
         bw_dp, bw_pp = np.full(n, env.bw_dp), np.full(n, env.bw_dp)
+        multi_machine = 1.0 if env.machines > 1 else 0.0
+        dp_x, pp_x = np.full(n, multi_machine), np.full(n, multi_machine)
         if env.machines > 1 and n:
             multi = np.nonzero((rows[:, 1] > 1) | (rows[:, 2] > 1))[0]
             if multi.size:
                 trip, inv = np.unique(rows[multi, :3], axis=0, return_inverse=True)
-                bws = np.array([self._group_bw(env, int(d), int(t), int(p)) for d, t, p in trip])
-                bw_dp[multi], bw_pp[multi] = bws[inv.ravel(), 0], bws[inv.ravel(), 1]
+                bws = np.array([self._group_bw(env, int(d), int(t), int(p)) for d, t, p in trip], dtype=float)
+                j = inv.ravel()
+                bw_dp[multi], bw_pp[multi], dp_x[multi], pp_x[multi] = bws[j, 0], bws[j, 1], bws[j, 2], bws[j, 3]
         return PlanArrays(dp=f[:, 0], tp=f[:, 1], pp=f[:, 2], mb=f[:, 3], ga=f[:, 4], gc=f[:, 5], zero=f[:, 6],
                           bw_dp=bw_dp, bw_tp=np.full(n, env.bw_tp), bw_pcie=np.full(n, env.bw_pcie),
-                          cpus=np.broadcast_to(np.asarray(cpus, dtype=float), (n,)).astype(float), bw_pp=bw_pp)
+                          cpus=np.broadcast_to(np.asarray(cpus, dtype=float), (n,)).astype(float), bw_pp=bw_pp,
+                          dp_inter=dp_x, pp_inter=pp_x)
 
     # ------------------------------------------------------------ predictions
     def components(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
@@ -147,9 +160,10 @@ class PerfModel:
         env = self.env(placement)
         if plan.gpus != env.gpus:
             raise PlanError(f"plan {plan.name} uses {plan.gpus} GPUs but the placement has {env.gpus}")
-        bw_dp, bw_pp = self._group_bw(env, plan.dp, plan.tp, plan.pp)
+        bw_dp, bw_pp, dp_x, pp_x = self._group_bw(env, plan.dp, plan.tp, plan.pp)
         return iteration_time_scalar(spec, self.params_for(spec), plan_to_row(plan), bw_dp, env.bw_tp,
-                                     env.bw_pcie, float(cpus), self._batch(spec, global_batch), bw_pp=bw_pp)
+                                     env.bw_pcie, float(cpus), self._batch(spec, global_batch), bw_pp=bw_pp,
+                                     dp_inter=dp_x, pp_inter=pp_x)
 
     def throughput(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
                    global_batch: int | None = None) -> float:

@@ -1,13 +1,16 @@
-r"""Fitting the 7 parameters (Rubick Sec. 4.3) and online refitting.
+r"""Fitting the 7 parameters (Rubick Sec. 4.3) and the effective bandwidths, and online refitting.
 
 ``fit(spec, samples, cluster)`` minimises the RMSLE between predicted and measured throughput,
 
     RMSLE(k) = sqrt( mean_i ( log(b / T_iter(k; sample_i)) - log(throughput_i) )^2 ),
 
-with ``scipy.optimize.minimize`` (SLSQP, bounded) inside the bounds of :data:`perfmodel.params.BOUNDS`,
+with ``scipy.optimize.least_squares`` (trust-region reflective, bounded) inside the bounds of :data:`perfmodel.params.BOUNDS`
+and, for the effective bandwidths ``b_intra`` / ``b_inter`` (GB/s; fitted only when some sample
+communicates inside a machine / across machines, else left ``None``), inside ``[figure / 1000,
+figure]`` where ``figure`` is the cluster's own link (:func:`perfmodel.environment.link_figures`),
 from several deterministic starts (the model's default parameters, the artifact's start
-``[1.5, 0.1, 0.001, 1, 1, 1, 1]`` mapped into our bounds, and a scrambled Sobol design seeded with
-``seed``). Parameters are searched in log space (exponents and scale factors span decades).
+``[1.5, 0.1, 0.001, 1, 1, 1, 1]`` mapped into our bounds, both with the bandwidths at the cluster's
+figures, and a scrambled Sobol design seeded with ``seed``). Parameters are searched in log space (exponents and scale factors span decades).
 At least 7 samples are required, 3 of them ZeRO-Offload when any offload parameter is to be
 identified (``require_offload``).
 
@@ -22,22 +25,35 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import least_squares
 from scipy.stats import qmc
 
-from schedlab.perfmodel.environment import group_bandwidths, placement_env
-from schedlab.perfmodel.iteration import PlanArrays, iteration_times
-from schedlab.perfmodel.params import BOUNDS, PARAM_NAMES, PerfParams, default_params
+from schedlab.perfmodel.environment import group_links, link_figures, placement_env
+from schedlab.perfmodel.iteration import PlanArrays, Terms, combine, terms
+from schedlab.perfmodel.params import (
+    BANDWIDTH_SPAN,
+    BOUNDS,
+    FWD3D_BOUNDS,
+    PARAM_NAMES,
+    PerfParams,
+    default_params,
+)
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
 from schedlab.perfmodel.zoo import ModelSpec
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
 
 MIN_SAMPLES = 7
+OFFLOAD_PARAMS = ("k_opt_off", "k_off", "k_swap")
 MIN_OFFLOAD_SAMPLES = 3
 _FLOOR = 1e-7  # log-space lower bound for parameters whose bound is 0
-# SLSQP: as accurate as L-BFGS-B here and ~5x faster on small shared machines (no BLAS threading)
-_METHOD = "SLSQP"
+# Trust-region reflective least squares on the log residuals (bounded Gauss-Newton): converges in a few
+# dozen Jacobians where SLSQP on the mean square stalls ~1e-5 short of the optimum on weakly identified
+# exponents (k_off, k_swap).
+_SCOUT_EVALS = 15   # residual evaluations per start (each Jacobian is one more, batched, evaluation)
+_POLISHED = 2       # starts continued from their scouting end point
+_STEP = 1e-7        # finite-difference step in unit coordinates
+_MAX_EVALS = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +75,7 @@ class FitResult:
     rmsle: float
     n_samples: int
     errors: tuple[float, ...] = field(default=())  # relative throughput error per sample
+    free: tuple[str, ...] = field(default=())  # the parameters fitted (the 7, plus informed bandwidths)
 
     @property
     def avg_error(self) -> float:
@@ -71,8 +88,12 @@ class FitResult:
 
 @dataclass(frozen=True, slots=True)
 class _Design:
-    groups: tuple[tuple[int, np.ndarray, PlanArrays], ...]  # (global batch, row indices, rows)
+    groups: tuple[tuple[int, np.ndarray, Terms], ...]  # (global batch, row indices, precomputed terms)
     log_meas: np.ndarray
+    intra_comm: bool  # some sample communicates inside a machine (b_intra matters)
+    inter_comm: bool  # some sample communicates across machines (b_inter matters)
+    mixed_3d: bool    # both TP/PP and DP-family samples (k_fwd3d identified)
+    offload: bool     # some ZeRO-Offload sample (k_opt_off, k_off, k_swap identified)
 
 
 def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _Design:
@@ -85,9 +106,10 @@ def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _De
         if not s.throughput > 0:
             raise SpecError(f"sample throughput must be > 0, got {s.throughput!r}", source="<fit samples>",
                             field="throughput")
-    bws = [group_bandwidths(cluster, e, s.plan.dp, s.plan.tp, s.plan.pp) for s, e in zip(samples, envs, strict=True)]
-    arr = PlanArrays.from_plans(plans, [bw[0] for bw in bws], [e.bw_tp for e in envs],
-                                [e.bw_pcie for e in envs], [s.cpus for s in samples], [bw[1] for bw in bws])
+    links = [group_links(cluster, e, s.plan.dp, s.plan.tp, s.plan.pp) for s, e in zip(samples, envs, strict=True)]
+    arr = PlanArrays.from_plans(plans, [x[0] for x in links], [e.bw_tp for e in envs],
+                                [e.bw_pcie for e in envs], [s.cpus for s in samples], [x[1] for x in links],
+                                dp_inter=[float(x[2]) for x in links], pp_inter=[float(x[3]) for x in links])
     if any(s.fwd_time_s for s in samples):
         arr = PlanArrays(**{f: getattr(arr, f) for f in PlanArrays.__dataclass_fields__ if f != "fwd_s"},
                          fwd_s=np.array([s.fwd_time_s if s.fwd_time_s else np.nan for s in samples]))
@@ -97,14 +119,24 @@ def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _De
         idx = np.nonzero(batch == b)[0]
         sub = PlanArrays(**{f: (None if getattr(arr, f) is None else getattr(arr, f)[idx])
                             for f in PlanArrays.__dataclass_fields__})
-        groups.append((int(b), idx, sub))
-    return _Design(tuple(groups), np.log([s.throughput for s in samples]))
+        groups.append((int(b), idx, terms(spec, sub, global_batch=int(b))))
+    intra = inter = False
+    for s, (_, _, dx, px) in zip(samples, links, strict=True):
+        pl = s.plan
+        intra |= pl.tp > 1 or (pl.dp > 1 and not dx) or (pl.pp > 1 and not px)
+        inter |= (pl.dp > 1 and dx) or (pl.pp > 1 and px)
+    n3 = sum(s.plan.is_3d for s in samples)
+    return _Design(tuple(groups), np.log([s.throughput for s in samples]), intra, inter, 0 < n3 < len(samples),
+                   any(s.plan.zero is ZeroMode.OFFLOAD for s in samples))
 
 
 def predict_log_throughput(spec: ModelSpec, params, design: _Design) -> np.ndarray:
-    out = np.empty(design.log_meas.size)
+    """Log throughput of every sample; with parameter fields given as ``(m, 1)`` arrays, an ``(m, n)``
+    array (``m`` parameter sets evaluated at once, e.g. the columns of a finite-difference Jacobian)."""
+    shape = np.broadcast_shapes(*(np.shape(getattr(params, f)) for f in PARAM_NAMES))
+    out = np.empty(shape[:-1] + (design.log_meas.size,) if shape else design.log_meas.size)
     for b, idx, sub in design.groups:
-        out[idx] = math.log(b) - np.log(iteration_times(spec, params, sub, global_batch=b))
+        out[..., idx] = math.log(b) - np.log(combine(params, sub)["iter"])
     return out
 
 
@@ -119,28 +151,68 @@ class _Raw:
     k_off: float
     k_swap: float
     k_const: float
+    b_intra: float | None = None
+    b_inter: float | None = None
+    k_fwd3d: float | None = None
 
 
-_LO = np.log([max(lo, _FLOOR) for lo, _ in BOUNDS])
-_HI = np.log([hi for _, hi in BOUNDS])
+@dataclass(frozen=True, slots=True)
+class _Space:
+    """The search box in log coordinates over the free parameters (``names``); the others keep the
+    values in ``fixed``."""
+
+    names: tuple[str, ...]
+    lo: np.ndarray
+    hi: np.ndarray
+    fixed: tuple[tuple[str, float | None], ...] = ()
+
+    def values(self, u: np.ndarray) -> list[float]:
+        x = np.exp(self.lo + np.clip(u, 0.0, 1.0) * (self.hi - self.lo))
+        return [float(v) for v in np.clip(x, np.exp(self.lo), np.exp(self.hi))]
+
+    def raw(self, u: np.ndarray) -> _Raw:
+        return _Raw(**dict(self.fixed), **dict(zip(self.names, self.values(u), strict=True)))
+
+    def raw_batch(self, us: np.ndarray) -> _Raw:
+        """``m`` points at once (``us`` of shape ``(m, k)``): every free field an ``(m, 1)`` array."""
+        x = np.exp(self.lo + np.clip(us, 0.0, 1.0) * (self.hi - self.lo))
+        return _Raw(**dict(self.fixed), **{n: x[:, j:j + 1] for j, n in enumerate(self.names)})
+
+    def params(self, u: np.ndarray) -> PerfParams:
+        return PerfParams(**dict(self.fixed), **dict(zip(self.names, self.values(u), strict=True)))
+
+    def unit(self, p: PerfParams, figures: dict[str, float]) -> np.ndarray:
+        """``p`` in unit coordinates (an optional parameter at ``None`` starts at ``figures``: the
+        cluster's link for a bandwidth, 1 for ``k_fwd3d``)."""
+        out = []
+        for name, lo, hi in zip(self.names, self.lo, self.hi, strict=True):
+            v = getattr(p, name)
+            v = figures[name] if v is None else v
+            v = min(max(math.log(max(v, _FLOOR)), lo), hi)
+            out.append((v - lo) / (hi - lo))
+        return np.array(out)
 
 
-def _values(u: np.ndarray) -> list[float]:
-    x = np.exp(_LO + np.clip(u, 0.0, 1.0) * (_HI - _LO))
-    return [float(v) for v in np.clip(x, np.exp(_LO), np.exp(_HI))]
-
-
-def _to_params(u: np.ndarray) -> PerfParams:
-    return PerfParams.from_sequence(_values(u))
-
-
-def _to_unit(p: PerfParams) -> np.ndarray:
-    out = []
-    for v, (lo, hi) in zip(p.as_tuple(), BOUNDS, strict=True):
-        lo_e = max(lo, _FLOOR)
-        v = min(max(v, lo_e), hi)
-        out.append((math.log(v) - math.log(lo_e)) / (math.log(hi) - math.log(lo_e)))
-    return np.array(out)
+def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool, start: PerfParams
+           ) -> tuple[_Space, dict[str, float]]:
+    """The free parameters: the 4 that every sample informs, the 3 ZeRO-Offload ones when some sample
+    is ZeRO-Offload, each effective bandwidth when some sample communicates over it (and
+    ``fit_bandwidths``), ``k_fwd3d`` when the samples mix TP/PP and DP-family plans. The others keep
+    their values in ``start``."""
+    intra, inter = link_figures(cluster)
+    figures = {"b_intra": intra, "b_inter": inter, "k_fwd3d": 1.0}
+    free = {n: (max(lo, _FLOOR), hi) for n, (lo, hi) in zip(PARAM_NAMES, BOUNDS, strict=True)
+            if design.offload or n not in OFFLOAD_PARAMS}
+    if fit_bandwidths:
+        for name, used in (("b_intra", design.intra_comm), ("b_inter", design.inter_comm)):
+            if used:
+                free[name] = (figures[name] / BANDWIDTH_SPAN, figures[name])
+    if design.mixed_3d:
+        free["k_fwd3d"] = FWD3D_BOUNDS
+    fixed = tuple((n, v) for n, v in start.to_dict().items() if n not in free)
+    names = tuple(free)
+    return (_Space(names, np.log([free[n][0] for n in names]), np.log([free[n][1] for n in names]), fixed),
+            figures)
 
 
 def rmsle(spec: ModelSpec, params: PerfParams, samples: Sequence[Sample], cluster: Cluster) -> float:
@@ -149,8 +221,14 @@ def rmsle(spec: ModelSpec, params: PerfParams, samples: Sequence[Sample], cluste
 
 
 def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: int = 0, starts: int = 8,
-        require_offload: bool = True, initial: PerfParams | None = None) -> FitResult:
-    """Fit the 7 parameters to ``samples`` (see the module docstring). Deterministic for a seed."""
+        require_offload: bool = True, initial: PerfParams | None = None, fit_bandwidths: bool = True
+        ) -> FitResult:
+    """Fit the parameters the samples inform to ``samples`` (see the module docstring and
+    :func:`_space`: the 3 ZeRO-Offload parameters only with ZeRO-Offload samples, ``b_intra`` /
+    ``b_inter`` (with ``fit_bandwidths``) when some sample communicates inside a machine / across
+    machines, ``k_fwd3d`` when TP/PP and DP-family samples mix); the others keep their values in
+    ``initial`` (default: the model's default parameters). ``FitResult.free`` names the fitted ones.
+    Deterministic for a seed."""
     samples = list(samples)
     if len(samples) < MIN_SAMPLES:
         raise SpecError(f"fitting needs >= {MIN_SAMPLES} samples, got {len(samples)}", source="<fit samples>")
@@ -160,29 +238,46 @@ def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: i
                         f"k_opt_off, k_off, k_swap), got {n_off}; pass require_offload=False to fit "
                         "without them", source="<fit samples>")
     design = _design(spec, samples, cluster)
+    start = initial or default_params(spec.name)
+    space, figures = _space(cluster, design, fit_bandwidths, start)
 
-    def loss(u: np.ndarray) -> float:
-        r = predict_log_throughput(spec, _Raw(*_values(u)), design) - design.log_meas
-        v = float(np.mean(r * r))
-        return v if math.isfinite(v) else 1e6
+    def residuals(u: np.ndarray) -> np.ndarray:
+        r = predict_log_throughput(spec, space.raw(u), design) - design.log_meas
+        return np.where(np.isfinite(r), r, 1e3)
+
+    def jacobian(u: np.ndarray) -> np.ndarray:
+        """Forward differences (backward at the upper bound), all columns in one batched evaluation."""
+        k = u.size
+        h = np.where(u + _STEP <= 1.0, _STEP, -_STEP)
+        pts = np.repeat(u[None, :], k + 1, axis=0)
+        pts[np.arange(1, k + 1), np.arange(k)] += h
+        r = predict_log_throughput(spec, space.raw_batch(pts), design) - design.log_meas
+        r = np.where(np.isfinite(r), r, 1e3)
+        return ((r[1:] - r[0]) / h[:, None]).T
 
     artifact_start = PerfParams(k_bwd=1.5, k_sync=1.0, k_opt=0.001, k_opt_off=0.001, k_off=1.0, k_swap=1.0,
                                 k_const=0.001)
-    x0s = [_to_unit(initial or default_params(spec.name)), _to_unit(artifact_start)]
+    x0s = [space.unit(start, figures), space.unit(artifact_start, figures)]
     if starts > 2:
-        sob = qmc.Sobol(d=len(PARAM_NAMES), scramble=True, seed=seed)
+        sob = qmc.Sobol(d=len(space.names), scramble=True, seed=seed)
         x0s += list(sob.random(2 ** math.ceil(math.log2(starts - 2)))[: starts - 2])
-    best_u, best_v = None, math.inf
-    for x0 in x0s:
-        res = minimize(loss, np.asarray(x0, dtype=float), method=_METHOD, bounds=[(0.0, 1.0)] * len(BOUNDS),
-                       options={"maxiter": 300, "ftol": 1e-14})
-        if res.fun < best_v - 1e-15:
-            best_u, best_v = res.x, float(res.fun)
-    params = _to_params(best_u)
+    def solve(x0: np.ndarray, evals: int) -> tuple[float, np.ndarray]:
+        res = least_squares(residuals, np.clip(np.asarray(x0, dtype=float), 0.0, 1.0), bounds=(0.0, 1.0),
+                            method="trf", jac=jacobian, xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=evals)
+        return float(np.mean(res.fun ** 2)), res.x
+
+    # every start with a short budget, then the best few polished (ties broken by start order)
+    first = sorted(((*solve(x0, _SCOUT_EVALS), j) for j, x0 in enumerate(x0s)), key=lambda r: (r[0], r[2]))
+    best_v, best_u = math.inf, None
+    for v0, u0, _ in first[:_POLISHED]:
+        v, u = solve(u0, _MAX_EVALS) if v0 > 1e-24 else (v0, u0)
+        if v < best_v - 1e-18:
+            best_v, best_u = v, u
+    params = space.params(best_u)
     pred = np.exp(predict_log_throughput(spec, params, design))
     meas = np.exp(design.log_meas)
     return FitResult(params=params, rmsle=math.sqrt(best_v), n_samples=len(samples),
-                     errors=tuple(float(x) for x in np.abs(pred - meas) / meas))
+                     errors=tuple(float(x) for x in np.abs(pred - meas) / meas), free=space.names)
 
 
 def predict(spec: ModelSpec, params: PerfParams, samples: Sequence[Sample], cluster: Cluster) -> np.ndarray:

@@ -6,7 +6,8 @@ training precision, bandwidths ``B`` in GB/s (10^9 bytes/s), ``c`` CPU cores per
 Plan: DP ``d``, TP ``t``, PP ``p``, micro-batches ``m``, GA steps ``a``, GC, ZeRO mode.
 
 * Forward time of one GA step (DP/TP scale linearly; PP as 1F1B with ``m + p - 1`` stage slots):
-  ``T_fwd = t1 * (b / (d a m)) / (t p) * (m + p - 1)`` (``m = p = 1`` without PP: ``t1 b / (d a t)``).
+  ``T_fwd = t1 * (b / (d a m)) / (t p) * (m + p - 1)`` (``m = p = 1`` without PP: ``t1 b / (d a t)``),
+  times ``k_fwd3d`` (optional parameter, default 1) for TP/PP plans.
 * ``T_bwd = k_bwd T_fwd`` (+ ``T_fwd`` with GC: recomputation).
 * ``T_dp = e P 2(d-1) / (d t p) / B_dp``; ``T_tp = e 8 (t-1) b s h l / (d t) / B_tp`` (TP inside a
   machine: ``B_tp`` = intra-machine bandwidth); ``T_pp = e 2 p b s h / (d t) / B_pp`` (``p > 1``);
@@ -14,17 +15,25 @@ Plan: DP ``d``, TP ``t``, PP ``p``, micro-batches ``m``, GA steps ``a``, GC, ZeR
   (:func:`perfmodel.environment.group_bandwidths`: intra-machine when the group stays on one
   machine, the slowest uplink otherwise; ``B_pp`` defaults to ``B_dp``). A dimension of size 1
   communicates nothing.
+* Effective bandwidths (optional parameters ``b_intra``, ``b_inter``): ``B_dp <- min(B_dp, b)`` with
+  ``b = b_inter`` when the slowest DP group crosses machines (``dp_inter``), else ``b_intra``; the same
+  for ``B_pp`` (``pp_inter``); ``B_tp <- min(B_tp, b_intra)``. ``None`` leaves the topology's figure.
 * ``f_k(x, y) = (x^k + y^k)^(1/k)`` (computed as ``M ((x/M)^k + (y/M)^k)^(1/k)``, ``M = max``).
 * ``T_cc = a T_fwd + (a-1) T_bwd + f_{k_sync}(T_bwd, T_dp) + T_tp + T_pp`` (``a = 1``: the 3D formula).
 * ``T_opt = k_opt P' / (t p)`` (plain / 3D), ``k_opt P' / (d t p)`` (ZeRO-DP),
   ``k_opt_off P' / (d c)`` (ZeRO-Offload), with ``P' = P / 10^6``.
 * ``T_off = 4 P / (d B_pcie)`` (fp32 gradients / parameters over PCIe, ZeRO-Offload only).
-* ``T_oo = f_{k_off}(T_dp, T_off) + f_{k_swap}(T_opt, T_off)`` with ZeRO-Offload, else ``T_opt``.
+* ``T_oo = f_{k_off}(T_dp, T_off) + f_{k_swap}(T_opt, T_off)`` with ZeRO-Offload, else ``T_opt``. The
+  all-reduce volume appears twice with ZeRO-Offload (as the paper writes it): ZeRO-2 reduce-scatters the
+  gradients during the backward and all-gathers the updated parameter shards after the CPU step,
+  overlapped with the PCIe traffic (the measured single-machine tables support it: counting it once
+  raised BERT's held-out error from 1.8 % to 5.7 %).
 * ``T_iter = T_cc + T_oo + k_const``; throughput ``= b / T_iter`` samples/s.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -41,14 +50,13 @@ GB = 1e9
 
 
 def overlap(x: np.ndarray, y: np.ndarray, k: float | np.ndarray) -> np.ndarray:
-    """``f_k(x, y) = (x^k + y^k)^(1/k)``, overflow-free; ``k = 1`` is the sum, large ``k`` the max."""
+    """``f_k(x, y) = (x^k + y^k)^(1/k)``, overflow-free: ``M (1 + (m / M)^k)^(1/k)`` with ``M`` the larger
+    and ``m`` the smaller of the two; ``k = 1`` is the sum, large ``k`` the max."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
-    m = np.maximum(x, y)
-    safe = np.where(m > 0, m, 1.0)
-    with np.errstate(under="ignore"):
-        r = (x / safe) ** k + (y / safe) ** k
-    return np.where(m > 0, safe * r ** (1.0 / np.asarray(k, dtype=float)), 0.0)
+    big = np.maximum(x, y)
+    ratio = np.minimum(x, y) / np.where(big > 0, big, 1.0)
+    return big * (1.0 + ratio ** k) ** (1.0 / np.asarray(k, dtype=float))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +76,12 @@ class PlanArrays:
     cpus: np.ndarray     # CPU cores of the whole job
     fwd_s: np.ndarray | None = None  # measured forward time of the iteration (all GA steps), NaN = model's
     bw_pp: np.ndarray | None = None  # GB/s of the slowest pipeline; None = bw_dp
+    dp_inter: np.ndarray | None = None  # 0/1: the slowest DP group crosses machines; None = bw_dp < bw_tp
+    pp_inter: np.ndarray | None = None  # 0/1: some pipeline crosses machines; None = bw_pp < bw_tp
 
     @classmethod
-    def from_plans(cls, plans: list[ExecutionPlan], bw_dp, bw_tp, bw_pcie, cpus, bw_pp=None) -> PlanArrays:
+    def from_plans(cls, plans: list[ExecutionPlan], bw_dp, bw_tp, bw_pcie, cpus, bw_pp=None, *,
+                   dp_inter=None, pp_inter=None) -> PlanArrays:
         n = len(plans)
 
         def col(v) -> np.ndarray:
@@ -84,13 +95,49 @@ class PlanArrays:
             gc=np.array([1.0 if p.gc else 0.0 for p in plans]),
             zero=np.array([ZERO_CODE[p.zero] for p in plans], dtype=float),
             bw_dp=col(bw_dp), bw_tp=col(bw_tp), bw_pcie=col(bw_pcie), cpus=col(cpus),
-            bw_pp=None if bw_pp is None else col(bw_pp))
+            bw_pp=None if bw_pp is None else col(bw_pp), dp_inter=None if dp_inter is None else col(dp_inter),
+            pp_inter=None if pp_inter is None else col(pp_inter))
 
 
-def components(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_batch: int | None = None
-               ) -> dict[str, np.ndarray]:
-    """Every term of the model (seconds), as arrays: ``fwd`` (one GA step), ``bwd``, ``dp``, ``tp``,
-    ``pp``, ``cc``, ``opt``, ``off``, ``oo``, ``iter``."""
+def effective_bandwidths(params, a: PlanArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(B_dp, B_tp, B_pp)`` after the effective-bandwidth caps of ``params`` (module docstring)."""
+    bw_pp = a.bw_dp if a.bw_pp is None else a.bw_pp
+    bi = getattr(params, "b_intra", None)
+    be = getattr(params, "b_inter", None)
+    if bi is None and be is None:
+        return a.bw_dp, a.bw_tp, bw_pp
+    bi = np.inf if bi is None else bi
+    be = np.inf if be is None else be
+    dp_x = (a.bw_dp < a.bw_tp) if a.dp_inter is None else a.dp_inter > 0
+    pp_x = (bw_pp < a.bw_tp) if a.pp_inter is None else a.pp_inter > 0
+    return (np.minimum(a.bw_dp, np.where(dp_x, be, bi)), np.minimum(a.bw_tp, bi),
+            np.minimum(bw_pp, np.where(pp_x, be, bi)))
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """The parameter-independent part of :func:`components` for a set of rows (computed once, e.g. for
+    all evaluations of a fit): forward time of one GA step (s), the communication volumes in GB
+    (``0`` where the dimension has size 1), the optimizer's per-row scale (``T_opt = k x opt_scale``:
+    ``P' / (t p)``, ``P' / (d t p)`` or, with ZeRO-Offload, ``P' / (d c)``), the offload time (s) and the
+    rows' link figures."""
+
+    fwd: np.ndarray
+    ga: np.ndarray
+    gc: np.ndarray
+    v_dp: np.ndarray
+    v_tp: np.ndarray
+    v_pp: np.ndarray
+    opt_scale: np.ndarray
+    offload: np.ndarray    # bool: ZeRO-Offload rows
+    is_3d: np.ndarray      # bool: TP/PP rows
+    zero_dp_or_plain: np.ndarray  # bool: rows whose optimizer runs on the GPU (k_opt)
+    off: np.ndarray
+    links: PlanArrays      # bandwidths and crossing flags (effective_bandwidths reads them)
+
+
+def terms(spec: ModelSpec, a: PlanArrays, *, global_batch: int | None = None) -> Terms:
+    """:class:`Terms` of ``a`` (formulas in the module docstring)."""
     b = float(global_batch or spec.global_batch)
     e = float(spec.bytes_per_element)
     P = float(spec.params)
@@ -98,26 +145,45 @@ def components(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_bat
     fwd = spec.fwd_time_per_sample * (b / (d * ga * m)) / (t * p) * (m + p - 1.0)
     if a.fwd_s is not None:  # profiled forward times (validation against measured tables)
         fwd = np.where(np.isfinite(a.fwd_s), a.fwd_s / ga, fwd)
-    bwd = params.k_bwd * fwd + a.gc * fwd
     sh = float(spec.seq_len * spec.hidden)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t_dp = np.where(d > 1, e * P * 2.0 * (d - 1.0) / (d * t * p) / (a.bw_dp * GB), 0.0)
-        t_tp = np.where(t > 1, e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / (a.bw_tp * GB), 0.0)
-        bw_pp = a.bw_dp if a.bw_pp is None else a.bw_pp
-        t_pp = np.where(p > 1, e * 2.0 * p * b * sh / (d * t) / (bw_pp * GB), 0.0)
-    cc = ga * fwd + (ga - 1.0) * bwd + overlap(bwd, t_dp, params.k_sync) + t_tp + t_pp
     pm = P / 1e6
     off_mode = a.zero == 2
     c_per_gpu = np.maximum(a.cpus, 1e-9) / (d * t * p)
-    opt = np.where(a.zero == 0, params.k_opt * pm / (t * p),
-                   np.where(a.zero == 1, params.k_opt * pm / (d * t * p),
-                            params.k_opt_off * pm / (d * c_per_gpu)))
+    opt_scale = np.where(a.zero == 0, pm / (t * p), np.where(a.zero == 1, pm / (d * t * p), pm / (d * c_per_gpu)))
     with np.errstate(divide="ignore", invalid="ignore"):
         off = np.where(off_mode, OFFLOAD_BYTES_PER_PARAM * P / (d * a.bw_pcie * GB), 0.0)
-    oo = np.where(off_mode, overlap(t_dp, off, params.k_off) + overlap(opt, off, params.k_swap), opt)
-    it = cc + oo + params.k_const
-    return {"fwd": fwd, "bwd": bwd, "dp": t_dp, "tp": t_tp, "pp": t_pp, "cc": cc, "opt": opt, "off": off,
-            "oo": oo, "iter": it}
+    return Terms(fwd=fwd, ga=ga, gc=a.gc,
+                 v_dp=np.where(d > 1, e * P * 2.0 * (d - 1.0) / (d * t * p) / GB, 0.0),
+                 v_tp=np.where(t > 1, e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / GB, 0.0),
+                 v_pp=np.where(p > 1, e * 2.0 * p * b * sh / (d * t) / GB, 0.0),
+                 opt_scale=opt_scale, offload=off_mode, is_3d=(t > 1) | (p > 1), zero_dp_or_plain=~off_mode,
+                 off=off, links=a)
+
+
+def combine(params, tm: Terms) -> dict[str, np.ndarray]:
+    """Every term of the model (seconds) from the parameters and the precomputed :class:`Terms`."""
+    fwd, ga = tm.fwd, tm.ga
+    k3 = getattr(params, "k_fwd3d", None)
+    if k3 is not None:
+        fwd = np.where(tm.is_3d, fwd * k3, fwd)
+    bwd = params.k_bwd * fwd + tm.gc * fwd
+    bw_dp, bw_tp, bw_pp = effective_bandwidths(params, tm.links)
+    t_dp, t_tp, t_pp = tm.v_dp / bw_dp, tm.v_tp / bw_tp, tm.v_pp / bw_pp
+    cc = ga * fwd + (ga - 1.0) * bwd + overlap(bwd, t_dp, params.k_sync) + t_tp + t_pp
+    opt = np.where(tm.zero_dp_or_plain, params.k_opt, params.k_opt_off) * tm.opt_scale
+    if tm.offload.any():
+        oo = np.where(tm.offload, overlap(t_dp, tm.off, params.k_off) + overlap(opt, tm.off, params.k_swap), opt)
+    else:
+        oo = opt
+    return {"fwd": fwd, "bwd": bwd, "dp": t_dp, "tp": t_tp, "pp": t_pp, "cc": cc, "opt": opt, "off": tm.off,
+            "oo": oo, "iter": cc + oo + params.k_const}
+
+
+def components(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_batch: int | None = None
+               ) -> dict[str, np.ndarray]:
+    """Every term of the model (seconds), as arrays: ``fwd`` (one GA step), ``bwd``, ``dp``, ``tp``,
+    ``pp``, ``cc``, ``opt``, ``off``, ``oo``, ``iter``."""
+    return combine(params, terms(spec, a, global_batch=global_batch))
 
 
 def iteration_times(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_batch: int | None = None
@@ -134,19 +200,33 @@ def _f(x: float, y: float, k: float) -> float:
 
 
 def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: float, bw_tp: float,
-                          bw_pcie: float, cpus: float, global_batch: int, bw_pp: float | None = None) -> float:
+                          bw_pcie: float, cpus: float, global_batch: int, bw_pp: float | None = None, *,
+                          dp_inter: bool | None = None, pp_inter: bool | None = None) -> float:
     """Scalar twin of :func:`components` (same formulas, plain floats) for one plan row
-    ``(d, t, p, m, a, gc, zero)``: the fast path of single predictions (``bw_pp`` None = ``bw_dp``)."""
+    ``(d, t, p, m, a, gc, zero)``: the fast path of single predictions (``bw_pp`` None = ``bw_dp``;
+    ``dp_inter`` / ``pp_inter`` None = inferred as in :class:`PlanArrays`)."""
     d, t, p, m, ga, gc, z = row
+    if bw_pp is None:
+        bw_pp = bw_dp
+    bi, be = getattr(params, "b_intra", None), getattr(params, "b_inter", None)
+    if bi is not None or be is not None:
+        bi = math.inf if bi is None else bi
+        be = math.inf if be is None else be
+        dp_x = bw_dp < bw_tp if dp_inter is None else dp_inter
+        pp_x = bw_pp < bw_tp if pp_inter is None else pp_inter
+        bw_dp, bw_pp, bw_tp = min(bw_dp, be if dp_x else bi), min(bw_pp, be if pp_x else bi), min(bw_tp, bi)
     b = float(global_batch)
     e = float(spec.bytes_per_element)
     P = float(spec.params)
     fwd = spec.fwd_time_per_sample * (b / (d * ga * m)) / (t * p) * (m + p - 1.0)
+    k3 = getattr(params, "k_fwd3d", None)
+    if k3 is not None and (t > 1 or p > 1):
+        fwd *= k3
     bwd = params.k_bwd * fwd + (fwd if gc else 0.0)
     sh = float(spec.seq_len * spec.hidden)
     t_dp = e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_dp * GB) if d > 1 else 0.0
     t_tp = e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / (bw_tp * GB) if t > 1 else 0.0
-    t_pp = e * 2.0 * p * b * sh / (d * t) / ((bw_dp if bw_pp is None else bw_pp) * GB) if p > 1 else 0.0
+    t_pp = e * 2.0 * p * b * sh / (d * t) / (bw_pp * GB) if p > 1 else 0.0
     cc = ga * fwd + (ga - 1.0) * bwd + _f(bwd, t_dp, params.k_sync) + t_tp + t_pp
     pm = P / 1e6
     if z == 0:

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from types import MappingProxyType
 
@@ -96,9 +97,13 @@ def _derived(model: str, tier: Tier, cluster: Cluster) -> float:
     specs = [cluster.machine(m) for m in placement]
     tp_bw = min(s.intra.bandwidth_gbps for s in specs)
     pcie = min(s.pcie_gbps for s in specs)
-    a = PlanArrays.from_plans([plan, plan], [bw, float("inf")], tp_bw, pcie, gpus)
-    with_comm, ideal = iteration_times(spec, params, a)
-    return float(with_comm / ideal - 1.0)
+    multi = 1.0 if len(placement) > 1 else 0.0
+    a = PlanArrays.from_plans([plan], bw, tp_bw, pcie, gpus, dp_inter=multi, pp_inter=multi)
+    ideal = PlanArrays.from_plans([plan], float("inf"), tp_bw, pcie, gpus)
+    # the ideal run has no communication cost at all: no effective-bandwidth cap either
+    with_comm = iteration_times(spec, params, a)[0]
+    free = iteration_times(spec, replace(params, b_intra=None, b_inter=None), ideal)[0]
+    return float(with_comm / free - 1.0)
 
 
 def comm_overhead(model: str, tier: Tier | str, *, cluster: Cluster | None = None, derived: bool = False) -> float:

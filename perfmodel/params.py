@@ -12,6 +12,20 @@ parameter      meaning                                      unit (ours)
 ``k_const``    constant per-iteration overhead              seconds
 =============  ===========================================  ===========================================
 
+Two optional *effective bandwidths* join them (``b_intra``, ``b_inter``, GB/s = 10^9 bytes/s): what a
+model's collectives actually reach inside one machine and across machines. ``None`` (the default of
+:class:`PerfParams`) means "the topology's link figures"; a value caps them: the bandwidth a
+communication group sees is ``min(B_topology, b_intra)`` when the group stays on one machine and
+``min(B_topology, b_inter)`` when it crosses machines (TP groups never leave a machine). They are fitted
+per model (:mod:`perfmodel.fitting`), bounded by the cluster's own figures (``[figure / 1000, figure]``:
+an effective bandwidth never beats the link), starting from those figures.
+
+``k_fwd3d`` (ours, dimensionless, ``None`` = 1): the forward time of TP/PP plans relative to the zoo's
+forward time. The paper profiles the forward pass of 3D plans separately ("obtained from profilers ...
+on a node"), and in its artifact the 3D plans run in another framework (Megatron-DeepSpeed, the others
+in DeepSpeed); the measured tables have no forward time for any 3D row, so the factor is fitted, and
+only where the samples hold both 3D and DP-family rows (bounds ``[0.1, 10]``, start 1).
+
 Conversion of the artifact's shipped fits (ms, and parameter size ``ps = params / 2**20``):
 ``T[ms] = k_art * params / 2**20``  =>  ``T[s] = k_ours * params / 10**6`` with
 ``k_ours = k_art * 1e-3 * 10**6 / 2**20`` (for ``k_opt`` and ``k_opt_off``); ``k_const[s] =
@@ -25,18 +39,22 @@ the DP all-reduce and the PCIe traffic are both non-zero), so GPT-2's ``k_off`` 
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, fields
+from collections.abc import Mapping
+from dataclasses import astuple, dataclass, fields, replace
 from types import MappingProxyType
 
 from schedlab.topology.errors import SpecError
 
 PARAM_NAMES: tuple[str, ...] = ("k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const")
+BANDWIDTH_NAMES: tuple[str, ...] = ("b_intra", "b_inter")  # effective GB/s; None = the topology's
+OPTIONAL_NAMES: tuple[str, ...] = BANDWIDTH_NAMES + ("k_fwd3d",)  # fitted only where samples inform them
 MS_PER_MIB_TO_S_PER_M = 1e-3 * 1e6 / 2**20  # artifact k (ms per 2^20 params) -> ours (s per 10^6 params)
 
 
 @dataclass(frozen=True, slots=True)
 class PerfParams:
-    """The 7 fitted parameters (units in the module docstring)."""
+    """The 7 fitted parameters and the two optional effective bandwidths (units in the module
+    docstring; ``b_intra`` / ``b_inter`` None = the topology's figures)."""
 
     k_bwd: float = 2.0
     k_sync: float = 2.0
@@ -45,10 +63,18 @@ class PerfParams:
     k_off: float = 2.0
     k_swap: float = 2.0
     k_const: float = 0.01
+    b_intra: float | None = None
+    b_inter: float | None = None
+    k_fwd3d: float | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
+            if f.name in OPTIONAL_NAMES:
+                if v is not None and (not isinstance(v, (int, float)) or not v > 0 or v != v):
+                    raise SpecError(f"{f.name} must be None or a number > 0, got {v!r}", source="<PerfParams>",
+                                    field=f.name)
+                continue
             if not isinstance(v, (int, float)) or v != v or v < 0:
                 raise SpecError(f"{f.name} must be a number >= 0, got {v!r}", source="<PerfParams>", field=f.name)
         for f in ("k_sync", "k_off", "k_swap"):
@@ -56,15 +82,20 @@ class PerfParams:
                 raise SpecError(f"overlap exponent {f} must be >= 1, got {getattr(self, f)!r}",
                                 source="<PerfParams>", field=f)
 
-    def as_tuple(self) -> tuple[float, ...]:
+    def as_tuple(self) -> tuple[float | None, ...]:
+        """All 10 fields in order (the 7 parameters, then ``b_intra``, ``b_inter``, ``k_fwd3d``)."""
         return astuple(self)
 
     @classmethod
     def from_sequence(cls, values) -> PerfParams:
-        return cls(*(float(v) for v in values))
+        """From the 7 parameters, optionally followed by ``b_intra``, ``b_inter``, ``k_fwd3d`` (None allowed)."""
+        return cls(*(None if v is None else float(v) for v in values))
 
-    def to_dict(self) -> dict[str, float]:
-        return dict(zip(PARAM_NAMES, self.as_tuple(), strict=True))
+    def to_dict(self) -> dict[str, float | None]:
+        return dict(zip(PARAM_NAMES + OPTIONAL_NAMES, self.as_tuple(), strict=True))
+
+    def with_bandwidths(self, b_intra: float | None, b_inter: float | None) -> PerfParams:
+        return replace(self, b_intra=b_intra, b_inter=b_inter)
 
 
 def from_artifact(k_bwd: float, k_sync: float, k_opt: float, k_opt_off: float, k_const: float,
@@ -91,11 +122,46 @@ ARTIFACT_PARAMS: MappingProxyType[str, PerfParams] = MappingProxyType({
 DEFAULT_PARAMS = PerfParams()
 FAMILY_DEFAULTS: MappingProxyType[str, str] = MappingProxyType({"llama30": "llama7", "bert_large": "bert"})
 
+# Ours: fitted on every row of the Rubick artifact's measured placement tables that is inside our plan
+# space and not an anomaly (rubick-64; zoo forward times; LLaMA-30B's ZeRO-Offload parameters are
+# LLaMA-7B's, its table has no ZeRO-Offload row). Regenerate with
+# ``python -m schedlab.benchmarks.perf_validation --print-params``; held-out errors of the procedure in
+# docs/perfmodel-validation.md (kfold).
+FITTED_PARAMS: MappingProxyType[str, PerfParams] = MappingProxyType({
+    "vit": PerfParams(k_bwd=2.137, k_sync=1.0, k_opt=1e-07, k_opt_off=0.005611, k_off=1.317, k_swap=1.152, k_const=0.03452,
+                b_intra=77.14, b_inter=9.402, k_fwd3d=None),
+    "roberta": PerfParams(k_bwd=1.544, k_sync=1.053, k_opt=1e-07, k_opt_off=0.0046, k_off=1.0, k_swap=1.627, k_const=0.041,
+                b_intra=22.16, b_inter=10.12, k_fwd3d=None),
+    "bert": PerfParams(k_bwd=1.41, k_sync=1.0, k_opt=2.075e-06, k_opt_off=0.008075, k_off=1.682, k_swap=2.591, k_const=0.1074,
+                b_intra=400.0, b_inter=14.16, k_fwd3d=None),
+    "t5": PerfParams(k_bwd=0.7819, k_sync=1.0, k_opt=1.854e-05, k_opt_off=0.007609, k_off=1.856, k_swap=3.831, k_const=0.2395,
+                b_intra=400.0, b_inter=12.37, k_fwd3d=3.8),
+    "gpt2": PerfParams(k_bwd=1.996, k_sync=1.0, k_opt=6.007e-05, k_opt_off=0.00858, k_off=1.349, k_swap=1.071, k_const=0.008762,
+                b_intra=33.26, b_inter=10.61, k_fwd3d=0.9122),
+    "llama7": PerfParams(k_bwd=6.0, k_sync=1.289, k_opt=0.0001001, k_opt_off=0.04053, k_off=1.0, k_swap=2.957, k_const=0.1321,
+                b_intra=179.5, b_inter=8.773, k_fwd3d=0.2569),
+    "llama30": PerfParams(k_bwd=2.32, k_sync=1.0, k_opt=9.684e-05, k_opt_off=0.04053, k_off=1.0, k_swap=2.957, k_const=0.0382,
+                b_intra=400.0, b_inter=11.86, k_fwd3d=0.2569),
+})
 
-def default_params(model: str) -> PerfParams:
-    """Shipped fits where they exist (LLaMA-30B: LLaMA-7B's; bert_large: BERT's), else defaults."""
-    key = FAMILY_DEFAULTS.get(model, model)
-    return ARTIFACT_PARAMS.get(key, DEFAULT_PARAMS)
+CALIBRATIONS: MappingProxyType[str, Mapping[str, PerfParams]] = MappingProxyType({
+    "measured": FITTED_PARAMS, "artifact": ARTIFACT_PARAMS})
+DEFAULT_CALIBRATION = "measured"
+
+
+def default_params(model: str, calibration: str = DEFAULT_CALIBRATION) -> PerfParams:
+    """The default parameters of ``model`` under ``calibration``: ``measured`` (ours, fitted on the
+    measured tables, :data:`FITTED_PARAMS`) or ``artifact`` (the artifact's shipped fits converted,
+    :data:`ARTIFACT_PARAMS`); a model the calibration lacks takes its family's (LLaMA-30B: LLaMA-7B;
+    bert_large: BERT), else :data:`DEFAULT_PARAMS`."""
+    try:
+        table = CALIBRATIONS[calibration]
+    except KeyError:
+        raise SpecError(f"unknown calibration {calibration!r}; known: {', '.join(CALIBRATIONS)}",
+                        source="<default_params>", field="calibration") from None
+    if model in table:
+        return table[model]
+    return table.get(FAMILY_DEFAULTS.get(model, model), DEFAULT_PARAMS)
 
 
 # Fitting bounds (ours): wide, in our units.
@@ -108,3 +174,7 @@ BOUNDS: tuple[tuple[float, float], ...] = (
     (1.0, 100.0),    # k_swap
     (0.0, 30.0),     # k_const (s)
 )
+# Effective bandwidths are fitted inside [figure / BANDWIDTH_SPAN, figure], the figure being the
+# cluster's own link (intra-machine fabric, fastest machine-to-machine path): ours.
+BANDWIDTH_SPAN = 1000.0
+FWD3D_BOUNDS = (0.1, 10.0)

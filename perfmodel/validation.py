@@ -1,22 +1,36 @@
-"""Validation against measured iteration times (the Rubick artifact's ``placements/<model>.csv``).
+r"""Validation of the iteration-time model against measured placement tables, under three protocols.
 
-A table has columns ``exec_plan, placement, iter_time`` (seconds) and optionally ``cpu_threads``
-(per GPU worker). ``placement`` has one digit per machine = GPUs on it (``44`` = 2 machines x 4).
-A row with ``iter_time <= 0`` is a failed run (the artifact records OOM that way).
+Rows, categories and the anomaly rule: :mod:`perfmodel.tables`, :mod:`perfmodel.anomalies`. Every
+protocol fits on *pool* rows only (inside our plan space, not anomalies), scores rows it did not fit on
+(fit rows are never scored), and scores the artifact's own model (:mod:`perfmodel.artifact`) on the
+same rows. Error = ``|predicted - measured| / measured`` throughput.
 
-:func:`validate_table` fits the 7 parameters on ``fit_rows`` rows chosen deterministically without
-looking at the measurements (:func:`choose_fit_rows`: only rows inside our plan space, on regular
-placements, i.e. one machine or the same GPU count on every machine, as profiling runs would be; up
-to 3 ZeRO-Offload rows spread over (GPUs, machines), then round robin over the other plan kinds,
-spread likewise) and predicts the others; errors are relative throughput errors
-``|pred - meas| / meas``.
-Rows the model cannot express (unknown plan names, placements the cluster cannot hold) are listed,
-not predicted. CPUs per job when the table does not say: 8 per GPU with ZeRO-Offload, else 1 per GPU
-(the artifact's allocation rule).
+* ``paper`` — the paper's profiling: fit on ``fit_rows`` (7) single-machine pool rows chosen without
+  looking at the measurements (:func:`choose_fit_rows`: 3 ZeRO-Offload rows spread over GPU counts,
+  then round robin over the plan kinds), score the other single-machine rows. Tables with fewer than
+  ``fit_rows + 1`` single-machine pool rows (the LLaMA tables) are not applicable.
+* ``holdout`` — fit on every single-machine pool row plus :data:`HOLDOUT_EXTRA` (2) even-split
+  multi-machine pool rows (same GPU count on every machine; not ZeRO-Offload when others exist): the
+  one on the fewest machines and the one on the most (ties: fewer GPUs, plan name, line), topped up
+  along the same order to 7 fit rows where the table has too few single-machine rows (LLaMA); score
+  every other row.
+* ``kfold`` — ``k``-fold cross-validation (default 5) over all rows, shuffled with ``seed``: each fold's
+  rows are scored by a fit on the pool rows of the other folds (each row scored exactly once); a table
+  too small for ``k`` folds of at least 7 fit rows (LLaMA-30B) is left one out instead. The
+  report gives the pooled mean and the spread (standard deviation of the per-fold averages); the
+  parameters reported are those of one more fit on every pool row.
+
+Forward time (``forward``): ``zoo`` scales the zoo's one-sample forward time linearly to the per-GPU
+batch (the paper's rule); ``profiled`` reads the measured ``forward`` column *of the fit rows only*
+and interpolates it log-log over the per-GPU batch ``b / d`` (linear extrapolation of the end segments;
+3D rows keep the zoo's), as a profiler run on the fit configurations would. :data:`FORWARD_DEFAULT`
+says which one each table uses (measured: ``docs/perfmodel-validation.md``).
 """
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,35 +38,44 @@ from types import MappingProxyType
 
 import numpy as np
 
-from schedlab.perfmodel.environment import reference_machines
-from schedlab.perfmodel.fitting import MIN_OFFLOAD_SAMPLES, Sample, fit, predict
-from schedlab.perfmodel.memory import plan_memory_violation
-from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode, parse_plan
-from schedlab.perfmodel.search import structural_problem
-from schedlab.perfmodel.zoo import get_model, resolve_name
+from schedlab.perfmodel.anomalies import CATEGORIES
+from schedlab.perfmodel.artifact import ARTIFACT_MODELS, artifact_iteration_time
+from schedlab.perfmodel.fitting import MIN_OFFLOAD_SAMPLES, MIN_SAMPLES, fit, predict
+from schedlab.perfmodel.params import PerfParams, default_params
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
+from schedlab.perfmodel.tables import (  # noqa: F401 - re-exported (public API of this module)
+    OFFLOAD_CPUS_PER_GPU,
+    TABLES,
+    Row,
+    Table,
+    TableRow,
+    load_table,
+    read_samples,
+    read_table,
+    with_valid_micro_batches,
+)
+from schedlab.perfmodel.zoo import get_model
 from schedlab.topology.cluster import Cluster
-from schedlab.topology.errors import PlanError, SpecError
-from schedlab.topology.tables import read_table as read_csv_table
+from schedlab.topology.errors import SpecError
 
+PROTOCOLS: tuple[str, ...] = ("paper", "holdout", "kfold")
+VALIDATION_START = "artifact"  # the calibration validation fits start from (it never saw the whole tables)
 DEFAULT_FIT_ROWS = 7
-OFFLOAD_CPUS_PER_GPU = 8
+DEFAULT_FOLDS = 5
+HOLDOUT_EXTRA = 2
+FORWARD_SOURCES: tuple[str, ...] = ("zoo", "profiled")
+# The tables do not record the 1F1B micro-batch count m of PP rows: "2p" = 2 x PP lowered to divide the
+# per-replica batch (tables.with_valid_micro_batches), "1" = no micro-batching (the whole per-replica
+# batch at once). Where the fit rows hold PP rows, both are fitted and the lower fit RMSLE (on the fit
+# rows only) decides, for every row of that fit.
+MICRO_BATCH_RULES: tuple[str, ...] = ("2p", "1")
+# Which forward time each table uses (kfold and holdout measurements in docs/perfmodel-validation.md;
+# "do not use the measured column where it hurts"). Tables not listed: zoo.
+FORWARD_DEFAULT: Mapping[str, str] = MappingProxyType({})
 
-# Artifact table stem -> (zoo model, global batch override). Tables of models outside the zoo: None.
-TABLES: Mapping[str, tuple[str, int | None] | None] = MappingProxyType({
-    "vit": ("vit", None), "roberta": ("roberta", None), "bert": ("bert", None), "t5": ("t5", None),
-    "gpt2": ("gpt2", None), "llama7": ("llama7", None), "llama30": ("llama30", None),
-    "llama7b_bsz16": ("llama7", 16), "t5_3B": None,
-})
 
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    line: int
-    plan_name: str
-    placement: str
-    iter_time: float
-    cpu_threads: int | None
-    forward_s: float | None = None  # measured forward time (s) when the table has it and it is > 0
+class NotApplicable(SpecError):
+    """A protocol cannot run on a table (too few rows of the kind it fits on)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,88 +86,93 @@ class RowResult:
     measured: float       # samples/s
     predicted: float      # samples/s
     error: float          # relative
-    fitted: bool
+    fitted: bool          # a fit row: its prediction is in-sample and it is never scored
     note: str = ""
+    category: str = ""    # report category ("anomaly" overrides the base category)
+    base_category: str = ""
+    anomaly: str = ""
+    artifact: float = math.nan        # samples/s by the artifact's model
+    artifact_error: float = math.nan
+    fold: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Fold:
+    fit_lines: tuple[int, ...]
+    scored_lines: tuple[int, ...]
+    params: PerfParams
+    rmsle: float
+    seconds: float        # wall time of the fit(s)
+    micro_batches: str = "2p"  # the 1F1B micro-batch rule chosen on the fit rows (MICRO_BATCH_RULES)
 
 
 @dataclass(frozen=True, slots=True)
 class ValidationResult:
     name: str
     model: str
-    fit_rows: int
-    predicted_rows: int
-    avg_error: float      # percent, over predicted rows
+    fit_rows: int         # rows fitted (kfold: per fold, the largest)
+    predicted_rows: int   # rows scored
+    avg_error: float      # percent, scored rows that are not anomalies
     max_error: float      # percent
-    fit_rmsle: float
+    fit_rmsle: float      # mean over the fits
     rows: tuple[RowResult, ...] = field(default=())
     inexpressible: tuple[str, ...] = field(default=())
     failed: tuple[str, ...] = field(default=())
-    params: Mapping[str, float] = field(default_factory=dict)
+    params: Mapping[str, float | None] = field(default_factory=dict)
+    protocol: str = "paper"
+    folds: tuple[Fold, ...] = field(default=())
+    forward: str = "zoo"
+    forward_unit: str = "none"
 
-    def summary(self) -> dict:
-        return {"avg_error": round(self.avg_error, 2), "max_error": round(self.max_error, 2),
-                "fit_rows": self.fit_rows, "predicted_rows": self.predicted_rows}
+    @property
+    def scored(self) -> tuple[RowResult, ...]:
+        return tuple(r for r in self.rows if not r.fitted)
 
-
-def read_table(path: str | Path) -> list[Row]:
-    """Rows of a placements table; raises :class:`SpecError` naming the file, line and column."""
-    p = Path(path)
-    table = read_csv_table(p, what="placements table", error=SpecError)
-    missing = {"exec_plan", "placement", "iter_time"} - set(table.columns)
-    if missing:
-        raise SpecError(f"missing columns {sorted(missing)}", source=str(p), line=1)
-    rows = []
-    for i, r in table.records():
-        try:
-            t = float(r["iter_time"])
-        except (TypeError, ValueError):
-            raise SpecError(f"iter_time must be a number, got {r['iter_time']!r}", source=str(p), line=i,
-                            column="iter_time") from None
-        ct = r.get("cpu_threads")
-        rows.append(Row(i, r["exec_plan"].strip(), r["placement"].strip(), t,
-                        int(ct) if ct not in (None, "") else None, _forward_seconds(r.get("forward"), t)))
-    return rows
+    def summary(self, predictor: str = "ours") -> dict:
+        """``{"avg_error", "max_error", "categories": {CATEGORY: {"rows", "avg_error", "max_error"}}}``
+        (percent; model-level figures over scored rows that are not anomalies). ``kfold`` adds
+        ``avg_error_sd`` (standard deviation of the per-fold averages) at both levels."""
+        return summarise(self, predictor)
 
 
-def _forward_seconds(value: str | None, iter_time: float) -> float | None:
-    """The artifact's ``forward`` column is in ms in some tables and in s in others: a forward time
-    larger than the whole iteration (s) must be in ms. 0 / missing = not measured."""
-    try:
-        f = float(value) if value not in (None, "") else 0.0
-    except ValueError:
-        return None
-    if f <= 0 or iter_time <= 0:
-        return None
-    return f / 1000.0 if f > iter_time else f
+def _err(r: RowResult, predictor: str) -> float:
+    if predictor not in ("ours", "artifact"):
+        raise SpecError(f"predictor must be 'ours' or 'artifact', got {predictor!r}", source="<summary>",
+                        field="predictor")
+    return r.error if predictor == "ours" else r.artifact_error
 
 
-def _counts(placement: str, cluster: Cluster) -> dict[str, int]:
-    ms = reference_machines(cluster)
-    digits = [int(c) for c in placement if c.isdigit()]
-    if not digits or len(digits) != len(placement) or any(d < 1 for d in digits):
-        raise PlanError(f"placement {placement!r} is not one digit (>= 1) per machine")
-    if len(digits) > len(ms):
-        raise PlanError(f"placement {placement!r} needs {len(digits)} machines, the cluster has {len(ms)}")
-    per = cluster.max_gpus_per_machine
-    if max(digits) > per:
-        raise PlanError(f"placement {placement!r} puts more than {per} GPUs on a machine")
-    return {ms[i]: d for i, d in enumerate(digits)}
+def _pct(errs: Sequence[float], how) -> float | None:
+    errs = [e for e in errs if math.isfinite(e)]
+    return round(100.0 * float(how(errs)), 2) if errs else None
 
 
-def with_valid_micro_batches(plan: ExecutionPlan, global_batch: int) -> ExecutionPlan:
-    """A 3-digit code does not record the 1F1B micro-batch count ``m`` (:func:`parse_plan` assumes
-    ``2 p``). A micro-batch has at least one sample, so ``m`` must divide the per-replica batch
-    ``b / d``: take the largest such divisor not above ``2 p`` (unchanged when ``d`` does not divide
-    ``b``: that row is flagged as outside the plan space anyway)."""
-    if plan.pp == 1 or global_batch % plan.dp:
-        return plan
-    per_replica = global_batch // plan.dp
-    if per_replica % plan.micro_batches == 0:
-        return plan
-    m = max(k for k in range(1, min(per_replica, 2 * plan.pp) + 1) if per_replica % k == 0)
-    return replace(plan, micro_batches=m)
+def _fold_sd(rows: Sequence[RowResult], predictor: str) -> float | None:
+    by: dict[int, list[float]] = {}
+    for r in rows:
+        by.setdefault(r.fold, []).append(_err(r, predictor))
+    avgs = [float(np.mean(v)) for v in by.values() if v]
+    return round(100.0 * float(np.std(avgs)), 2) if len(avgs) > 1 else None
 
 
+def summarise(res: ValidationResult, predictor: str = "ours") -> dict:
+    scored = res.scored
+    main = [r for r in scored if not r.anomaly]
+    out: dict = {"avg_error": _pct([_err(r, predictor) for r in main], np.mean),
+                 "max_error": _pct([_err(r, predictor) for r in main], np.max), "categories": {}}
+    if res.protocol == "kfold":
+        out["avg_error_sd"] = _fold_sd(main, predictor)
+    for cat in CATEGORIES:
+        rows = [r for r in scored if r.category == cat]
+        c = {"rows": len(rows), "avg_error": _pct([_err(r, predictor) for r in rows], np.mean),
+             "max_error": _pct([_err(r, predictor) for r in rows], np.max)}
+        if res.protocol == "kfold":
+            c["avg_error_sd"] = _fold_sd(rows, predictor)
+        out["categories"][cat] = c
+    return out
+
+
+# ---------------------------------------------------------------------------------- fit-row choice
 def _kind(plan: ExecutionPlan) -> str:
     return "3d" if plan.is_3d else plan.name
 
@@ -160,137 +188,242 @@ def _spread(items: Sequence[int], k: int) -> list[int]:
 
 
 def regular_placement(counts: Sequence[int]) -> bool:
-    """One machine, or the same number of GPUs on every machine (1 or an even number): the
-    placements a profiling run would use (``35`` or ``111113`` would not)."""
+    """One machine, or the same number of GPUs on every machine (one GPU per machine included)."""
     c = [int(x) for x in counts if x]
-    return len(c) == 1 or (len(set(c)) == 1 and (c[0] == 1 or c[0] % 2 == 0))
+    return len(set(c)) == 1
 
 
 def choose_fit_rows(plans: Sequence[ExecutionPlan], n_fit: int,
                     placements: Sequence[Sequence[int]] | None = None,
                     eligible: Sequence[bool] | None = None) -> list[int]:
-    """Indices of the rows to fit on (see the module docstring). With ``placements`` (GPUs per
-    machine of each row), rows on regular placements (:func:`regular_placement`) are preferred, as
-    the few profiling runs of a real deployment would be; within a plan kind, rows are spread over
-    (GPU count, machines), a single row being the median one. Rows not ``eligible`` (outside the plan
-    space: the model cannot express them) are taken only when nothing else is left. The measured
-    values are never looked at."""
+    """Indices of ``n_fit`` rows to fit on, chosen without looking at the measurements: up to 3
+    ZeRO-Offload rows spread over (GPU count, machines), then round robin over the other plan kinds,
+    spread likewise within a kind (a kind's single row on the GPU count the rows chosen so far cover
+    least, ties to the median). With ``placements`` (GPUs per
+    machine of each row), single-machine rows are preferred, then regular placements (same count on
+    every machine), then the rest; rows not ``eligible`` (outside the plan space) only when nothing
+    else is left."""
+    def machines(i: int) -> int:
+        return len([c for c in placements[i] if c]) if placements is not None else 1
+
     def key(i: int) -> tuple:
-        m = len([c for c in placements[i] if c]) if placements is not None else 0
-        return (plans[i].gpus, m, i)
+        return (plans[i].gpus, machines(i), i)
 
-    def prefer_regular(idx: list[int]) -> list[int]:
-        if placements is None:
-            return idx
-        return sorted([i for i in idx if regular_placement(placements[i])] or idx, key=key)
+    def preference(i: int) -> int:
+        if placements is None or machines(i) == 1:
+            return 0
+        return 1 if regular_placement(placements[i]) else 2
 
-    def take(items: list[int], k: int) -> list[int]:
-        return [items[len(items) // 2]] if k == 1 and placements is not None and items else _spread(items, k)
+    def prefer(idx: list[int]) -> list[int]:
+        best = min((preference(i) for i in idx), default=0)
+        return sorted([i for i in idx if preference(i) == best], key=key)
+
+    def take(items: list[int], k: int, chosen: list[int]) -> list[int]:
+        """``k`` of ``items`` spread over (GPUs, machines); a single row goes to the GPU count the rows
+        chosen so far cover least (ties: the one nearest the median), so that the few profiling runs
+        span the GPU counts across plan kinds (scaling is what the parameters are fitted for)."""
+        if k != 1 or placements is None or not items:
+            return _spread(items, k)
+        seen = [plans[i].gpus for i in chosen]
+        mid = len(items) // 2
+        return [min(items, key=lambda i: (seen.count(plans[i].gpus), abs(items.index(i) - mid)))]
 
     order = sorted(range(len(plans)), key=key)
-    if eligible is not None:
-        late = [i for i in order if not eligible[i]]
-        order = [i for i in order if eligible[i]]
-    else:
-        late = []
-    off = [i for i in order if plans[i].zero is ZeroMode.OFFLOAD]
-    off_pool = prefer_regular(off)
-    chosen = take(off_pool, min(MIN_OFFLOAD_SAMPLES, len(off_pool), n_fit))
+    late = [i for i in order if eligible is not None and not eligible[i]]
+    order = [i for i in order if eligible is None or eligible[i]]
+    off = prefer([i for i in order if plans[i].zero is ZeroMode.OFFLOAD])
+    chosen = take(off, min(MIN_OFFLOAD_SAMPLES, len(off), n_fit), [])
     kinds: dict[str, list[int]] = {}
     for i in order:
         if i not in chosen and plans[i].zero is not ZeroMode.OFFLOAD:
             kinds.setdefault(_kind(plans[i]), []).append(i)
-    kinds = {k: prefer_regular(v) for k, v in kinds.items()}
+    kinds = {k: prefer(v) for k, v in kinds.items()}
     left = n_fit - len(chosen)
-    if left > 0 and kinds:
-        share = {k: 0 for k in kinds}
-        ks = sorted(kinds)
-        j = 0
-        while left > 0 and any(share[k] < len(kinds[k]) for k in ks):
-            k = ks[j % len(ks)]
-            if share[k] < len(kinds[k]):
-                share[k] += 1
-                left -= 1
-            j += 1
-        for k in ks:
-            chosen += take(kinds[k], share[k])
-    rest = [i for i in order if i not in chosen]  # still short: take the others (regular first)
-    rest = [i for i in rest if placements is None or regular_placement(placements[i])] + \
-        [i for i in rest if placements is not None and not regular_placement(placements[i])]
-    rest += late
+    share = dict.fromkeys(kinds, 0)
+    ks = sorted(kinds)
+    j = 0
+    while left > 0 and any(share[k] < len(kinds[k]) for k in ks):
+        k = ks[j % len(ks)]
+        if share[k] < len(kinds[k]):
+            share[k] += 1
+            left -= 1
+        j += 1
+    for k in ks:
+        chosen += take(kinds[k], share[k], chosen)
+    rest = sorted((i for i in order if i not in chosen), key=lambda i: (preference(i), key(i))) + late
     chosen += rest[:max(0, n_fit - len(chosen))]
     return sorted(chosen)
 
 
+def pool_rows(rows: Sequence[TableRow]) -> list[int]:
+    """Indices of the rows a protocol may fit on: inside our plan space and not anomalies."""
+    return [i for i, r in enumerate(rows) if r.eligible and not r.anomaly]
+
+
+def protocol_folds(table: Table, protocol: str, *, fit_rows: int = DEFAULT_FIT_ROWS, folds: int = DEFAULT_FOLDS,
+                   seed: int = 0) -> list[tuple[list[int], list[int]]]:
+    """``[(fit row indices, scored row indices), ...]`` of ``protocol`` on ``table`` (one pair, or one
+    per fold); raises :class:`NotApplicable` when the table has too few rows for it."""
+    rows = table.rows
+    pool = pool_rows(rows)
+    if protocol == "paper":
+        single = [i for i, r in enumerate(rows) if r.machines == 1]
+        cand = [i for i in pool if rows[i].machines == 1]
+        if len(cand) < fit_rows + 1:
+            raise NotApplicable(f"paper protocol: {len(cand)} single-machine rows to fit on (need "
+                                f"{fit_rows + 1})", source=table.name)
+        local = choose_fit_rows([rows[i].plan for i in cand], fit_rows, [rows[i].counts for i in cand])
+        fit_idx = sorted(cand[j] for j in local)
+        return [(fit_idx, [i for i in single if i not in fit_idx])]
+    if protocol == "holdout":
+        fit_idx = [i for i in pool if rows[i].machines == 1]
+        even = [i for i in pool if rows[i].machines > 1 and regular_placement(rows[i].counts)]
+        plain = [i for i in even if rows[i].plan.zero is not ZeroMode.OFFLOAD]
+        order = sorted(plain or even, key=lambda i: (rows[i].machines, rows[i].plan.gpus, rows[i].plan_name, i))
+        need = max(HOLDOUT_EXTRA, MIN_SAMPLES - len(fit_idx))
+        extra = _spread(order, need)
+        if len(extra) < need:  # still short: the other multi-machine pool rows, same order
+            more = sorted((i for i in pool if rows[i].machines > 1 and i not in extra),
+                          key=lambda i: (rows[i].machines, rows[i].plan.gpus, rows[i].plan_name, i))
+            extra += _spread(more, need - len(extra))
+        fit_idx = sorted(fit_idx + extra)
+        scored = [i for i in range(len(rows)) if i not in fit_idx]
+        if len(fit_idx) < MIN_SAMPLES or not scored:
+            raise NotApplicable(f"holdout protocol: {len(fit_idx)} rows to fit on and {len(scored)} to score",
+                                source=table.name)
+        return [(fit_idx, scored)]
+    if protocol == "kfold":
+        if folds < 2:
+            raise SpecError(f"kfold needs >= 2 folds, got {folds}", source="<validate>", field="folds")
+        perm = np.random.default_rng(seed).permutation(len(rows))
+        k = folds
+        if any(len([i for i in pool if i not in perm[j::k]]) < MIN_SAMPLES for j in range(k)):
+            k = len(rows)  # a small table: leave one out
+        out = []
+        for j in range(k):
+            test = sorted(int(i) for i in perm[j::k])
+            fit_idx = [i for i in pool if i not in test]
+            if len(fit_idx) < MIN_SAMPLES:
+                raise NotApplicable(f"kfold: {len(pool)} rows to fit on; leaving one out leaves {len(fit_idx)} "
+                                    f"(need {MIN_SAMPLES})", source=table.name)
+            out.append((fit_idx, test))
+        return out
+    raise SpecError(f"unknown protocol {protocol!r}; known: {', '.join(PROTOCOLS)}", source="<validate>",
+                    field="protocol")
+
+
+# ---------------------------------------------------------------------------------- forward times
+def profiled_forward(rows: Sequence[TableRow], fit_idx: Sequence[int], batch: int) -> list[float | None]:
+    """Forward time (s, whole iteration) of every non-3D row, interpolated log-log over the per-GPU
+    batch ``b / d`` between the measured forward times of the fit rows (module docstring); None where
+    nothing was profiled (then the zoo's is used)."""
+    pts: dict[float, list[float]] = {}
+    for i in fit_idx:
+        r = rows[i]
+        if r.forward_s and not r.plan.is_3d:
+            pts.setdefault(batch / r.plan.dp, []).append(math.log(r.forward_s))
+    if not pts:
+        return [None] * len(rows)
+    xs = np.log(sorted(pts))
+    ys = np.array([float(np.mean(pts[x])) for x in sorted(pts)])
+
+    def at(x: float) -> float:
+        lx = math.log(x)
+        if len(xs) == 1:
+            return math.exp(ys[0] + lx - xs[0])  # one profile point: linear scaling
+        if lx < xs[0]:
+            return math.exp(ys[0] + (lx - xs[0]) * (ys[1] - ys[0]) / (xs[1] - xs[0]))
+        if lx > xs[-1]:
+            return math.exp(ys[-1] + (lx - xs[-1]) * (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]))
+        return math.exp(float(np.interp(lx, xs, ys)))
+
+    return [None if r.plan.is_3d else at(batch / r.plan.dp) for r in rows]
+
+
+# ---------------------------------------------------------------------------------- running
+def with_micro_batch_rule(plan: ExecutionPlan, rule: str) -> ExecutionPlan:
+    """``plan`` under a micro-batch rule of :data:`MICRO_BATCH_RULES` (``"1"``: one micro-batch per PP)."""
+    return replace(plan, micro_batches=1) if rule == "1" and plan.pp > 1 else plan
+
+
+def _artifact_times(table: Table) -> list[float]:
+    if table.model not in ARTIFACT_MODELS:
+        return [math.nan] * len(table.rows)
+    entry = TABLES.get(table.name)
+    batch = entry[1] if entry else None  # the artifact's own local batch unless the table records one
+    return [artifact_iteration_time(table.model, r.plan, r.counts, cpu_threads=r.cpu_threads, global_batch=batch)
+            for r in table.rows]
+
+
+def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit_rows: int = DEFAULT_FIT_ROWS,
+                 folds: int = DEFAULT_FOLDS, seed: int = 0, starts: int = 8, forward: str | None = None,
+                 initial: PerfParams | None = None) -> ValidationResult:
+    """Run ``protocol`` on a loaded table (module docstring). Every fit starts from ``initial`` (default:
+    the artifact's calibration, :data:`VALIDATION_START`, never the shipped measured fits, which saw
+    every row), which also supplies the parameters a fit's rows do not inform."""
+    initial = initial or default_params(table.model, VALIDATION_START)
+    forward = forward or FORWARD_DEFAULT.get(table.name, "zoo")
+    if forward not in FORWARD_SOURCES:
+        raise SpecError(f"forward must be one of {FORWARD_SOURCES}, got {forward!r}", source="<validate>",
+                        field="forward")
+    spec = get_model(table.model)
+    rows = table.rows
+    plan = protocol_folds(table, protocol, fit_rows=fit_rows, folds=folds, seed=seed)
+    art = _artifact_times(table)
+    results: dict[int, RowResult] = {}
+    out_folds: list[Fold] = []
+
+    def fit_on(idx: Sequence[int]):
+        fwd = profiled_forward(rows, idx, table.global_batch) if forward == "profiled" else [None] * len(rows)
+        n_off = sum(rows[i].plan.zero is ZeroMode.OFFLOAD for i in idx)
+        rules = MICRO_BATCH_RULES if any(rows[i].plan.pp > 1 for i in idx) else MICRO_BATCH_RULES[:1]
+        t0 = time.perf_counter()
+        best = None
+        for rule in rules:
+            samples = [replace(r.sample, fwd_time_s=f, plan=with_micro_batch_rule(r.plan, rule))
+                       for r, f in zip(rows, fwd, strict=True)]
+            res = fit(spec, [samples[i] for i in idx], cluster, seed=seed, starts=starts,
+                      require_offload=n_off >= MIN_OFFLOAD_SAMPLES, initial=initial)
+            if best is None or res.rmsle < best[0].rmsle - 1e-12:
+                best = (res, samples, rule)
+        return (*best, time.perf_counter() - t0)
+
+    for j, (fit_idx, scored) in enumerate(plan):
+        res, samples, rule, secs = fit_on(fit_idx)
+        keep = sorted(set(scored) | (set(fit_idx) if protocol != "kfold" else set()))
+        pred = predict(spec, res.params, [samples[i] for i in keep], cluster)
+        for i, p in zip(keep, pred, strict=True):
+            r = rows[i]
+            meas = r.sample.throughput
+            a = table.global_batch / art[i]
+            results[i] = RowResult(r.line, r.plan_name, r.placement, meas, float(p), abs(float(p) - meas) / meas,
+                                   i in fit_idx, r.note, r.report_category, r.category, r.anomaly, a,
+                                   abs(a - meas) / meas, j)
+        out_folds.append(Fold(tuple(rows[i].line for i in fit_idx), tuple(rows[i].line for i in scored),
+                              res.params, res.rmsle, secs, rule))
+    final = fit_on(pool_rows(rows))[0].params if protocol == "kfold" else out_folds[0].params
+    ordered = tuple(results[i] for i in sorted(results))
+    main = [r.error for r in ordered if not r.fitted and not r.anomaly]
+    return ValidationResult(
+        name=table.name, model=table.model, fit_rows=max(len(f.fit_lines) for f in out_folds),
+        predicted_rows=sum(not r.fitted for r in ordered),
+        avg_error=100 * float(np.mean(main)) if main else math.nan,
+        max_error=100 * float(np.max(main)) if main else math.nan,
+        fit_rmsle=float(np.mean([f.rmsle for f in out_folds])), rows=ordered, inexpressible=table.inexpressible,
+        failed=table.failed, params=final.to_dict(), protocol=protocol, folds=tuple(out_folds), forward=forward,
+        forward_unit=table.forward_unit)
+
+
 def validate_table(path: str | Path, cluster: Cluster, *, name: str | None = None, model: str | None = None,
                    global_batch: int | None = None, fit_rows: int = DEFAULT_FIT_ROWS, seed: int = 0,
-                   starts: int = 8, profiled_forward: bool = False) -> ValidationResult:
-    """Fit on ``fit_rows`` rows of the table at ``path`` and predict the rest (see module docstring).
-
-    ``profiled_forward``: use each row's measured ``forward`` time instead of the zoo's linearly scaled
-    one where the table has it (the artifact's own validation feeds profiled forward times), to
-    separate the forward-scaling error from the rest of the model."""
-    p = Path(path)
-    name = name or p.stem
-    if model is None:
-        entry = TABLES.get(name)
-        if entry is None:
-            key = resolve_name(name)
-            if key is None:
-                raise SpecError(f"table {name!r} is not of a zoo model", source=str(p))
-            entry = (key, None)
-        model, gb = entry
-        global_batch = global_batch or gb
-    spec = get_model(model)
-    batch = int(global_batch or spec.global_batch)
-    samples: list[Sample] = []
-    meta: list[tuple[Row, str]] = []
-    expressible: list[bool] = []
-    inexpressible: list[str] = []
-    failed: list[str] = []
-    for r in read_table(p):
-        try:
-            counts = _counts(r.placement, cluster)
-            plan = with_valid_micro_batches(parse_plan(r.plan_name, sum(counts.values())), batch)
-        except PlanError as e:
-            inexpressible.append(f"line {r.line}: {r.plan_name} @ {r.placement}: {e}")
-            continue
-        mem = plan_memory_violation(spec.name, batch, plan, min(cluster.machine(m).gpu_memory_gb for m in counts))
-        if r.iter_time <= 0:
-            failed.append(f"line {r.line}: {r.plan_name} @ {r.placement} failed in the measurement; "
-                          f"our memory model: {'does not fit' if mem else 'fits'}")
-            continue
-        cpus = (r.cpu_threads * plan.gpus if r.cpu_threads else
-                (OFFLOAD_CPUS_PER_GPU if plan.zero is ZeroMode.OFFLOAD else 1) * plan.gpus)
-        note = structural_problem(spec, plan, tuple(counts.values()), batch) or ""
-        expressible.append(not note)
-        if mem:
-            note = (note + "; " if note else "") + "memory model: does not fit"
-        samples.append(Sample(plan, counts, cpus, batch / r.iter_time, batch,
-                              r.forward_s if profiled_forward else None))
-        meta.append((r, note))
-    if len(samples) < 2:
-        raise SpecError(f"table {name!r} has {len(samples)} usable rows; need at least 2", source=str(p))
-    n_fit = min(fit_rows, len(samples) - 1)
-    fit_idx = choose_fit_rows([s.plan for s in samples], n_fit,
-                              [tuple(s.placement.values()) for s in samples], expressible)
-    fit_set = [samples[i] for i in fit_idx]
-    n_off = sum(s.plan.zero is ZeroMode.OFFLOAD for s in fit_set)
-    res = fit(spec, fit_set, cluster, seed=seed, starts=starts, require_offload=n_off >= MIN_OFFLOAD_SAMPLES) \
-        if len(fit_set) >= 7 else None
-    if res is None:
-        raise SpecError(f"table {name!r}: {len(fit_set)} rows to fit on; need 7", source=str(p))
-    pred = predict(spec, res.params, samples, cluster)
-    rows = []
-    for i, (s, (r, note)) in enumerate(zip(samples, meta, strict=True)):
-        err = abs(pred[i] - s.throughput) / s.throughput
-        rows.append(RowResult(r.line, r.plan_name, r.placement, s.throughput, float(pred[i]), float(err),
-                              i in fit_idx, note))
-    test = [x.error for x in rows if not x.fitted]
-    return ValidationResult(name=name, model=spec.name, fit_rows=len(fit_idx), predicted_rows=len(test),
-                            avg_error=100 * float(np.mean(test)), max_error=100 * float(np.max(test)),
-                            fit_rmsle=res.rmsle, rows=tuple(rows), inexpressible=tuple(inexpressible),
-                            failed=tuple(failed), params=res.params.to_dict())
+                   starts: int = 8, profiled_forward: bool = False, protocol: str = "paper",
+                   folds: int = DEFAULT_FOLDS, forward: str | None = None, initial: PerfParams | None = None
+                   ) -> ValidationResult:
+    """Load the table at ``path`` and run ``protocol`` on it (module docstring). ``profiled_forward``
+    = ``forward="profiled"``."""
+    table = load_table(path, cluster, name=name, model=model, global_batch=global_batch)
+    return run_protocol(table, cluster, protocol, fit_rows=fit_rows, folds=folds, seed=seed, starts=starts,
+                        forward=forward or ("profiled" if profiled_forward else None), initial=initial)
 
 
 def validate_directory(directory: str | Path, cluster: Cluster, **kw) -> tuple[dict[str, ValidationResult],
@@ -312,53 +445,3 @@ def validate_directory(directory: str | Path, cluster: Cluster, **kw) -> tuple[d
     if not results:
         raise SpecError("no placements table could be validated", source=str(d))
     return results, skipped
-
-
-def read_samples(path: str | Path, cluster: Cluster, *, model: str | None = None) -> tuple[str, list[Sample]]:
-    """Fitting samples from a CSV: ``exec_plan`` (or ``plan``), ``placement`` (digits per machine),
-    ``throughput`` (samples/s) or ``iter_time`` (s), optional ``cpus`` (job total) or ``cpu_threads``
-    (per GPU), ``global_batch``, and ``model`` (unless given). One model per file.
-    Rows with a non-positive measurement are skipped (failed runs)."""
-    p = Path(path)
-    table = read_csv_table(p, what="samples", error=SpecError)
-    cols = set(table.columns)
-    plan_col = "exec_plan" if "exec_plan" in cols else "plan"
-    if plan_col not in cols or "placement" not in cols or not ({"throughput", "iter_time"} & cols):
-        raise SpecError("need columns exec_plan (or plan), placement and throughput or iter_time", source=str(p),
-                        line=1)
-    if model is None and "model" not in cols:
-        raise SpecError("no model column: give the model", source=str(p), line=1, column="model")
-    names: set[str] = set()
-    samples: list[Sample] = []
-    for i, r in table.records():
-        name = model or r["model"]
-        spec = get_model(name)
-        names.add(spec.name)
-        try:
-            counts = _counts(r["placement"].strip(), cluster)
-            plan = parse_plan(r[plan_col], sum(counts.values()))
-        except PlanError as e:
-            raise SpecError(str(e), source=str(p), line=i, column="placement/plan") from None
-        b = int(r["global_batch"]) if r.get("global_batch") else spec.global_batch
-        plan = with_valid_micro_batches(plan, b)
-        try:
-            tput = float(r["throughput"]) if r.get("throughput") else b / float(r["iter_time"]) \
-                if float(r["iter_time"]) > 0 else 0.0
-        except (ValueError, ZeroDivisionError):
-            raise SpecError("throughput / iter_time must be numbers", source=str(p), line=i,
-                            column="throughput") from None
-        if tput <= 0:
-            continue
-        if r.get("cpus"):
-            cpus = int(r["cpus"])
-        elif r.get("cpu_threads"):
-            cpus = int(r["cpu_threads"]) * plan.gpus
-        else:
-            cpus = (OFFLOAD_CPUS_PER_GPU if plan.zero is ZeroMode.OFFLOAD else 1) * plan.gpus
-        samples.append(Sample(plan, counts, cpus, tput, b))
-    if len(names) > 1:
-        raise SpecError(f"samples of several models {sorted(names)}: one model per file", source=str(p),
-                        column="model")
-    if not names:
-        raise SpecError("no samples", source=str(p))
-    return names.pop(), samples

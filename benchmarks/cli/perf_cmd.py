@@ -4,10 +4,12 @@
   [--format json]``: amount, best throughput (samples/s, monotone envelope) and best plan.
 * ``schedlab perf fit SAMPLES.csv [--model M] [--cluster PRESET] [--format json]``: fitted parameters
   and the fit error (RMSLE, average and maximum relative error).
-* ``schedlab perf validate [--dir PATH] [--fit-rows N] [--format json]``: per-model average and maximum
-  prediction error on the Rubick placement tables (JSON: ``{"models": {NAME: {"avg_error": %,
-  "max_error": %, "fit_rows": n, "predicted_rows": n}}}``). Exits 2 with a clear message when the
-  traces are not present.
+* ``schedlab perf validate [--dir PATH] [--protocol paper|holdout|kfold] [--folds K] [--seed S]
+  [--forward auto|zoo|profiled] [--predictor ours|artifact] [--format json]``: prediction error on the
+  Rubick placement tables per model and row category (JSON: ``{"protocol": ..., "models": {MODEL:
+  {"avg_error": %, "max_error": %, "categories": {CATEGORY: {"rows": n, "avg_error": %, "max_error":
+  %}}}}}``; ``kfold`` adds ``avg_error_sd``). Exits 2 with a clear message when the traces are not
+  present.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import typer
 
 from schedlab.perfmodel import PerfModel
 from schedlab.perfmodel.fitting import fit
-from schedlab.perfmodel.validation import DEFAULT_FIT_ROWS, read_samples, validate_directory
+from schedlab.perfmodel.validation import DEFAULT_FIT_ROWS, DEFAULT_FOLDS, read_samples, validate_directory
 from schedlab.perfmodel.zoo import get_model
 from schedlab.topology.errors import SpecError
 from schedlab.topology.presets import load_cluster
@@ -86,31 +88,76 @@ def fit_command(
         return
     typer.echo(f"{name}: fitted on {res.n_samples} samples ({out['offload_samples']} ZeRO-Offload)")
     for k, v in out["params"].items():
-        typer.echo(f"  {k:10s} = {v:.6g}")
+        typer.echo(f"  {k:10s} = {v:.6g}" if v is not None else f"  {k:10s} = - (not informed by the samples)")
     typer.echo(f"  RMSLE {res.rmsle:.4f}; relative error avg {out['avg_error']:.2f} %, max {out['max_error']:.2f} %")
     if out["offload_samples"] < 3:
         typer.echo("  note: fewer than 3 ZeRO-Offload samples: k_opt_off, k_off, k_swap are not identified")
+
+
+class Protocol(StrEnum):
+    paper = "paper"
+    holdout = "holdout"
+    kfold = "kfold"
+
+
+class Forward(StrEnum):
+    auto = "auto"
+    zoo = "zoo"
+    profiled = "profiled"
+
+
+class Predictor(StrEnum):
+    ours = "ours"
+    artifact = "artifact"
+
+
+def _cell(c: dict) -> str:
+    if not c["rows"]:
+        return "-"
+    sd = f" +-{c['avg_error_sd']:.1f}" if c.get("avg_error_sd") is not None else ""
+    return f"{c['rows']}: {c['avg_error']:.1f}{sd} / {c['max_error']:.1f}"
 
 
 @perf_app.command("validate")
 def validate_command(
     directory: Path = typer.Option(DEFAULT_PLACEMENTS, "--dir", help="Directory of <model>.csv placement tables."),
     cluster: str = typer.Option("rubick-64", "--cluster", help="Preset the tables were measured on."),
-    fit_rows: int = typer.Option(DEFAULT_FIT_ROWS, "--fit-rows", help="Rows per table to fit on."),
+    protocol: Protocol = typer.Option(Protocol.paper, "--protocol", help="paper (fit 7 single-machine rows, "
+                                      "score the other single-machine rows), holdout (fit single-machine rows + "
+                                      "2 even multi-machine rows, score the rest) or kfold (cross-validation)."),
+    fit_rows: int = typer.Option(DEFAULT_FIT_ROWS, "--fit-rows", min=7, max=64,
+                                 help="paper protocol: rows fitted per table."),
+    folds: int = typer.Option(DEFAULT_FOLDS, "--folds", min=2, max=100, help="kfold protocol: number of folds."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the fit's multi-start design and of the kfold shuffle."),
+    forward: Forward = typer.Option(Forward.auto, "--forward", help="Forward time: zoo (linear scaling), profiled "
+                                    "(the fit rows' measured forward column, interpolated) or auto (per table)."),
+    predictor: Predictor = typer.Option(Predictor.ours, "--predictor", help="JSON: whose errors to print (ours, "
+                                        "or the Rubick artifact's model on the same rows)."),
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
-    """Fit on a few rows of each placement table and report the prediction error on the rest."""
+    """Fit on some rows of each placement table and report the prediction error on the others, per model and
+    category (single-machine, multi-machine-even, multi-machine-uneven, 3d, anomaly), ours beside the
+    artifact's model. Errors in percent of the measured throughput; model-level figures exclude anomalies."""
     if not Path(directory).is_dir():
         raise SpecError("the Rubick placement tables are not present (expected the artifact's placements/*.csv; "
                         "give --dir)", source=str(directory))
-    results, skipped = validate_directory(directory, load_cluster(cluster), fit_rows=fit_rows)
+    results, skipped = validate_directory(directory, load_cluster(cluster), protocol=protocol.value,
+                                          fit_rows=fit_rows, folds=folds, seed=seed,
+                                          forward=None if forward is Forward.auto else forward.value)
     if format is Fmt.json:
-        typer.echo(json.dumps({"models": {k: v.summary() for k, v in results.items()}, "skipped": skipped},
-                              indent=2))
+        typer.echo(json.dumps({"protocol": protocol.value,
+                               "models": {k: v.summary(predictor.value) for k, v in results.items()}}, indent=2))
         return
-    typer.echo(f"{'table':15s} {'model':8s} {'fit':>4} {'pred':>5} {'avg %':>7} {'max %':>7}")
+    typer.echo(f"protocol {protocol.value}: error % of measured throughput, rows: avg / max (ours | artifact's "
+               "model on the same rows)" + ("; +- = sd over folds" if protocol is Protocol.kfold else ""))
     for k, v in results.items():
-        typer.echo(f"{k:15s} {v.model:8s} {v.fit_rows:>4} {v.predicted_rows:>5} {v.avg_error:>7.2f} "
-                   f"{v.max_error:>7.2f}")
+        ours, art = v.summary(), v.summary("artifact")
+        a = f"{art['avg_error']:.1f}" if art["avg_error"] is not None else "-"
+        o = f"{ours['avg_error']:.1f} / {ours['max_error']:.1f}" if ours["avg_error"] is not None else "-"
+        typer.echo(f"{k} ({v.model}, {v.fit_rows} fit rows, {v.predicted_rows} scored, forward {v.forward}): "
+                   f"avg / max {o} | artifact avg {a}")
+        for cat, c in ours["categories"].items():
+            if c["rows"]:
+                typer.echo(f"  {cat:22s} {_cell(c):28s} | {_cell(art['categories'][cat])}")
     for k, why in skipped.items():
-        typer.echo(f"{k:15s} skipped: {why}")
+        typer.echo(f"{k}: skipped: {why}")

@@ -4,13 +4,19 @@ import pytest
 
 from schedlab.perfmodel import PerfModel, PerfParams, parse_plan
 from schedlab.perfmodel.fitting import OnlineRefitter, Sample, fit, rmsle
+from schedlab.perfmodel.params import PARAM_NAMES
 from schedlab.perfmodel.zoo import get_model
 from schedlab.topology.errors import SpecError
 
 TRUE = PerfParams(k_bwd=1.8, k_sync=3.0, k_opt=2e-4, k_opt_off=5e-3, k_off=2.5, k_swap=4.0, k_const=0.02)
+# effective bandwidths well below rubick-64's links (400 / 100 GB/s), so that they matter
+TRUE_BW = TRUE.with_bandwidths(30.0, 8.0)
 CASES = [("dp", [1], 1), ("dp", [2], 2), ("dp", [8], 8), ("dp", [4, 4], 8), ("gc", [2, 2], 4), ("zero-dp", [8], 8),
          ("zero-dp", [1, 1], 2), ("zero-offload", [1], 8), ("zero-offload", [4], 4), ("zero-offload", [2, 2], 32),
          ("ga", [8, 8], 16), ("zero-offload", [8], 64)]
+MORE = [("dp", [4], 4), ("gc", [4], 4), ("zero-dp", [2], 2), ("ga", [2], 2), ("dp", [1, 1, 1, 1], 4),
+        ("zero-dp", [2, 2, 2, 2], 8), ("gc", [8, 8, 8, 8], 32), ("zero-offload", [4, 4], 16),
+        ("zero-offload", [1, 1, 1, 1], 64), ("dp", [8, 8], 16)]
 
 
 def placement(counts):
@@ -26,12 +32,37 @@ def synthetic(rubick, params, model="bert", cases=CASES):
     return out
 
 
-def test_fit_recovers_known_parameters(rubick):
-    samples = synthetic(rubick, TRUE)
+def test_fit_recovers_known_parameters_and_bandwidths(rubick):
+    """A table generated from known parameters, effective bandwidths included, is recovered within 1 %."""
+    samples = synthetic(rubick, TRUE_BW, cases=CASES + MORE)
     res = fit(get_model("bert"), samples, rubick, seed=0, starts=4)
-    assert res.rmsle < 1e-4 and res.max_error < 1e-4
-    for name, true in TRUE.to_dict().items():
-        assert getattr(res.params, name) == pytest.approx(true, rel=0.02), name
+    assert set(res.free) == {*PARAM_NAMES, "b_intra", "b_inter"} and res.rmsle < 1e-4 and res.max_error < 1e-4
+    for name in res.free:
+        assert getattr(res.params, name) == pytest.approx(getattr(TRUE_BW, name), rel=0.01), name
+    assert res.params.k_fwd3d is None  # no TP/PP sample: not fitted
+
+
+def test_fit_recovers_the_3d_forward_factor(rubick):
+    """With TP/PP and DP-family samples, k_fwd3d (3D forward time relative to the zoo's) is fitted too."""
+    truth = TRUE_BW.with_bandwidths(30.0, 8.0)
+    truth = PerfParams(**{**truth.to_dict(), "k_fwd3d": 2.5})
+    cases = CASES + MORE + [("181", [8], 8), ("241", [4, 4], 8), ("412", [2, 2, 2, 2], 8), ("144", [4, 4, 4, 4], 16),
+                            ("282", [8, 8, 8, 8], 32)]
+    res = fit(get_model("gpt2"), synthetic(rubick, truth, model="gpt2", cases=cases), rubick, seed=0, starts=4)
+    assert "k_fwd3d" in res.free and res.rmsle < 1e-4
+    for name in res.free:
+        assert getattr(res.params, name) == pytest.approx(getattr(truth, name), rel=0.01), name
+
+
+def test_bandwidths_are_fitted_only_where_the_samples_inform_them(rubick):
+    one_machine = [c for c in CASES + MORE if len(c[1]) == 1]
+    res = fit(get_model("bert"), synthetic(rubick, TRUE_BW, cases=one_machine), rubick, seed=0, starts=3,
+              initial=TRUE)
+    assert "b_intra" in res.free and "b_inter" not in res.free and res.params.b_inter is None  # kept: TRUE's
+    assert res.params.b_intra == pytest.approx(30.0, rel=0.05)
+    res = fit(get_model("bert"), synthetic(rubick, TRUE, cases=CASES), rubick, seed=0, starts=2,
+              fit_bandwidths=False, initial=TRUE)
+    assert res.params.b_intra is None and res.params.b_inter is None and len(res.free) == 7
 
 
 def test_fit_is_deterministic(rubick):

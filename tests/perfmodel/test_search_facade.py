@@ -152,7 +152,9 @@ def test_min_resources(pm):
                  pm.throughput("bert", parse_plan("gc", 8), {m(i): 1 for i in range(8)}, 8))
     assert g <= 8 and c <= 8 and plan.gpus == g
     assert pm.best_plan("bert", {m(0): g}, c)[1] >= target * (1 - 1e-9)
-    # a slow requested plan (GC on 8 GPUs) is matched with fewer GPUs by a better plan
+    # a slow requested plan (GC on 8 GPUs) is matched with fewer GPUs by a better plan (the artifact's
+    # calibration of ViT, where GC costs a whole forward more)
+    pm = PerfModel(pm.cluster, calibration="artifact")
     slow = parse_plan("gc", 8)
     g2, c2, p2 = pm.min_resources("vit", 8, 64, slow)
     assert g2 < 8 and c2 <= 64

@@ -1,23 +1,34 @@
-"""Validation on small tables written by the tests (never /work/shared) and the `schedlab perf` CLI."""
+"""Validation protocols on small tables written by the tests (never /work/shared), and the `schedlab perf` CLI."""
 
 import json
 
 import pytest
 
 from schedlab.perfmodel import PerfModel, PerfParams, parse_plan
-from schedlab.perfmodel.validation import choose_fit_rows, read_table, validate_directory, validate_table
+from schedlab.perfmodel.anomalies import CATEGORIES, base_category
+from schedlab.perfmodel.validation import (
+    NotApplicable,
+    choose_fit_rows,
+    load_table,
+    protocol_folds,
+    read_table,
+    validate_directory,
+    validate_table,
+)
 from schedlab.topology.errors import SpecError
 
-TRUE = PerfParams(k_bwd=1.6, k_sync=2.0, k_opt=1e-4, k_opt_off=6e-3, k_off=3.0, k_swap=2.0, k_const=0.05)
-ROWS = [("ga", "1"), ("ga", "2"), ("ga", "44"), ("gc", "8"), ("gc", "22"), ("zero-dp", "4"), ("zero-dp", "11"),
-        ("zero-dp", "2222"), ("zero-offload", "1"), ("zero-offload", "4"), ("zero-offload", "8"),
-        ("zero-offload", "11"), ("gc", "1"), ("ga", "8")]
+TRUE = PerfParams(k_bwd=1.6, k_sync=2.0, k_opt=1e-4, k_opt_off=6e-3, k_off=3.0, k_swap=2.0, k_const=0.05,
+                  b_intra=40.0, b_inter=6.0)
+SINGLE = [(p, g) for p in ("ga", "gc", "zero-dp", "zero-offload") for g in ("1", "2", "4", "8")]
+MULTI = [("ga", "44"), ("ga", "1111"), ("ga", "35"), ("gc", "22"), ("gc", "11111111"), ("zero-dp", "2222"),
+         ("zero-dp", "224"), ("zero-offload", "44"), ("zero-offload", "11"), ("zero-offload", "1111112")]
+ROWS = SINGLE + MULTI
 
 
-def write_table(path, rubick, params=TRUE, model="bert", extra=()):
+def write_table(path, rubick, params=TRUE, model="bert", rows=ROWS, extra=()):
     pm = PerfModel(rubick, {model: params})
     lines = ["exec_plan,placement,iter_time,forward,overlap_sync,optimize"]
-    for plan, place in ROWS:
+    for plan, place in rows:
         counts = {f"rack0-m{i}": int(c) for i, c in enumerate(place)}
         p = parse_plan(plan, sum(counts.values()))
         cpus = (8 if plan == "zero-offload" else 1) * p.gpus
@@ -27,32 +38,107 @@ def write_table(path, rubick, params=TRUE, model="bert", extra=()):
     return path
 
 
+def test_categories_one_gpu_per_machine_is_multi_machine():
+    assert base_category(False, (8,)) == "single-machine"
+    assert base_category(False, (1, 1, 1, 1)) == "multi-machine-even"
+    assert base_category(False, (1, 1, 1, 1, 1, 1, 1, 1)) == "multi-machine-even"
+    assert base_category(False, (3, 5)) == "multi-machine-uneven"
+    assert base_category(True, (4,)) == "3d" and base_category(True, (8, 8)) == "3d"
 
 
-def test_validation_of_a_model_generated_table_is_exact(tmp_path, rubick):
-    t = write_table(tmp_path / "bert.csv", rubick,
-                    extra=["gc,4,0,0,0,0", "pipedream,4,0.5,0,0,0", "ga,9,0.5,0,0,0"])
-    v = validate_table(t, rubick, starts=3, fit_rows=11)
-    assert v.model == "bert" and v.fit_rows == 11 and v.predicted_rows == len(ROWS) - 11
+def test_paper_fit_rows_are_single_machine(tmp_path, rubick):
+    table = load_table(write_table(tmp_path / "bert.csv", rubick), rubick)
+    [(fit, scored)] = protocol_folds(table, "paper")
+    rows = table.rows
+    assert len(fit) == 7 and all(rows[i].machines == 1 for i in fit)
+    assert sum(rows[i].plan.zero.value == "zero-offload" for i in fit) == 3
+    # scored: the other single-machine rows; '1111' / '11111111' are neither fitted nor scored here
+    assert {rows[i].placement for i in scored} <= {"1", "2", "4", "8"} and len(scored) == 16 - 7
+    assert not {rows[i].placement for i in fit} & {"1111", "11111111", "11"}
+
+
+def test_holdout_fit_rows_single_machine_plus_two_even_splits(tmp_path, rubick):
+    table = load_table(write_table(tmp_path / "bert.csv", rubick), rubick)
+    [(fit, scored)] = protocol_folds(table, "holdout")
+    rows = table.rows
+    multi = [rows[i] for i in fit if rows[i].machines > 1]
+    assert len(multi) == 2 and all(len(set(r.counts)) == 1 for r in multi)
+    assert all(r.plan.zero.value != "zero-offload" for r in multi)  # offload only when nothing else is left
+    # the fewest machines (gc@22: 2 machines) and the most (gc@11111111: 8 machines)
+    assert {(r.plan_name, r.placement) for r in multi} == {("gc", "22"), ("gc", "11111111")}
+    assert sum(rows[i].machines == 1 for i in fit) == 16 and set(fit).isdisjoint(scored)
+    assert len(fit) + len(scored) == len(rows)
+
+
+@pytest.mark.parametrize("protocol", ["paper", "holdout", "kfold"])
+def test_fit_rows_are_never_scored(tmp_path, rubick, protocol):
+    t = write_table(tmp_path / "bert.csv", rubick)
+    v = validate_table(t, rubick, protocol=protocol, starts=2, folds=3)
+    scored = [r for r in v.rows if not r.fitted]
+    assert scored and v.predicted_rows == len(scored)
+    for f in v.folds:
+        assert set(f.fit_lines).isdisjoint(f.scored_lines)
+    for r in scored:  # a scored row is never in the fit that predicted it
+        assert r.line not in v.folds[r.fold].fit_lines and r.line in v.folds[r.fold].scored_lines
+    if protocol == "kfold":
+        assert sorted(r.line for r in scored) == sorted(x.line for x in load_table(t, rubick).rows)
+        assert not any(r.fitted for r in v.rows) and len(v.folds) == 3
+
+
+def test_model_generated_table_is_recovered(tmp_path, rubick):
+    """A table generated from known parameters, effective bandwidths included: held-out rows are
+    predicted exactly and the fit recovers the parameters within 1 %."""
+    v = validate_table(write_table(tmp_path / "bert.csv", rubick), rubick, protocol="holdout", starts=3)
     assert v.max_error < 0.1  # percent
-    assert len(v.failed) == 1 and "line 16" in v.failed[0]
-    assert len(v.inexpressible) == 2 and any("pipedream" in x for x in v.inexpressible)
-    assert sum(r.fitted for r in v.rows) == 11
-    # with exactly 7 rows the fit reproduces them but does not identify all 7 parameters
-    v7 = validate_table(t, rubick, starts=2)
-    assert v7.fit_rows == 7 and v7.fit_rmsle < 1e-5
+    for name in ("k_bwd", "k_sync", "k_const", "b_intra", "b_inter"):
+        assert v.params[name] == pytest.approx(getattr(TRUE, name), rel=0.01), name
+    s = v.summary()
+    assert set(s["categories"]) == set(CATEGORIES)
+    assert s["categories"]["multi-machine-even"]["rows"] == 7 - 2 and s["categories"]["3d"]["rows"] == 0
+    assert s["categories"]["3d"]["avg_error"] is None
 
 
-def test_fit_rows_choice():
-    plans = [parse_plan(p, sum(int(c) for c in pl)) for p, pl in ROWS]
+def test_anomalies_are_scored_listed_and_never_fitted(tmp_path, rubick):
+    # ga on 2 GPUs measured at the 1-GPU time: the pair is an anomaly (no-speedup)
+    pm = PerfModel(rubick, {"bert": TRUE})
+    t1 = pm.iteration_time("bert", parse_plan("ga", 1), {"rack0-m0": 1}, 1)
+    rows = [r for r in ROWS if r != ("ga", "2")]
+    t = write_table(tmp_path / "bert.csv", rubick, rows=rows, extra=[f"ga,2,{t1:.12g},0,0,0"])
+    table = load_table(t, rubick)
+    marked = {(r.plan_name, r.placement) for r in table.rows if r.anomaly}
+    assert marked == {("ga", "1"), ("ga", "2")}
+    for protocol in ("paper", "holdout", "kfold"):
+        v = validate_table(t, rubick, protocol=protocol, starts=2, folds=3)
+        anomalous = [r for r in v.rows if r.anomaly]
+        assert anomalous and all(not r.fitted and r.category == "anomaly" for r in anomalous)
+        assert v.summary()["categories"]["anomaly"]["rows"] == len(anomalous)
+
+
+def test_protocol_not_applicable_and_unknown(tmp_path, rubick):
+    t = write_table(tmp_path / "bert.csv", rubick, rows=SINGLE[:6] + MULTI)
+    with pytest.raises(NotApplicable, match="single-machine rows"):
+        validate_table(t, rubick, protocol="paper")
+    with pytest.raises(SpecError, match="unknown protocol"):
+        protocol_folds(load_table(t, rubick), "bogus")
+
+
+def test_fit_rows_choice_is_deterministic_and_spread():
+    plans = [parse_plan(p, int(g)) for p, g in SINGLE]
     idx = choose_fit_rows(plans, 7)
     chosen = [plans[i] for i in idx]
     assert len(idx) == 7 and sum(p.zero.value == "zero-offload" for p in chosen) == 3
     assert {p.name for p in chosen} == {"ga", "gc", "zero-dp", "zero-offload"}
     assert choose_fit_rows(plans, 7) == idx
+    # with placements: single-machine rows first, then equal splits, never the ineligible ones
+    rows = [("ga", "1"), ("ga", "35"), ("ga", "1111"), ("ga", "8"), ("gc", "2"), ("zero-dp", "4"),
+            ("zero-offload", "1"), ("zero-offload", "2"), ("zero-offload", "8"), ("zero-offload", "11111111")]
+    places = [tuple(int(c) for c in pl) for _, pl in rows]
+    plans = [parse_plan(p, sum(pl)) for (p, _), pl in zip(rows, places, strict=True)]
+    idx = choose_fit_rows(plans, 6, places, [i != 3 for i in range(len(rows))])
+    assert 3 not in idx and 1 not in idx and 2 not in idx and 9 not in idx and len(idx) == 6
 
 
-def test_read_table_errors(tmp_path):
+def test_read_table_errors_and_forward_units(tmp_path):
     bad = tmp_path / "x.csv"
     bad.write_text("exec_plan,placement\nga,1\n")
     with pytest.raises(SpecError, match="missing columns"):
@@ -61,6 +147,12 @@ def test_read_table_errors(tmp_path):
     with pytest.raises(SpecError) as ei:
         read_table(bad)
     assert ei.value.line == 3 and ei.value.column == "iter_time"
+    ms = tmp_path / "ms.csv"  # forward larger than the iteration: the column is in ms
+    ms.write_text("exec_plan,placement,iter_time,forward\nga,1,0.6,200\nga,2,0.35,110\n")
+    assert [r.forward_s for r in read_table(ms)] == [pytest.approx(0.2), pytest.approx(0.11)]
+    s = tmp_path / "s.csv"
+    s.write_text("exec_plan,placement,iter_time,forward\nga,1,0.6,0.2\n141,4,0.8,0\n")
+    assert [r.forward_s for r in read_table(s)] == [pytest.approx(0.2), None]
 
 
 def test_validate_directory_skips_unknown_tables(tmp_path, rubick):
@@ -72,13 +164,22 @@ def test_validate_directory_skips_unknown_tables(tmp_path, rubick):
         validate_directory(tmp_path / "nope", rubick)
 
 
-def test_cli_validate_json(tmp_path, rubick, cli):
+def test_cli_validate_json_shape(tmp_path, rubick, cli):
     write_table(tmp_path / "bert.csv", rubick)
-    code, out, _ = cli("perf", "validate", "--dir", str(tmp_path), "--format", "json", "--fit-rows", "11")
+    code, out, _ = cli("perf", "validate", "--dir", str(tmp_path), "--format", "json", "--protocol", "holdout")
     assert code == 0
+    data = json.loads(out)
+    assert set(data) == {"protocol", "models"} and data["protocol"] == "holdout"
+    m = data["models"]["bert"]
+    assert set(m) == {"avg_error", "max_error", "categories"} and m["max_error"] < 0.1
+    assert set(m["categories"]) == set(CATEGORIES)
+    assert all(set(c) == {"rows", "avg_error", "max_error"} for c in m["categories"].values())
+    code, out, _ = cli("perf", "validate", "--dir", str(tmp_path), "--format", "json", "--protocol", "kfold",
+                       "--folds", "3", "--predictor", "artifact")
     m = json.loads(out)["models"]["bert"]
-    assert set(m) == {"avg_error", "max_error", "fit_rows", "predicted_rows"}
-    assert m["fit_rows"] == 11 and m["predicted_rows"] == len(ROWS) - 11 and m["max_error"] < 0.1
+    assert code == 0 and "avg_error_sd" in m and m["avg_error"] > 1  # the artifact's model is off here
+    code, out, _ = cli("perf", "validate", "--dir", str(tmp_path), "--protocol", "paper")
+    assert code == 0 and "single-machine" in out and "artifact" in out
 
 
 def test_cli_validate_without_traces_fails_clearly(tmp_path, cli):
@@ -92,7 +193,8 @@ def test_cli_fit(tmp_path, rubick, cli):
     assert code == 0
     data = json.loads(out)
     assert data["samples"] == len(ROWS) and data["rmsle"] < 1e-3
-    assert data["params"]["k_bwd"] == pytest.approx(1.6, rel=0.05)
+    assert data["params"]["k_bwd"] == pytest.approx(1.6, rel=0.01)
+    assert data["params"]["b_inter"] == pytest.approx(6.0, rel=0.01)
     code, out, _ = cli("perf", "fit", str(t), "--model", "bert")
     assert code == 0 and "RMSLE" in out
 
@@ -108,24 +210,6 @@ def test_cli_curve(cli):
     assert code == 0 and "zero-offload" in out
     code, _, err = cli("perf", "curve", "gpt-5")
     assert code == 2 and "unknown model" in err
-
-
-def test_fit_rows_prefer_regular_expressible_placements():
-    rows = [("ga", "1"), ("ga", "35"), ("ga", "44"), ("ga", "111113"), ("ga", "8"), ("gc", "125"), ("gc", "2"),
-            ("zero-dp", "17"), ("zero-dp", "4"), ("zero-offload", "1"), ("zero-offload", "233"),
-            ("zero-offload", "22"), ("zero-offload", "8"), ("zero-offload", "11111111"), ("ga", "2")]
-    places = [tuple(int(c) for c in pl) for _, pl in rows]
-    plans = [parse_plan(p, sum(pl)) for (p, _), pl in zip(rows, places, strict=True)]
-    eligible = [i != 4 for i in range(len(rows))]  # say ga@8 were outside the plan space
-    idx = choose_fit_rows(plans, 7, places, eligible)
-    chosen = [rows[i] for i in idx]
-    assert len(idx) == 7 and 4 not in idx
-    assert all(pl not in ("35", "111113", "125", "17", "233") for _, pl in chosen)
-    assert sum(p == "zero-offload" for p, _ in chosen) == 3
-    assert {p for p, _ in chosen} == {"ga", "gc", "zero-dp", "zero-offload"}
-    # with nothing regular left for a kind, its irregular rows are still used
-    idx2 = choose_fit_rows(plans[:4] + plans[5:6], 2, places[:4] + places[5:6])
-    assert len(idx2) == 2
 
 
 @pytest.mark.parametrize("code,batch,m", [("418", 32, 4), ("242", 32, 4), ("344", 32, 4), ("611", 16, 8),

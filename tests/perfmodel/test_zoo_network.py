@@ -5,7 +5,7 @@ import math
 import pytest
 
 from schedlab.perfmodel.network import DALLY_TABLE1, comm_overhead, model_size_bytes, skew, tensor_sizes
-from schedlab.perfmodel.params import ARTIFACT_PARAMS, PerfParams, default_params
+from schedlab.perfmodel.params import ARTIFACT_PARAMS, FITTED_PARAMS, PerfParams, default_params
 from schedlab.perfmodel.zoo import CNN_MODELS, MODELS, RUBICK_MODELS, get_model
 from schedlab.topology.errors import SpecError
 from schedlab.topology.tiers import Tier
@@ -69,8 +69,13 @@ def test_artifact_parameters_converted():
     assert bert.k_const == pytest.approx(15.2575e-3)
     assert bert.k_bwd == 1.7763 and bert.k_sync == 1.1410
     assert ARTIFACT_PARAMS["gpt2"].k_off == 1.0  # 0.028 < 1 is not an overlap exponent: clipped
-    assert default_params("llama30") == ARTIFACT_PARAMS["llama7"]
-    assert default_params("resnet50") == PerfParams()
+    assert default_params("llama30", "artifact") == ARTIFACT_PARAMS["llama7"]
+    assert default_params("resnet50") == PerfParams() == default_params("resnet50", "artifact")
+    # the measured calibration (default): our fits, LLaMA-30B its own, bert_large BERT's
+    assert default_params("llama30") == FITTED_PARAMS["llama30"] != FITTED_PARAMS["llama7"]
+    assert default_params("bert_large") == FITTED_PARAMS["bert"] and FITTED_PARAMS["bert"].b_inter < 100
+    with pytest.raises(SpecError, match="calibration"):
+        default_params("bert", "guess")
 
 
 def test_params_validation():
