@@ -13,7 +13,9 @@ Table 1 models, each under
 * ``yarn-cs`` (FIFO with consolidation, registered now) as a reference point the paper does not have.
 
 **Sweeps** (8 racks, batch): Dally's history window (1 h .. 1 week) and Dally-manual's timers
-(machine = rack increment = 1 h .. 24 h; the paper's default is 12 h + 12 h).
+(machine = rack increment = 1 h .. 24 h; the paper's default is 12 h + 12 h). **Ablation** (every grid
+point): Dally and Dally-manual with preemption off (``[no-preemption]``): pure delay scheduling, where
+the timers alone decide consolidation.
 
 ``reproduce`` puts our figures beside the paper's: Table 2 (8 racks, batch) and Table 3 (8 racks,
 Poisson) JCT statistics, and per rack count the headline improvements (makespan, average JCT, >P95
@@ -48,6 +50,7 @@ REFERENCE = ("yarn-cs",)
 HOUR = 3600.0
 WINDOWS_H = (1.0, 6.0, 24.0, 72.0, 168.0)
 MANUAL_TIMERS_H = (1.0, 6.0, 12.0, 24.0)
+NO_PREEMPT = "[no-preemption]"
 
 # Table 2 / Table 3 (8 racks), seconds: {statistic: {system: value}}
 TABLE2 = {"avg_jct": {"Gandiva": 5828719, "Tiresias": 4461998, "Dally-manual": 3128566, "Dally": 2828955},
@@ -85,9 +88,10 @@ def registered(names: Sequence[str]) -> list[str]:
 
 
 def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIVALS), seed: int = 0,
-          load: float = 1.0, sweep: bool = True, reference: bool = True) -> Suite:
+          load: float = 1.0, sweep: bool = True, reference: bool = True, ablation: bool = True) -> Suite:
     """The ``dally`` suite. ``racks``/``arrivals`` select part of the grid; ``load`` compresses arrival
-    times (> 1: busier); ``sweep`` adds the sensitivity sweeps; ``reference`` the ``yarn-cs`` rows."""
+    times (> 1: busier); ``sweep`` adds the sensitivity sweeps; ``reference`` the ``yarn-cs`` rows;
+    ``ablation`` the preemption-off runs of Dally and Dally-manual."""
     src = "<suite dally>"
     racks = tuple(racks)
     if not racks or any(not isinstance(r, int) or isinstance(r, bool) or r not in RACKS for r in racks):
@@ -106,6 +110,9 @@ def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIV
         for a in arrivals:
             ws = WorkloadSource(workload=ARRIVALS[a], cluster=f"dally-{r}", seed=seed, load=float(load))
             cases += [ReplayCase(ws, p, seed=seed, label=label(p, r, a)) for p in policies]
+            if ablation:
+                cases += [ReplayCase(ws, p, {"preemption": False}, seed=seed, label=label(p, r, a, NO_PREEMPT))
+                          for p in OURS]
     if sweep:
         ws = WorkloadSource(workload="dally-batch", cluster="dally-8", seed=seed, load=float(load))
         cases += [ReplayCase(ws, "dally", {"history_window": h * HOUR}, seed=seed,
@@ -150,21 +157,24 @@ def reproduce(results: Mapping[str, Mapping[str, Any]]) -> list[ReproRow]:
                 ours = _get(results, label(SYSTEMS[system], 8, arrival), stat)
                 rows.append(ReproRow(f"{name} {stat} {system} (8 racks, {arrival})", float(paper), ours, "s",
                                      _awaits(system) if ours is None else workload))
-    racks = sorted({int(k.split("/")[1].split("-")[1]) for k in results if k.count("/") == 2 and "[" not in k})
+    racks = sorted({int(k.split("/")[1].split("-")[1]) for k in results if k.count("/") == 2})
     for what, key, base, arrival, paper in HEADLINES:
         for r in racks:
             ours = _improvement(_get(results, label("dally", r, arrival), key),
                                 _get(results, label(SYSTEMS[base], r, arrival), key))
             note = _awaits(base) if ours is None else "1 - Dally / baseline"
             rows.append(ReproRow(f"{what}: Dally vs {base}, {r} racks, {arrival}", paper, ours, "%", note))
-    for arrival in ("batch", "poisson"):
-        for r in racks:
-            ours = _improvement(_get(results, label("dally", r, arrival), "avg_jct"),
-                                _get(results, label("dally-manual", r, arrival), "avg_jct"))
-            paper = {("batch", 8): 100 * (1 - 2828955 / 3128566), ("poisson", 8): 100 * (1 - 2831880 / 4960727)}
-            rows.append(ReproRow(f"average JCT: Dally vs Dally-manual, {r} racks, {arrival}",
-                                 paper.get((arrival, r), "Dally better (Fig. 11)"), ours, "%",
-                                 "auto-tuned vs fixed 12 h + 12 h timers"))
+    paper_tuner = {("batch", 8): 100 * (1 - 2828955 / 3128566), ("poisson", 8): 100 * (1 - 2831880 / 4960727)}
+    for extra, how in (("", "with preemption"), (NO_PREEMPT, "preemption off (ablation)")):
+        for arrival in ("batch", "poisson"):
+            for r in racks:
+                ours = _improvement(_get(results, label("dally", r, arrival, extra), "avg_jct"),
+                                    _get(results, label("dally-manual", r, arrival, extra), "avg_jct"))
+                if ours is None and extra:
+                    continue
+                rows.append(ReproRow(f"average JCT: Dally vs Dally-manual, {r} racks, {arrival}{extra}",
+                                     paper_tuner.get((arrival, r), "Dally better (Fig. 11)"), ours, "%",
+                                     f"auto-tuned vs fixed 12 h + 12 h timers, {how}"))
     for r in racks:
         for key, what in (("avg_jct", "average JCT"), ("comm_overhead", "communication overhead"),
                           ("makespan", "makespan")):
@@ -174,7 +184,7 @@ def reproduce(results: Mapping[str, Mapping[str, Any]]) -> list[ReproRow]:
                 rows.append(ReproRow(f"{what}: Dally vs YARN-CS, {r} racks, batch", None, ours, "%",
                                      "reference only (not in the paper)"))
     for lab, m in sorted(results.items()):
-        if "[" in lab:
+        if "[" in lab and NO_PREEMPT not in lab:
             rows.append(ReproRow(f"sweep {lab}: average JCT", None, _get(results, lab, "avg_jct"), "s",
                                  f"makespan {m.get('makespan', float('nan')):.4g} s, comm overhead "
                                  f"{m.get('comm_overhead', float('nan')):.3f}"))
