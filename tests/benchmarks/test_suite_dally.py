@@ -23,9 +23,9 @@ def test_grid_and_baselines_by_registration():
             for p in suite.BASELINES.values():   # Tiresias / Gandiva: present iff registered, never faked
                 assert (suite.label(p, r, a) in labels) == (p in known)
     assert {c.source.cluster for c in s.cases} == {f"dally-{r}" for r in suite.RACKS}
-    sweeps = [c for c in s.cases if "[" in c.label and suite.NO_PREEMPT not in c.label]
-    assert len(sweeps) == len(suite.WINDOWS_H) + len(suite.MANUAL_TIMERS_H)
-    ablation = [c for c in s.cases if suite.NO_PREEMPT in c.label]
+    sweeps = [c for c in s.cases if "window=" in c.label or "timers=" in c.label]
+    assert len(sweeps) == 2 * (len(suite.WINDOWS_H) + len(suite.MANUAL_TIMERS_H))
+    ablation = [c for c in s.cases if c.label.endswith(suite.NO_PREEMPT) and c not in sweeps]
     assert len(ablation) == 2 * len(suite.RACKS) * 2 and all(not c.params["preemption"] for c in ablation)
     assert all(c.policy in known for c in s.cases)
 

@@ -13,7 +13,8 @@ Table 1 models, each under
 * ``yarn-cs`` (FIFO with consolidation, registered now) as a reference point the paper does not have.
 
 **Sweeps** (8 racks, batch): Dally's history window (1 h .. 1 week) and Dally-manual's timers
-(machine = rack increment = 1 h .. 24 h; the paper's default is 12 h + 12 h). **Ablation** (every grid
+(machine = rack increment = 1 h .. 24 h; the paper's default is 12 h + 12 h), each with preemption on
+and off. **Ablation** (every grid
 point): Dally and Dally-manual with preemption off (``[no-preemption]``): pure delay scheduling, where
 the timers alone decide consolidation.
 
@@ -115,11 +116,14 @@ def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIV
                           for p in OURS]
     if sweep:
         ws = WorkloadSource(workload="dally-batch", cluster="dally-8", seed=seed, load=float(load))
-        cases += [ReplayCase(ws, "dally", {"history_window": h * HOUR}, seed=seed,
-                             label=label("dally", 8, "batch", f"[window={h:g}h]")) for h in WINDOWS_H]
-        cases += [ReplayCase(ws, "dally-manual", {"machine_timer": h * HOUR, "rack_timer": h * HOUR}, seed=seed,
-                             label=label("dally-manual", 8, "batch", f"[timers={h:g}h+{h:g}h]"))
-                  for h in MANUAL_TIMERS_H]
+        for pre in (True, False):
+            tag = "" if pre else NO_PREEMPT
+            cases += [ReplayCase(ws, "dally", {"history_window": h * HOUR, "preemption": pre}, seed=seed,
+                                 label=label("dally", 8, "batch", f"[window={h:g}h]{tag}")) for h in WINDOWS_H]
+            cases += [ReplayCase(ws, "dally-manual", {"machine_timer": h * HOUR, "rack_timer": h * HOUR,
+                                                      "preemption": pre}, seed=seed,
+                                 label=label("dally-manual", 8, "batch", f"[timers={h:g}h+{h:g}h]{tag}"))
+                      for h in MANUAL_TIMERS_H]
     return Suite("dally", "Dally §5: dally-R (R = 2, 4, 8, 16) x batch/Poisson; Dally, Dally-manual, Tiresias, "
                  "Gandiva-like (when registered), YARN-CS reference; history-window and manual-timer sweeps",
                  tuple(cases), reproduce=reproduce, paper=PAPER)
@@ -184,7 +188,7 @@ def reproduce(results: Mapping[str, Mapping[str, Any]]) -> list[ReproRow]:
                 rows.append(ReproRow(f"{what}: Dally vs YARN-CS, {r} racks, batch", None, ours, "%",
                                      "reference only (not in the paper)"))
     for lab, m in sorted(results.items()):
-        if "[" in lab and NO_PREEMPT not in lab:
+        if "window=" in lab or "timers=" in lab:
             rows.append(ReproRow(f"sweep {lab}: average JCT", None, _get(results, lab, "avg_jct"), "s",
                                  f"makespan {m.get('makespan', float('nan')):.4g} s, comm overhead "
                                  f"{m.get('comm_overhead', float('nan')):.3f}"))
