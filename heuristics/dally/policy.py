@@ -42,10 +42,8 @@ from schedlab.heuristics.dally.autotune import AutoTuner, FixedTimers
 from schedlab.heuristics.dally.delay import Levels, Offer, allowed, on_resource_offer
 from schedlab.heuristics.dally.preemption import Claim, VictimIndex
 from schedlab.heuristics.dally.priority import job_nw_sens
-from schedlab.heuristics.fifo import QuotaLedger
-from schedlab.perfmodel.memory import plan_gpu_memory_gb
+from schedlab.heuristics.fifo import QuotaLedger, plan_memory_need
 from schedlab.perfmodel.plans import ExecutionPlan
-from schedlab.perfmodel.zoo import get_model, resolve_name
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, JobView, Timer
@@ -196,15 +194,7 @@ class DallyPolicy(PolicyBase):
 
     # ------------------------------------------------------------------ helpers
     def _min_gpu_mem(self, job: Job) -> float:
-        if not self._mixed:
-            return 0.0
-        key = (job.model, job.global_batch, job.plan, job.requested.gpus)
-        need = self._mem.get(key)
-        if need is None:
-            name = resolve_name(job.model)
-            need = 0.0 if name is None else plan_gpu_memory_gb(get_model(name), job.requested_plan, job.global_batch)
-            self._mem[key] = need
-        return need
+        return plan_memory_need(job, self._mem) if self._mixed else 0.0
 
     def _plan(self, job: Job) -> ExecutionPlan:
         if job.plan is not None:

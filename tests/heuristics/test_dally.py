@@ -46,6 +46,20 @@ def djob(jid: str, gpus: int, seconds_at_machine: float, arrival: float = 0.0, m
                attrs={"compute_time": 1.0, "rates": "tier"})
 
 
+def xjob() -> Job:
+    """X: 4 GPUs, ResNet18, 1000 iterations of 1 s compute, arriving at t=1."""
+    return Job("X", Resources(4), iterations=1000.0, arrival=1.0, model="resnet18",
+               attrs={"compute_time": 1.0, "rates": "tier"})
+
+
+def x_between(a_end: float, b_end: float, *, machine_timer: float):
+    """One rack of two 8-GPU machines; A (6 GPUs) on m0 until ``a_end``, B (6 GPUs) on m1 until
+    ``b_end``, then X (:func:`xjob`) under Dally-manual without preemption. Returns (result, X's record)."""
+    pol = POLICIES.build("dally-manual", {"machine_timer": machine_timer, "rack_timer": 0.0, "preemption": False})
+    res, r = run(cluster(1, 2), [djob("A", 6, a_end), djob("B", 6, b_end), xjob()], pol)
+    return res, r["X"]
+
+
 def run(c, jobs, policy, costs="free"):
     res = simulate(c, jobs, policy, costs=cost_model(costs))
     assert res.unfinished == ()
@@ -59,15 +73,10 @@ def test_waiting_for_a_machine_beats_a_rack_offer_when_the_timer_is_long_enough(
     in the rack but no machine with 4: a rack offer. With a machine timer of 1000 s X rejects it
     (starvation 0 < 1000), and at t=100 A's machine frees: X accepts the machine offer.
     JCT = 99 s waiting + 1000 x 1.07 = 1169 s, against 1000 x 2.16 = 2160 s had it taken the rack."""
-    c = cluster(1, 2)
-    x = Job("X", Resources(4), iterations=1000.0, arrival=1.0, model="resnet18",
-            attrs={"compute_time": 1.0, "rates": "tier"})
-    jobs = [djob("A", 6, 100.0), djob("B", 6, 1000.0), x]
-    pol = POLICIES.build("dally-manual", {"machine_timer": 1000.0, "rack_timer": 0.0, "preemption": False})
-    _, r = run(c, jobs, pol)
-    assert r["X"].first_start == pytest.approx(100.0)
-    assert r["X"].tiers == "machine"
-    assert r["X"].jct == pytest.approx(99.0 + 1070.0)
+    _, x = x_between(100.0, 1000.0, machine_timer=1000.0)
+    assert x.first_start == pytest.approx(100.0)
+    assert x.tiers == "machine"
+    assert x.jct == pytest.approx(99.0 + 1070.0)
 
 
 def test_an_expired_timer_accepts_the_rack_offer_as_a_timer_event():
@@ -76,15 +85,10 @@ def test_an_expired_timer_accepts_the_rack_offer_as_a_timer_event():
     accepts the rack offer. JCT = 50 + 1000 x 2.16 = 2210 s (waiting for a machine would have been
     4999 + 1070 = 6069 s). Decision passes: 1 (t=0, two arrivals) + 1 (t=1) + 1 (timer t=51) +
     1 (A and B end together at t=5000) + 1 (X ends) = 5."""
-    c = cluster(1, 2)
-    x = Job("X", Resources(4), iterations=1000.0, arrival=1.0, model="resnet18",
-            attrs={"compute_time": 1.0, "rates": "tier"})
-    jobs = [djob("A", 6, 5000.0), djob("B", 6, 5000.0), x]
-    pol = POLICIES.build("dally-manual", {"machine_timer": 50.0, "rack_timer": 0.0, "preemption": False})
-    res, r = run(c, jobs, pol)
-    assert r["X"].first_start == pytest.approx(51.0)
-    assert r["X"].tiers == "rack"
-    assert r["X"].jct == pytest.approx(50.0 + 2160.0)
+    res, x = x_between(5000.0, 5000.0, machine_timer=50.0)
+    assert x.first_start == pytest.approx(51.0)
+    assert x.tiers == "rack"
+    assert x.jct == pytest.approx(50.0 + 2160.0)
     assert res.passes == 5
 
 
@@ -164,10 +168,8 @@ def test_the_policy_records_waits_at_acceptance():
     """The first scenario under Dally (tuned): X accepts the machine offer at t=100 after 99 s of
     starvation, so the (machine, 4) list holds [99]; A and B (t=0, no wait) left 0 in (machine, 6)."""
     c = cluster(1, 2)
-    x = Job("X", Resources(4), iterations=1000.0, arrival=1.0, model="resnet18",
-            attrs={"compute_time": 1.0, "rates": "tier"})
     pol = POLICIES.build("dally", {"machine_timer": 1000.0, "rack_timer": 0.0, "preemption": False})
-    run(c, [djob("A", 6, 100.0), djob("B", 6, 1000.0), x], pol)
+    run(c, [djob("A", 6, 100.0), djob("B", 6, 1000.0), xjob()], pol)
     assert pol.tuner.waits(0, 4, 100.0) == [pytest.approx(99.0)]
     assert pol.tuner.waits(0, 6, 100.0) == [0.0, 0.0]
 
