@@ -35,6 +35,7 @@ on clusters mixing GPU memory sizes a job only goes where its plan fits.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -146,6 +147,16 @@ class Acceptance:
     record: bool = True   # Algorithm 1 records the wait at a delay level (lines 7, 15), not at line 21
 
 
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A rejected offer: the job did not fit levels ``0..level`` and waits on the timer of ``level``
+    (lines 11, 19); ``level = levels.top``: it fits nowhere in the offer (or its ``max_tier`` forbids
+    what does). Any job of the same shape with less starvation than ``threshold`` is rejected too."""
+
+    level: int
+    threshold: float
+
+
 class Offer:
     """The resource offer ``R`` of one pass: the view's free resources less what this pass took.
 
@@ -165,6 +176,7 @@ class Offer:
         self.taken = 0
         self._who: str | None = None
         self._failed: set[tuple] = set()
+        self.epoch = 0   # bumped when resources are given back (what failed to fit may fit now)
         self._blocked_free = sum(view.index.machine(m) for m in self.blocked)
 
     # ------------------------------------------------------------ queries
@@ -181,12 +193,15 @@ class Offer:
         return sum(self.ps.free(m).gpus for m in level.members[domain])
 
     def take(self, placement: Mapping[str, Resources]) -> None:
-        """Use ``placement`` (negative amounts give resources back)."""
+        """Use ``placement`` (negative amounts give resources back: cached fit failures are void)."""
         for m, r in placement.items():
             self.ps.take(m, r)
             self.taken += r.gpus
             if m in self.blocked:
                 self._blocked_free -= r.gpus
+            if r.gpus < 0:
+                self._failed.clear()
+                self.epoch += 1
 
     def block(self, machines: tuple[str, ...], job: str) -> None:
         """Hold ``machines`` for ``job``'s claim (after a preemption): offered to nobody else."""
@@ -307,12 +322,13 @@ def allowed(levels: Levels, job: Job, k: int) -> bool:
     return job.max_tier is None or levels.tier(k) <= job.max_tier
 
 
-def on_resource_offer(offer: Offer, job: Job, starvation: float, timers: tuple[float, ...]) -> Acceptance | None:
+def on_resource_offer(offer: Offer, job: Job, starvation: float,
+                      timers: tuple[float, ...]) -> Acceptance | Rejection:
     """Algorithm 1: accept the offer at the best level it fits, or reject it while a timer runs.
 
     ``starvation`` = now - last assignment time (lines 1-2); ``timers`` = absolute thresholds per delay
     level from Algorithm 2 or Dally-manual (line 4). Returns the acceptance (the caller records the
-    wait for delay levels, lines 7 and 15) or ``None`` (rejected, lines 11 and 19)."""
+    wait for delay levels, lines 7 and 15) or a :class:`Rejection` (lines 11 and 19)."""
     levels = offer.levels
     for k in range(len(levels)):
         if allowed(levels, job, k):
@@ -320,12 +336,12 @@ def on_resource_offer(offer: Offer, job: Job, starvation: float, timers: tuple[f
             if p is not None:
                 return Acceptance(k, p)            # lines 6-8 / 14-16 (wait recorded by the caller)
         if starvation < timers[k]:                 # line 10 / 18
-            return None                            # line 11 / 19: reject offer
+            return Rejection(k, max(timers[: k + 1]))   # line 11 / 19: reject offer
     if allowed(levels, job, levels.top):
         p = offer.place(job, levels.top)           # line 21: allocate g_d GPUs on network
         if p is not None:
             return Acceptance(levels.top, p, record=False)   # line 22 (no wait list for "network")
-    return None
+    return Rejection(levels.top, math.inf)         # R holds no placement for it at all
 
 
-__all__ = ["Acceptance", "Level", "Levels", "Offer", "allowed", "on_resource_offer"]
+__all__ = ["Acceptance", "Level", "Levels", "Offer", "Rejection", "allowed", "on_resource_offer"]

@@ -39,7 +39,7 @@ import math
 from bisect import bisect_left, bisect_right, insort
 
 from schedlab.heuristics.dally.autotune import AutoTuner, FixedTimers
-from schedlab.heuristics.dally.delay import Levels, Offer, allowed, on_resource_offer
+from schedlab.heuristics.dally.delay import Levels, Offer, Rejection, allowed, on_resource_offer
 from schedlab.heuristics.dally.preemption import Claim, VictimIndex
 from schedlab.heuristics.dally.priority import job_nw_sens
 from schedlab.heuristics.fifo import QuotaLedger, plan_memory_need
@@ -232,58 +232,80 @@ class DallyPolicy(PolicyBase):
 
     def _offer_round(self, view: ClusterView, offer: Offer, starts: dict[str, JobAllocation],
                      quota: QuotaLedger | None, unserved: list) -> bool:
-        """Step 2: offers in increasing ``Nw_sens``; returns whether a job rejected an offer on a timer."""
+        """Step 2: offers in increasing ``Nw_sens``; returns whether a job rejected an offer on a timer.
+
+        ``rejects[shape]``: a job of that shape was rejected in this pass with threshold ``th`` (it fit
+        none of the levels up to the one whose timer stopped it); a same-shape job with less starvation
+        is rejected without another search. Valid while the timers of its demand do not change and no
+        resources are given back (``offer.epoch``)."""
         now = view.now
         tuner = self.tuner
         cache: dict[int, tuple[float, ...]] = {}
+        rejects: dict[tuple, float] = {}
+        epoch = offer.epoch
         margin_cut = 1.0 - self.preempt_margin   # only jobs below it can find lower-priority victims
+        preemption = self.preemption
         waiting_on_timer = False
-        running = ([(job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items()]
-                   if self.preemption else [])
+        running = [(job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items()] if preemption else []
         running.sort()
-        for nw, _entry, jid in heapq.merge(list(self._order), running):
-            if jid in self._claims or jid in starts:
+        order = heapq.merge(list(self._order), running) if running else list(self._order)
+        claims = self._claims
+        queued = self._key
+        since = self._since
+        free = offer.free_gpus
+        for nw, entry, jid in order:
+            if jid in claims or jid in starts:
                 continue
-            if offer.free_gpus <= 0:
-                if not self.preemption or nw >= margin_cut:
+            if free <= 0:
+                if not preemption or nw >= margin_cut:
                     break
-                unserved.append((nw, _entry, jid))
+                unserved.append((nw, entry, jid))
                 continue
             jv = view.job(jid)
             job = jv.job
             g = job.requested.gpus
-            if jid not in self._key:                      # a running job below its best level
-                if self._upgrade(view, offer, jv, starts):
-                    continue
-                if nw < margin_cut:
-                    unserved.append((nw, _entry, jid))
+            if jid not in queued:                          # a running job below its best level
+                if not self._upgrade(view, offer, jv, starts) and nw < margin_cut:
+                    unserved.append((nw, entry, jid))
+                free = offer.free_gpus
+                if offer.epoch != epoch:
+                    epoch, rejects = offer.epoch, {}
                 continue
-            if g > offer.free_gpus:
-                if nw < margin_cut:
-                    unserved.append((nw, _entry, jid))
+            if g > free or (quota is not None and job.guaranteed and job.tenant in view.quotas
+                            and not quota.fits(job)):
+                if g > free and nw < margin_cut:
+                    unserved.append((nw, entry, jid))
                 continue
-            if quota is not None and job.guaranteed and job.tenant in view.quotas and not quota.fits(job):
+            starvation = now - since[jid]                  # Algorithm 1 lines 1-2
+            shape = (g, job.requested.cpus, job.requested.mem_gb, job.plan, job.max_tier, job.model, job.global_batch)
+            th = rejects.get(shape)
+            if th is not None and starvation < th:         # same answer as the search below would give
+                waiting_on_timer = True
+                if nw < margin_cut:
+                    unserved.append((nw, entry, jid))
                 continue
             t = cache.get(g)
             if t is None:
                 t = cache[g] = tuner.timers(g, now)             # Algorithm 1 line 4 (Algorithm 2)
-            starvation = now - self._since[jid]                  # Algorithm 1 lines 1-2
             acc = on_resource_offer(offer, job, starvation, t)   # Algorithm 1 lines 5-22
-            if acc is None:
+            if isinstance(acc, Rejection):
+                rejects[shape] = acc.threshold
                 waiting_on_timer = True
                 if nw < margin_cut:
-                    unserved.append((nw, _entry, jid))
+                    unserved.append((nw, entry, jid))
                 continue
             offer.take(acc.placement)
+            free = offer.free_gpus
             starts[jid] = JobAllocation(jid, self._plan(job), acc.placement)
             if acc.record:
                 tuner.record(acc.level, g, starvation, now)      # update_demand_delay (lines 7, 15)
                 cache.pop(g, None)
+                rejects = {k: v for k, v in rejects.items() if k[0] != g}   # its timers changed
             if quota is not None and job.guaranteed and job.tenant in view.quotas:
                 quota.charge(job)
             self._dequeue(job)
             if acc.level > self._best_level(job):
-                self._upgradable[jid] = (acc.level, _entry)
+                self._upgradable[jid] = (acc.level, entry)
         return waiting_on_timer
 
     def _upgrade(self, view: ClusterView, offer: Offer, jv: JobView, starts: dict[str, JobAllocation]) -> bool:
