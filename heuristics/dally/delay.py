@@ -250,7 +250,7 @@ class Offer:
                 m = machines[0]
                 p = {m: need} if self._usable(m, mem) and need <= self.ps.free(m) else None
             else:
-                p = fill_fewest_machines(job, [m for m in machines if self._usable(m, mem)], self.ps, tp)
+                p = fill_fewest_machines(job, self._usable_of(machines, mem), self.ps, tp)
         finally:
             self._who = None
         if p is None:
@@ -286,6 +286,11 @@ class Offer:
                 self.take({m: r})
         return p
 
+    def _usable_of(self, machines: tuple[str, ...], mem: float) -> list[str] | tuple[str, ...]:
+        if not self.blocked and not mem:
+            return machines
+        return [m for m in machines if self._usable(m, mem)]
+
     def _usable(self, m: str, mem: float) -> bool:
         b = self.blocked.get(m)
         return (b is None or b == self._who) and (not mem or self.view.cluster.machine(m).gpu_memory_gb >= mem)
@@ -311,7 +316,7 @@ class Offer:
         else:
             domains = [self.view.cluster.machines]
         for machines in domains:
-            p = fill_fewest_machines(job, [m for m in machines if self._usable(m, mem)], ps, tp)
+            p = fill_fewest_machines(job, self._usable_of(machines, mem), ps, tp)
             if p is not None:
                 return p
         return None
