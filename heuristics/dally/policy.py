@@ -380,12 +380,13 @@ class DallyPolicy(PolicyBase):
             target = self._best_level(job)
             if jid not in self._key and target >= self._upgradable.get(jid, (0, 0))[0]:
                 continue
-            if (target, g) in failed:
-                continue
             own = jv.allocation.gpu_counts if jid not in self._key and jv.allocation is not None else {}
+            if not own and (target, g) in failed:
+                continue
             pick = victims.choose(offer, target, g, nw + self.preempt_margin, own, jid)
             if pick is None:
-                failed.add((target, g))   # a later claimant of this class has a higher threshold
+                if not own:   # a later queued claimant of this class has a higher threshold: it fails too
+                    failed.add((target, g))
                 continue
             domain, chosen = pick
             machines = (self.levels[target].members[domain] if target < self.levels.top
