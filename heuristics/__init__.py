@@ -8,11 +8,13 @@ Each family keeps its own registry in its package and is merged here; formulatio
 
 from __future__ import annotations
 
+from schedlab.heuristics.dally import DALLY_POLICIES
 from schedlab.heuristics.fifo import FIFO_POLICIES, FifoPolicy
 from schedlab.scheduling.registry import PolicyRegistry
 
 POLICIES: PolicyRegistry = PolicyRegistry.merged(
     FIFO_POLICIES,
+    DALLY_POLICIES,
 )
 
 __all__ = ["POLICIES", "FifoPolicy"]

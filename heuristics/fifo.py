@@ -96,15 +96,19 @@ class FifoPolicy(PolicyBase):
         return Decision(start=starts)
 
     def _need(self, job: Job) -> float:
-        """GB per GPU the job's requested plan needs (perf model's estimate; 0 for unknown models), so
-        that on clusters with mixed GPU sizes a job only goes where it fits."""
-        key = (job.model, job.global_batch, job.plan, job.requested.gpus)
-        need = self._mem.get(key)
-        if need is None:
-            name = resolve_name(job.model)
-            need = 0.0 if name is None else plan_gpu_memory_gb(get_model(name), job.requested_plan, job.global_batch)
-            self._mem[key] = need
-        return need
+        return plan_memory_need(job, self._mem)
+
+
+def plan_memory_need(job: Job, cache: dict[tuple, float]) -> float:
+    """GB per GPU the job's requested plan needs (perf model's estimate; 0 for unknown models), so
+    that on clusters with mixed GPU sizes a job only goes where it fits; memoised in ``cache``."""
+    key = (job.model, job.global_batch, job.plan, job.requested.gpus)
+    need = cache.get(key)
+    if need is None:
+        name = resolve_name(job.model)
+        need = 0.0 if name is None else plan_gpu_memory_gb(get_model(name), job.requested_plan, job.global_batch)
+        cache[key] = need
+    return need
 
 
 class QuotaLedger:

@@ -1,0 +1,455 @@
+"""The Dally policy: delay scheduling (:mod:`.delay`, Algorithm 1) with tuned or fixed timers
+(:mod:`.autotune`, Algorithm 2), offers in increasing network-sensitive priority (:mod:`.priority`)
+and preemption by the same priority.
+
+One decision pass (``schedule``), at every simulator event:
+
+1. **Claims.** A job for which running jobs were preempted earlier (step 3) is placed in the domain it
+   claimed as soon as every victim has released its GPUs.
+2. **Offers** in increasing ``Nw_sens`` (ties: queue-entry order). A queued job runs Algorithm 1 on
+   the resources still free (the offer ``R``): accept at the best level that fits, else reject while
+   its starvation is below that level's timer. Starvation = ``now - last assignment time``, the time
+   the job last entered the wait queue (:func:`waiting_since`). With preemption on, a *running* job
+   placed below its best level (e.g. across racks though it fits one rack) is offered too and moves
+   when the offer holds a strictly better level (a migration: the simulator charges it like a
+   checkpoint-restore).
+3. **Preemption** (parameter ``preemption``): a job still unserved — queued, or running below its best
+   level — whose ``Nw_sens`` is lower than that of running jobs by more than ``preempt_margin`` preempts
+   the fewest such jobs (lowest priority first) inside one domain of its best level where their GPUs
+   plus the free ones suffice, and claims that domain (its machines are offered to nobody else until
+   the claim is served, step 1). Each job holds at most one claim. Only jobs that have run ``lease``
+   seconds since their last start or move can be preempted (ours: without it a victim pushed to a
+   worse tier becomes the most slowed job and preempts back, a ping-pong the paper does not address;
+   the lease bounds the churn to one preemption per job per lease).
+4. **Timers.** For the jobs still waiting, the next instant one of their delay timers expires (per
+   GPU demand, from the oldest waiting job past which the timer has not yet run) becomes a simulator
+   timer (``Decision.timers``) — only when GPUs are free for it to take then; resources only change
+   at events, which bring a pass anyway. Timers are never polled.
+
+Snapshot form (``decide``): the same ``schedule`` on a view built from an ``Instance``: waiting since =
+the job's last preemption (``JobProgress.last_change``) or else its arrival; a job whose timer has not
+run out stays queued, one whose timer has accepts the lower level; the history of a freshly built
+policy is empty, so its timers are the cold-start values.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left, bisect_right, insort
+
+from schedlab.heuristics.dally.autotune import AutoTuner, FixedTimers
+from schedlab.heuristics.dally.delay import Levels, Offer, Rejection, allowed, on_resource_offer
+from schedlab.heuristics.dally.preemption import Claim, VictimIndex
+from schedlab.heuristics.dally.priority import job_nw_sens
+from schedlab.heuristics.fifo import QuotaLedger, plan_memory_need
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.job import Job
+from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, JobView, Timer
+from schedlab.scheduling.snapshot import PolicyBase
+
+HOUR = 3600.0
+CLAIM_RECHECK_S = 1.0   # after preempting: look again this much later (checkpoints may be free)
+_ENTERS = (EventKind.ARRIVAL, EventKind.PREEMPT_DONE)
+_HOLDING = (JobStatus.RUNNING, JobStatus.RESTORING, JobStatus.CHECKPOINTING)
+
+
+def waiting_since(jv: JobView) -> float:
+    """``T_last_assignment`` of Algorithm 1 line 1: when the job last entered the wait queue — its
+    arrival, or the end of its last preemption. In a snapshot (no queue history) the last preemption
+    is ``JobProgress.last_change``; online, ``queued_since`` (the end of the checkpoint) is later."""
+    t = jv.queued_since
+    lc = jv.last_change
+    return lc if lc is not None and lc > t else t
+
+
+class DemandClass:
+    """Queued jobs of one GPU demand, by waiting-since (for timer expiries); lazy deletion."""
+
+    __slots__ = ("items", "dead")
+
+    def __init__(self) -> None:
+        self.items: list[tuple[float, int, str]] = []   # (since, entry, job)
+        self.dead = 0
+
+    def add(self, since: float, entry: int, jid: str) -> None:
+        if self.items and since < self.items[-1][0]:
+            insort(self.items, (since, entry, jid))
+        else:
+            self.items.append((since, entry, jid))
+
+
+class DallyPolicy(PolicyBase):
+    """Dally (``autotune=True``) or Dally-manual (fixed timers). Parameters: :class:`DallyParams`."""
+
+    oracle = False
+
+    def __init__(self, *, autotune: bool = True, machine_timer: float = 12 * HOUR, rack_timer: float = 12 * HOUR,
+                 history_window: float = 24 * HOUR, min_samples: int = 2, sigmas: float = 2.0,
+                 preemption: bool = True, preempt_margin: float = 0.1, lease: float = HOUR,
+                 seed: int = 0) -> None:
+        super().__init__(seed=seed)
+        self.name = "dally" if autotune else "dally-manual"
+        self.autotune = autotune
+        self.machine_timer = float(machine_timer)
+        self.rack_timer = float(rack_timer)
+        self.history_window = float(history_window)
+        self.min_samples = int(min_samples)
+        self.sigmas = float(sigmas)
+        self.preemption = bool(preemption)
+        self.preempt_margin = float(preempt_margin)
+        self.lease = float(lease)
+        self.levels: Levels | None = None
+        self.tuner: AutoTuner | FixedTimers | None = None
+        self._mixed = False
+        self._mem: dict[tuple, float] = {}
+        self._plans: dict[int, ExecutionPlan] = {}
+        self._view: ClusterView | None = None
+        self._clear()
+
+    # ------------------------------------------------------------------ state
+    def _clear(self) -> None:
+        self._order: list[tuple[float, int, str]] = []    # queued jobs by (Nw_sens, entry)
+        self._key: dict[str, tuple[float, int]] = {}
+        self._since: dict[str, float] = {}
+        self._classes: dict[int, DemandClass] = {}
+        self._entry = 0
+        self._upgradable: dict[str, tuple[int, int]] = {}  # running below best level: job -> (level, entry)
+        self._preempting: set[str] = set()
+        self._claims: dict[str, Claim] = {}
+        self._wakeups: list[float] = []
+
+    def _setup(self, view: ClusterView) -> None:
+        c = view.cluster
+        if self.levels is None or self.levels.cluster is not c:
+            self.levels = Levels.from_cluster(c)
+            caps = self.levels.capacities
+            steps = [self.machine_timer] + [self.rack_timer] * (len(caps) - 1)
+            fixed = FixedTimers(steps, caps)
+            self.tuner = (AutoTuner(window=self.history_window, capacities=caps, cold=fixed.absolute,
+                                    min_samples=self.min_samples, sigmas=self.sigmas) if self.autotune else fixed)
+            self._mixed = len({c.machine(m).gpu_memory_gb for m in c.machines if c.machine(m).gpus}) > 1
+        self._view = view
+        self._clear()
+        for jv in view.queue():
+            self._enqueue(jv)
+        for jv in view.running():
+            if jv.allocation is not None and jv.status is not JobStatus.CHECKPOINTING:
+                self._note_running(jv.job, jv.allocation.placement, self._entry)
+
+    def _enqueue(self, jv: JobView) -> None:
+        jid = jv.id
+        if jid in self._key:
+            return
+        self._entry += 1
+        key = (job_nw_sens(jv), self._entry)
+        self._key[jid] = key
+        insort(self._order, (*key, jid))
+        since = waiting_since(jv)
+        self._since[jid] = since
+        g = jv.job.requested.gpus
+        cls = self._classes.get(g)
+        if cls is None:
+            cls = self._classes[g] = DemandClass()
+        cls.add(since, self._entry, jid)
+
+    def _dequeue(self, job: Job) -> None:
+        nw, entry = self._key.pop(job.id)
+        del self._order[bisect_left(self._order, (nw, entry, job.id))]
+        del self._since[job.id]
+        self._classes[job.requested.gpus].dead += 1   # its DemandClass entry is dropped lazily
+
+    def _note_running(self, job: Job, placement, entry: int) -> None:
+        lv = self.levels.level_of(placement)
+        best = self._best_level(job)
+        if lv > best:
+            self._upgradable[job.id] = (lv, entry)
+        else:
+            self._upgradable.pop(job.id, None)
+
+    def _best_level(self, job: Job) -> int:
+        levels = self.levels
+        k = levels.best_level(job.requested.gpus)
+        while k > 0 and not allowed(levels, job, k):
+            k -= 1
+        return k
+
+    def _sync(self, view: ClusterView) -> None:
+        if view is not self._view or self.levels is None or self.levels.cluster is not view.cluster:
+            self._setup(view)
+            return
+        for ev in view.events:
+            if ev.kind in _ENTERS:
+                self._enqueue(view.job(ev.job_id))
+            elif ev.kind is EventKind.COMPLETION:
+                self._upgradable.pop(ev.job_id, None)
+                self._claims.pop(ev.job_id, None)
+        for jid in [j for j in self._preempting if view.job(j).status not in _HOLDING]:
+            self._preempting.discard(jid)
+            if view.job(jid).status is JobStatus.QUEUED:
+                self._enqueue(view.job(jid))
+        if len(self._key) != view.queue_length:
+            self._setup(view)   # out of step (e.g. a caller-driven change): rebuild from the view
+
+    # ------------------------------------------------------------------ helpers
+    def _min_gpu_mem(self, job: Job) -> float:
+        return plan_memory_need(job, self._mem) if self._mixed else 0.0
+
+    def _plan(self, job: Job) -> ExecutionPlan:
+        if job.plan is not None:
+            return job.plan
+        g = job.requested.gpus
+        p = self._plans.get(g)
+        if p is None:
+            p = self._plans[g] = ExecutionPlan(dp=g)
+        return p
+
+    def timers(self, g: int, now: float) -> tuple[float, ...]:
+        """The absolute delay timers of a ``g``-GPU job now (Algorithm 2 or the fixed ones)."""
+        return self.tuner.timers(g, now)
+
+    # ------------------------------------------------------------------ the pass
+    def schedule(self, view: ClusterView) -> Decision:
+        self._sync(view)
+        now = view.now
+        while self._wakeups and self._wakeups[0] <= now:
+            heapq.heappop(self._wakeups)
+        if not self._key and not self._claims and not (self.preemption and self._upgradable):
+            return Decision()
+        blocked = {m: c.job for c in self._claims.values() for m in c.machines}
+        offer = Offer(view, self.levels, blocked=blocked, min_gpu_mem=self._min_gpu_mem)
+        quota = QuotaLedger(view) if view.quotas else None
+        starts: dict[str, JobAllocation] = {}
+        self._serve_claims(view, offer, starts, quota)
+        unserved: list[tuple[float, int, str]] = []
+        waiting_on_timer = self._offer_round(view, offer, starts, quota, unserved)
+        preempt: list[str] = []
+        if self.preemption and unserved:
+            self._preempt(view, offer, unserved, starts, preempt)
+        timers = self._timers(view, offer, waiting_on_timer, bool(preempt))
+        return Decision(start=starts, preempt=tuple(preempt), timers=timers)
+
+    def _offer_round(self, view: ClusterView, offer: Offer, starts: dict[str, JobAllocation],
+                     quota: QuotaLedger | None, unserved: list) -> bool:
+        """Step 2: offers in increasing ``Nw_sens``; returns whether a job rejected an offer on a timer.
+
+        ``rejects[shape]``: a job of that shape was rejected in this pass with threshold ``th`` (it fit
+        none of the levels up to the one whose timer stopped it); a same-shape job with less starvation
+        is rejected without another search. Valid while the timers of its demand do not change and no
+        resources are given back (``offer.epoch``)."""
+        now = view.now
+        tuner = self.tuner
+        cache: dict[int, tuple[float, ...]] = {}
+        rejects: dict[tuple, float] = {}
+        epoch = offer.epoch
+        margin_cut = 1.0 - self.preempt_margin   # only jobs below it can find lower-priority victims
+        preemption = self.preemption
+        waiting_on_timer = False
+        running = [(job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items()] if preemption else []
+        running.sort()
+        order = heapq.merge(list(self._order), running) if running else list(self._order)
+        claims = self._claims
+        queued = self._key
+        since = self._since
+        free = offer.free_gpus
+        for nw, entry, jid in order:
+            if jid in claims or jid in starts:
+                continue
+            if free <= 0:
+                if not preemption or nw >= margin_cut:
+                    break
+                unserved.append((nw, entry, jid))
+                continue
+            jv = view.job(jid)
+            job = jv.job
+            g = job.requested.gpus
+            if jid not in queued:                          # a running job below its best level
+                if not self._upgrade(view, offer, jv, starts) and nw < margin_cut:
+                    unserved.append((nw, entry, jid))
+                free = offer.free_gpus
+                if offer.epoch != epoch:
+                    epoch, rejects = offer.epoch, {}
+                continue
+            if g > free or (quota is not None and job.guaranteed and job.tenant in view.quotas
+                            and not quota.fits(job)):
+                if g > free and nw < margin_cut:
+                    unserved.append((nw, entry, jid))
+                continue
+            starvation = now - since[jid]                  # Algorithm 1 lines 1-2
+            shape = (g, job.requested.cpus, job.requested.mem_gb, job.plan, job.max_tier, job.model, job.global_batch)
+            th = rejects.get(shape)
+            if th is not None and starvation < th:         # same answer as the search below would give
+                waiting_on_timer = True
+                if nw < margin_cut:
+                    unserved.append((nw, entry, jid))
+                continue
+            t = cache.get(g)
+            if t is None:
+                t = cache[g] = tuner.timers(g, now)             # Algorithm 1 line 4 (Algorithm 2)
+            acc = on_resource_offer(offer, job, starvation, t)   # Algorithm 1 lines 5-22
+            if isinstance(acc, Rejection):
+                rejects[shape] = acc.threshold
+                waiting_on_timer = True
+                if nw < margin_cut:
+                    unserved.append((nw, entry, jid))
+                continue
+            offer.take(acc.placement)
+            free = offer.free_gpus
+            starts[jid] = JobAllocation(jid, self._plan(job), acc.placement)
+            if acc.record:
+                tuner.record(acc.level, g, starvation, now)      # update_demand_delay (lines 7, 15)
+                cache.pop(g, None)
+                rejects = {k: v for k, v in rejects.items() if k[0] != g}   # its timers changed
+            if quota is not None and job.guaranteed and job.tenant in view.quotas:
+                quota.charge(job)
+            self._dequeue(job)
+            if acc.level > self._best_level(job):
+                self._upgradable[jid] = (acc.level, entry)
+        return waiting_on_timer
+
+    def _upgrade(self, view: ClusterView, offer: Offer, jv: JobView, starts: dict[str, JobAllocation]) -> bool:
+        """Offer a running job placed below its best level a strictly better level (free GPUs plus its
+        own); it moves when one fits."""
+        if jv.status is not JobStatus.RUNNING or jv.id in self._preempting or offer.free_gpus <= 0:
+            return False
+        job = jv.job
+        cur, entry = self._upgradable[jv.id]
+        for k in range(self._best_level(job), cur):
+            if not allowed(self.levels, job, k):
+                continue
+            p = offer.relocate(job, k, jv.allocation.placement)
+            if p is not None:
+                offer.take(p)
+                starts[jv.id] = JobAllocation(jv.id, jv.allocation.plan, p)
+                self._note_running(job, p, entry)
+                return True
+        return False
+
+    def _serve_claims(self, view: ClusterView, offer: Offer, starts: dict[str, JobAllocation],
+                      quota: QuotaLedger | None) -> None:
+        """Step 1: place claimants whose victims have all released their GPUs."""
+        for jid, claim in sorted(self._claims.items(), key=lambda kv: self._claim_key(view, kv[0])):
+            jv = view.job(jid)
+            if any(view.job(v).status in _HOLDING for v in claim.victims):
+                continue
+            del self._claims[jid]
+            offer.unblock(claim.machines, jid)
+            queued = jid in self._key
+            if not queued and (jv.status is not JobStatus.RUNNING or jid not in self._upgradable):
+                continue   # finished, or moved meanwhile
+            job = jv.job
+            if queued and quota is not None and job.guaranteed and job.tenant in view.quotas and not quota.fits(job):
+                continue   # its tenant's quota is used up meanwhile
+            p = offer.place_in(jv.job, claim.level, claim.machines,
+                               None if queued else jv.allocation.placement)
+            if p is None:
+                continue
+            offer.take(p)
+            if queued:
+                starts[jid] = JobAllocation(jid, self._plan(jv.job), p)
+                if claim.level < self.levels.top:
+                    self.tuner.record(claim.level, jv.job.requested.gpus, view.now - self._since[jid], view.now)
+                if quota is not None and jv.job.guaranteed and jv.job.tenant in view.quotas:
+                    quota.charge(jv.job)
+                self._dequeue(jv.job)
+            else:
+                starts[jid] = JobAllocation(jid, jv.allocation.plan, p)
+                self._note_running(jv.job, p, self._upgradable[jid][1])
+
+    def _claim_key(self, view: ClusterView, jid: str) -> tuple[float, int]:
+        k = self._key.get(jid)
+        if k is not None:
+            return k
+        return (job_nw_sens(view.job(jid)), self._upgradable.get(jid, (0, 0))[1])
+
+    # ------------------------------------------------------------------ preemption
+    def _preempt(self, view: ClusterView, offer: Offer, unserved: list, starts: dict[str, JobAllocation],
+                 preempt: list[str]) -> None:
+        """Step 3: unserved jobs in priority order claim a domain of their best level by preempting
+        running jobs of lower priority (``Nw_sens`` higher by more than ``preempt_margin``)."""
+        victims = VictimIndex(view, self.levels, exclude=set(starts) | self._preempting | set(self._claims),
+                              lease=self.lease)
+        failed: set[tuple[int, int]] = set()
+        for nw, _entry, jid in sorted(unserved):
+            if jid in self._claims or jid in starts:
+                continue
+            jv = view.job(jid)
+            job = jv.job
+            g = job.requested.gpus
+            target = self._best_level(job)
+            if jid not in self._key and target >= self._upgradable.get(jid, (0, 0))[0]:
+                continue
+            own = jv.allocation.gpu_counts if jid not in self._key and jv.allocation is not None else {}
+            if not own and (target, g) in failed:
+                continue
+            pick = victims.choose(offer, target, g, nw + self.preempt_margin, own, jid)
+            if pick is None:
+                if not own:   # a later queued claimant of this class has a higher threshold: it fails too
+                    failed.add((target, g))
+                continue
+            domain, chosen = pick
+            machines = (self.levels[target].members[domain] if target < self.levels.top
+                        else view.cluster.machines)
+            claim = Claim(jid, target, domain, tuple(machines), set(chosen))
+            self._claims[jid] = claim
+            offer.block(claim.machines, jid)
+            for v in chosen:
+                preempt.append(v)
+                self._preempting.add(v)
+                self._upgradable.pop(v, None)
+                victims.remove(v)
+
+    # ------------------------------------------------------------------ timers
+    def _timers(self, view: ClusterView, offer: Offer, waiting_on_timer: bool, preempted: bool) -> tuple[Timer, ...]:
+        """Step 4: the next delay-timer expiry (and window change) as one simulator timer."""
+        now = view.now
+        free = offer.free_gpus
+        nxt = math.inf
+        if preempted:
+            nxt = now + CLAIM_RECHECK_S
+        if free > 0 and self._key:
+            for g, cls in self._classes.items():
+                if g > free:
+                    continue
+                self._compact(cls)
+                if not cls.items:
+                    continue
+                t = self.tuner.timers(g, now)
+                for tk in t:
+                    if tk <= 0:
+                        continue
+                    e = self._first_after(cls, now - tk)
+                    if e is not None and e + tk < nxt:
+                        nxt = e + tk
+            if waiting_on_timer:
+                nxt = min(nxt, self.tuner.next_change(now))
+        if not math.isfinite(nxt) or nxt <= now:
+            return ()
+        if self._wakeups and self._wakeups[0] <= nxt:
+            return ()   # an earlier (or the same) wake-up is already pending
+        heapq.heappush(self._wakeups, nxt)
+        return (Timer(nxt, "dally-delay"),)
+
+    def _compact(self, cls: DemandClass) -> None:
+        key = self._key
+        if cls.items and (cls.dead * 2 > len(cls.items) or cls.items[0][2] not in key):
+            cls.items = [it for it in cls.items if key.get(it[2], (None, None))[1] == it[1]]
+            cls.dead = 0
+
+    def _first_after(self, cls: DemandClass, cutoff: float) -> float | None:
+        """Waiting-since of the first live job that entered the queue after ``cutoff``."""
+        items = cls.items
+        key = self._key
+        i = bisect_right(items, (cutoff, math.inf, ""))
+        while i < len(items):
+            since, entry, jid = items[i]
+            k = key.get(jid)
+            if k is not None and k[1] == entry:
+                return since
+            cls.dead += 1
+            i += 1
+        return None
+
+
+__all__ = ["DallyPolicy", "DemandClass", "waiting_since"]
