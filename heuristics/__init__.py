@@ -9,10 +9,12 @@ Each family keeps its own registry in its package and is merged here; formulatio
 from __future__ import annotations
 
 from schedlab.heuristics.fifo import FIFO_POLICIES, FifoPolicy
+from schedlab.heuristics.rubick import RUBICK_POLICIES, RubickPolicy
 from schedlab.scheduling.registry import PolicyRegistry
 
 POLICIES: PolicyRegistry = PolicyRegistry.merged(
     FIFO_POLICIES,
+    RUBICK_POLICIES,
 )
 
-__all__ = ["POLICIES", "FifoPolicy"]
+__all__ = ["POLICIES", "FifoPolicy", "RubickPolicy"]
