@@ -436,13 +436,14 @@ class RubickPolicy(PolicyBase):
             if is_offload(choice.plan):
                 want = {m: max(want[m], e.on(CPU, m)) for m in counts}
             extra = e.floor[CPU] - sum(want.values())
-            for m in counts:
-                if extra <= 0:
-                    break
-                add = min(e.on(CPU, m) - want[m], extra)
-                if add > 0:
-                    want[m] += add
-                    extra -= add
+            for pool in ((lambda m: e.on(CPU, m) - want[m]), (lambda m: e.on(CPU, m) + st.free[CPU][m] - want[m])):
+                for m in counts:  # the CPU floor: from what it holds first, then free CPUs
+                    add = min(pool(m), extra)
+                    if add > 0:
+                        want[m] += add
+                        extra -= add
+            if extra > 0:
+                return False
         else:
             want = {m: r.cpus for m, r in split_resources(job, counts).items()}
         for m in list(e.units[CPU]):
