@@ -36,9 +36,10 @@ import numpy as np
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
 from schedlab.perfmodel.environment import shape_placements
 from schedlab.perfmodel.facade import PerfModel
-from schedlab.perfmodel.memory import plan_host_memory_gb, plan_memory_violation
+from schedlab.perfmodel.memory import plan_host_memory_gb
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
 from schedlab.perfmodel.zoo import resolve_name
+from schedlab.scheduling.feasible import plan_runs
 from schedlab.scheduling.job import Job
 from schedlab.topology.cluster import Cluster
 
@@ -279,15 +280,8 @@ class CurveBook:
 
     def fixed_plan_runs(self, job: Job, plan: ExecutionPlan, counts: dict[str, int]) -> bool:
         """Whether a user-fixed plan (Rubick-N/-R, rigid jobs) runs on ``counts``: the verifier's rules
-        (``d t p`` GPUs, TP groups inside machines, PP divides the job's layers when given) and GPU
-        memory. The perf model's stricter search rules (batch divisibility, heads) are for plans *it*
-        proposes; a user's plan is taken as given."""
-        if plan.gpus != sum(counts.values()) or any(k % plan.tp for k in counts.values()):
-            return False
-        if job.num_layers is not None and job.num_layers % plan.pp:
-            return False
-        gpu_mem = min(self.cluster.machine(m).gpu_memory_gb for m in counts)
-        return plan_memory_violation(job.model, job.global_batch, plan, gpu_mem) is None
+        (:func:`scheduling.feasible.plan_runs`), not the perf model's stricter search rules."""
+        return plan_runs(job, plan, counts, self.cluster)
 
     def _cpus_of(self, placement: dict[str, int]) -> int:
         return sum(self.cluster.machine(m).cpus for m in placement)

@@ -44,6 +44,7 @@ from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, JobStatus, JobView, Timer, split_resources
 from schedlab.scheduling.registry import PolicyParams
+from schedlab.scheduling.resources import ZERO, Resources
 from schedlab.scheduling.snapshot import PolicyBase
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
@@ -466,11 +467,11 @@ class RubickPolicy(PolicyBase):
             st.set_mem(e, m, need)
         st.set(e, "plan", choice.plan)
         st.set(e, "changed", True)
+        st.set(e, "tick", st.mark())
         return True
 
     # --------------------------------------------------------------- decision
     def _decision(self, st: PassState, view: ClusterView) -> Decision:
-        self._defer_dependents(st)
         start = {}
         preempt = []
         for e in st.entries.values():
@@ -483,6 +484,7 @@ class RubickPolicy(PolicyBase):
             ja = st.allocation(e)
             if e.orig is None or ja != e.orig:
                 start[e.jid] = ja
+        self._defer_infeasible(st, view, start)
         timers = []
         if preempt:
             timers.append(Timer(view.now + self.retry_s, "rubick-retry"))
@@ -494,23 +496,34 @@ class RubickPolicy(PolicyBase):
                 timers.append(Timer(nxt, "rubick-starvation"))
         return Decision(start=start, preempt=tuple(preempt), timers=tuple(timers))
 
+    def _defer_infeasible(self, st: PassState, view: ClusterView, start: dict) -> None:
+        """Units a job gives up in a pass are free at once when it is reconfigured but only after its
+        checkpoint when it is preempted (or when its own change waits): a job that (directly or through
+        the free pool) got such units must wait for a later decision point. Applies the decision to the
+        view's free resources and defers the latest-committed changes on any over-used machine until
+        every machine fits (deferring everything leaves the current, feasible, state)."""
+        while True:
+            delta: dict[str, Resources] = {}
+            for jid, ja in start.items():
+                e = st.entries[jid]
+                for m, r in ja.placement.items():
+                    delta[m] = delta.get(m, Resources()) + r
+                if e.orig is not None:
+                    for m, r in e.orig.placement.items():
+                        delta[m] = delta.get(m, Resources()) - r
+            over = [m for m, d in delta.items() if not d <= view.free(m)]
+            if not over:
+                return
+            m = over[0]
+            grow = [jid for jid, ja in start.items() if not ja.placement.get(m, ZERO) <= _held(st.entries[jid], m)]
+            jid = max(grow, key=lambda j: st.entries[j].tick)
+            del start[jid]
+            st.entries[jid].deferred = True
 
-    @staticmethod
-    def _defer_dependents(st: PassState) -> None:
-        """A job that got units from a job which keeps them after all (preempted: it holds them until
-        its checkpoint is saved; deferred: its change is not applied now) must wait too, transitively."""
-        took: dict[str, set[str]] = {}
-        for item in st.log:
-            if item[0] == "move" and isinstance(item[3], Entry) and isinstance(item[4], Entry):
-                took.setdefault(item[3].jid, set()).add(item[4].jid)
-        stack = [e.jid for e in st.entries.values() if (e.preempted and e.running) or e.deferred]
-        seen = set(stack)
-        while stack:
-            for jid in took.get(stack.pop(), ()):
-                if jid not in seen:
-                    seen.add(jid)
-                    stack.append(jid)
-                    st.entries[jid].deferred = True
+
+def _held(e: Entry, m: str) -> Resources:
+    """What ``e`` held on ``m`` before the pass."""
+    return e.orig.placement.get(m, ZERO) if e.orig is not None else ZERO
 
 
 def _trim(counts: dict[str, int], amount: int, granule: int) -> dict[str, int] | None:

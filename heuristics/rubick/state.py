@@ -52,6 +52,7 @@ class Entry:
     preempted: bool = False
     changed: bool = False
     starving: bool = False
+    tick: int = 0               # when its allocation last changed in the pass (log position)
 
     @property
     def job(self):
