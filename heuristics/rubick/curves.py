@@ -346,6 +346,18 @@ class CurveBook:
         self._plans[key] = out
         return out
 
+    def knows(self, model: str) -> bool:
+        """Whether the perf model can time ``model`` (its zoo has it)."""
+        return resolve_name(model) is not None
+
+    def throughput(self, job: Job, plan: ExecutionPlan, counts: dict[str, int], cpus: int) -> float:
+        """Samples/s of ``job`` running ``plan`` on ``counts`` with ``cpus`` cores (0 if the plan's GPUs
+        differ from the placement's)."""
+        if plan.gpus != sum(counts.values()):
+            return 0.0
+        return self.pm.throughput(job.model, plan, counts, max(cpus, MIN_CPUS_PER_GPU * plan.gpus),
+                                  global_batch=job.global_batch)
+
     def host_memory_gb(self, job: Job, plan: ExecutionPlan) -> float:
         """AllocMem: the plan's host memory (0 for models outside the zoo)."""
         key = (job.model, plan)
@@ -359,7 +371,7 @@ class CurveBook:
     def job_model(self, job: Job, mode: Mode, *, max_scale: float | None = None) -> JobModel:
         """The :class:`JobModel` of ``job`` under ``mode`` (rigid jobs and unknown models: ``NONE``).
         ``ref <= 0`` or ``floor`` ``None``-ness is left to the caller (bad-input handling)."""
-        known = resolve_name(job.model) is not None
+        known = self.knows(job.model)
         if not job.reconfigurable or not known:
             mode = Mode.NONE
         req = job.requested.gpus
@@ -368,7 +380,7 @@ class CurveBook:
         family = None
         if mode is Mode.RESOURCES or mode is Mode.NONE:
             family = job.requested_plan
-        if mode.elastic and ref > 0:
+        if mode.elastic:
             gpu = self.gpu_slopes(job, mode, family)
             cap = gpu.top if max_scale is None else max(req, min(gpu.top, int(math.floor(req * max_scale))))
         else:

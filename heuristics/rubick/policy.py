@@ -94,6 +94,12 @@ class RubickPolicy(PolicyBase):
         self._starve_timer = -math.inf
 
     # ------------------------------------------------------------ job facts
+    def use_curves(self, book: CurveBook) -> None:
+        """Answer from ``book`` (a :class:`CurveBook` or a subclass: hand-written curves in tests, a
+        refitted perf model) on its cluster instead of building one from the perf model's defaults."""
+        self._book = book
+        self._models = {}
+
     def book(self, cluster: Cluster) -> CurveBook:
         if self._book is None or self._book.cluster is not cluster:
             self._book = CurveBook(cluster)
@@ -199,15 +205,9 @@ class RubickPolicy(PolicyBase):
 
     def _throughput(self, jm: JobModel, e: Entry) -> float:
         """Normalised throughput of ``e``'s current allocation (its own plan on its placement)."""
-        counts = e.counts()
-        book = jm.book
-        if not jm.known or book is None:
+        if not jm.known or jm.book is None:
             return 1.0
-        pm, job = book.pm, jm.job
-        cpus = max(e.c, MIN_CPUS_PER_GPU * e.g)
-        if e.plan.gpus != e.g:
-            return 0.0
-        return pm.throughput(job.model, e.plan, counts, cpus, global_batch=job.global_batch) / jm.ref
+        return jm.book.throughput(jm.job, e.plan, e.counts(), e.c) / jm.ref
 
     # ------------------------------------------------------------ ScheduleJob
     def schedule_job(self, st: PassState, e: Entry) -> bool:
