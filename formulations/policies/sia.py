@@ -10,8 +10,9 @@ jobs and models outside the perf model's zoo have one configuration, their reque
 request's CPUs per GPU; Sia allocates GPUs only.
 
 **Goodput** (the global batch never changes, so goodput = throughput): the perf model's throughput
-of the configuration's plan on its packed placement, normalised by the job's smallest valid one,
-``G_jc``. For a running job, configurations other than its current one are scaled by the
+of the configuration's plan on its packed placement, in GPU-equivalents of the job's slowest valid
+configuration (``G_jc = g_min T_jc / T_min``; a rigid job's only configuration is worth its GPU count,
+as in Sia's artifact). For a running job, configurations other than its current one are scaled by the
 re-allocation factor ``r_j = max(age - N delta, 0) / (age + delta)`` (``r_j = 1`` while
 ``age < delta``; ``age`` = seconds since arrival, ``N`` its restarts so far; Pollux/Sia).
 
@@ -159,10 +160,10 @@ class SiaPolicy(PolicyBase):
             if not cfgs:
                 continue
             cur = inst.current.get(job.id)
-            low = min(t for _, _, t in cfgs) or 1.0
+            g_low, _, low = min(cfgs, key=lambda c: (c[2], c[0]))
             r = self._realloc(inst, job) if cur is not None else 1.0
             for g, plan, t in cfgs:
-                gput = t / low if t > 0 else 1e-4
+                gput = g_low * t / low if t > 0 and low > 0 else 1e-4
                 if cur is not None and not (cur.gpus == g and cur.plan == plan):
                     gput *= r
                 cost = max(gput, 1e-4) ** self.p
@@ -180,9 +181,12 @@ class SiaPolicy(PolicyBase):
         for tenant, quota in inst.quotas.items():
             if not quota.gpus:
                 continue  # a zero component means no quota on that resource (the verifier's reading)
-            held = sum(j.quota_usage.gpus for j in snap.frozen if j.guaranteed and j.tenant == tenant)
-            usage = [(jobs[j].quota_usage.gpus, x) for j, opts in xs.items()
-                     if jobs[j].guaranteed and jobs[j].tenant == tenant for x, *_ in opts]
+            # jobs holding resources keep charging the quota this round (a preempted one until its
+            # checkpoint is saved, as the verifier counts it): only queued jobs are decided against it
+            holders = list(snap.frozen) + [jobs[ja.job_id] for ja in inst.current]
+            held = sum(j.quota_usage.gpus for j in holders if j.guaranteed and j.tenant == tenant)
+            usage = [(jobs[j].quota_usage.gpus, x) for j, opts in xs.items() if j not in inst.current
+                     and jobs[j].guaranteed and jobs[j].tenant == tenant for x, *_ in opts]
             if usage:
                 m.add(lsum(usage) <= quota.gpus - held, f"quota[{tenant}]")
         params = SolveParams(time_limit_s=self.time_limit_s, threads=1, seed=self.seed)
