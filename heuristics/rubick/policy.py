@@ -218,11 +218,16 @@ class RubickPolicy(PolicyBase):
         mark = st.mark()
         victims: list[Entry] = []
         sat = jm.gpu.saturation(jm.cap)
-        if not e.running and not e.below_floor(GPU) and st.free_total[GPU] == 0 \
-                and jm.gain_g(e.g) <= self._min_loss(st, e) + EPS:
-            return False  # nothing free and no job would give it a unit (whole-cluster shortcut)
-        for m in self._machine_order(st, e):
-            self._take_gpus(st, e, m, sat, victims)
+        # whole-cluster shortcut: nothing free and no job would give it a GPU -> only its own machines
+        # can matter (CPUs for a running job); most of a long queue on a full cluster stops here
+        gpus_out = (not e.below_floor(GPU) and st.free_total[GPU] < jm.granule
+                    and jm.gain_g(e.g) <= self._min_loss(st, e) + EPS)
+        if gpus_out and not e.running:
+            return False
+        machines = list(e.units[GPU]) if gpus_out else self._machine_order(st, e)
+        for m in machines:
+            if not gpus_out:
+                self._take_gpus(st, e, m, sat, victims)
             if e.on(GPU, m) and jm.elastic:
                 self._take_cpus(st, e, m, victims)
             if e.g >= jm.cap and not e.below_floor(GPU) and (not jm.elastic or not self._wants_cpu(e)):
@@ -232,23 +237,24 @@ class RubickPolicy(PolicyBase):
         st.rollback(mark)
         return False
 
-
     def _wants_cpu(self, e: Entry) -> bool:
         return e.below_floor(CPU) or e.jm.gain_c(e.g, e.c) > EPS
 
     def _min_loss(self, st: PassState, e: Entry) -> float:
-        """The lowest GPU loss of any job a queued ``e`` could shrink (inf if none); cached per state
-        version, so a pass over a long queue on a full cluster costs O(jobs), not O(jobs^2)."""
+        """The lowest GPU loss of any other job ``e`` could shrink (inf if none). The two lowest are
+        cached per state version, so a pass over a long queue on a full cluster costs O(jobs)."""
         cached = st.memo.get("min_loss")
-        if cached is not None and cached[0] == st.version:
-            return cached[1]
-        best = math.inf
-        for v in st.entries.values():
-            if v is e or v.frozen or v.locked or v.preempted or v.g == 0 or v.g - v.jm.granule < v.floor[GPU]:
-                continue
-            best = min(best, v.jm.loss_g(v.g))
-        st.memo["min_loss"] = (st.version, best)
-        return best
+        if cached is None or cached[0] != st.version:
+            low: list[tuple[float, str]] = [(math.inf, ""), (math.inf, "")]
+            for v in st.entries.values():
+                if v.frozen or v.locked or v.preempted or v.g == 0 or v.g - v.jm.granule < v.floor[GPU]:
+                    continue
+                item = (v.jm.loss_g(v.g), v.jid)
+                if item < low[1]:
+                    low = sorted([low[0], item])
+            cached = st.memo["min_loss"] = (st.version, low)
+        first, second = cached[1]
+        return second[0] if first[1] == e.jid else first[0]
 
     def _machine_order(self, st: PassState, e: Entry) -> list[str]:
         """Machines ``e`` holds (largest share first), then best fit for the rest of its request, then
@@ -277,6 +283,10 @@ class RubickPolicy(PolicyBase):
             gain = jm.gain_g(e.g)
             if not need and gain <= EPS:
                 return
+            if not need:  # the machine's lowest loss, cached while nothing moves: most visits end here
+                low, who = self._machine_low(st, m)
+                if who != e.jid and low >= gain - EPS:
+                    return
             v, penalised, loss = self._victim(st, e, GPU, m, need, skip)
             if v is None or not (need or loss < gain - EPS):
                 return
@@ -289,6 +299,25 @@ class RubickPolicy(PolicyBase):
             st.move(GPU, m, v, e, k)
             if v not in victims:
                 victims.append(v)
+
+    def _machine_low(self, st: PassState, m: str) -> tuple[float, str | None]:
+        """The lowest GPU loss among the jobs on ``m`` any job may shrink (and whose it is), cached until
+        something on ``m`` (or of a job on ``m``) changes."""
+        key = "low:" + m
+        hit = st.memo.get(key)
+        if hit is not None and hit[0] == st.mversion[m]:
+            return hit[1]
+        best: tuple[float, str | None] = (math.inf, None)
+        if self.mode.elastic:
+            for v in st.residents(m):
+                if v.frozen or v.locked or v.preempted or v.on(GPU, m) < v.jm.granule \
+                        or v.g - v.jm.granule < v.floor[GPU]:
+                    continue
+                loss = v.jm.loss_g(v.g)
+                if loss < best[0]:
+                    best = (loss, v.jid)
+        st.memo[key] = (st.mversion[m], best)
+        return best
 
     def _take_cpus(self, st: PassState, e: Entry, m: str, victims: list[Entry]) -> None:
         jm = e.jm

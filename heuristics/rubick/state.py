@@ -95,7 +95,12 @@ class PassState:
             self.free[CPU][m] = r.cpus
             self.free_mem[m] = r.mem_gb
         self.free_total = [sum(self.free[GPU].values()), sum(self.free[CPU].values())]
-        self.version = 0  # bumped by every change of who holds what (caches of victim scans key on it)
+        # identifies the state: a new number for every change, the old one back on rollback (so caches
+        # keyed on it, e.g. victim scans, survive a ScheduleJob that was undone)
+        self.version = 0
+        self._versions = 0
+        self._marks: dict[int, tuple[int, dict[str, int]]] = {}
+        self.mversion: dict[str, int] = dict.fromkeys(self.machines, 0)  # per machine, likewise (new only)
         self.entries: dict[str, Entry] = {}
         self.on_machine: dict[str, dict[str, None]] = {m: {} for m in self.machines}
         self.log: list[tuple] = []
@@ -115,7 +120,24 @@ class PassState:
 
     # -------------------------------------------------------------- moves
     def mark(self) -> int:
-        return len(self.log)
+        n = len(self.log)
+        self._marks[n] = (self.version, dict(self.mversion))
+        return n
+
+    def _bump(self, *touched) -> None:
+        """A new state: new version numbers for it and for every machine where something changed
+        (``touched``: machines, or entries, meaning every machine they hold units on)."""
+        self._versions += 1
+        self.version = self._versions
+        mv = self.mversion
+        for t in touched:
+            if isinstance(t, Entry):
+                for m in t.units[GPU]:
+                    mv[m] = self._versions
+                for m in t.units[CPU]:
+                    mv[m] = self._versions
+            elif isinstance(t, str):
+                mv[t] = self._versions
 
     def move(self, r: int, m: str, src, dst, k: int) -> None:
         """Move ``k`` units of resource ``r`` on ``m`` from ``src`` to ``dst``: an :class:`Entry`, ``None``
@@ -124,7 +146,7 @@ class PassState:
         self.log.append(("move", r, m, src, dst, k))
 
     def _apply(self, r: int, m: str, src, dst, k: int) -> None:
-        self.version += 1
+        self._bump(m, src, dst)
         if src is None:
             self.free[r][m] -= k
             self.free_total[r] -= k
@@ -161,6 +183,7 @@ class PassState:
         self.set(e, "preempted", True)
 
     def set_mem(self, e: Entry, m: str, gb: float, *, release: bool = True) -> None:
+        self._bump(m)
         old = e.mem.get(m, 0.0)
         if release:
             self.free_mem[m] += old - gb
@@ -173,11 +196,13 @@ class PassState:
         self.log.append(("mem", e, m, old, gb, release))
 
     def set(self, e: Entry, attr: str, value) -> None:
-        self.version += 1
+        self._bump(e)
         self.log.append(("attr", e, attr, getattr(e, attr)))
         setattr(e, attr, value)
 
     def rollback(self, mark: int) -> None:
+        if len(self.log) <= mark:
+            return
         while len(self.log) > mark:
             item = self.log.pop()
             kind = item[0]
@@ -197,7 +222,9 @@ class PassState:
             else:
                 _, e, attr, old = item
                 setattr(e, attr, old)
-        self.version += 1
+        if mark in self._marks:  # the state of the mark, exactly: its version numbers too
+            self.version, saved = self._marks[mark]
+            self.mversion.update(saved)
 
     # ------------------------------------------------------------ queries
     def residents(self, m: str) -> Iterable[Entry]:
