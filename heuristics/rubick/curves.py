@@ -130,9 +130,9 @@ class PlanChoice:
 class JobModel:
     """Everything Rubick reads about one job (built once per job by :class:`CurveBook`).
 
-    ``ref`` is the SLO throughput ``T_ref`` (samples/s; 1 for jobs the perf model cannot time),
-    ``floor_gpus``/``floor_cpus`` the guaranteed minimum (minRes; 0 for best-effort jobs), ``cap`` the
-    most GPUs the job may hold, ``granule`` the GPU step per machine (TP degree of a fixed plan).
+    ``ref`` is the SLO throughput ``T_ref`` (samples/s; 1 for jobs the perf model cannot time), ``cap``
+    the most GPUs the job may hold, ``granule`` the GPU step per machine (TP degree of a fixed plan),
+    ``family`` the fixed plan (family) of Rubick-R/-N and rigid jobs.
     """
 
     job: Job
@@ -142,8 +142,6 @@ class JobModel:
     gpu: Slopes
     cap: int
     granule: int = 1
-    floor_gpus: int = 0
-    floor_cpus: int = 0
     family: ExecutionPlan | None = None
     book: CurveBook | None = field(default=None, repr=False)
 

@@ -86,7 +86,7 @@ def reproduce(results: Mapping[str, Mapping[str, Any]]) -> list[ReproRow]:
                                       ("makespan", mk, m["makespan"])):
                 rows.append(ReproRow(f"{variant.upper()} ({what}) {policy} {name}", paper, ours / H, "h",
                                      _note(m)))
-            for cls in ("guaranteed", "best-effort"):
+            for cls in ("guaranteed", "best-effort") if variant == "mt" else ():
                 c = m.get("classes", {}).get(cls)
                 paper_c = TABLE4_MT_CLASSES.get((policy, cls))
                 if c is not None and paper_c is not None:
