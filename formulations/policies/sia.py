@@ -290,7 +290,7 @@ def _fit(cluster: Cluster, avail: dict[str, Resources], job: Job, g: int, tp: in
 SIA_POLICIES = PolicyRegistry()
 SIA_POLICIES.register(PolicySpec(
     "sia", SiaPolicy, "Sia-like: round-based goodput-driven GPU scaling along DP, one job x configuration MIP per "
-    "round (p = -0.5) solved exactly", PolicyFamily.EXACT, SiaParams, preemptive=True,
+    "round (p = -0.5) solved exactly", PolicyFamily.BASELINE, SiaParams, preemptive=True,
     reference="Rubick (MLSys'25) Sec. 7.3 baseline; Sia (SOSP'23) Sec. 4"))
 
 __all__ = ["SIA_POLICIES", "SiaParams", "SiaPolicy"]
