@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schedlab.benchmarks.simulator import simulate
 from schedlab.heuristics.rubick import RubickPolicy
@@ -291,3 +293,61 @@ def test_snapshot_view_schedule_is_what_decide_applies():
     pol = _policy(cluster, SHRINK)
     d = pol.schedule(snapshot_view(inst))
     assert set(d.start) == {"a", "b"} and d.preempt == ()
+
+
+# ------------------------------------------------------------------------- property
+CURVES = {"c1": [0, 10, 19, 27, 34, 40, 45, 49, 52, 54, 56, 58, 60, 61, 62, 63, 64],
+          "c2": [0, 10, 20, 30, 40, 50, 60, 70, 80, 88, 96, 104, 112, 118, 124, 130, 136],
+          "c3": [0, 5, 12, 0, 30, 0, 0, 0, 70, 0, 0, 0, 0, 0, 0, 0, 130]}
+
+
+@st.composite
+def passes(draw):
+    """A 2 x 8-GPU cluster with 2-8 jobs of three curve shapes, some running (placed first fit at their
+    request), some guaranteed (tenant A, quota 8), with random restart histories."""
+    n = draw(st.integers(2, 8))
+    jobs, current, progress = [], {}, {}
+    free = [8, 8]
+    for i in range(n):
+        model = draw(st.sampled_from(sorted(CURVES)))
+        valid = [g for g in range(1, 9) if CURVES[model][g] > 0]
+        g = draw(st.sampled_from(valid))
+        guar = draw(st.booleans()) and g <= 4
+        job = _job(f"j{i}", model, g, guaranteed=guar, tenant="A" if guar else "B", min_gpus=g if guar else None)
+        jobs.append(job)
+        m = next((k for k in (0, 1) if free[k] >= g), None)
+        if m is not None and draw(st.booleans()):
+            free[m] -= g
+            current[job.id] = JobAllocation(job.id, ExecutionPlan(dp=g), {CLUSTER2.machines[m]: Resources(g, g)})
+            progress[job.id] = JobProgress(executed=draw(st.sampled_from([0.0, 100.0, 5000.0])),
+                                           preemptions=draw(st.integers(0, 2)))
+    quota = {"A": Resources(8)}
+    usage = sum(j.requested.gpus for j in jobs if j.guaranteed and j.id in current)
+    if usage > 8:
+        return None
+    return Instance(CLUSTER2, tuple(jobs), current=Allocation(current), quotas=quota, time=6000.0, progress=progress)
+
+
+CLUSTER2 = a800_cluster(2)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(passes())
+def test_every_decision_is_valid_and_never_over_commits(inst):
+    """Whatever the state: the decision's allocation passes the verifier; applying it to the machines
+    (reconfigured jobs release first, preempted ones keep their GPUs until their checkpoint) never
+    over-commits a machine; guaranteed jobs are never preempted and never run below minRes."""
+    if inst is None:
+        return
+    pol = _policy(CLUSTER2, CURVES)
+    d = pol.schedule(snapshot_view(inst))
+    alloc = Allocation({**{j: ja for j, ja in inst.current.assignments.items() if j not in d.preempt},
+                        **dict(d.start)})
+    assert validate_allocation(inst, alloc) == []
+    for m in CLUSTER2.machines:
+        held = sum(ja.placement[m].gpus for j, ja in inst.current.assignments.items()
+                   if m in ja.placement and j not in d.start)
+        new = sum(ja.placement[m].gpus for ja in d.start.values() if m in ja.placement)
+        assert held + new <= 8, (m, held, new)
+    for j in d.preempt:
+        assert not inst.job(j).guaranteed
