@@ -36,6 +36,7 @@ from schedlab.formulations.offline import (
     generate_offline,
     offline_objective,
 )
+from schedlab.formulations.policies import SIA_POLICIES
 from schedlab.formulations.pop import POP
 from schedlab.formulations.result import SolutionStatus, SolveParams, SolveResult, Termination, relative_gap
 from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, generate_tier, tier_objective
@@ -91,7 +92,7 @@ OBJECTIVES: dict[str, Callable[[Any, Any], float]] = {
 
 #: policies that solve a model in the loop (exact-in-the-loop, Sia-like); merged with
 #: ``heuristics.POLICIES`` by ``schedlab.benchmarks.registry.all_policies`` (no upward import)
-POLICIES: PolicyRegistry = PolicyRegistry()
+POLICIES: PolicyRegistry = PolicyRegistry.merged(SIA_POLICIES)
 
 __all__ = [
     "BACKENDS", "POLICIES", "GENERATORS", "INSTANCE_KINDS", "METHODS", "OBJECTIVES", "POP", "Built", "Formulation", "JobOption",

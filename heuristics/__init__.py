@@ -8,13 +8,19 @@ Each family keeps its own registry in its package and is merged here; formulatio
 
 from __future__ import annotations
 
+from schedlab.heuristics.baselines.antman import ANTMAN_POLICIES, AntManPolicy
+from schedlab.heuristics.baselines.synergy import SYNERGY_POLICIES, SynergyPolicy
 from schedlab.heuristics.dally import DALLY_POLICIES
 from schedlab.heuristics.fifo import FIFO_POLICIES, FifoPolicy
+from schedlab.heuristics.rubick import RUBICK_POLICIES, RubickPolicy
 from schedlab.scheduling.registry import PolicyRegistry
 
 POLICIES: PolicyRegistry = PolicyRegistry.merged(
     FIFO_POLICIES,
     DALLY_POLICIES,
+    RUBICK_POLICIES,
+    SYNERGY_POLICIES,
+    ANTMAN_POLICIES,
 )
 
-__all__ = ["POLICIES", "FifoPolicy"]
+__all__ = ["POLICIES", "AntManPolicy", "FifoPolicy", "RubickPolicy", "SynergyPolicy"]

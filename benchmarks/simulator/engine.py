@@ -22,6 +22,7 @@ from types import MappingProxyType
 from schedlab.benchmarks.simulator.costs import CostModel, Semantics
 from schedlab.benchmarks.simulator.costs import semantics as get_semantics
 from schedlab.benchmarks.simulator.events import EventQueue
+from schedlab.benchmarks.simulator.guarantee import GuaranteeCheck
 from schedlab.benchmarks.simulator.metrics import summarize
 from schedlab.benchmarks.simulator.rates import RateModel, make_rates
 from schedlab.benchmarks.simulator.records import JobRecord, Recorder, Segment
@@ -128,6 +129,7 @@ class Simulator:
                 raise SpecError(f"job {j.id!r} requests {j.requested.gpus} GPUs; cluster {cluster.name!r} has "
                                 f"{total}", source="<workload>", field="num_gpus")
             self._rt[j.id] = JobRuntime(j, i)
+        self.guarantee = GuaranteeCheck(cluster, self._estimate)  # guaranteed jobs never below their SLO
         self.state = ClusterState(cluster)
         self.index = FreeIndex(cluster, {m: self.state.free(m).gpus for m in cluster.machines})
         self._queue: dict[str, JobRuntime] = {}
@@ -211,6 +213,7 @@ class Simulator:
         if not rt.iter_time > 0:
             raise SpecError(f"job {rt.job.id!r}: rate model gave iteration time {rt.iter_time!r}",
                             source="<rates>", field="iter_time")
+        self.guarantee.observe(rt.job, rt.iter_time)
         ms = [m for m, r in ja.placement.items() if r.gpus > 0]
         if len(ms) <= 1:
             tier = Tier.MACHINE
@@ -243,6 +246,7 @@ class Simulator:
         forget = getattr(self.rates, "forget", None)
         if forget is not None:
             forget(j.id)
+        self.guarantee.forget(j.id)
 
     def _handle(self, t: float, kind: int, jid: str | None, payload: object) -> SimEvent | None:
         if kind == _K_ARRIVAL:
@@ -406,6 +410,10 @@ class Simulator:
         metrics = summarize(self.recorder.jobs, total_gpus=self.cluster.total_gpus, small_gpus=self.small_gpus,
                             short_s=self.short_s)
         metrics["unfinished"] = len(unfinished)
+        metrics.update(self.guarantee.metrics())
+        counters = getattr(policy, "counters", None)  # fallbacks a policy applied, counted (e.g. Rubick's)
+        if counters:
+            metrics["policy_counters"] = dict(counters)
         sources = dict(getattr(self.rates, "sources", {}) or {})
         return SimResult(self.policy_name, self.recorder, metrics, unfinished, interrupted, self.n_events,
                          self.n_passes, wall, self._now, sources)

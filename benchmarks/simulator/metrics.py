@@ -5,7 +5,8 @@ utilisation = sum of GPU-seconds held / (cluster GPUs x makespan); communication
 communication seconds / productive running seconds (sums over jobs). Percentiles use linear
 interpolation (numpy's default). Tiresias bins: *small* = at most ``small_gpus`` GPUs (4 on its
 testbed, 8 on Philly), *short* = ideal duration (at the requested resources) below ``short_s``
-(800 s on the testbed, 4 h on Philly).
+(800 s on the testbed, 4 h on Philly). ``classes``: per job class (guaranteed / best-effort) the
+jobs, average and P99 JCT and makespan (Rubick's Table 4 splits multi-tenant runs this way).
 """
 
 from __future__ import annotations
@@ -56,4 +57,11 @@ def summarize(jobs: Sequence[JobRecord], *, total_gpus: int, small_gpus: int = 8
                    and ((r.ideal_duration < short_s) == (length == "short"))]
             bins[f"{size}-{length}"] = {"jobs": len(sel), "avg_jct": float(np.mean(sel)) if sel else float("nan")}
     out["bins"] = bins
+    classes: dict[str, dict[str, float | int]] = {}  # Rubick's guaranteed / best-effort split
+    for cls in sorted({r.job_class for r in jobs}):
+        sel = [r for r in jobs if r.job_class == cls]
+        cj = np.fromiter((r.jct for r in sel), float, len(sel))
+        classes[cls] = {"jobs": len(sel), "avg_jct": float(cj.mean()), "p99_jct": float(np.percentile(cj, 99)),
+                        "makespan": float(max(r.end for r in sel) - min(r.arrival for r in sel))}
+    out["classes"] = classes
     return out

@@ -299,9 +299,19 @@ class _Converter:
         if kind == "tier":
             o_req = perf_adapter.comm_overhead(model, self.tiers.tier(self.counts(g))) if g > 1 else 0.0
             attrs["compute_time"] = iter_time / (1.0 + (o_req or 0.0))
+        min_res = None
+        if tj.guaranteed and self.reconfigurable and kind == "perfmodel":
+            min_res = self.min_resources(model, req, plan, batch)  # Rubick's minRes = the quota usage
         return Job(tj.id, req, iterations=iterations, arrival=tj.submit, model=model, tenant=tj.tenant, plan=plan,
                    job_class=JobClass.GUARANTEED if tj.guaranteed else JobClass.BEST_EFFORT,
-                   reconfigurable=self.reconfigurable, global_batch=batch, duration=duration, attrs=attrs)
+                   reconfigurable=self.reconfigurable, global_batch=batch, duration=duration, attrs=attrs,
+                   min_resources=min_res)
+
+    def min_resources(self, model: str, req: Resources, plan: ExecutionPlan | None, batch: int | None) -> Resources:
+        """Rubick's minRes of a guaranteed reconfigurable job: the fewest GPUs, then CPUs, any plan,
+        reaching the throughput of its request (the perf model's ``min_resources``; never above it)."""
+        g, c, _ = self.pm.min_resources(model, req.gpus, max(req.cpus, req.gpus), plan, global_batch=batch)
+        return Resources(min(g, req.gpus), min(c, req.cpus), 0.0)
 
 
 def trace_workload(trace: Trace, cluster: Cluster, *, name: str | None = None, seed: int = 0,

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from schedlab.benchmarks.harness.cases import SuiteBuilder
 from schedlab.benchmarks.harness.suites import dally
+from schedlab.benchmarks.harness.suites.rubick import rubick_suite
 
 SUITES: dict[str, SuiteBuilder] = {
     "dally": dally.build,
+    "rubick": rubick_suite,
 }
 
 __all__ = ["SUITES"]

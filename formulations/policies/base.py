@@ -1,0 +1,91 @@
+"""What every round-based, model-solving policy needs: the snapshot a view shows (as an
+:class:`~schedlab.scheduling.Instance`), the decision that moves the cluster to a target
+:class:`~schedlab.scheduling.Allocation`, and a round clock.
+
+* :func:`view_instance` is the inverse of :func:`scheduling.snapshot.snapshot_view`: the active jobs
+  (queued in queue order, then those holding resources), the allocation of the jobs that may change
+  (RUNNING) as ``current``, the resources of jobs that may not (restoring after a restart or
+  reconfiguration, checkpointing before a preemption) as ``reserved`` capacity, the view's quotas
+  and clock, and each job's accumulators as ``progress``. A formulation built on it (the joint
+  plan + allocation model, Sia's job x configuration MIP) therefore decides exactly what the policy
+  may change, and ``frozen`` lists the jobs it must leave alone.
+* :func:`decision_to` turns a target allocation of that instance into the delta the simulator
+  applies: starts and reconfigurations for jobs whose allocation differs, preemptions for running
+  jobs the target leaves out.
+* :class:`RoundClock`: decisions every ``interval_s`` (a timer chain while jobs are active); an
+  arrival or completion between rounds waits for the next round, as in Sia's and Gavel's simulators.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schedlab.scheduling.allocation import Allocation
+from schedlab.scheduling.instance import Instance, JobProgress
+from schedlab.scheduling.job import Job
+from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, Timer
+from schedlab.scheduling.resources import Resources
+
+
+@dataclass(frozen=True)
+class ViewSnapshot:
+    """``instance``: what the policy may decide on; ``frozen``: the jobs holding resources that may not
+    change now (their resources are ``instance.reserved``; they are not in ``instance.jobs``)."""
+
+    instance: Instance
+    frozen: tuple[Job, ...]
+
+
+def view_instance(view: ClusterView) -> ViewSnapshot:
+    """The decision problem ``view`` shows (module docstring)."""
+    jobs, current, progress = [], [], {}
+    reserved: dict[str, Resources] = {}
+    frozen = []
+    for jv in list(view.queue()) + list(view.running()):
+        if jv.status is JobStatus.RUNNING or jv.status is JobStatus.QUEUED:
+            jobs.append(jv.job)
+            if jv.status is JobStatus.RUNNING and jv.allocation is not None:
+                current.append(jv.allocation)
+            progress[jv.id] = JobProgress(progress=jv.progress, attained=jv.attained_service,
+                                          executed=jv.executed_time, waited=jv.waiting_time,
+                                          preemptions=jv.preemptions, last_change=jv.last_change)
+        elif jv.allocation is not None:
+            frozen.append(jv.job)
+            for m, r in jv.allocation.placement.items():
+                reserved[m] = reserved.get(m, Resources()) + r
+    inst = Instance(view.cluster, tuple(jobs), current=Allocation.of(current), quotas=view.quotas,
+                    reserved=reserved, time=view.now, progress=progress)
+    return ViewSnapshot(inst, tuple(frozen))
+
+
+def decision_to(instance: Instance, target: Allocation, timers: tuple[Timer, ...] = ()) -> Decision:
+    """The delta from ``instance.current`` to ``target``."""
+    start = {ja.job_id: ja for ja in target if instance.current.get(ja.job_id) != ja}
+    preempt = tuple(ja.job_id for ja in instance.current if ja.job_id not in target)
+    return Decision(start=start, preempt=preempt, timers=timers)
+
+
+class RoundClock:
+    """A round every ``interval_s`` while jobs are active: :meth:`due` says whether this decision point
+    is a round (the round timer fired, or no round is pending), :meth:`next` is the timer to ask for."""
+
+    def __init__(self, interval_s: float, tag: str) -> None:
+        self.interval_s = interval_s
+        self.tag = tag
+        self._pending: float | None = None
+
+    def due(self, view: ClusterView) -> bool:
+        fired = any(ev.kind is EventKind.TIMER and ev.tag == self.tag for ev in view.events)
+        if fired or self._pending is None or self._pending < view.now:
+            self._pending = None
+            return True
+        return False
+
+    def next(self, view: ClusterView) -> tuple[Timer, ...]:
+        if view.queue_length == 0 and view.running_count == 0:
+            return ()
+        self._pending = view.now + self.interval_s
+        return (Timer(self._pending, self.tag),)
+
+
+__all__ = ["RoundClock", "ViewSnapshot", "decision_to", "view_instance"]

@@ -1,0 +1,409 @@
+"""Rubick's scheduling policy (Algorithm 1 of the paper) and its break-down variants E / R / N.
+
+Each decision point (every submission and completion, plus the timers below) runs ``Schedule``:
+
+1. *privileged* jobs first: queued guaranteed jobs whose quota usage fits their tenant's remaining
+   quota (usage = ``Job.quota_usage``, minRes when the workload gives it; the verifier charges the
+   same), in queue order, each through ``ScheduleJob``;
+2. then ``SortBySlope(best-effort queue + running jobs)``: GPU gain, then CPU gain, highest first
+   (best-effort jobs queued longer than ``starvation_s`` go first: the starvation guard), each
+   through ``ScheduleJob``.
+
+``ScheduleJob(j)`` visits the machines (those ``j`` holds, then best fit for the rest of its request,
+then the most free): it takes free GPUs while they raise ``j``'s curve (or ``j`` is below its
+minRes), then repeatedly moves one unit from the running job with the lowest loss on that machine
+that is above its own minRes, while that loss is lower than ``j``'s gain or ``j`` is below its minRes;
+then the same for CPUs. If ``j`` reaches its minRes, ``GetBestPlan`` picks the plan for the placement
+found (trimming GPUs a plan cannot use), ``AllocMem`` books the plan's host memory, and every job
+that lost units is re-planned; a best-effort job left with nothing runnable is preempted back to the
+queue. A guaranteed job only ever runs at >= its SLO throughput, and is never shrunk below it.
+Otherwise every move of this ``ScheduleJob`` is undone.
+
+A running job is changed (shrunk, grown or re-planned) only if ``(T - N delta) / T > threshold``
+(``T`` its productive seconds so far, ``N`` its checkpoint-resumes so far: reconfigurations plus
+preemptions; a job never reconfigured passes), and grown or re-planned only if that makes it faster.
+The simulator charges ``delta`` (78 s by default) for each reconfiguration.
+
+Resources of a preempted job are free only once its checkpoint is saved (the simulator's
+``PREEMPT_DONE`` event): a job that needs them waits for that decision point (``deferred``); a timer
+``retry_s`` later covers cost models with free checkpoints.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Literal
+
+from pydantic import Field
+
+from schedlab.heuristics.fifo import QuotaLedger
+from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infeasible
+from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offload
+from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
+from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
+from schedlab.scheduling.job import Job
+from schedlab.scheduling.policy import ClusterView, Decision, JobStatus, JobView, Timer
+from schedlab.scheduling.registry import PolicyParams
+from schedlab.scheduling.snapshot import PolicyBase
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import SpecError
+
+NAMES = {Mode.FULL: "rubick", Mode.PLANS: "rubick-e", Mode.RESOURCES: "rubick-r", Mode.NONE: "rubick-n"}
+
+
+class RubickParams(PolicyParams):
+    mode: Literal["full", "plans", "resources", "none"] = Field(
+        "full", description="what may change: plans and resources (Rubick), plans only (Rubick-E), resources "
+                            "with the plan family fixed and DP scaled (Rubick-R), neither (Rubick-N)")
+    threshold: float = Field(0.97, gt=0.0, lt=1.0, description="reconfigure a running job only if "
+                             "(T - N*delta)/T exceeds this (T: its training seconds, N: its checkpoint-resumes)")
+    delta_s: float = Field(78.0, ge=0.0, description="checkpoint-resume cost delta of one reconfiguration "
+                           "in the penalty rule, seconds (the paper's measured average)")
+    starvation_s: float | None = Field(4 * 3600.0, gt=0.0, description="best-effort jobs queued this long are "
+                                       "scheduled first and may shrink others to run (None: no guard; ours)")
+    max_scale: float | None = Field(None, ge=1.0, description="a job holds at most this multiple of its "
+                                    "requested GPUs (None: as many as raise its curve, the paper)")
+    slo_fallback: bool = Field(False, description="a guaranteed job with no plan at its request runs without "
+                               "an SLO (counted) instead of stopping the run with an error")
+    retry_s: float = Field(1.0, gt=0.0, description="after preempting, ask for a decision point this much later "
+                           "(for cost models whose checkpoints are free, so no PREEMPT_DONE event comes)")
+
+
+class RubickPolicy(PolicyBase):
+    """Rubick (``mode="full"``) and Rubick-E/R/N. ``counters`` counts the fallbacks it applied."""
+
+    oracle = False
+
+    def __init__(self, *, mode: str = "full", threshold: float = 0.97, delta_s: float = 78.0,
+                 starvation_s: float | None = 4 * 3600.0, max_scale: float | None = None,
+                 slo_fallback: bool = False, retry_s: float = 1.0, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+        self.mode = Mode(mode)
+        self.name = NAMES[self.mode]
+        self.threshold = threshold
+        self.delta_s = delta_s
+        self.starvation_s = starvation_s
+        self.max_scale = max_scale
+        self.slo_fallback = slo_fallback
+        self.retry_s = retry_s
+        self.counters: Counter[str] = Counter()
+        self._book: CurveBook | None = None
+        self._models: dict[str, tuple[Job, JobModel, tuple[int, int], bool]] = {}
+        self._starve_timer = -math.inf
+
+    # ------------------------------------------------------------ job facts
+    def use_curves(self, book: CurveBook) -> None:
+        """Answer from ``book`` (a :class:`CurveBook` or a subclass: hand-written curves in tests, a
+        refitted perf model) on its cluster instead of building one from the perf model's defaults."""
+        self._book = book
+        self._models = {}
+
+    def book(self, cluster: Cluster) -> CurveBook:
+        if self._book is None or self._book.cluster is not cluster:
+            self._book = CurveBook(cluster)
+            self._models = {}
+        return self._book
+
+    def job_model(self, job: Job, view: ClusterView) -> tuple[JobModel, tuple[int, int], bool]:
+        """``(JobModel, floor, has_slo)`` of ``job``, validated once (bad input named here)."""
+        hit = self._models.get(job.id)
+        if hit is not None and hit[0] is job:
+            return hit[1], hit[2], hit[3]
+        book = self.book(view.cluster)
+        src = f"<job {job.id!r}>"
+        if job.guaranteed and job.tenant not in view.quotas:
+            raise SpecError(f"job {job.id!r} is guaranteed but its tenant {job.tenant!r} has no quota "
+                            f"(quotas: {', '.join(sorted(view.quotas)) or 'none'})", source=src, field="tenant")
+        jm = book.job_model(job, self.mode, max_scale=self.max_scale)
+        if not jm.known:
+            self.counters["unknown-model-rigid"] += 1
+        slo = job.guaranteed
+        if jm.ref <= 0:
+            req = job.requested
+            if job.guaranteed and not self.slo_fallback:
+                raise SpecError(f"guaranteed job {job.id!r}: no execution plan of model {job.model!r} runs on its "
+                                f"requested {req.gpus} GPUs / {req.cpus} CPUs, so its SLO (the throughput of its "
+                                "request) is undefined", source=src, field="requested")
+            if not jm.elastic:
+                raise SpecError(f"job {job.id!r}: no execution plan of model {job.model!r} runs on its requested "
+                                f"{req.gpus} GPUs and {self.name} does not change its resources", source=src,
+                                field="requested")
+            positive = jm.gpu.env[jm.gpu.env > 0]
+            jm.ref = float(positive[0]) if positive.size else 1.0
+            slo = False
+            self.counters["no-plan-at-request" + ("-slo-dropped" if job.guaranteed else "")] += 1
+        floor = (0, 0)
+        if job.guaranteed:
+            if slo:
+                g, c = book.min_resources(jm)
+            else:
+                g = (jm.valid_amounts(jm.cap) or [job.requested.gpus])[-1]
+                c = g * MIN_CPUS_PER_GPU
+            mr = job.min_resources
+            if mr is not None:
+                g, c = max(g, mr.gpus), max(c, mr.cpus)
+            floor = (g, c if jm.elastic else job.requested.cpus)
+        if len(self._models) > 4 * (view.queue_length + view.running_count) + 1024:
+            self._models = {}
+        self._models[job.id] = (job, jm, floor, slo)
+        return jm, floor, slo
+
+    def reconfigurable(self, jv: JobView) -> bool:
+        """The penalty rule: ``(T - N delta) / T > threshold`` (a job never restarted passes)."""
+        n = jv.reconfigurations + jv.preemptions
+        if n == 0:
+            return True
+        t = jv.executed_time
+        return t > 0 and (t - n * self.delta_s) / t > self.threshold
+
+    # ------------------------------------------------------------------ pass
+    def schedule(self, view: ClusterView) -> Decision:
+        if view.queue_length == 0 and view.running_count == 0:
+            return Decision()
+        st = PassState(view)
+        queued: list[Entry] = []
+        running: list[Entry] = []
+        seq = 0
+        for jv in view.queue():
+            queued.append(self._entry(st, jv, view, seq))
+            seq += 1
+        for jv in view.running():
+            running.append(self._entry(st, jv, view, seq))
+            seq += 1
+        ledger = QuotaLedger(view) if view.quotas else None
+        for e in queued:  # 1. privileged: guaranteed jobs within their tenant's remaining quota
+            if e.guaranteed and ledger is not None and ledger.fits(e.job) and self.schedule_job(st, e):
+                ledger.charge(e.job)
+        rest = [e for e in queued if not e.guaranteed]
+        rest += [e for e in running if not e.locked and not e.frozen and (e.jm.elastic or e.jm.mode.replans)]
+        starving = sorted((e for e in rest if e.starving), key=lambda e: (e.jv.queued_since, e.seq))
+        others = sorted((e for e in rest if not e.starving),
+                        key=lambda e: (-e.jm.gain_g(e.g), -e.jm.gain_c(e.g, e.c), e.seq))
+        for e in starving + others:  # 2. SortBySlope(best-effort + running)
+            self.schedule_job(st, e)
+        return self._decision(st, view)
+
+    def _entry(self, st: PassState, jv: JobView, view: ClusterView, seq: int) -> Entry:
+        jm, floor, slo = self.job_model(jv.job, view)
+        orig = jv.allocation if jv.status.holds_resources else None  # a preempted job keeps a stale one
+        e = Entry(jv.id, jv, jm, seq, orig=orig, floor=floor, slo=slo, guaranteed=jv.job.guaranteed)
+        st.add(e)
+        if e.orig is not None:
+            e.plan = e.orig.plan
+            e.frozen = jv.status is not JobStatus.RUNNING
+            e.locked = not self.reconfigurable(jv)
+            e.tput = self._throughput(jm, e)
+        elif (self.starvation_s is not None and not e.guaranteed
+              and view.now - jv.queued_since >= self.starvation_s):
+            e.starving = True
+            amounts = jm.valid_amounts(jm.cap)
+            g = amounts[-1] if amounts else jv.job.requested.gpus
+            e.floor = (g, g * MIN_CPUS_PER_GPU if jm.elastic else 0)
+        return e
+
+    def _throughput(self, jm: JobModel, e: Entry) -> float:
+        """Normalised throughput of ``e``'s current allocation (its own plan on its placement)."""
+        if not jm.known or jm.book is None:
+            return 1.0
+        return jm.book.throughput(jm.job, e.plan, e.counts(), e.c) / jm.ref
+
+    # ------------------------------------------------------------ ScheduleJob
+    def schedule_job(self, st: PassState, e: Entry) -> bool:
+        """Algorithm 1's ``ScheduleJob``; True if ``e`` got (or changed) an allocation."""
+        jm = e.jm
+        if not jm.elastic and e.running:
+            return commit(st, e, [])  # fixed resources: only the plan may change (Rubick-E)
+        mark = st.mark()
+        victims: list[Entry] = []
+        sat = jm.gpu.saturation(jm.cap)
+        # whole-cluster shortcut: nothing free and no job would give it a GPU -> only its own machines
+        # can matter (CPUs for a running job); most of a long queue on a full cluster stops here
+        gpus_out = (not e.below_floor(GPU) and st.free_total[GPU] < jm.granule
+                    and jm.gain_g(e.g) <= self._min_loss(st, e) + EPS)
+        if gpus_out and not e.running:
+            return False
+        machines = list(e.units[GPU]) if gpus_out else self._machine_order(st, e)
+        for m in machines:
+            if not gpus_out:
+                self._take_gpus(st, e, m, sat, victims)
+            if e.on(GPU, m) and jm.elastic:
+                self._take_cpus(st, e, m, victims)
+            if e.g >= jm.cap and not e.below_floor(GPU) and (not jm.elastic or not self._wants_cpu(e)):
+                break
+        if commit(st, e, victims):
+            return True
+        st.rollback(mark)
+        return False
+
+    def _wants_cpu(self, e: Entry) -> bool:
+        return e.below_floor(CPU) or e.jm.gain_c(e.g, e.c) > EPS
+
+    def _min_loss(self, st: PassState, e: Entry) -> float:
+        """The lowest GPU loss of any other job ``e`` could shrink (inf if none). The two lowest are
+        cached per state version, so a pass over a long queue on a full cluster costs O(jobs)."""
+        cached = st.memo.get("min_loss")
+        if cached is None or cached[0] != st.version:
+            low: list[tuple[float, str]] = [(math.inf, ""), (math.inf, "")]
+            for v in st.entries.values():
+                if v.frozen or v.locked or v.preempted or v.g == 0 or v.g - v.jm.granule < v.floor[GPU]:
+                    continue
+                item = (v.jm.loss_g(v.g), v.jid)
+                if item < low[1]:
+                    low = sorted([low[0], item])
+            cached = st.memo["min_loss"] = (st.version, low)
+        first, second = cached[1]
+        return second[0] if first[1] == e.jid else first[0]
+
+    def _machine_order(self, st: PassState, e: Entry) -> list[str]:
+        """Machines ``e`` holds (largest share first), then best fit for the rest of its request, then
+        the most free, then the full ones (cluster order breaks ties)."""
+        idx = st.index
+        own = e.units[GPU]
+        mine = sorted(own, key=lambda m: (-own[m], idx[m]))
+        need = max(e.jm.job.requested.gpus - e.g, 1)
+        free = st.free[GPU]
+        rest = [m for m in st.machines if m not in own]
+        fit = sorted((m for m in rest if free[m] >= need), key=lambda m: (free[m], idx[m]))
+        part = sorted((m for m in rest if 0 < free[m] < need), key=lambda m: (-free[m], idx[m]))
+        return mine + fit + part + [m for m in rest if free[m] <= 0]
+
+    def _take_gpus(self, st: PassState, e: Entry, m: str, sat: int, victims: list[Entry]) -> None:
+        jm = e.jm
+        gran = jm.granule
+        want = min(max(e.floor[GPU], sat), jm.cap) - e.g
+        k = min(st.free[GPU][m], max(want, 0))
+        k -= k % gran
+        if k > 0:
+            st.move(GPU, m, None, e, k)
+        skip: set[str] = set()
+        while e.g < jm.cap or e.below_floor(GPU):
+            need = e.below_floor(GPU)
+            gain = jm.gain_g(e.g)
+            if not need and gain <= EPS:
+                return
+            if not need:  # the machine's lowest loss, cached while nothing moves: most visits end here
+                low, who = self._machine_low(st, m)
+                if who != e.jid and low >= gain - EPS:
+                    return
+            v, penalised, loss = self._victim(st, e, GPU, m, need, skip)
+            if v is None or not (need or loss < gain - EPS):
+                return
+            k = v.jm.granule
+            if v.slo and not self._keeps_slo(v, GPU, m, k):
+                skip.add(v.jid)
+                continue
+            if penalised and not v.doomed:
+                st.set(v, "doomed", True)
+            st.move(GPU, m, v, e, k)
+            if v not in victims:
+                victims.append(v)
+
+    def _machine_low(self, st: PassState, m: str) -> tuple[float, str | None]:
+        """The lowest GPU loss among the jobs on ``m`` any job may shrink (and whose it is), cached until
+        something on ``m`` (or of a job on ``m``) changes."""
+        key = "low:" + m
+        hit = st.memo.get(key)
+        if hit is not None and hit[0] == st.mversion[m]:
+            return hit[1]
+        best: tuple[float, str | None] = (math.inf, None)
+        if self.mode.elastic:
+            for v in st.residents(m):
+                if v.frozen or v.locked or v.preempted or v.on(GPU, m) < v.jm.granule \
+                        or v.g - v.jm.granule < v.floor[GPU]:
+                    continue
+                loss = v.jm.loss_g(v.g)
+                if loss < best[0]:
+                    best = (loss, v.jid)
+        st.memo[key] = (st.mversion[m], best)
+        return best
+
+    def _take_cpus(self, st: PassState, e: Entry, m: str, victims: list[Entry]) -> None:
+        jm = e.jm
+        skip: set[str] = set()
+        while True:
+            short = e.on(CPU, m) < e.on(GPU, m) * MIN_CPUS_PER_GPU
+            need = short or e.below_floor(CPU)
+            gain = jm.gain_c(e.g, e.c)
+            if not need and gain <= EPS:
+                return
+            if st.free[CPU][m] > 0:
+                s = jm.cpu(e.g)
+                top = s.saturation(s.top) if s is not None else e.c
+                k = max(top - e.c, e.floor[CPU] - e.c, e.on(GPU, m) * MIN_CPUS_PER_GPU - e.on(CPU, m), 1)
+                st.move(CPU, m, None, e, min(k, st.free[CPU][m]))
+                continue
+            v, _, loss = self._victim(st, e, CPU, m, need, skip)
+            if v is None or not (need or loss < gain - EPS):
+                return
+            if v.slo and is_offload(v.plan) and not self._keeps_slo(v, CPU, m, 1):
+                skip.add(v.jid)
+                continue
+            st.move(CPU, m, v, e, 1)
+            if v not in victims:
+                victims.append(v)
+
+    def _victim(self, st: PassState, e: Entry, r: int, m: str, need: bool,
+                skip: set[str]) -> tuple[Entry | None, bool, float]:
+        """GetLowestSlopeOverMinJob: the job on ``m`` with the lowest loss of a unit of ``r`` that is above
+        its own minRes. Penalty-locked best-effort jobs qualify only for a guaranteed job below its
+        minRes (they are then preempted whole), after every other job."""
+        best: Entry | None = None
+        best_key: tuple = ()
+        for v in st.residents(m):
+            if v is e or v.frozen or v.preempted or v.jid in skip:
+                continue
+            if r == GPU:
+                k = v.jm.granule
+                if v.on(GPU, m) < k or v.g - k < v.floor[GPU]:
+                    continue
+                loss = v.jm.loss_g(v.g)
+            else:
+                if not v.jm.elastic or v.on(CPU, m) <= v.on(GPU, m) * MIN_CPUS_PER_GPU or v.c <= v.floor[CPU]:
+                    continue
+                loss = v.jm.loss_c(v.g, v.c)
+            enforce = need and e.slo and not v.guaranteed and r == GPU  # a guarantee may preempt best-effort
+            if not self.mode.elastic and not enforce:
+                continue  # Rubick-E/-N never reallocate a running job's resources
+            penalised = v.locked
+            if penalised and not enforce:
+                continue
+            key = (penalised, loss, v.seq)
+            if best is None or key < best_key:
+                best, best_key = v, key
+        return (best, best_key[0], best_key[1]) if best is not None else (None, False, math.inf)
+
+    def _keeps_slo(self, v: Entry, r: int, m: str, k: int) -> bool:
+        """Would guaranteed ``v`` still reach its SLO with ``k`` units of ``r`` less on ``m``?"""
+        units = (dict(v.units[GPU]), dict(v.units[CPU]))
+        units[r][m] -= k
+        choice = best_plan(v, units[GPU], units[CPU])
+        return choice is not None and choice[1].throughput >= v.jm.ref * (1 - EPS)
+
+    # --------------------------------------------------------------- decision
+    def _decision(self, st: PassState, view: ClusterView) -> Decision:
+        start = {}
+        preempt = []
+        for e in st.entries.values():
+            if e.preempted:
+                if e.running:
+                    preempt.append(e.jid)
+                continue
+            if not e.changed or e.deferred or e.g == 0:
+                continue
+            ja = st.allocation(e)
+            if e.orig is None or ja != e.orig:
+                start[e.jid] = ja
+        defer_infeasible(st, view, start)
+        timers = []
+        if preempt:
+            timers.append(Timer(view.now + self.retry_s, "rubick-retry"))
+        if self.starvation_s is not None:
+            nxt = min((jv.queued_since + self.starvation_s for jv in view.queue() if not jv.job.guaranteed
+                       and jv.queued_since + self.starvation_s > view.now), default=None)
+            if nxt is not None and (nxt < self._starve_timer or self._starve_timer <= view.now):
+                self._starve_timer = nxt
+                timers.append(Timer(nxt, "rubick-starvation"))
+        return Decision(start=start, preempt=tuple(preempt), timers=tuple(timers))
+
+__all__ = ["RubickParams", "RubickPolicy"]

@@ -1,0 +1,243 @@
+"""One Rubick decision pass: tentative per-machine allocations of every active job, with an undo log.
+
+``ScheduleJob`` moves GPUs and CPUs one unit at a time (from a machine's free pool or from another
+job) and must be able to take all of it back when the job cannot be placed after all (the paper's
+``return null``): every move goes through :meth:`PassState.move`, which logs it, and
+:meth:`PassState.rollback` undoes the log back to a mark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from schedlab.heuristics.rubick.curves import JobModel
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.policy import ClusterView, JobView
+from schedlab.scheduling.resources import Resources
+
+GPU, CPU = 0, 1
+PENDING = "pending"  # a move's source/destination: units a preempted job still holds (not free this pass)
+
+
+@dataclass(eq=False)
+class Entry:
+    """One active job in the pass. ``units[r][machine]`` = GPUs (``r = 0``) / CPUs (``r = 1``) it holds
+    tentatively; ``orig`` its allocation before the pass (``None`` if queued).
+
+    ``locked``: its resources may not change this pass (restoring/checkpointing, or the reconfiguration
+    penalty); ``doomed``: a penalty-locked best-effort job a guaranteed job is taking resources from,
+    so it is preempted whole; ``deferred``: it got resources of a preempted job, which are free only
+    once that job's checkpoint is saved, so it starts at a later pass.
+    """
+
+    jid: str
+    jv: JobView
+    jm: JobModel
+    seq: int
+    orig: JobAllocation | None = None
+    units: tuple[dict[str, int], dict[str, int]] = field(default_factory=lambda: ({}, {}))
+    totals: list[int] = field(default_factory=lambda: [0, 0])
+    mem: dict[str, float] = field(default_factory=dict)
+    plan: ExecutionPlan | None = None
+    tput: float = 0.0           # normalised throughput of ``orig`` (0 if queued)
+    floor: tuple[int, int] = (0, 0)
+    locked: bool = False        # penalty: only a guaranteed job below its minRes may preempt it (whole)
+    frozen: bool = False        # restoring / checkpointing: never changed this pass
+    slo: bool = False           # guaranteed with an SLO (throughput >= T_ref whenever it runs)
+    guaranteed: bool = False    # counts against its tenant's quota; never shrunk below ``floor``
+    doomed: bool = False
+    deferred: bool = False
+    preempted: bool = False
+    changed: bool = False
+    starving: bool = False
+    tick: int = 0               # when its allocation last changed in the pass (log position)
+
+    @property
+    def job(self):
+        return self.jm.job
+
+    @property
+    def running(self) -> bool:
+        return self.orig is not None
+
+    @property
+    def g(self) -> int:
+        return self.totals[GPU]
+
+    @property
+    def c(self) -> int:
+        return self.totals[CPU]
+
+    def on(self, r: int, m: str) -> int:
+        return self.units[r].get(m, 0)
+
+    def below_floor(self, r: int) -> bool:
+        return self.totals[r] < self.floor[r]
+
+    def counts(self) -> dict[str, int]:
+        return {m: k for m, k in self.units[GPU].items() if k > 0}
+
+
+class PassState:
+    """Free resources per machine and the tentative allocations of the pass's jobs."""
+
+    def __init__(self, view: ClusterView) -> None:
+        cluster = view.cluster
+        self.machines: tuple[str, ...] = cluster.machines
+        self.index = {m: i for i, m in enumerate(self.machines)}
+        self.free: tuple[dict[str, int], dict[str, int]] = ({}, {})
+        self.free_mem: dict[str, float] = {}
+        for m in self.machines:
+            r = view.free(m)
+            self.free[GPU][m] = r.gpus
+            self.free[CPU][m] = r.cpus
+            self.free_mem[m] = r.mem_gb
+        self.free_total = [sum(self.free[GPU].values()), sum(self.free[CPU].values())]
+        # identifies the state: a new number for every change, the old one back on rollback (so caches
+        # keyed on it, e.g. victim scans, survive a ScheduleJob that was undone)
+        self.version = 0
+        self._versions = 0
+        self._marks: dict[int, tuple[int, dict[str, int]]] = {}
+        self.mversion: dict[str, int] = dict.fromkeys(self.machines, 0)  # per machine, likewise (new only)
+        self.entries: dict[str, Entry] = {}
+        self.on_machine: dict[str, dict[str, None]] = {m: {} for m in self.machines}
+        self.log: list[tuple] = []
+        self.memo: dict[str, tuple] = {}  # per-pass caches keyed on ``version``
+
+    # -------------------------------------------------------------- setup
+    def add(self, e: Entry) -> None:
+        self.entries[e.jid] = e
+        if e.orig is not None:
+            for m, r in e.orig.placement.items():
+                for kind, amount in ((GPU, r.gpus), (CPU, r.cpus)):
+                    if amount:
+                        e.units[kind][m] = amount
+                        e.totals[kind] += amount
+                e.mem[m] = r.mem_gb
+                self.on_machine[m][e.jid] = None
+
+    # -------------------------------------------------------------- moves
+    def mark(self) -> int:
+        n = len(self.log)
+        self._marks[n] = (self.version, dict(self.mversion))
+        return n
+
+    def _bump(self, *touched) -> None:
+        """A new state: new version numbers for it and for every machine where something changed
+        (``touched``: machines, or entries, meaning every machine they hold units on)."""
+        self._versions += 1
+        self.version = self._versions
+        mv = self.mversion
+        for t in touched:
+            if isinstance(t, Entry):
+                for m in t.units[GPU]:
+                    mv[m] = self._versions
+                for m in t.units[CPU]:
+                    mv[m] = self._versions
+            elif isinstance(t, str):
+                mv[t] = self._versions
+
+    def move(self, r: int, m: str, src, dst, k: int) -> None:
+        """Move ``k`` units of resource ``r`` on ``m`` from ``src`` to ``dst``: an :class:`Entry`, ``None``
+        (the free pool) or :data:`PENDING` (held by a preempted job until its checkpoint is saved)."""
+        self._apply(r, m, src, dst, k)
+        self.log.append(("move", r, m, src, dst, k))
+
+    def _apply(self, r: int, m: str, src, dst, k: int) -> None:
+        self._bump(m, src, dst)
+        if src is None:
+            self.free[r][m] -= k
+            self.free_total[r] -= k
+        elif src is PENDING:
+            pass
+        else:
+            left = src.units[r][m] - k
+            src.units[r][m] = left
+            src.totals[r] -= k
+            if left == 0:
+                del src.units[r][m]
+                self._maybe_leave(src, m)
+        if dst is None:
+            self.free[r][m] += k
+            self.free_total[r] += k
+        elif dst is PENDING:
+            pass
+        else:
+            dst.units[r][m] = dst.units[r].get(m, 0) + k
+            dst.totals[r] += k
+            self.on_machine[m][dst.jid] = None
+
+    def _maybe_leave(self, e: Entry, m: str) -> None:
+        if m not in e.units[GPU] and m not in e.units[CPU] and not e.mem.get(m):
+            self.on_machine[m].pop(e.jid, None)
+
+    def drop(self, e: Entry) -> None:
+        """``e`` is preempted: its units leave the pass (they free up only after its checkpoint)."""
+        for r in (GPU, CPU):
+            for m, k in list(e.units[r].items()):
+                self.move(r, m, e, PENDING, k)
+        for m in list(e.mem):
+            self.set_mem(e, m, 0.0, release=False)
+        self.set(e, "preempted", True)
+
+    def set_mem(self, e: Entry, m: str, gb: float, *, release: bool = True) -> None:
+        self._bump(m)
+        old = e.mem.get(m, 0.0)
+        if release:
+            self.free_mem[m] += old - gb
+        if gb:
+            e.mem[m] = gb
+            self.on_machine[m][e.jid] = None
+        else:
+            e.mem.pop(m, None)
+            self._maybe_leave(e, m)
+        self.log.append(("mem", e, m, old, gb, release))
+
+    def set(self, e: Entry, attr: str, value) -> None:
+        self._bump(e)
+        self.log.append(("attr", e, attr, getattr(e, attr)))
+        setattr(e, attr, value)
+
+    def rollback(self, mark: int) -> None:
+        if len(self.log) <= mark:
+            return
+        while len(self.log) > mark:
+            item = self.log.pop()
+            kind = item[0]
+            if kind == "move":
+                _, r, m, src, dst, k = item
+                self._apply(r, m, dst, src, k)
+            elif kind == "mem":
+                _, e, m, old, gb, release = item
+                if release:
+                    self.free_mem[m] -= old - gb
+                if old:
+                    e.mem[m] = old
+                    self.on_machine[m][e.jid] = None
+                else:
+                    e.mem.pop(m, None)
+                    self._maybe_leave(e, m)
+            else:
+                _, e, attr, old = item
+                setattr(e, attr, old)
+        if mark in self._marks:  # the state of the mark, exactly: its version numbers too
+            self.version, saved = self._marks[mark]
+            self.mversion.update(saved)
+
+    # ------------------------------------------------------------ queries
+    def residents(self, m: str) -> Iterable[Entry]:
+        entries = self.entries
+        for jid in self.on_machine[m]:
+            yield entries[jid]
+
+    def allocation(self, e: Entry) -> JobAllocation:
+        """``e``'s tentative allocation as a value (machines with GPUs or memory)."""
+        ms = set(e.units[GPU]) | set(e.units[CPU]) | {m for m, v in e.mem.items() if v}
+        placement = {m: Resources(e.on(GPU, m), e.on(CPU, m), e.mem.get(m, 0.0))
+                     for m in sorted(ms, key=self.index.__getitem__)}
+        return JobAllocation(e.jid, e.plan, placement)
+
+
+__all__ = ["CPU", "GPU", "PENDING", "Entry", "PassState"]

@@ -1,0 +1,31 @@
+"""Whether a job's plan runs on a placement by the verifier's rules (shared by the policies that keep a
+user's plan, or scale only its DP degree: Rubick-N/-R, Sia-like).
+
+The rules are exactly the verifier's ``plan`` and ``memory`` checks (:mod:`scheduling.verify`):
+``d t p`` = GPUs, every machine's share a multiple of the TP degree, PP dividing the job's layers when
+the job gives them, and the perf model's per-GPU memory estimate fitting the smallest GPU. The perf
+model's own search rules (global batch divisible by ``d a m``, TP dividing the attention heads) are
+for plans *it* proposes; a plan the user chose is taken as given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from schedlab.perfmodel.memory import plan_memory_violation
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling.job import Job
+from schedlab.topology.cluster import Cluster
+
+
+def plan_runs(job: Job, plan: ExecutionPlan, counts: Mapping[str, int], cluster: Cluster) -> bool:
+    """``plan`` of ``job`` on ``counts`` (``{machine: gpus}``) passes the verifier's plan and memory rules."""
+    if plan.gpus != sum(counts.values()) or any(k % plan.tp for k in counts.values()):
+        return False
+    if job.num_layers is not None and job.num_layers % plan.pp:
+        return False
+    gpu_mem = min(cluster.machine(m).gpu_memory_gb for m in counts)
+    return plan_memory_violation(job.model, job.global_batch, plan, gpu_mem) is None
+
+
+__all__ = ["plan_runs"]
