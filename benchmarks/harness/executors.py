@@ -1,0 +1,146 @@
+"""Where runs execute: this machine (``local``) or a Dask cluster (``dask``, dask.distributed).
+
+Both run every case in its own worker process with a hard timeout
+(:func:`~schedlab.benchmarks.harness.worker.run_isolated`); they differ in who starts that process.
+
+* :class:`LocalExecutor` — ``workers`` threads here, each waiting on one worker process at a time.
+* :class:`DaskExecutor` — a task per run on the cluster at ``--scheduler tcp://HOST:PORT``; the task
+  starts the worker process on the Dask worker, with the solver threads clamped so that threads x the
+  Dask worker's task slots never exceed its cores. The address is checked (with a timeout) before any
+  run starts; an address that does not answer is an error naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
+from concurrent.futures import wait as cf_wait
+from typing import Any
+
+from schedlab.benchmarks.harness.worker import run_isolated
+from schedlab.topology.errors import SpecError
+
+
+class LocalExecutor:
+    name = "local"
+
+    def __init__(self, workers: int) -> None:
+        self.capacity = workers
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="schedlab-bench")
+        self._kills: dict[int, Callable[[], None]] = {}
+        self._lock = threading.Lock()
+        self._n = 0
+
+    def submit(self, payload: dict[str, Any], hard_timeout_s: float) -> Future:
+        with self._lock:
+            self._n += 1
+            n = self._n
+
+        def started(kill: Callable[[], None]) -> None:
+            with self._lock:
+                self._kills[n] = kill
+
+        def job() -> dict[str, Any]:
+            try:
+                return run_isolated(payload, hard_timeout_s, on_start=started)
+            finally:
+                with self._lock:
+                    self._kills.pop(n, None)
+
+        return self._pool.submit(job)
+
+    def wait(self, futures: Iterable[Future], timeout: float) -> set:
+        done, _ = cf_wait(list(futures), timeout=timeout, return_when=FIRST_COMPLETED)
+        return done
+
+    @staticmethod
+    def result(future: Future) -> dict[str, Any]:
+        return future.result()
+
+    def close(self, *, kill: bool = False) -> None:
+        if kill:
+            with self._lock:
+                kills = list(self._kills.values())
+            for k in kills:
+                try:
+                    k()
+                except OSError:
+                    pass
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def remote_run(payload: dict[str, Any], hard_timeout_s: float, threads: int) -> dict[str, Any]:
+    """A Dask task: clamp the solver threads to this worker's share of its machine's cores, then run."""
+    slots = 1
+    try:
+        from distributed import get_worker
+
+        slots = max(1, int(get_worker().state.nthreads))
+    except (ImportError, ValueError, AttributeError):
+        pass
+    share = max(1, (os.cpu_count() or 1) // slots)
+    rec = run_isolated({**payload, "threads": max(1, min(threads, share))}, hard_timeout_s)
+    rec["dask_worker_slots"] = slots
+    return rec
+
+
+class DaskExecutor:
+    name = "dask"
+
+    def __init__(self, address: str, *, threads: int = 1, connect_timeout_s: float = 10.0) -> None:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise SpecError("the dask executor needs dask.distributed: pip install 'schedlab[distributed]'",
+                            source="--executor", field="executor") from None
+        if not address:
+            raise SpecError("--executor dask needs --scheduler tcp://HOST:PORT", source="--scheduler",
+                            field="scheduler")
+        try:
+            self.client = Client(address, timeout=f"{connect_timeout_s}s", set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as e:
+            raise SpecError(f"cannot reach the Dask scheduler at {address}: {type(e).__name__}: {e}",
+                            source="--scheduler", field="scheduler") from None
+        self.address = address
+        self.threads = threads
+        info = self.client.scheduler_info()
+        workers = info.get("workers", {})
+        self.capacity = max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
+        if not workers:
+            self.client.close()
+            raise SpecError(f"the Dask scheduler at {address} has no workers", source="--scheduler",
+                            field="scheduler")
+
+    def submit(self, payload: dict[str, Any], hard_timeout_s: float):
+        return self.client.submit(remote_run, payload, hard_timeout_s, self.threads, pure=False)
+
+    def wait(self, futures: Iterable[Any], timeout: float) -> set:
+        from distributed import wait
+        from distributed.client import FIRST_COMPLETED as D_FIRST
+
+        futs = list(futures)
+        try:
+            done, _ = wait(futs, timeout=timeout, return_when=D_FIRST)
+        except TimeoutError:
+            return set()
+        return set(done)
+
+    @staticmethod
+    def result(future: Any) -> dict[str, Any]:
+        return future.result()
+
+    def close(self, *, kill: bool = False) -> None:
+        self.client.close()
+
+
+def make_executor(kind: str, *, workers: int, threads: int, scheduler: str | None):
+    if kind == "local":
+        return LocalExecutor(workers)
+    if kind == "dask":
+        return DaskExecutor(scheduler or "", threads=threads)
+    raise SpecError(f"unknown executor {kind!r}; known: local, dask", source="--executor", field="executor")
+
+
+__all__ = ["DaskExecutor", "LocalExecutor", "make_executor", "remote_run"]
