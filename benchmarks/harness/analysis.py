@@ -21,6 +21,8 @@ import pandas as pd
 
 from schedlab.formulations.result import relative_gap
 
+#: gaps below this are floating-point noise of equal objectives (solvers' own tolerances are >= 1e-9)
+GAP_TOL = 1e-9
 #: statuses whose runtime is a measurement (not cut by a limit or a failure)
 FINISHED = ("optimal", "ok", "bound", "infeasible")
 
@@ -30,8 +32,8 @@ def frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
     if df.empty:
         return df
     df["time_s"] = df[["build_s", "solve_s"]].fillna(0.0).sum(axis=1)
-    df["who"] = [m if b is None or (isinstance(b, float) and math.isnan(b)) else f"{m}@{b}"
-                 for m, b in zip(df["method"], df["backend"], strict=True)]
+    df["who"] = [m if ct != "gap" or b is None or (isinstance(b, float) and math.isnan(b)) else f"{m}@{b}"
+                 for m, b, ct in zip(df["method"], df["backend"], df["case_type"], strict=True)]
     latest = df.sort_values("finished_at").groupby(["suite", "label"]).tail(1).index
     df["current"] = df.index.isin(latest)
     return with_best_bound(df)
@@ -71,6 +73,8 @@ def with_best_bound(df: pd.DataFrame) -> pd.DataFrame:
         for i in idx:
             df.at[i, "gap"] = _gap(df.at[i, "objective"], best)
     on = df["case_type"] == "bound"
+    if not on.any():
+        return df
     df.loc[on, "best_bound"] = df.loc[on, "bound"]
     df.loc[on, "gap"] = [_gap(o, b) for o, b in zip(df.loc[on, "objective"], df.loc[on, "bound"], strict=True)]
     df.loc[on, "bound_optimal"] = df.loc[on, "proven"].fillna(False).astype(bool)
@@ -83,7 +87,9 @@ def _gap(objective: Any, bound: Any) -> float:
     if objective is None or bound is None or pd.isna(objective) or pd.isna(bound):
         return float("nan")
     g = relative_gap(float(objective), float(bound))
-    return float("nan") if g is None else g
+    if g is None:
+        return float("nan")
+    return 0.0 if g < GAP_TOL else g
 
 
 def fit_exponent(sizes: Iterable[float], times: Iterable[float]) -> tuple[float, float, float, int]:

@@ -43,6 +43,11 @@ def _plain(x: Any) -> Any:
     return x
 
 
+def _with_params(name: str, params: Mapping[str, Any]) -> str:
+    extra = ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+    return name + (f"[{extra}]" if extra else "")
+
+
 def _key(kind: str, obj: Any) -> str:
     d = _plain(obj)
     d.pop("label", None)  # the label names the case's role in its suite; it does not change the result
@@ -64,8 +69,7 @@ class ReplayCase:
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", _frozen(self.params))
         if not self.label:
-            extra = ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
-            object.__setattr__(self, "label", self.policy + (f"[{extra}]" if extra else ""))
+            object.__setattr__(self, "label", _with_params(self.policy, self.params))
 
     @property
     def key(self) -> str:
@@ -94,8 +98,10 @@ class GapCase:
         object.__setattr__(self, "generator", _frozen(self.generator))
         _check_size(self.jobs, self.time_limit_s, "<gap case>")
         if not self.label:
-            who = self.method if self.backend is None else f"{self.method}@{self.backend}"
-            object.__setattr__(self, "label", f"{self.kind}/{self.cluster}/n={self.jobs}/s={self.seed}/{who}")
+            who = _with_params(self.method if self.backend is None else f"{self.method}@{self.backend}", self.params)
+            gen = ",".join(f"{k}={v}" for k, v in sorted(self.generator.items()))
+            object.__setattr__(self, "label", f"{self.kind}/{self.cluster}/n={self.jobs}/s={self.seed}"
+                                              + (f"/{gen}" if gen else "") + f"/{who}")
 
     @property
     def key(self) -> str:
@@ -125,9 +131,9 @@ class BoundCase:
         object.__setattr__(self, "generator", _frozen(self.generator))
         _check_size(self.jobs, self.time_limit_s, "<bound case>")
         if not self.label:
-            extra = ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
-            who = self.policy + (f"[{extra}]" if extra else "")
-            object.__setattr__(self, "label", f"bound/{self.cluster}/n={self.jobs}/s={self.seed}/{who}")
+            gen = ",".join(f"{k}={v}" for k, v in sorted(self.generator.items()))
+            object.__setattr__(self, "label", f"bound/{self.cluster}/n={self.jobs}/s={self.seed}"
+                                              + (f"/{gen}" if gen else "") + f"/{_with_params(self.policy, self.params)}")
 
     @property
     def key(self) -> str:

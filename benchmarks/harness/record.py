@@ -63,10 +63,16 @@ def versions() -> dict[str, str]:
     return out
 
 
+#: source that only presents results (the CLI, reports, comparisons): editing it keeps stored results
+PRESENTATION = ("benchmarks/cli/", "benchmarks/harness/report/", "benchmarks/harness/compare.py",
+                "benchmarks/harness/analysis.py")
+
+
 @functools.cache
 def code_version() -> str:
-    """``<version>+<digest>``: the package version and a SHA-256 of schedlab's own source files, so a
-    changed formula never reuses stored results (editable installs included)."""
+    """``<version>+<digest>``: the package version and a SHA-256 of schedlab's own source files (those
+    that compute results; :data:`PRESENTATION` excluded), so a changed formula never reuses stored
+    results (editable installs included)."""
     import schedlab.benchmarks as bench
 
     root = Path(bench.__file__).resolve().parent.parent
@@ -74,6 +80,8 @@ def code_version() -> str:
     for layer in ("topology", "perfmodel", "scheduling", "formulations", "heuristics", "benchmarks"):
         base = root / layer
         for f in sorted(base.rglob("*.py")):
+            if f.relative_to(root).as_posix().startswith(PRESENTATION):
+                continue
             h.update(f.relative_to(base).as_posix().encode())
             h.update(f.read_bytes())
     return f"{versions().get('schedlab', '0')}+{h.hexdigest()[:12]}"

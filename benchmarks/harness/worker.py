@@ -140,6 +140,7 @@ def _child(payload: dict[str, Any], conn) -> None:
     _silence(2)
     conn.send(execute(payload))
     conn.close()
+    os._exit(0)  # the record is sent; skip interpreter teardown (atexit handlers inherited from the server)
 
 
 def _context() -> mp.context.BaseContext:
