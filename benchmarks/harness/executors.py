@@ -1,7 +1,8 @@
 """Where runs execute: this machine (``local``) or a Dask cluster (``dask``, dask.distributed).
 
 Both run every case in its own worker process with a hard timeout
-(:func:`~schedlab.benchmarks.harness.worker.run_isolated`); they differ in who starts that process.
+(:func:`~schedlab.benchmarks.harness.worker.run_isolated`, processes forked by a
+:class:`~schedlab.benchmarks.harness.launcher.Launcher`); they differ in where that happens.
 
 * :class:`LocalExecutor` — ``workers`` threads here, each waiting on one worker process at a time.
 * :class:`DaskExecutor` — a task per run on the cluster at ``--scheduler tcp://HOST:PORT``; the task
@@ -27,7 +28,10 @@ class LocalExecutor:
     name = "local"
 
     def __init__(self, workers: int) -> None:
+        from schedlab.benchmarks.harness.launcher import Launcher
+
         self.capacity = workers
+        self.launcher = Launcher()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="schedlab-bench")
         self._kills: dict[int, Callable[[], None]] = {}
         self._lock = threading.Lock()
@@ -44,7 +48,7 @@ class LocalExecutor:
 
         def job() -> dict[str, Any]:
             try:
-                return run_isolated(payload, hard_timeout_s, on_start=started)
+                return run_isolated(self.launcher, payload, hard_timeout_s, on_start=started)
             finally:
                 with self._lock:
                     self._kills.pop(n, None)
@@ -69,6 +73,7 @@ class LocalExecutor:
                 except OSError:
                     pass
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self.launcher.close()
 
 
 def remote_run(payload: dict[str, Any], hard_timeout_s: float, threads: int) -> dict[str, Any]:
@@ -80,10 +85,35 @@ def remote_run(payload: dict[str, Any], hard_timeout_s: float, threads: int) -> 
         slots = max(1, int(get_worker().state.nthreads))
     except (ImportError, ValueError, AttributeError):
         pass
+    from schedlab.benchmarks.harness.launcher import shared_launcher
+
     share = max(1, (os.cpu_count() or 1) // slots)
-    rec = run_isolated({**payload, "threads": max(1, min(threads, share))}, hard_timeout_s)
+    rec = run_isolated(shared_launcher(), {**payload, "threads": max(1, min(threads, share))}, hard_timeout_s)
     rec["dask_worker_slots"] = slots
     return rec
+
+
+def _probe(address: str, timeout_s: float) -> None:
+    """A plain TCP connect to a ``tcp://HOST:PORT`` scheduler first: an address that does not answer is
+    a one-line error within ``timeout_s``, before a Dask client exists."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme != "tcp":
+        return
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host or port is None:
+        raise SpecError(f"cannot read the Dask scheduler address {address!r}; expected tcp://HOST:PORT",
+                        source="--scheduler", field="scheduler")
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError as e:
+        raise SpecError(f"cannot reach the Dask scheduler at {address}: {e}", source="--scheduler",
+                        field="scheduler") from None
 
 
 class DaskExecutor:
@@ -98,6 +128,7 @@ class DaskExecutor:
         if not address:
             raise SpecError("--executor dask needs --scheduler tcp://HOST:PORT", source="--scheduler",
                             field="scheduler")
+        _probe(address, connect_timeout_s)
         try:
             self.client = Client(address, timeout=f"{connect_timeout_s}s", set_as_default=False)
         except (OSError, TimeoutError, ValueError) as e:
@@ -117,15 +148,16 @@ class DaskExecutor:
         return self.client.submit(remote_run, payload, hard_timeout_s, self.threads, pure=False)
 
     def wait(self, futures: Iterable[Any], timeout: float) -> set:
-        from distributed import wait
-        from distributed.client import FIRST_COMPLETED as D_FIRST
+        """The finished futures, polling their state for at most ``timeout`` seconds (no default client)."""
+        import time
 
         futs = list(futures)
-        try:
-            done, _ = wait(futs, timeout=timeout, return_when=D_FIRST)
-        except TimeoutError:
-            return set()
-        return set(done)
+        end = time.monotonic() + timeout
+        while True:
+            done = {f for f in futs if f.done()}
+            if done or time.monotonic() >= end:
+                return done
+            time.sleep(0.05)
 
     @staticmethod
     def result(future: Any) -> dict[str, Any]:
@@ -135,11 +167,11 @@ class DaskExecutor:
         self.client.close()
 
 
-def make_executor(kind: str, *, workers: int, threads: int, scheduler: str | None):
+def make_executor(kind: str, *, workers: int, threads: int, scheduler: str | None, connect_timeout_s: float = 10.0):
     if kind == "local":
         return LocalExecutor(workers)
     if kind == "dask":
-        return DaskExecutor(scheduler or "", threads=threads)
+        return DaskExecutor(scheduler or "", threads=threads, connect_timeout_s=connect_timeout_s)
     raise SpecError(f"unknown executor {kind!r}; known: local, dask", source="--executor", field="executor")
 
 

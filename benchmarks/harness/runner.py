@@ -38,7 +38,7 @@ from schedlab.benchmarks.harness.plugins import load_plugins
 from schedlab.benchmarks.harness.record import FAILED, code_version, environment, store_key
 from schedlab.benchmarks.harness.store import Store
 from schedlab.benchmarks.harness.validate import validate_suite
-from schedlab.benchmarks.harness.worker import hard_timeout
+from schedlab.benchmarks.harness.worker import GRACE_S, hard_timeout
 from schedlab.topology.errors import SpecError
 
 #: hard wall-clock limit of a replay (no solver limit of its own) unless ``--time-limit`` is given
@@ -49,7 +49,8 @@ REPLAY_LIMIT_S = 1800.0
 class BenchOptions:
     """``workers``: concurrent runs (default: cores // threads); ``threads``: solver threads per run;
     ``time_limit_s``: overrides every case's solver limit (and is a replay's hard limit); ``seed`` is
-    added to every case's seeds (instance, workload, policy and solver)."""
+    added to every case's seeds (instance, workload, policy and solver); a run is killed after twice
+    its solver limit plus ``grace_s``; ``connect_timeout_s`` bounds the wait for a Dask scheduler."""
 
     out: Path
     workers: int | None = None
@@ -60,6 +61,8 @@ class BenchOptions:
     seed: int = 0
     plugins: tuple[str, ...] = ()
     retry_failed: bool = False
+    grace_s: float = GRACE_S
+    connect_timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
         if self.workers is not None and self.workers < 1:
@@ -187,7 +190,7 @@ def plan(suite: Suite, options: BenchOptions) -> list[Task]:
     for c in suite.cases:
         case = with_seed_and_limit(c, options.seed, options.time_limit_s)
         limit = getattr(case, "time_limit_s", None)
-        hard = hard_timeout(limit) if limit is not None else (options.time_limit_s or REPLAY_LIMIT_S)
+        hard = hard_timeout(limit, options.grace_s) if limit is not None else (options.time_limit_s or REPLAY_LIMIT_S)
         tasks.append(Task(case, store_key(suite.name, case.key, code), hard, _group(suite, case)))
     return tasks
 
@@ -330,7 +333,8 @@ def run_bench(suite: Suite, options: BenchOptions, *, progress: Progress | None 
     else:
         workers, threads, notes = options.workers or 1, options.threads, []
     options = replace(options, workers=workers, threads=threads)
-    executor = make_executor(options.executor, workers=workers, threads=threads, scheduler=options.scheduler)
+    executor = make_executor(options.executor, workers=workers, threads=threads, scheduler=options.scheduler,
+                             connect_timeout_s=options.connect_timeout_s)
     if on_notes is not None and notes:
         on_notes(notes)
     runs = []

@@ -5,21 +5,17 @@ worker process does. :func:`run_isolated` starts that process and waits for it a
 seconds; a run that overstays (a solver ignoring its limit) is killed and recorded as ``killed``, a
 worker that dies (segfault, out of memory) as ``error`` with its exit code.
 
-Processes come from a ``forkserver`` that has imported schedlab once (a fresh process in milliseconds, no
-threads inherited from the caller). Where the caller may not have children of its own (a daemonic Dask
-worker process), the run goes to a fresh interpreter (``python -m schedlab.benchmarks.harness.worker``)
-with the payload on stdin. A worker dies with the process that started it (``PR_SET_PDEATHSIG`` on Linux,
-else a watchdog on the parent's pid), so a ``kill -9`` of ``schedlab bench`` leaves no orphans.
+Processes are forked by a launcher (:mod:`~schedlab.benchmarks.harness.launcher`) that imported schedlab,
+the solvers and the plugins once: a fresh process per run in milliseconds, no threads or state inherited
+from the caller. A worker dies with the launcher and the launcher with the process that started it, so a
+``kill -9`` of ``schedlab bench`` leaves no orphans.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
-import pickle
 import resource
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -36,9 +32,9 @@ from schedlab.topology.errors import SchedlabError
 GRACE_S = 30.0
 
 
-def hard_timeout(limit_s: float) -> float:
+def hard_timeout(limit_s: float, grace_s: float = GRACE_S) -> float:
     """The wall-clock limit of a worker whose solver limit is ``limit_s``: twice that plus a grace."""
-    return 2.0 * limit_s + GRACE_S
+    return 2.0 * limit_s + grace_s
 
 
 def _now() -> str:
@@ -105,8 +101,8 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- the worker process side
-def _die_with_parent() -> None:
-    """Exit when the parent goes away (``schedlab bench`` killed with -9)."""
+def die_with_parent() -> None:
+    """Exit when the parent goes away: ``PR_SET_PDEATHSIG`` (Linux) and a watchdog on the parent's pid."""
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -125,7 +121,7 @@ def _die_with_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="schedlab-parent-watch").start()
 
 
-def _silence(fd: int) -> None:
+def silence(fd: int) -> None:
     """Point C-level writes to ``fd`` (solver logs: HiGHS prints on stdout) at /dev/null: a worker
     reports through its record only, never into the caller's terminal or ``--format json`` output."""
     null = os.open(os.devnull, os.O_WRONLY)
@@ -133,26 +129,19 @@ def _silence(fd: int) -> None:
     os.close(null)
 
 
-def _child(payload: dict[str, Any], conn) -> None:
+def child_main(conn) -> None:
+    """A forked worker: receive the payload, say who we are, run, send the record, exit."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it kills us
-    _die_with_parent()
-    _silence(1)
-    _silence(2)
-    conn.send(execute(payload))
-    conn.close()
-    os._exit(0)  # the record is sent; skip interpreter teardown (atexit handlers inherited from the server)
-
-
-def _context() -> mp.context.BaseContext:
-    if "forkserver" in mp.get_all_start_methods():
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["schedlab.benchmarks.harness.preload"])
-        return ctx
-    return mp.get_context("spawn")
-
-
-def _may_fork() -> bool:
-    return not mp.current_process().daemon
+    die_with_parent()
+    silence(1)
+    silence(2)
+    try:
+        payload = conn.recv()
+        conn.send({"pid": os.getpid()})
+        conn.send(execute(payload))
+        conn.close()
+    finally:
+        os._exit(0)  # the record is sent; skip interpreter teardown
 
 
 def _failure(status: str, message: str, t0: float, started: str) -> dict[str, Any]:
@@ -160,69 +149,39 @@ def _failure(status: str, message: str, t0: float, started: str) -> dict[str, An
             "finished_at": _now()}
 
 
-def run_isolated(payload: dict[str, Any], hard_timeout_s: float,
+def run_isolated(launcher, payload: dict[str, Any], hard_timeout_s: float,
                  on_start: Callable[[Callable[[], None]], None] | None = None) -> dict[str, Any]:
-    """Run ``payload`` in a fresh worker process, killing it after ``hard_timeout_s`` seconds.
+    """Run ``payload`` in a fresh worker process forked by ``launcher`` (a
+    :class:`~schedlab.benchmarks.harness.launcher.Launcher`), killing it after ``hard_timeout_s`` seconds.
 
     ``on_start(kill)`` receives a function that kills the worker (the runner calls it on Ctrl-C)."""
     t0, started = time.perf_counter(), _now()
-    if not _may_fork():
-        return _run_subprocess(payload, hard_timeout_s, on_start, t0, started)
-    ctx = _context()
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(payload, send), name="schedlab-run")
-    proc.start()
-    send.close()
-    if on_start is not None:
-        on_start(proc.kill)
-    try:
-        if recv.poll(hard_timeout_s):
+    conn = launcher.connect()
+    pid = None
+
+    def kill() -> None:
+        if pid is not None:
             try:
-                return recv.recv()
-            except EOFError:
-                proc.join(5)
-                return _failure("error", f"worker process died (exit code {proc.exitcode})", t0, started)
-        proc.kill()
-        return _failure("killed", f"killed after the hard timeout of {hard_timeout_s:.0f} s", t0, started)
-    finally:
-        recv.close()
-        proc.join(5)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
-
-def _run_subprocess(payload: dict[str, Any], hard_timeout_s: float,
-                    on_start: Callable[[Callable[[], None]], None] | None, t0: float, started: str) -> dict[str, Any]:
-    proc = subprocess.Popen([sys.executable, "-m", "schedlab.benchmarks.harness.worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    if on_start is not None:
-        on_start(proc.kill)
     try:
-        out, _ = proc.communicate(pickle.dumps(payload), timeout=hard_timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
+        conn.send(payload)
+        if not conn.poll(60.0):
+            return _failure("error", "the worker launcher did not start a process within 60 s", t0, started)
+        pid = conn.recv()["pid"]
+        if on_start is not None:
+            on_start(kill)
+        if conn.poll(hard_timeout_s):
+            return conn.recv()
+        kill()
         return _failure("killed", f"killed after the hard timeout of {hard_timeout_s:.0f} s", t0, started)
-    if proc.returncode != 0 or not out:
-        return _failure("error", f"worker process died (exit code {proc.returncode})", t0, started)
-    return pickle.loads(out)
+    except (EOFError, OSError) as e:
+        return _failure("error", f"worker process died ({type(e).__name__}: killed by a signal, out of memory or "
+                        "crashed)", t0, started)
+    finally:
+        conn.close()
 
 
-def main() -> None:
-    """``python -m schedlab.benchmarks.harness.worker``: a payload (pickle) on stdin, the record on stdout."""
-    payload = pickle.loads(sys.stdin.buffer.read())
-    _die_with_parent()
-    sys.stdout.flush()
-    result = os.fdopen(os.dup(1), "wb")
-    _silence(1)
-    rec = execute(payload)
-    result.write(pickle.dumps(rec))
-    result.close()
-
-
-if __name__ == "__main__":
-    main()
-
-
-__all__ = ["GRACE_S", "execute", "hard_timeout", "run_isolated"]
+__all__ = ["GRACE_S", "child_main", "die_with_parent", "execute", "hard_timeout", "run_isolated", "silence"]
