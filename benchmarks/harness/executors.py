@@ -4,7 +4,8 @@ Both run every case in its own worker process with a hard timeout
 (:func:`~schedlab.benchmarks.harness.worker.run_isolated`, processes forked by a
 :class:`~schedlab.benchmarks.harness.launcher.Launcher`); they differ in where that happens.
 
-* :class:`LocalExecutor` — ``workers`` threads here, each waiting on one worker process at a time.
+* :class:`LocalExecutor` — ``workers`` threads here, each waiting on one worker process at a time (the
+  process's launcher starts on the first run, so a fully stored sweep starts no process at all).
 * :class:`DaskExecutor` — a task per run on the cluster at ``--scheduler tcp://HOST:PORT``; the task
   starts the worker process on the Dask worker, with the solver threads clamped so that threads x the
   Dask worker's task slots never exceed its cores. The address is checked (with a timeout) before any
@@ -28,10 +29,7 @@ class LocalExecutor:
     name = "local"
 
     def __init__(self, workers: int) -> None:
-        from schedlab.benchmarks.harness.launcher import Launcher
-
         self.capacity = workers
-        self.launcher = Launcher()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="schedlab-bench")
         self._kills: dict[int, Callable[[], None]] = {}
         self._lock = threading.Lock()
@@ -48,7 +46,9 @@ class LocalExecutor:
 
         def job() -> dict[str, Any]:
             try:
-                return run_isolated(self.launcher, payload, hard_timeout_s, on_start=started)
+                from schedlab.benchmarks.harness.launcher import shared_launcher
+
+                return run_isolated(shared_launcher(), payload, hard_timeout_s, on_start=started)
             finally:
                 with self._lock:
                     self._kills.pop(n, None)
@@ -73,7 +73,6 @@ class LocalExecutor:
                 except OSError:
                     pass
         self._pool.shutdown(wait=True, cancel_futures=True)
-        self.launcher.close()
 
 
 def remote_run(payload: dict[str, Any], hard_timeout_s: float, threads: int) -> dict[str, Any]:

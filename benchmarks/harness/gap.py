@@ -163,7 +163,8 @@ def run_gap(case: GapCase, *, threads: int = 1) -> dict[str, Any]:
     out.update(status=res.termination.value, objective=objective if not bad else None, bound=res.dual_bound,
                primal=res.primal_bound, sense=res.sense, own_gap=relative_gap(objective, res.dual_bound),
                proven=res.termination is Termination.OPTIMAL, build_s=res.build_s, solve_s=res.solve_s,
-               threads=res.threads, backend_version=res.backend_version, violations=bad,
+               threads=res.threads if res.threads is not None else params.effective_threads,
+               backend_version=res.backend_version, violations=bad,
                verified=None if res.solution is None else not bad, message=res.message,
                notes=list(res.notes), model=dict(res.model_stats),
                placed=None if res.allocation is None else len(res.allocation))

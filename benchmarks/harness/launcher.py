@@ -85,7 +85,8 @@ class Launcher:
 
 @functools.cache
 def shared_launcher() -> Launcher:
-    """One launcher per process (a Dask worker's): started on first use, stopped at exit."""
+    """One launcher per process (``schedlab bench``, a Dask worker): started on first use, stopped at
+    exit. Payloads carry the caller's ``sys.path`` and plugin modules, so later additions resolve too."""
     import atexit
 
     launcher = Launcher()
