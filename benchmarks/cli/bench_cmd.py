@@ -103,6 +103,7 @@ def bench_command(
     resumable SQLite store, then a report (HTML + Markdown + plots). With no suite it runs quick."""
     from rich.console import Console
 
+    from schedlab.benchmarks.cli.report_cmd import console
     from schedlab.benchmarks.harness.analysis import frame
     from schedlab.benchmarks.harness.plugins import add_env_plugins, load_plugins
     from schedlab.benchmarks.harness.runner import BenchOptions, run_bench
@@ -123,6 +124,8 @@ def bench_command(
     tasks: dict[str, int] = {}
 
     def progress(name: str, done: int, total: int, last: str) -> None:
+        if not tasks:
+            bar.start()  # only once everything is checked and running: errors stay one clean line
         if name not in tasks:
             tasks[name] = bar.add_task("", total=total, completed=done, suite=name, last="")
         bar.update(tasks[name], completed=done, last=last[-60:])
@@ -132,8 +135,11 @@ def bench_command(
             err.print(f"note: {line}")
 
     try:
-        with bar:
+        try:
             runs = run_bench(spec, options, progress=progress, on_notes=notes)
+        finally:
+            if tasks:
+                bar.stop()
     except KeyboardInterrupt:
         err.print(f"interrupted: every finished run is stored in {directory}; run the same command again to resume")
         sys.exit(130)
@@ -158,11 +164,9 @@ def bench_command(
                    "records": json.loads(cur[cols].to_json(orient="records"))}
         typer.echo(json.dumps(payload, indent=2, default=str))
         return
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=150)  # logs and pipes: do not squeeze the table into 80 columns
-    _summary_table(console, runs, df)
-    console.print(f"results: {directory / 'results.sqlite'}"
+    out_console = console()
+    _summary_table(out_console, runs, df)
+    out_console.print(f"results: {directory / 'results.sqlite'}"
                   + (f"; report: {rep.html} (+ report.md, {len(rep.plots)} plots, {', '.join(Path(e).name for e in rep.exports)})"
                      if rep is not None else "")
                   + f"; {time.perf_counter() - t0:.1f} s")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from schedlab.benchmarks.cli.report_cmd import ReportFormat, directory_arg
+from schedlab.benchmarks.cli.report_cmd import ReportFormat, console, directory_arg
 
 
 def compare_command(
@@ -20,7 +20,6 @@ def compare_command(
 ) -> None:
     """Two runs of a suite side by side: per series (a label over its seeds) and metric, the means,
     the difference, and whether it is beyond seed-to-seed noise (|delta| > 2 standard errors)."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
@@ -46,7 +45,7 @@ def compare_command(
             cells = (r.suite, r.series, r.metric, str(r.n_a), str(r.n_b), fmt(r.mean_a), fmt(r.mean_b), fmt(r.delta),
                      fmt(r.rel_pct), fmt(r.noise), r.verdict)
             t.add_row(*[escape(c) for c in cells], style=style)
-        Console().print(t)
+        console().print(t)
         if not show_all and len(df) and beyond.empty:
             typer.echo("no difference beyond seed-to-seed noise (--all shows every series)")
     if strict and len(df) and (df["verdict"] == "BEYOND NOISE").any():

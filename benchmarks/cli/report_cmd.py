@@ -16,6 +16,14 @@ class ReportFormat(StrEnum):
     json = "json"
 
 
+def console():
+    """A rich console; in logs and pipes, wide enough not to squeeze tables into 80 columns."""
+    from rich.console import Console
+
+    c = Console()
+    return c if c.is_terminal else Console(width=160)
+
+
 def directory_arg(d: Path, what: str) -> Path:
     if not d.is_dir():
         raise SpecError(f"{what} {d} is not a directory (a results directory written by schedlab bench)",

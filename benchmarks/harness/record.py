@@ -88,7 +88,13 @@ def code_version() -> str:
 
 
 def environment() -> dict[str, Any]:
-    return {"cpu_count": os.cpu_count() or 1, "host": platform.node(), "versions": versions()}
+    """Where a sweep runs: cores, host, versions and the load average when it started (timings taken on
+    a loaded machine say so)."""
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = None
+    return {"cpu_count": os.cpu_count() or 1, "host": platform.node(), "versions": versions(), "load_avg": load}
 
 
 def store_key(suite: str, case_key: str, code: str) -> str:

@@ -91,7 +91,9 @@ def _sessions(store: Store) -> pd.DataFrame:
         opts, env, counts = s["options"] or {}, s["environment"] or {}, s["counts"] or {}
         rows.append({"suite": suite, "started": s["started_at"], "finished": s["finished_at"], "status": s["status"],
                      "executor": opts.get("executor"), "workers": opts.get("workers"), "threads": opts.get("threads"),
-                     "cpus": env.get("cpu_count"), "host": env.get("host"), "runs": counts.get("total"),
+                     "cpus": env.get("cpu_count"), "host": env.get("host"),
+                     "load avg at start": " ".join(str(x) for x in env.get("load_avg") or []),
+                     "runs": counts.get("total"),
                      "ran now": counts.get("ran"), "stored before": counts.get("stored_before"),
                      "failed": counts.get("failed"), "skipped": counts.get("skipped")})
     return pd.DataFrame(rows)
@@ -124,7 +126,7 @@ def render_report(directory: str | Path, *, exports: bool = True) -> Report:
         versions = df["versions"].dropna().iloc[-1] if df["versions"].notna().any() else {}
         doc.p(f"{len(df[df['current']])} current runs in suites {', '.join(sorted(df['suite'].unique()))}; code "
               f"{', '.join(sorted(df['code_version'].dropna().unique()))}; "
-              + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())))
+              + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if k != "backend"))
         doc.h(2, "Runs")
         doc.table(sessions)
         doc.h(2, "Summary")

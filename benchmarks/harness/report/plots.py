@@ -41,7 +41,7 @@ def _size_axis(ax, sizes, log_y: bool = False) -> None:
 
 
 def _save(fig: Figure, path: Path) -> Path:
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    fig.savefig(path, dpi=DPI)
     return path
 
 
