@@ -40,6 +40,8 @@ ENV = "SCHEDLAB_PLUGINS"
 
 #: policies registered by plugins (``schedlab.benchmarks.registry.all_policies`` merges it)
 PLUGIN_POLICIES: PolicyRegistry = PolicyRegistry()
+#: the modules plugins were loaded from (their source is part of the results' code version)
+PLUGIN_MODULES: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,7 @@ def entry_point_plugins() -> tuple[str, ...]:
                 register_suites({ep.name: obj}, origin)
             else:
                 _BY_GROUP[group](obj, origin)
+            PLUGIN_MODULES.add(ep.module)
             names.append(f"{group}:{ep.name}")
     return tuple(names)
 
@@ -175,7 +178,31 @@ def load_module(name: str) -> str:
     if not found:
         raise SpecError(f"plugin module {name!r} defines none of POLICIES, FORMULATIONS, WORKLOADS, SUITES",
                         source="--plugin", field=name)
+    PLUGIN_MODULES.add(name)
     return name
+
+
+def plugin_digest() -> str | None:
+    """A SHA-256 of the loaded plugins' source (a module's file, a package's ``.py`` files), so that
+    stored results are not reused after a plugin changes; ``None`` without plugins."""
+    import hashlib
+    import importlib.util
+    from pathlib import Path
+
+    if not PLUGIN_MODULES:
+        return None
+    h = hashlib.sha256()
+    for name in sorted({m.split(".")[0] for m in PLUGIN_MODULES}):
+        spec = importlib.util.find_spec(name)
+        origin = Path(spec.origin) if spec is not None and spec.origin else None
+        if origin is None or not origin.is_file():
+            h.update(name.encode())
+            continue
+        files = sorted(origin.parent.rglob("*.py")) if origin.name == "__init__.py" else [origin]
+        for f in files:
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:12]
 
 
 def env_plugins() -> tuple[str, ...]:
@@ -199,5 +226,5 @@ def load_plugins(modules: Iterable[str] = ()) -> tuple[str, ...]:
     return mods
 
 
-__all__ = ["ENV", "GROUPS", "PLUGIN_POLICIES", "FormulationPlugin", "add_env_plugins", "entry_point_plugins",
+__all__ = ["ENV", "GROUPS", "PLUGIN_MODULES", "PLUGIN_POLICIES", "FormulationPlugin", "plugin_digest", "add_env_plugins", "entry_point_plugins",
            "load_module", "load_plugins"]

@@ -68,11 +68,18 @@ PRESENTATION = ("benchmarks/cli/", "benchmarks/harness/report/", "benchmarks/har
                 "benchmarks/harness/analysis.py")
 
 
-@functools.cache
 def code_version() -> str:
-    """``<version>+<digest>``: the package version and a SHA-256 of schedlab's own source files (those
-    that compute results; :data:`PRESENTATION` excluded), so a changed formula never reuses stored
-    results (editable installs included)."""
+    """``<version>+<digest>[+plugins.<digest>]``: the package version, a SHA-256 of schedlab's own source
+    files (those that compute results; :data:`PRESENTATION` excluded) and of the loaded plugins' source,
+    so a changed formula never reuses stored results (editable installs included)."""
+    from schedlab.benchmarks.harness.plugins import plugin_digest
+
+    pd = plugin_digest()
+    return _schedlab_version() + (f"+plugins.{pd}" if pd else "")
+
+
+@functools.cache
+def _schedlab_version() -> str:
     import schedlab.benchmarks as bench
 
     root = Path(bench.__file__).resolve().parent.parent

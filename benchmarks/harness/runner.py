@@ -197,7 +197,7 @@ def plan(suite: Suite, options: BenchOptions) -> list[Task]:
 
 
 def _finish(task: Task, res: dict[str, Any], suite: str, env: dict[str, Any], executor: str,
-            out: Path) -> dict[str, Any]:
+            out: Path, code: str) -> dict[str, Any]:
     c = task.case
     rec = dict(res)
     files = rec.pop("files", None) or {}
@@ -213,7 +213,7 @@ def _finish(task: Task, res: dict[str, Any], suite: str, env: dict[str, Any], ex
              "backend": backend, "params": dict(c.params), "instance": instance_id(c), "seed": c.seed,
              "kind": c.kind if isinstance(c, GapCase) else ("offline" if isinstance(c, BoundCase) else "replay"),
              "time_limit_s": getattr(c, "time_limit_s", None) or (None if not isinstance(c, ReplayCase) else task.hard_s),
-             "code_version": code_version(), "executor": executor, "cpu_count": env["cpu_count"],
+             "code_version": code, "executor": executor, "cpu_count": env["cpu_count"],
              "host": env["host"], "versions": env["versions"], "spec": case_spec(c)}
     if not isinstance(c, ReplayCase):
         ident["cluster"] = c.cluster
@@ -234,6 +234,7 @@ def run_suite(suite: Suite, options: BenchOptions, executor: Any, store: Store, 
     run = SuiteRun(suite.name, total=len(tasks), keys=[t.key for t in tasks])
     stored = store.statuses(run.keys)
     env = environment()
+    code = code_version()
     ladder = Ladder()
     pending: list[Task] = []
     for t in tasks:
@@ -280,7 +281,7 @@ def run_suite(suite: Suite, options: BenchOptions, executor: Any, store: Store, 
                     res = executor.result(fut)
                 except Exception as e:  # noqa: BLE001 - a lost Dask worker is a failed run, not a crash
                     res = {"status": "error", "message": f"{executor.name}: {type(e).__name__}: {e}"}
-                rec = _finish(t, res, suite.name, env, executor.name, options.out)
+                rec = _finish(t, res, suite.name, env, executor.name, options.out, code)
                 store.put(rec)
                 ladder.finish(t, rec.get("status"))
                 run.ran += 1
