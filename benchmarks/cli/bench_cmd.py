@@ -81,6 +81,18 @@ def _summary_table(console, runs, df) -> None:
                           + (f" ({row.note})" if row.note else ""))
 
 
+def _failed(runs, df) -> list[str]:
+    """Runs of this invocation's suites that ended in an error, were killed or failed the verifier."""
+    from schedlab.benchmarks.harness.record import FAILED
+
+    if df.empty:
+        return []
+    keys = {k for r in runs for k in r.keys}
+    cur = df[df["key"].isin(keys)]
+    bad = cur[cur["status"].isin(FAILED) | (cur["verified"] == False)]  # noqa: E712 - pandas column
+    return [f"{x.label}: {x.status} {x.message or ''}".strip() for x in bad.itertuples()]
+
+
 def bench_command(
     suite: str = typer.Argument("quick", metavar="[SUITE|FILE]",
                                 help="A registered suite (schedlab list suites) or a suite file (.yaml/.toml)."),
@@ -100,7 +112,8 @@ def bench_command(
     format: BenchFormat = typer.Option(BenchFormat.text, "--format", help="text (tables) or json (the records)."),
 ) -> None:
     """Run a benchmark suite: every run in its own process with a hard timeout, one record each in a
-    resumable SQLite store, then a report (HTML + Markdown + plots). With no suite it runs quick."""
+    resumable SQLite store, then a report (HTML + Markdown + plots). With no suite it runs quick.
+    Exits 1 when a run failed (error, killed, rejected by the verifier), 130 when interrupted."""
     from rich.console import Console
 
     from schedlab.benchmarks.cli.report_cmd import console
@@ -163,10 +176,16 @@ def bench_command(
                                         "note": x.note} for x in r.repro]} for r in runs],
                    "records": json.loads(cur[cols].to_json(orient="records"))}
         typer.echo(json.dumps(payload, indent=2, default=str))
+        if _failed(runs, df):
+            raise typer.Exit(1)
         return
     out_console = console()
     _summary_table(out_console, runs, df)
+    failed = _failed(runs, df)
     out_console.print(f"results: {directory / 'results.sqlite'}"
                   + (f"; report: {rep.html} (+ report.md, {len(rep.plots)} plots, {', '.join(Path(e).name for e in rep.exports)})"
                      if rep is not None else "")
                   + f"; {time.perf_counter() - t0:.1f} s")
+    if failed:
+        out_console.print(f"{len(failed)} runs failed (error, killed or rejected by the verifier), e.g. {failed[0]}")
+        raise typer.Exit(1)
