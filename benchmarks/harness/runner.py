@@ -42,6 +42,8 @@ from schedlab.benchmarks.harness.validate import validate_suite
 from schedlab.benchmarks.harness.worker import GRACE_S, hard_timeout
 from schedlab.topology.errors import SpecError
 
+#: terminations that close an instance (optimality or infeasibility proven)
+PROOFS = ("optimal", "infeasible")
 #: hard wall-clock limit of a replay (no solver limit of its own) unless ``--time-limit`` is given
 REPLAY_LIMIT_S = 1800.0
 
@@ -138,7 +140,8 @@ def _group(suite: Suite, case: Case) -> tuple | None:
 
 
 class Ladder:
-    """Exact methods grow with size until every seed of a size finished without proving optimality."""
+    """Exact methods grow with size until every seed of a size finished without a proof (of optimality
+    or infeasibility: :data:`PROOFS`)."""
 
     def __init__(self) -> None:
         self.expected: dict[tuple, dict[int, int]] = defaultdict(lambda: defaultdict(int))
@@ -150,7 +153,7 @@ class Ladder:
 
     def finish(self, t: Task, status: str | None) -> None:
         if t.group is not None:
-            self.proven[t.group][t.size].append(status == "optimal")
+            self.proven[t.group][t.size].append(status in PROOFS)
 
     def stopped_at(self, t: Task) -> int | None:
         if t.group is None:

@@ -51,7 +51,7 @@ def plugin_module(plugin_dir):
 
 @pytest.fixture(scope="session")
 def small_suite():
-    from schedlab.benchmarks.harness import BoundCase, GapCase, ReplayCase, Suite
+    from schedlab.benchmarks.harness import BoundCase, GapCase, ReplayCase, ReproRow, Suite
     from schedlab.benchmarks.workloads.source import WorkloadSource
 
     cases = []
@@ -65,7 +65,14 @@ def small_suite():
     src = WorkloadSource(workload="smoke", seed=1)
     cases += [ReplayCase(src, "fifo", label="smoke/fifo"), ReplayCase(src, "yarn-cs", label="smoke/yarn-cs"),
               BoundCase("fifo", "tiresias-60", 12, generator={"mean_gap": 10}, time_limit_s=20)]
-    return Suite("small", "a small sweep for the tests", tuple(cases))
+
+    def reproduce(results):
+        ratio = results["smoke/yarn-cs"]["avg_jct"] / results["smoke/fifo"]["avg_jct"]
+        gap = results["joint/rubick-64/n=4/s=0/fifo"]["gap"]
+        return [ReproRow("avg JCT, yarn-cs / fifo", 1.0, ratio, "x", "same policy: must be 1"),
+                ReproRow("FIFO gap on joint n=4", None, gap, "", "no paper figure")]
+
+    return Suite("small", "a small sweep for the tests", tuple(cases), reproduce=reproduce, paper="none")
 
 
 @pytest.fixture(scope="session")

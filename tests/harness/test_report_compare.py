@@ -29,6 +29,7 @@ def test_report_writes_every_section_and_plot(small_run, cli):
     for section in ("## Summary", "## Optimality gap", "## Runtime", "## Online vs offline bound", "## Trace replays"):
         assert section in md
     assert "bound is the proven optimum" in md
+    assert "## Reproduction (paper vs ours)" in md and "| avg JCT, yarn-cs / fifo | 1 | 1 | x |" in md
     html = (d / "report.html").read_text()
     assert html.count("<img") == len(names) and "<table>" in html
 

@@ -23,6 +23,9 @@ def _df(d):
 def test_one_complete_record_per_run(small_run):
     d, runs = small_run
     assert runs[0].ran == runs[0].total == 13 and runs[0].failed == 0
+    rows = {r.quantity: r for r in runs[0].repro}  # the suite's reproduce() on the stored runs
+    assert rows["avg JCT, yarn-cs / fifo"].ours == pytest.approx(1.0)
+    assert 0 < rows["FIFO gap on joint n=4"].ours < 1
     df = _df(d)
     assert len(df) == 13 and df["key"].is_unique
     assert set(FIELDS) <= set(df.columns)

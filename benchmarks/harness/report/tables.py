@@ -16,6 +16,13 @@ def _fmt_status(s: pd.Series) -> str:
     return ", ".join(f"{k} {v}" for k, v in c.items())
 
 
+def _verdicts(v: pd.Series) -> str:
+    """``accepted/judged`` over the runs the verifier judged (a bound or an infeasible run has no
+    allocation to judge)."""
+    judged = v.dropna()
+    return f"{int((judged == True).sum())}/{len(judged)}" if len(judged) else "n/a"  # noqa: E712
+
+
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (case type, method@backend): runs, statuses, median time, mean/max gap to the best
     proven bound (gap cases), mean online/bound ratio (bound cases), mean avg JCT (replays)."""
@@ -29,7 +36,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
                      "median time [s]": float(g["time_s"].median()),
                      "mean gap [%]": 100 * float(gaps.mean()) if len(gaps) else math.nan,
                      "max gap [%]": 100 * float(gaps.max()) if len(gaps) else math.nan,
-                     "verified": f"{int((g['verified'] == True).sum())}/{len(g)}"})  # noqa: E712
+                     "verified": _verdicts(g["verified"])})
     return pd.DataFrame(rows)
 
 
