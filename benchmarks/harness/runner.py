@@ -110,10 +110,12 @@ def with_seed_and_limit(case: Case, seed: int, limit: float | None) -> Case:
 def instance_id(case: Case) -> str:
     """What every method answering the same input shares (the best bound is taken over it)."""
     if isinstance(case, ReplayCase):
+        from schedlab.benchmarks.workloads.source import WorkloadSource
+
         s = case.source
+        default = case_spec(replace(case, source=WorkloadSource()))["source"]
         extra = ",".join(f"{k}={v}" for k, v in sorted(case_spec(case)["source"].items())
-                         if k not in ("workload", "trace", "seed") and v not in (None, False, {}, 1.0, "trace",
-                                                                               "philly"))
+                         if k not in ("workload", "trace", "seed") and v != default.get(k))
         return f"{s.label}/s={s.seed}" + (f"/{extra}" if extra else "")
     kind = case.kind if isinstance(case, GapCase) else "offline"
     gen = ",".join(f"{k}={v}" for k, v in sorted(case.generator.items()))

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,7 @@ class GapEntry(_Model):
 class ReplayEntry(_Model):
     workload: str | None = None
     trace: str | None = None
-    trace_format: str = "philly"
+    trace_format: str | None = None
     cluster: str | None = None
     policies: list[str | PolicyEntry] = Field(min_length=1)
     seeds: list[NonNegativeInt] | None = Field(None, min_length=1)
@@ -266,11 +267,14 @@ def _expand(spec: SuiteFile, path: Path, lines: dict[tuple, int]) -> tuple[list[
                 if g.lp_bound:
                     add(GapCase(g.kind, cluster, n, LP_BOUND, seed=s, generator=g.generator, time_limit_s=limit),
                         {"*": at, "method": (*at, "lp_bound")})
+    top = ("workload", "trace", "trace_format", "cluster")
     for ri, r in enumerate(spec.replay):
         at = ("replay", ri)
+        source_fields = {f.name: (*at, "source", f.name) for f in fields(WorkloadSource) if f.name not in top}
         try:
-            src_kw = {**r.source, "workload": r.workload, "trace": _resolve(r.trace, base), "trace_format": r.trace_format,
-                      "cluster": _resolve(r.cluster, base)}
+            given = {"workload": r.workload, "trace": _resolve(r.trace, base), "trace_format": r.trace_format,
+                     "cluster": _resolve(r.cluster, base)}
+            src_kw = {**r.source, **{k: v for k, v in given.items() if v is not None}}
             for s in r.seeds or d.seeds:
                 source = WorkloadSource(**{**src_kw, "seed": s + int(r.source.get("seed", 0))})
                 opts = ",".join(f"{k}={v}" for k, v in sorted(r.source.items()))
@@ -278,7 +282,7 @@ def _expand(spec: SuiteFile, path: Path, lines: dict[tuple, int]) -> tuple[list[
                 for name, params, where in _policies(r.policies, (*at, "policies")):
                     label = f"{head}/{ReplayCase(source, name, params).label}"
                     add(ReplayCase(source, name, params, r.semantics, r.costs, seed=s, label=label),
-                        {"*": at, "policy": where, "params": (*where, "params"), "load": (*at, "source", "load")})
+                        {"*": at, "policy": where, "params": (*where, "params"), **source_fields})
         except TypeError as e:
             raise SpecError(f"unknown workload source option: {e}", source=str(path),
                             field=_dotted((*at, "source")), line=_line_of(lines, (*at, "source"))) from None

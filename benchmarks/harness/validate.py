@@ -121,6 +121,9 @@ def check_replay(case: ReplayCase) -> None:
     if case.costs is not None and case.costs not in COSTS:
         raise _bad("costs", f"unknown cost model {case.costs!r}; known: {', '.join(COSTS)}")
     src = case.source
+    check = getattr(src, "check", None)  # WorkloadSource's own pre-flight check, where it has one
+    if check is not None:
+        check()
     if (src.workload is None) == (src.trace is None):
         raise _bad("workload", "give exactly one of a named workload or a trace file")
     if src.workload is not None and src.workload not in WORKLOADS:
