@@ -23,8 +23,17 @@ from schedlab.formulations.result import relative_gap
 
 #: gaps below this are floating-point noise of equal objectives (solvers' own tolerances are >= 1e-9)
 GAP_TOL = 1e-9
-#: statuses whose runtime is a measurement (not cut by a limit or a failure)
+#: statuses of runs that ended on their own (a proof, a decision, a bound)
 FINISHED = ("optimal", "ok", "bound", "infeasible")
+#: statuses of a solver stopped by a limit, unless it stopped well before the time limit (POP merges
+#: sub-solutions without a proof; a node limit): then its time is a measurement too
+AT_LIMIT = ("feasible-at-limit", "no-solution-at-limit")
+
+
+def measured(df: pd.DataFrame) -> pd.Series:
+    """Runs whose build + solve time is a measurement of the method, not of a limit or a failure."""
+    early = df["status"].isin(AT_LIMIT) & (df["time_s"] < 0.95 * df["time_limit_s"].fillna(float("inf")))
+    return df["status"].isin(FINISHED) | early
 
 
 def frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
@@ -113,7 +122,7 @@ def scale_fits(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     g = df[(df["case_type"] == "gap") & df["current"] & (df["role"] != "bound")]
     for (kind, who), d in g.groupby(["kind", "who"]):
-        fin = d[d["status"].isin(FINISHED)]
+        fin = d[measured(d)]
         for axis, other in (("jobs", "gpus"), ("gpus", "jobs")):
             # the sweep along ``axis`` holds the other size fixed: take the most common value of it
             if fin.empty:
@@ -123,7 +132,7 @@ def scale_fits(df: pd.DataFrame) -> pd.DataFrame:
             if sweep[axis].nunique() < 2:
                 continue
             b, a, r2, n = fit_exponent(sweep[axis], sweep["time_s"])
-            cut = d[(d[other] == fixed) & ~d["status"].isin(FINISHED)]
+            cut = d[(d[other] == fixed) & ~measured(d)]
             rows.append({"kind": kind, "method": who, "axis": axis, "fixed": f"{other}={fixed}", "exponent": b,
                          "coef": a, "r2": r2, "points": n, "unfinished": len(cut),
                          "sizes": f"{int(sweep[axis].min())}-{int(sweep[axis].max())}"})
@@ -165,4 +174,4 @@ def export(df: pd.DataFrame, directory, *, parquet: bool = True) -> list[str]:
     return out
 
 
-__all__ = ["FINISHED", "export", "fit_exponent", "frame", "results_by_label", "scale_fits", "with_best_bound"]
+__all__ = ["AT_LIMIT", "FINISHED", "export", "measured", "fit_exponent", "frame", "results_by_label", "scale_fits", "with_best_bound"]

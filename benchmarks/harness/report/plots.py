@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from schedlab.benchmarks.harness.analysis import FINISHED, fit_exponent
+from schedlab.benchmarks.harness.analysis import fit_exponent, measured
 
 DPI = 110
 
@@ -108,12 +108,12 @@ def runtime_vs_size(df: pd.DataFrame, path: Path, axis: str = "jobs") -> Path | 
     fig, axes = _panels(len(panels))
     for ax, (kind, fixed, d) in zip(axes, panels, strict=True):
         for who, w in d.groupby("who"):
-            fin = w[w["status"].isin(FINISHED)]
+            fin = w[measured(w)]
             s = fin.groupby(axis)["time_s"].median()
             b, _, _, n = fit_exponent(fin[axis], fin["time_s"])
             lab = who + (f" (b={b:.2f})" if n >= 2 and np.isfinite(b) else "")
             ax.plot(s.index, s.values, marker="o", color=col[who], label=lab)
-            cut = w[~w["status"].isin(FINISHED)]
+            cut = w[~measured(w)]
             if len(cut):
                 ax.scatter(cut[axis], cut[["time_s", "wall_s"]].max(axis=1), marker="x", color=col[who], s=40)
         lim = d["time_limit_s"].dropna()

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from schedlab.benchmarks.harness.analysis import FINISHED, scale_fits
+from schedlab.benchmarks.harness.analysis import AT_LIMIT, FINISHED, scale_fits
 
 
 def _fmt_status(s: pd.Series) -> str:
@@ -92,7 +92,7 @@ def scale_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def failures(df: pd.DataFrame) -> pd.DataFrame:
     cur = df[df["current"]]
-    bad = cur[~cur["status"].isin((*FINISHED, "feasible-at-limit", "no-solution-at-limit", "incomplete"))]
+    bad = cur[~cur["status"].isin((*FINISHED, *AT_LIMIT, "incomplete"))]
     return bad[["suite", "label", "status", "message"]].reset_index(drop=True) if len(bad) else pd.DataFrame()
 
 
