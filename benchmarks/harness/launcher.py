@@ -4,8 +4,9 @@
 run when that script imports much), and daemonic processes (Dask workers) may not start children at
 all. So runs get their processes from a launcher of our own:
 
-* :class:`Launcher` starts ``python -m schedlab.benchmarks.harness.launcher SOCKET`` once (with the
-  caller's ``sys.path`` and environment, so plugins resolve the same way); that process imports
+* :class:`Launcher` starts ``python -m schedlab.benchmarks.harness.launcher SOCKET`` once (in the
+  caller's directory and environment, so plugin modules resolve the same way: from the current
+  directory, ``PYTHONPATH`` or the installed packages); that process imports
   schedlab, the solvers and the plugins (:mod:`~schedlab.benchmarks.harness.preload`), freezes its heap
   and listens on a Unix socket in a private temporary directory;
 * each run connects, and the launcher forks a child that owns the connection: it receives the payload,
@@ -19,7 +20,6 @@ all. So runs get their processes from a launcher of our own:
 from __future__ import annotations
 
 import functools
-import json
 import os
 import select
 import shutil
@@ -33,8 +33,6 @@ from multiprocessing.connection import Connection
 
 from schedlab.topology.errors import SchedlabError
 
-_SYS_PATH = "SCHEDLAB_LAUNCHER_SYS_PATH"
-
 
 class Launcher:
     """Client side: start the launcher process and hand out connections to fresh workers."""
@@ -44,9 +42,8 @@ class Launcher:
         os.chmod(self._dir, 0o700)
         self.path = os.path.join(self._dir, "socket")
         self._log = open(os.path.join(self._dir, "launcher.log"), "w+b")  # noqa: SIM115 - closed in close()
-        env = dict(os.environ, **{_SYS_PATH: json.dumps([p for p in sys.path if p])})
         self.proc = subprocess.Popen([sys.executable, "-m", "schedlab.benchmarks.harness.launcher", self.path],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log, env=env)
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log)
         self._wait_ready(startup_timeout_s)
 
     def _wait_ready(self, timeout_s: float) -> None:
@@ -86,7 +83,7 @@ class Launcher:
 @functools.cache
 def shared_launcher() -> Launcher:
     """One launcher per process (``schedlab bench``, a Dask worker): started on first use, stopped at
-    exit. Payloads carry the caller's ``sys.path`` and plugin modules, so later additions resolve too."""
+    exit. Payloads name their plugin modules; the launcher imports them on first use (once per fork)."""
     import atexit
 
     launcher = Launcher()
@@ -98,9 +95,6 @@ def serve(path: str) -> None:
     """The launcher process: import everything once, then fork one worker per connection."""
     import gc
 
-    extra = os.environ.get(_SYS_PATH)
-    if extra:
-        sys.path[:] = list(dict.fromkeys([*json.loads(extra), *sys.path]))
     from schedlab.benchmarks.harness import preload  # noqa: F401 - the point: import once, fork many
     from schedlab.benchmarks.harness.worker import child_main
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -275,8 +274,7 @@ def run_suite(suite: Suite, options: BenchOptions, executor: Any, store: Store, 
                                        f"optimality at n={stop}")
                     done += 1
                     continue
-                payload = {"case": case_spec(t.case), "threads": options.threads, "plugins": list(options.plugins),
-                           "sys_path": [p for p in sys.path if p]}
+                payload = {"case": case_spec(t.case), "threads": options.threads, "plugins": list(options.plugins)}
                 running[executor.submit(payload, t.hard_s)] = t
             if not running:
                 continue

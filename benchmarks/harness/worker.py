@@ -55,7 +55,7 @@ def _peak_mb() -> float:
 
 
 def execute(payload: dict[str, Any]) -> dict[str, Any]:
-    """Run one case: ``payload`` = ``{"case": case_spec, "threads", "plugins", "sys_path", "keep_records"}``. A replay's
+    """Run one case: ``payload`` = ``{"case": case_spec, "threads", "plugins", "keep_records"}``. A replay's
     per-job records come back as ``files`` (name -> bytes), written by the caller into the results
     directory (so a run killed mid-way leaves nothing behind, and Dask workers need no shared disk).
     Never raises: a failure is a record with ``status="error"`` and the reason in ``message``."""
@@ -66,9 +66,6 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     rec: dict[str, Any] = {"started_at": started, "start_mem_mb": _rss_mb(), "pid": os.getpid()}
     try:
-        for entry in reversed(payload.get("sys_path") or ()):
-            if entry not in sys.path:
-                sys.path.insert(0, entry)
         load_plugins(payload.get("plugins") or ())
         case = case_from_spec(payload["case"])
         threads = int(payload.get("threads") or 1)

@@ -3,6 +3,7 @@ one small sweep run once per session, which the record, report, resume and compa
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 
@@ -41,12 +42,19 @@ def plugin_dir(tmp_path_factory):
     return d
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def plugin_module(plugin_dir):
-    """The module name of the test plugin, importable here and in worker processes."""
+    """The module name of the test plugin, importable here and (through ``PYTHONPATH``, set before any
+    worker launcher starts: autouse) in worker processes."""
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), *([old] if old else [])])
     sys.path.insert(0, str(plugin_dir))
     yield "schedlab_test_plugin"
     sys.path.remove(str(plugin_dir))
+    if old is None:
+        os.environ.pop("PYTHONPATH", None)
+    else:
+        os.environ["PYTHONPATH"] = old
 
 
 @pytest.fixture(scope="session")
