@@ -3,6 +3,7 @@ resumably, then write its report."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -171,9 +172,7 @@ def bench_command(
                    "wall_s": time.perf_counter() - t0, "cpu_count": os.cpu_count(),
                    "runs": [{"suite": r.suite, "total": r.total, "ran": r.ran, "stored_before": r.stored_before,
                              "failed": r.failed, "skipped": r.skipped, "notes": r.notes,
-                             "repro": [vars(x) if hasattr(x, "__dict__") else
-                                       {"quantity": x.quantity, "paper": x.paper, "ours": x.ours, "unit": x.unit,
-                                        "note": x.note} for x in r.repro]} for r in runs],
+                             "repro": [dataclasses.asdict(x) for x in r.repro]} for r in runs],
                    "records": json.loads(cur[cols].to_json(orient="records"))}
         typer.echo(json.dumps(payload, indent=2, default=str))
         if _failed(runs, df):

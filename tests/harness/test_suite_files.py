@@ -97,4 +97,9 @@ def test_bench_cli_refuses_bad_input_before_touching_the_store(tmp_path, cli, sm
         code, out, err = cli(*argv)
         assert code == 2 and err.startswith("error: ") and words in err, (argv, err)
     assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+    for argv, words in ((["report", tmp_path / "nowhere"], "is not a directory"),
+                        (["report", tmp_path], "no results store"),
+                        (["compare", d, tmp_path / "nowhere"], "DIR_B")):
+        code, out, err = cli(*argv)
+        assert code == 2 and words in err, (argv, err)
     assert not (tmp_path / "nowhere").exists()
