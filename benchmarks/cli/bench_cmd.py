@@ -13,12 +13,8 @@ from pathlib import Path
 
 import typer
 
+from schedlab.benchmarks.cli.topology_cmd import OutputFormat
 from schedlab.topology.errors import SpecError
-
-
-class BenchFormat(StrEnum):
-    text = "text"
-    json = "json"
 
 
 class Executor(StrEnum):
@@ -110,7 +106,7 @@ def bench_command(
     plugin: list[str] = typer.Option([], "--plugin", help="Import this plugin module first (repeatable)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Rerun stored runs that failed or were killed."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the report at the end."),
-    format: BenchFormat = typer.Option(BenchFormat.text, "--format", help="text (tables) or json (the records)."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (tables) or json (the records)."),
 ) -> None:
     """Run a benchmark suite: every run in its own process with a hard timeout, one record each in a
     resumable SQLite store, then a report (HTML + Markdown + plots). With no suite it runs quick.
@@ -164,7 +160,7 @@ def bench_command(
         from schedlab.benchmarks.harness.report import render_report
 
         rep = render_report(directory)
-    if format is BenchFormat.json:
+    if format is OutputFormat.json:
         keys = {k for r in runs for k in r.keys}
         cur = df[df["key"].isin(keys)] if len(df) else df
         cols = [c for c in cur.columns if c not in ("spec",)]

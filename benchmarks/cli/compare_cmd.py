@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from schedlab.benchmarks.cli.report_cmd import ReportFormat, console, directory_arg
+from schedlab.benchmarks.cli.report_cmd import console, directory_arg
+from schedlab.benchmarks.cli.topology_cmd import OutputFormat
 
 
 def compare_command(
@@ -16,7 +17,7 @@ def compare_command(
     show_all: bool = typer.Option(False, "--all", help="Show every series, not only those beyond noise."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when any difference is beyond noise."),
     out: Path | None = typer.Option(None, "--out", help="Also write the comparison as CSV here."),
-    format: ReportFormat = typer.Option(ReportFormat.text, "--format", help="text or json."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text or json."),
 ) -> None:
     """Two runs of a suite side by side: per series (a label over its seeds) and metric, the means,
     the difference, and whether it is beyond seed-to-seed noise (|delta| > 2 standard errors)."""
@@ -30,7 +31,7 @@ def compare_command(
     beyond = df[df["verdict"] != "within noise"] if len(df) else df
     if out is not None:
         df.to_csv(out, index=False)
-    if format is ReportFormat.json:
+    if format is OutputFormat.json:
         typer.echo(json.dumps({"series": len(df), "beyond_noise": int((df["verdict"] == "BEYOND NOISE").sum())
                                if len(df) else 0, "rows": json.loads(df.to_json(orient="records"))}, indent=2))
     else:

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
 
 import typer
 
+from schedlab.benchmarks.cli.topology_cmd import OutputFormat
 from schedlab.topology.errors import SpecError
-
-
-class ReportFormat(StrEnum):
-    text = "text"
-    json = "json"
 
 
 def console():
@@ -33,13 +28,13 @@ def directory_arg(d: Path, what: str) -> Path:
 
 def report_command(
     directory: Path = typer.Argument(..., metavar="DIR", help="A results directory (schedlab bench --out)."),
-    format: ReportFormat = typer.Option(ReportFormat.text, "--format", help="text or json (the written paths)."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text or json (the written paths)."),
 ) -> None:
     """Write DIR/report.html, DIR/report.md, DIR/plots/*.png and DIR/results.csv (+ .parquet)."""
     from schedlab.benchmarks.harness.report import render_report
 
     rep = render_report(directory_arg(directory, "DIR"))
-    if format is ReportFormat.json:
+    if format is OutputFormat.json:
         typer.echo(json.dumps({"html": str(rep.html), "markdown": str(rep.markdown),
                                "plots": [str(p) for p in rep.plots], "exports": rep.exports}, indent=2))
         return

@@ -191,7 +191,13 @@ def _aggregated(seg, jobs, machines, title: str, path: Path, capacity: dict[str,
     top.bar(centers, np.histogram([t for t, _ in rec], edges)[0], width=width / 3600.0, color="black", alpha=0.6,
             label=f"reconfigurations ({len(rec)})")
     top.set_ylabel("events / bin")
+    top.set_ylim(bottom=0)
+    if not pre and not rec:
+        top.text(0.5, 0.5, "no preemptions or reconfigurations", transform=top.transAxes, ha="center",
+                 va="center", fontsize=8, color="grey")
     top.legend(fontsize=7, loc="upper right")
+    if len(machines) <= 40:
+        ax.set_yticks([i + 0.5 for i in range(len(machines))], machines, fontsize=6)
     top.set_title(f"Schedule (aggregated): {title} ({seg['job_id'].nunique()} jobs, {len(machines)} machines)")
     fig.savefig(path, dpi=110)
     return path
