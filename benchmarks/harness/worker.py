@@ -132,6 +132,7 @@ def silence(fd: int) -> None:
 def child_main(conn) -> None:
     """A forked worker: receive the payload, say who we are, run, send the record, exit."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it kills us
+    os.setpgid(0, 0)  # our own process group: a kill takes the solver's helper processes (POP) with us
     die_with_parent()
     silence(1)
     silence(2)
@@ -162,9 +163,12 @@ def run_isolated(launcher, payload: dict[str, Any], hard_timeout_s: float,
     def kill() -> None:
         if pid is not None:
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.killpg(pid, signal.SIGKILL)  # the worker leads its own process group
             except (ProcessLookupError, PermissionError):
-                pass
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
 
     try:
         conn.send(payload)
