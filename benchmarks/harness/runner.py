@@ -273,10 +273,14 @@ def run_suite(suite: Suite, options: BenchOptions, executor: Any, store: Store, 
                     run.skipped.append(f"{t.case.label}: {t.case.method}@{t.case.backend} stopped proving "
                                        f"optimality at n={stop}")
                     done += 1
+                    if progress is not None:
+                        progress(suite.name, done, run.total, f"skipped {t.case.label}")
                     continue
                 payload = {"case": case_spec(t.case), "threads": options.threads, "plugins": list(options.plugins)}
                 running[executor.submit(payload, t.hard_s)] = t
             if not running:
+                if pending:  # cannot happen: the smallest pending size of a group is never blocked
+                    raise RuntimeError(f"{len(pending)} runs wait on nothing: {pending[0].case.label}")
                 continue
             for fut in executor.wait(running, 0.5):
                 t = running.pop(fut)
