@@ -9,7 +9,7 @@ the field and (YAML) the line, before anything runs.
     defaults: {seeds: [0, 1], time_limit_s: 60}
     gap:                              # instance kind x cluster x sizes x seeds, answered by each method
       - kind: joint
-        cluster: rubick-64
+        cluster: rubick-64            # or a list: [rubick-64, dally-2]
         sizes: [8, 16, 32]
         generator: {running_frac: 0.3}
         policies: [fifo, {name: fifo, params: {blocking: false}}]   # snapshot form
@@ -67,7 +67,7 @@ class Defaults(_Model):
 
 class GapEntry(_Model):
     kind: str
-    cluster: str
+    cluster: str | list[str] = Field(description="a cluster or a list of clusters")
     sizes: list[PositiveInt] = Field(min_length=1)
     seeds: list[NonNegativeInt] | None = Field(None, min_length=1)
     generator: dict[str, Any] = Field(default_factory=dict)
@@ -82,7 +82,7 @@ class ReplayEntry(_Model):
     workload: str | None = None
     trace: str | None = None
     trace_format: str | None = None
-    cluster: str | None = None
+    cluster: str | list[str] | None = None
     policies: list[str | PolicyEntry] = Field(min_length=1)
     seeds: list[NonNegativeInt] | None = Field(None, min_length=1)
     semantics: str = "realistic"
@@ -91,7 +91,7 @@ class ReplayEntry(_Model):
 
 
 class BoundEntry(_Model):
-    cluster: str
+    cluster: str | list[str]
     jobs: PositiveInt
     policies: list[str | PolicyEntry] = Field(min_length=1)
     seeds: list[NonNegativeInt] | None = Field(None, min_length=1)
@@ -220,6 +220,13 @@ def _policies(entries: list, at: tuple) -> list[tuple[str, dict, tuple]]:
     return out
 
 
+def _clusters(value: str | list[str] | None, base: Path, at: tuple) -> list[tuple[str | None, tuple]]:
+    """``(cluster, its location in the file)`` for one cluster or each of a list."""
+    if isinstance(value, list):
+        return [(_resolve(v, base), (*at, "cluster", i)) for i, v in enumerate(value)]
+    return [(_resolve(value, base), (*at, "cluster"))]
+
+
 def _resolve(value: str | None, base: Path) -> str | None:
     """A relative file path in a suite file is relative to the file."""
     if value is None:
@@ -249,50 +256,52 @@ def _expand(spec: SuiteFile, path: Path, lines: dict[tuple, int]) -> tuple[list[
     for gi, g in enumerate(spec.gap):
         at = ("gap", gi)
         limit = g.time_limit_s or d.time_limit_s
-        cluster = _resolve(g.cluster, base)
-        for n in g.sizes:
-            for s in g.seeds or d.seeds:
-                for name, params, where in _policies(g.policies, (*at, "policies")):
-                    add(GapCase(g.kind, cluster, n, name, seed=s, params=params, generator=g.generator,
-                                time_limit_s=limit), {"*": at, "method": where, "params": (*where, "params")})
-                for fi, f in enumerate(g.formulations):
-                    fe = FormulationEntry(method=f) if isinstance(f, str) else f
-                    where = (*at, "formulations", fi)
-                    bes = fe.backends or g.backends or d.backends
-                    for bi, b in enumerate(bes):
-                        add(GapCase(g.kind, cluster, n, fe.method, b, seed=s, params=fe.params, generator=g.generator,
-                                    time_limit_s=limit),
-                            {"*": at, "method": where, "params": (*where, "params"),
-                             "backend": (*where, "backends", bi) if fe.backends else (*at, "backends")})
-                if g.lp_bound:
-                    add(GapCase(g.kind, cluster, n, LP_BOUND, seed=s, generator=g.generator, time_limit_s=limit),
-                        {"*": at, "method": (*at, "lp_bound")})
+        for cluster, cl_at in _clusters(g.cluster, base, at):
+            for n in g.sizes:
+                for s in g.seeds or d.seeds:
+                    common = {"seed": s, "generator": g.generator, "time_limit_s": limit}
+                    for name, params, where in _policies(g.policies, (*at, "policies")):
+                        add(GapCase(g.kind, cluster, n, name, params=params, **common),
+                            {"*": at, "cluster": cl_at, "method": where, "params": (*where, "params")})
+                    for fi, f in enumerate(g.formulations):
+                        fe = FormulationEntry(method=f) if isinstance(f, str) else f
+                        where = (*at, "formulations", fi)
+                        for bi, b in enumerate(fe.backends or g.backends or d.backends):
+                            add(GapCase(g.kind, cluster, n, fe.method, b, params=fe.params, **common),
+                                {"*": at, "cluster": cl_at, "method": where, "params": (*where, "params"),
+                                 "backend": (*where, "backends", bi) if fe.backends else (*at, "backends")})
+                    if g.lp_bound:
+                        add(GapCase(g.kind, cluster, n, LP_BOUND, **common),
+                            {"*": at, "cluster": cl_at, "method": (*at, "lp_bound")})
     top = ("workload", "trace", "trace_format", "cluster")
     for ri, r in enumerate(spec.replay):
         at = ("replay", ri)
         source_fields = {f.name: (*at, "source", f.name) for f in fields(WorkloadSource) if f.name not in top}
-        try:
+        for cluster, cl_at in _clusters(r.cluster, base, at):
             given = {"workload": r.workload, "trace": _resolve(r.trace, base), "trace_format": r.trace_format,
-                     "cluster": _resolve(r.cluster, base)}
+                     "cluster": cluster}
             src_kw = {**r.source, **{k: v for k, v in given.items() if v is not None}}
             for s in r.seeds or d.seeds:
-                source = WorkloadSource(**{**src_kw, "seed": s + int(r.source.get("seed", 0))})
+                try:
+                    source = WorkloadSource(**{**src_kw, "seed": s + int(r.source.get("seed", 0))})
+                except TypeError as e:
+                    raise SpecError(f"unknown workload source option: {e}", source=str(path),
+                                    field=_dotted((*at, "source")), line=_line_of(lines, (*at, "source"))) from None
                 opts = ",".join(f"{k}={v}" for k, v in sorted(r.source.items()))
-                head = f"{source.label}" + (f"[{opts}]" if opts else "") + f"/{r.semantics}/s={s}"
+                head = (source.label + (f"[{opts}]" if opts else "") + (f"@{cluster}" if cluster else "")
+                        + f"/{r.semantics}/s={s}")
                 for name, params, where in _policies(r.policies, (*at, "policies")):
                     label = f"{head}/{ReplayCase(source, name, params).label}"
                     add(ReplayCase(source, name, params, r.semantics, r.costs, seed=s, label=label),
-                        {"*": at, "policy": where, "params": (*where, "params"), **source_fields})
-        except TypeError as e:
-            raise SpecError(f"unknown workload source option: {e}", source=str(path),
-                            field=_dotted((*at, "source")), line=_line_of(lines, (*at, "source"))) from None
+                        {"*": at, "cluster": cl_at, "policy": where, "params": (*where, "params"), **source_fields})
     for bi, b in enumerate(spec.bound):
         at = ("bound", bi)
-        for s in b.seeds or d.seeds:
-            for name, params, where in _policies(b.policies, (*at, "policies")):
-                add(BoundCase(name, _resolve(b.cluster, base), b.jobs, seed=s, params=params, generator=b.generator,
-                              backend=b.backend, time_limit_s=b.time_limit_s or d.time_limit_s),
-                    {"*": at, "policy": where, "params": (*where, "params")})
+        for cluster, cl_at in _clusters(b.cluster, base, at):
+            for s in b.seeds or d.seeds:
+                for name, params, where in _policies(b.policies, (*at, "policies")):
+                    add(BoundCase(name, cluster, b.jobs, seed=s, params=params, generator=b.generator, backend=b.backend,
+                                  time_limit_s=b.time_limit_s or d.time_limit_s),
+                        {"*": at, "cluster": cl_at, "policy": where, "params": (*where, "params")})
     return cases, origins
 
 

@@ -46,6 +46,18 @@ def test_a_suite_file_expands_to_cases(tmp_path):
     assert "smoke[load=1.5]/realistic/s=1/yarn-cs" in labels
 
 
+def test_cluster_lists(tmp_path):
+    text = GOOD.replace("cluster: rubick-64", "cluster: [rubick-64, dally-2]").replace(
+        "    policies: [fifo, yarn-cs]", "    cluster: [tiresias-60, dally-2]\n    policies: [fifo, yarn-cs]")
+    s = load_suite_file(_write(tmp_path, text))
+    assert len(s.cases) == 30 + 24 + 4
+    labels = {c.label for c in s.cases}
+    assert "joint/dally-2/n=8/s=1/fifo" in labels and "smoke[load=1.5]@dally-2/realistic/s=0/fifo" in labels
+    with pytest.raises(SpecError) as ei:
+        load_suite_file(_write(tmp_path, text.replace("[rubick-64, dally-2]", "[rubick-64, nowhere]"), "b.yaml"))
+    assert ei.value.field == "gap[0].cluster[1]"
+
+
 def test_toml_suite_file(tmp_path):
     toml = """name = "t"\n[[gap]]\nkind = "tier-placement"\ncluster = "dally-2"\nsizes = [4]\npolicies = ["fifo"]\n"""
     s = load_suite_file(_write(tmp_path, toml, "suite.toml"))
