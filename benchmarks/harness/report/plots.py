@@ -140,6 +140,14 @@ def _read(d: Path, name: str) -> pd.DataFrame | None:
         return None
 
 
+def _each(runs: list[tuple[str, pd.Series]], root: Path, name: str):
+    """``(label, record, table)`` for the runs whose records directory has a non-empty ``name``."""
+    for label, x in runs:
+        table = _read(root / x["records_dir"], name)
+        if table is not None and not table.empty:
+            yield label, x, table
+
+
 def replay_groups(df: pd.DataFrame, root: Path) -> dict[str, list[tuple[str, pd.Series]]]:
     """workload instance -> [(policy label, record)] for replays with stored per-job records."""
     r = df[(df["case_type"] == "replay") & df["current"] & df["records_dir"].notna()]
@@ -157,10 +165,7 @@ def jct_cdf(group: str, runs: list[tuple[str, pd.Series]], root: Path, path: Pat
     ax = fig.subplots()
     col = colours(label for label, _ in runs)
     drawn = False
-    for label, x in runs:
-        jobs = _read(root / x["records_dir"], "jobs.csv")
-        if jobs is None or jobs.empty:
-            continue
+    for label, _x, jobs in _each(runs, root, "jobs.csv"):
         v = np.sort(jobs["jct"].to_numpy(float))
         ax.step(v, np.arange(1, len(v) + 1) / len(v), where="post", color=col[label],
                 label=f"{label} (avg {v.mean():,.0f} s)")
@@ -183,10 +188,7 @@ def timeline(group: str, runs: list[tuple[str, pd.Series]], root: Path, path: Pa
     top, bottom = fig.subplots(2, 1, sharex=True)
     col = colours(label for label, _ in runs)
     drawn = False
-    for label, x in runs:
-        s = _read(root / x["records_dir"], "series.csv")
-        if s is None or s.empty:
-            continue
+    for label, x, s in _each(runs, root, "series.csv"):
         total = (x["metrics"] or {}).get("total_gpus") or x["gpus"] or max(1, int(s["used_gpus"].max()))
         t = s["time"].to_numpy(float) / 3600.0
         top.step(t, 100 * s["used_gpus"].to_numpy(float) / float(total), where="post", color=col[label], label=label,
