@@ -13,19 +13,29 @@ def _clusters() -> Iterable[str]:
     return PRESETS.keys()
 
 
+def _plugins() -> None:
+    from schedlab.benchmarks.harness.plugins import load_plugins
+
+    load_plugins()
+
+
 def _workloads() -> Iterable[str]:
     from schedlab.benchmarks.workloads import WORKLOADS
 
+    _plugins()
     return WORKLOADS.keys()
 
 
 def all_policies() -> PolicyRegistry:
     """Every registered policy: the heuristics' registry merged with the formulation-side one
-    (policies that solve a model in the loop). Duplicate names are an error."""
+    (policies that solve a model in the loop) and the plugins' (entry points, ``--plugin``). Duplicate
+    names are an error."""
+    from schedlab.benchmarks.harness.plugins import PLUGIN_POLICIES
     from schedlab.formulations import POLICIES as EXACT
     from schedlab.heuristics import POLICIES as HEURISTICS
 
-    return PolicyRegistry.merged(HEURISTICS, EXACT)
+    _plugins()
+    return PolicyRegistry.merged(HEURISTICS, EXACT, PLUGIN_POLICIES)
 
 
 def _policies() -> Iterable[str]:
@@ -35,6 +45,7 @@ def _policies() -> Iterable[str]:
 def _formulations() -> Iterable[str]:
     from schedlab.formulations import METHODS
 
+    _plugins()
     return METHODS.keys()
 
 
@@ -44,6 +55,13 @@ def _backends() -> Iterable[str]:
     return BACKENDS.keys()
 
 
+def _suites() -> Iterable[str]:
+    from schedlab.benchmarks.harness.suites import SUITES
+
+    _plugins()
+    return SUITES.keys()
+
+
 REGISTRY_SOURCES: dict[str, Callable[[], Iterable[str]]] = {
     "clusters": _clusters,
     "workloads": _workloads,
@@ -51,6 +69,7 @@ REGISTRY_SOURCES: dict[str, Callable[[], Iterable[str]]] = {
     "models": lambda: MODELS.keys(),
     "formulations": _formulations,
     "backends": _backends,
+    "suites": _suites,
 }
 
 

@@ -7,8 +7,11 @@ import sys
 
 import typer
 
+from schedlab.benchmarks.cli.bench_cmd import bench_command
+from schedlab.benchmarks.cli.compare_cmd import compare_command
 from schedlab.benchmarks.cli.list_cmd import list_command
 from schedlab.benchmarks.cli.perf_cmd import perf_app
+from schedlab.benchmarks.cli.report_cmd import report_command
 from schedlab.benchmarks.cli.simulate_cmd import simulate_command
 from schedlab.benchmarks.cli.solve_cmd import solve_command
 from schedlab.benchmarks.cli.topology_cmd import topology_command
@@ -20,6 +23,9 @@ LEAF_COMMANDS = {
     "topology": topology_command,
     "solve": solve_command,
     "simulate": simulate_command,
+    "bench": bench_command,
+    "report": report_command,
+    "compare": compare_command,
 }
 COMMANDS: dict[str, typer.Typer] = {
     "perf": perf_app,
@@ -27,9 +33,22 @@ COMMANDS: dict[str, typer.Typer] = {
 }
 
 
+def plugin_option(
+    plugin: list[str] = typer.Option([], "--plugin", help="Import a plugin module (its POLICIES, FORMULATIONS, "
+                                      "WORKLOADS, SUITES) before the command; repeatable."),
+) -> None:
+    """Options for every command (installed plugins' entry points load by themselves)."""
+    if plugin:
+        from schedlab.benchmarks.harness.plugins import add_env_plugins, load_plugins
+
+        add_env_plugins(plugin)
+        load_plugins()
+
+
 def build_app() -> typer.Typer:
     app = typer.Typer(help="schedlab: optimization-based scheduling of DL training jobs on GPU clusters.",
                       no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+    app.callback()(plugin_option)
     for name, fn in LEAF_COMMANDS.items():
         app.command(name)(fn)
     for name, sub in COMMANDS.items():

@@ -1,8 +1,23 @@
-"""The benchmark harness: suites of cases (snapshot gap cases, trace replays), how each case runs, and
-the paper-vs-ours reproduction rows. (Runner, results store, executors and reports build on these.)"""
+"""The benchmark harness: suites of cases (snapshot gap cases, online-vs-bound cases, trace replays), how
+each case runs, the runner (worker processes with hard timeouts, local or Dask), the resumable results
+store, reports and comparisons, plugins, and the paper-vs-ours reproduction rows.
 
-from schedlab.benchmarks.harness.cases import GapCase, ReplayCase, ReproRow, Suite, SuiteBuilder
+Declaring a suite: :class:`GapCase`, :class:`BoundCase`, :class:`ReplayCase`, :class:`Suite`,
+:class:`ReproRow`, registered in ``schedlab.benchmarks.harness.suites.SUITES``. Running one:
+``schedlab bench SUITE`` or :func:`~schedlab.benchmarks.harness.runner.run_bench`.
+"""
+
+from schedlab.benchmarks.harness.cases import (
+    BoundCase,
+    GapCase,
+    ReplayCase,
+    ReproRow,
+    Suite,
+    SuiteBuilder,
+    case_from_spec,
+    case_spec,
+)
 from schedlab.benchmarks.harness.replay import ReplayOutcome, run_replay, run_suite_replays
 
-__all__ = ["GapCase", "ReplayCase", "ReplayOutcome", "ReproRow", "Suite", "SuiteBuilder", "run_replay",
-           "run_suite_replays"]
+__all__ = ["BoundCase", "GapCase", "ReplayCase", "ReplayOutcome", "ReproRow", "Suite", "SuiteBuilder",
+           "case_from_spec", "case_spec", "run_replay", "run_suite_replays"]

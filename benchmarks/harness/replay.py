@@ -3,6 +3,7 @@ through the merged registry, simulate with every decision verified, return the m
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Mapping
@@ -31,8 +32,22 @@ class ReplayOutcome:
     result: SimResult
 
 
+SEGMENT_FIELDS = ("job_id", "start", "end", "placement", "iter_time")
+
+
+def write_segments(path: Path, segments) -> None:
+    """``segments.csv``: one row per stretch a job held GPUs (``placement`` = ``machine:gpus|...``;
+    ``iter_time`` 0 = checkpoint/restore/reconfiguration overhead). The Gantt chart reads it."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(SEGMENT_FIELDS)
+        for s in segments:
+            w.writerow((s.job_id, s.start, s.end, "|".join(f"{m}:{g}" for m, g in s.placement), s.iter_time))
+
+
 def run_replay(case: ReplayCase, *, out_dir: str | Path | None = None) -> ReplayOutcome:
-    """Run one replay; with ``out_dir``, stream ``jobs.csv``/``series.csv`` there and write ``metrics.json``."""
+    """Run one replay; with ``out_dir``, stream ``jobs.csv``/``series.csv`` there and write
+    ``segments.csv`` and ``metrics.json``."""
     from schedlab.benchmarks.registry import all_policies
 
     registry = all_policies()
@@ -41,15 +56,18 @@ def run_replay(case: ReplayCase, *, out_dir: str | Path | None = None) -> Replay
     sem = get_semantics(case.semantics)
     out = Path(out_dir) if out_dir is not None else None
     sim = Simulator(cluster, w.jobs, policy, semantics=sem, costs=cost_model(case.costs) if case.costs else None,
-                    quotas=w.quotas, recorder=Recorder(out), small_gpus=w.small_gpus, short_s=w.short_s)
+                    quotas=w.quotas, recorder=Recorder(out, keep_segments=out is not None), small_gpus=w.small_gpus, short_s=w.short_s)
     res = sim.run()
     m = dict(res.metrics)
     m.update(workload=w.name, cluster=cluster.name, semantics=sem.name, policy=case.policy,
              params=registry.spec(case.policy).validate(case.params), seed=case.seed, events=res.events,
              passes=res.passes, wall_s=res.wall_s, interrupted=res.interrupted, skipped_rows=w.skipped,
-             rate_sources=res.rate_sources, oracle=registry.spec(case.policy).oracle)
+             rate_sources=res.rate_sources, oracle=registry.spec(case.policy).oracle,
+             family=registry.spec(case.policy).family.value,
+             total_gpus=cluster.total_gpus)
     m = _finite(m)
     if out is not None:
+        write_segments(out / "segments.csv", res.recorder.segments or ())
         (out / "metrics.json").write_text(json.dumps(m, indent=2, sort_keys=True, default=str))
     return ReplayOutcome(case, m, res)
 
@@ -62,4 +80,4 @@ def run_suite_replays(suite: Suite) -> tuple[dict[str, dict[str, Any]], list[Rep
     return results, rows
 
 
-__all__ = ["ReplayOutcome", "run_replay", "run_suite_replays"]
+__all__ = ["SEGMENT_FIELDS", "ReplayOutcome", "run_replay", "run_suite_replays", "write_segments"]

@@ -1,0 +1,186 @@
+"""``schedlab bench [SUITE|FILE]``: run a benchmark suite (default ``quick``) into a results directory,
+resumably, then write its report."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from schedlab.benchmarks.cli.topology_cmd import OutputFormat
+from schedlab.topology.errors import SpecError
+
+
+class Executor(StrEnum):
+    local = "local"
+    dask = "dask"
+
+
+def resolve_suite(ref: str):
+    """A registered suite name or a suite file (YAML/TOML)."""
+    from schedlab.benchmarks.harness.suitefile import is_suite_file, load_suite_file
+    from schedlab.benchmarks.harness.suites import SUITES
+
+    if ref in SUITES:
+        return SUITES[ref]()
+    if is_suite_file(ref):
+        if not Path(ref).is_file():
+            raise SpecError(f"suite file not found: {ref}", source=ref, field="SUITE")
+        return load_suite_file(ref)
+    raise SpecError(f"unknown suite {ref!r}: not a registered suite ({', '.join(SUITES)}) nor a .yaml/.toml file",
+                    source="<bench>", field="SUITE")
+
+
+def _progress_bar(console):
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(TextColumn("[bold]{task.fields[suite]}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                    TextColumn("[dim]{task.fields[last]}"), console=console, transient=False)
+
+
+def _summary_table(console, runs, df) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from schedlab.benchmarks.harness.report.tables import fmt, summary
+
+    for r in runs:
+        sub = df[df["key"].isin(set(r.keys))] if len(df) else df
+        t = Table(title=f"{r.suite}: {r.total} runs ({r.ran} now, {r.stored_before} stored before, {r.failed} failed, "
+                        f"{len(r.skipped)} skipped) in {r.wall_s:.1f} s", title_justify="left")
+        s = summary(sub)
+        for c in s.columns:
+            t.add_column(escape(c), justify="left" if c in ("type", "method", "status") else "right")
+        for row in s.itertuples(index=False):
+            t.add_row(*[escape(fmt(v)) for v in row])
+        console.print(t)
+        for note in r.notes:
+            console.print(f"note: {note}")
+        if r.skipped:
+            console.print(f"skipped {len(r.skipped)} runs: exact methods stopped proving optimality "
+                          f"(e.g. {r.skipped[0]})")
+        for row in r.repro:
+            console.print(f"  {row.quantity}: paper {row.paper} {row.unit}, ours {fmt(row.ours)} {row.unit}"
+                          + (f" ({row.note})" if row.note else ""))
+
+
+def _failed(runs, df) -> list[str]:
+    """Runs of this invocation's suites that ended in an error, were killed or failed the verifier."""
+    from schedlab.benchmarks.harness.record import FAILED
+
+    if df.empty:
+        return []
+    keys = {k for r in runs for k in r.keys}
+    cur = df[df["key"].isin(keys)]
+    bad = cur[cur["status"].isin(FAILED) | (cur["verified"] == False)]  # noqa: E712 - pandas column
+    return [f"{x.label}: {x.status} {x.message or ''}".strip() for x in bad.itertuples()]
+
+
+def bench_command(
+    suite: str = typer.Argument("quick", metavar="[SUITE|FILE]",
+                                help="A registered suite (schedlab list suites) or a suite file (.yaml/.toml)."),
+    out: Path | None = typer.Option(None, "--out", "-o",
+                                    help="Results directory (default: schedlab-results/SUITE); rerunning resumes."),
+    workers: int | None = typer.Option(None, "--workers", "-j",
+                                       help="Concurrent runs (default: cores / threads; never more)."),
+    threads: int = typer.Option(1, "--threads", help="Solver threads per run (threads x workers <= cores)."),
+    executor: Executor = typer.Option(Executor.local, "--executor", help="local (worker processes here) or dask."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address, tcp://HOST:PORT."),
+    time_limit: float | None = typer.Option(None, "--time-limit",
+                                            help="Solver limit per run in seconds (overrides the suite's)."),
+    seed: int = typer.Option(0, "--seed", help="Added to every case's seeds (instances, workloads, policies)."),
+    plugin: list[str] = typer.Option([], "--plugin", help="Import this plugin module first (repeatable)."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Rerun stored runs that failed or were killed."),
+    report: bool = typer.Option(True, "--report/--no-report", help="Write the report at the end."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (tables) or json (the records)."),
+) -> None:
+    """Run a benchmark suite: every run in its own process with a hard timeout, one record each in a
+    resumable SQLite store, then a report (HTML + Markdown + plots). With no suite it runs quick.
+    Exits 1 when a run failed (error, killed, rejected by the verifier), 130 when interrupted."""
+    from rich.console import Console
+
+    from schedlab.benchmarks.cli.report_cmd import console
+    from schedlab.benchmarks.harness.analysis import frame
+    from schedlab.benchmarks.harness.plugins import add_env_plugins, load_plugins
+    from schedlab.benchmarks.harness.runner import BenchOptions, run_bench
+    from schedlab.benchmarks.harness.store import Store
+
+    t0 = time.perf_counter()
+    add_env_plugins(plugin)
+    load_plugins()
+    spec = resolve_suite(suite)
+    directory = out if out is not None else Path("schedlab-results") / spec.name
+    if directory.exists() and not directory.is_dir():
+        raise SpecError(f"--out {directory} exists and is not a directory", source="--out", field="out")
+    options = BenchOptions(out=directory, workers=workers, threads=threads, executor=executor.value,
+                           scheduler=scheduler, time_limit_s=time_limit, seed=seed, plugins=tuple(plugin),
+                           retry_failed=retry_failed)
+    err = Console(stderr=True)
+    bar = _progress_bar(err)
+    tasks: dict[str, int] = {}
+
+    def progress(name: str, done: int, total: int, last: str) -> None:
+        if not tasks:
+            bar.start()  # only once everything is checked and running: errors stay one clean line
+        if name not in tasks:
+            tasks[name] = bar.add_task("", total=total, completed=done, suite=name, last="")
+        bar.update(tasks[name], completed=done, last=last[-60:])
+
+    def notes(lines: list[str]) -> None:
+        for line in lines:
+            err.print(f"note: {line}")
+
+    try:
+        try:
+            runs = run_bench(spec, options, progress=progress, on_notes=notes)
+        finally:
+            if tasks:
+                bar.stop()
+    except KeyboardInterrupt:
+        err.print(f"interrupted: every finished run is stored in {directory}; run the same command again to resume")
+        sys.exit(130)
+    with Store(directory) as store:
+        df = frame(store.records())
+    rep = None
+    if report:
+        from schedlab.benchmarks.harness.report import render_report
+
+        rep = render_report(directory)
+    if format is OutputFormat.json:
+        keys = {k for r in runs for k in r.keys}
+        cur = df[df["key"].isin(keys)] if len(df) else df
+        cols = [c for c in cur.columns if c not in ("spec",)]
+        payload = {"suite": spec.name, "out": str(directory), "report": None if rep is None else str(rep.html),
+                   "wall_s": time.perf_counter() - t0, "cpu_count": os.cpu_count(),
+                   "runs": [{"suite": r.suite, "total": r.total, "ran": r.ran, "stored_before": r.stored_before,
+                             "failed": r.failed, "skipped": r.skipped, "notes": r.notes,
+                             "repro": [dataclasses.asdict(x) for x in r.repro]} for r in runs],
+                   "records": json.loads(cur[cols].to_json(orient="records"))}
+        typer.echo(json.dumps(payload, indent=2, default=str))
+        if _failed(runs, df):
+            raise typer.Exit(1)
+        return
+    out_console = console()
+    _summary_table(out_console, runs, df)
+    failed = _failed(runs, df)
+    out_console.print(f"results: {directory / 'results.sqlite'}"
+                  + (f"; report: {rep.html} (+ report.md, {len(rep.plots)} plots, {', '.join(Path(e).name for e in rep.exports)})"
+                     if rep is not None else "")
+                  + f"; {time.perf_counter() - t0:.1f} s")
+    if failed:
+        out_console.print(f"{len(failed)} runs failed (error, killed or rejected by the verifier), e.g. {failed[0]}")
+        raise typer.Exit(1)

@@ -1,0 +1,43 @@
+"""``schedlab report DIR``: the report of a results directory written by ``schedlab bench``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from schedlab.benchmarks.cli.topology_cmd import OutputFormat
+from schedlab.topology.errors import SpecError
+
+
+def console():
+    """A rich console; in logs and pipes, wide enough not to squeeze tables into 80 columns."""
+    from rich.console import Console
+
+    c = Console()
+    return c if c.is_terminal else Console(width=160)
+
+
+def directory_arg(d: Path, what: str) -> Path:
+    if not d.is_dir():
+        raise SpecError(f"{what} {d} is not a directory (a results directory written by schedlab bench)",
+                        source=str(d), field=what)
+    return d
+
+
+def report_command(
+    directory: Path = typer.Argument(..., metavar="DIR", help="A results directory (schedlab bench --out)."),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text or json (the written paths)."),
+) -> None:
+    """Write DIR/report.html, DIR/report.md, DIR/plots/*.png and DIR/results.csv (+ .parquet)."""
+    from schedlab.benchmarks.harness.report import render_report
+
+    rep = render_report(directory_arg(directory, "DIR"))
+    if format is OutputFormat.json:
+        typer.echo(json.dumps({"html": str(rep.html), "markdown": str(rep.markdown),
+                               "plots": [str(p) for p in rep.plots], "exports": rep.exports}, indent=2))
+        return
+    typer.echo(f"report: {rep.html}\nmarkdown: {rep.markdown}\nplots: {len(rep.plots)} in {directory / 'plots'}")
+    for e in rep.exports:
+        typer.echo(f"export: {e}")

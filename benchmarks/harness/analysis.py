@@ -1,0 +1,177 @@
+"""From stored records to what reports show (pandas).
+
+* :func:`frame` — the records as a DataFrame, the latest run per (suite, label) flagged ``current``;
+* :func:`with_best_bound` — per instance, the best proven bound over every method that answered it
+  (exact dual bounds, POP's and the relaxation bounds): the smallest upper bound of a maximisation, the
+  largest lower bound of a minimisation. Each run's ``gap`` is :func:`~schedlab.formulations.relative_gap`
+  of its objective to that bound; ``bound_optimal`` says whether the bound is a proven optimum (some
+  exact run proved optimality and meets it), and ``gap_note`` says so in words;
+* :func:`fit_exponent` / :func:`scale_fits` — runtime ~ a * size^b fitted in log-log space;
+* :func:`results_by_label` — ``label -> metrics`` for a suite's ``reproduce``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from schedlab.formulations.result import relative_gap
+
+#: gaps below this are floating-point noise of equal objectives (solvers' own tolerances are >= 1e-9)
+GAP_TOL = 1e-9
+#: statuses of runs that ended on their own (a proof, a decision, a bound)
+FINISHED = ("optimal", "ok", "bound", "infeasible")
+#: statuses of a solver stopped by a limit, unless it stopped well before the time limit (POP merges
+#: sub-solutions without a proof; a node limit): then its time is a measurement too
+AT_LIMIT = ("feasible-at-limit", "no-solution-at-limit")
+
+
+def measured(df: pd.DataFrame) -> pd.Series:
+    """Runs whose build + solve time is a measurement of the method, not of a limit or a failure."""
+    early = df["status"].isin(AT_LIMIT) & (df["time_s"] < 0.95 * df["time_limit_s"].fillna(float("inf")))
+    return df["status"].isin(FINISHED) | early
+
+
+def frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    df = pd.DataFrame(list(records))
+    if df.empty:
+        return df
+    df["time_s"] = df[["build_s", "solve_s"]].fillna(0.0).sum(axis=1)
+    df["who"] = [m if ct != "gap" or b is None or (isinstance(b, float) and math.isnan(b)) else f"{m}@{b}"
+                 for m, b, ct in zip(df["method"], df["backend"], df["case_type"], strict=True)]
+    latest = df.sort_values("finished_at").groupby(["suite", "label"]).tail(1).index
+    df["current"] = df.index.isin(latest)
+    return with_best_bound(df)
+
+
+def _best(bounds: pd.Series, sense: str | None) -> float | None:
+    b = bounds.dropna()
+    if b.empty or sense not in ("min", "max"):
+        return None
+    return float(b.min() if sense == "max" else b.max())
+
+
+def with_best_bound(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    df["best_bound"] = np.nan
+    df["gap"] = np.nan
+    df["bound_optimal"] = False
+    df["gap_note"] = ""
+    snap = df["case_type"] == "gap"
+    for inst, g in df[snap & df["current"]].groupby("instance"):
+        senses = g["sense"].dropna().unique()
+        sense = senses[0] if len(senses) else None
+        best = _best(g["bound"], sense)
+        idx = df.index[snap & (df["instance"] == inst)]
+        if best is None:
+            df.loc[idx, "gap_note"] = "no bound for this instance (no exact run with a bound)"
+            continue
+        tol = 1e-6 * max(1.0, abs(best))
+        proofs = g[(g["proven"] == True) & g["objective"].notna()]  # noqa: E712 - pandas column
+        optimal = bool(((proofs["objective"] - best).abs() <= tol).any())
+        src = g.loc[g["bound"].notna()]
+        src = src.loc[(src["bound"] - best).abs() <= tol, "who"].iloc[0]
+        df.loc[idx, "best_bound"] = best
+        df.loc[idx, "bound_optimal"] = optimal
+        df.loc[idx, "gap_note"] = ("bound is the proven optimum" if optimal else
+                                   f"bound from {src}, not proven optimal")
+        for i in idx:
+            df.at[i, "gap"] = _gap(df.at[i, "objective"], best)
+    on = df["case_type"] == "bound"
+    if not on.any():
+        return df
+    df.loc[on, "best_bound"] = df.loc[on, "bound"]
+    df.loc[on, "gap"] = [_gap(o, b) for o, b in zip(df.loc[on, "objective"], df.loc[on, "bound"], strict=True)]
+    df.loc[on, "bound_optimal"] = df.loc[on, "proven"].fillna(False).astype(bool)
+    df.loc[on, "gap_note"] = ["bound is the proven optimum" if p else "bound not proven optimal"
+                              for p in df.loc[on, "bound_optimal"]]
+    return df
+
+
+def _gap(objective: Any, bound: Any) -> float:
+    if objective is None or bound is None or pd.isna(objective) or pd.isna(bound):
+        return float("nan")
+    g = relative_gap(float(objective), float(bound))
+    if g is None:
+        return float("nan")
+    return 0.0 if g < GAP_TOL else g
+
+
+def fit_exponent(sizes: Iterable[float], times: Iterable[float]) -> tuple[float, float, float, int]:
+    """Least squares of ``log t = log a + b log n``: ``(b, a, r2, points)`` (NaN with < 2 sizes)."""
+    x = np.asarray(list(sizes), float)
+    y = np.asarray(list(times), float)
+    ok = (x > 0) & (y > 0)
+    x, y = np.log(x[ok]), np.log(y[ok])
+    if len(np.unique(x)) < 2:
+        return float("nan"), float("nan"), float("nan"), int(ok.sum())
+    b, la = np.polyfit(x, y, 1)
+    pred = la + b * x
+    ss = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - float(((y - pred) ** 2).sum()) / ss if ss > 0 else 1.0
+    return float(b), float(math.exp(la)), r2, int(ok.sum())
+
+
+def scale_fits(df: pd.DataFrame) -> pd.DataFrame:
+    """Runtime exponent per (kind, method@backend) against jobs (one cluster) and GPUs (fixed jobs),
+    over the runs that finished (limit-cut runs would flatten the curve; they are counted apart)."""
+    rows = []
+    g = df[(df["case_type"] == "gap") & df["current"] & (df["role"] != "bound")]
+    for (kind, who), d in g.groupby(["kind", "who"]):
+        fin = d[measured(d)]
+        for axis, other in (("jobs", "gpus"), ("gpus", "jobs")):
+            # the sweep along ``axis`` holds the other size fixed: take the most common value of it
+            if fin.empty:
+                continue
+            fixed = fin[other].mode().iloc[0]
+            sweep = fin[fin[other] == fixed]
+            if sweep[axis].nunique() < 2:
+                continue
+            b, a, r2, n = fit_exponent(sweep[axis], sweep["time_s"])
+            cut = d[(d[other] == fixed) & ~measured(d)]
+            rows.append({"kind": kind, "method": who, "axis": axis, "fixed": f"{other}={fixed}", "exponent": b,
+                         "coef": a, "r2": r2, "points": n, "unfinished": len(cut),
+                         "sizes": f"{int(sweep[axis].min())}-{int(sweep[axis].max())}"})
+    return pd.DataFrame(rows)
+
+
+def results_by_label(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    if df.empty:
+        return out
+    for _, r in df.iterrows():
+        if r["case_type"] == "replay" and isinstance(r.get("metrics"), dict):
+            out[r["label"]] = dict(r["metrics"])
+        else:
+            out[r["label"]] = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+    return out
+
+
+def export(df: pd.DataFrame, directory, *, parquet: bool = True) -> list[str]:
+    """``results.csv`` (and ``results.parquet`` when pyarrow is installed) with the derived columns."""
+    import json
+    from pathlib import Path
+
+    d = Path(directory)
+    flat = df.copy()
+    for c in ("params", "violations", "versions", "metrics", "extra", "spec"):
+        if c in flat:
+            flat[c] = [None if v is None or (isinstance(v, float) and math.isnan(v)) else json.dumps(v, default=str)
+                       for v in flat[c]]
+    flat.to_csv(d / "results.csv", index=False)
+    out = [str(d / "results.csv")]
+    if parquet:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            return out
+        flat.to_parquet(d / "results.parquet", index=False)
+        out.append(str(d / "results.parquet"))
+    return out
+
+
+__all__ = ["AT_LIMIT", "FINISHED", "export", "measured", "fit_exponent", "frame", "results_by_label", "scale_fits", "with_best_bound"]

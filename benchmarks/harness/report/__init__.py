@@ -1,0 +1,216 @@
+"""``schedlab report DIR``: an HTML page and a Markdown file with the tables and PNG plots of a results
+directory (also written at the end of ``schedlab bench``).
+
+Sections: runs (sessions, environment), summary, optimality gap (gap vs size, table), runtime (log-log
+vs jobs and GPUs with fitted exponents), online vs offline bound, trace replays (table, JCT CDF,
+utilisation and queue length over time, a schedule picture per replay), reproduction tables (paper vs
+ours), failed runs. Only the current run of each (suite, label) is shown.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from schedlab.benchmarks.harness.analysis import export, frame
+from schedlab.benchmarks.harness.report import plots, tables
+from schedlab.benchmarks.harness.report.gantt import gantt
+from schedlab.benchmarks.harness.store import Store
+
+
+@dataclass
+class Report:
+    html: Path
+    markdown: Path
+    plots: list[Path] = field(default_factory=list)
+    exports: list[str] = field(default_factory=list)
+
+
+class _Doc:
+    """Markdown and HTML written side by side."""
+
+    def __init__(self) -> None:
+        self.md: list[str] = []
+        self.html: list[str] = []
+
+    def h(self, level: int, text: str) -> None:
+        self.md.append(f"{'#' * level} {text}\n")
+        self.html.append(f"<h{level}>{html.escape(text)}</h{level}>")
+
+    def p(self, text: str) -> None:
+        self.md.append(text + "\n")
+        self.html.append(f"<p>{html.escape(text)}</p>")
+
+    def table(self, df: pd.DataFrame, highlight: str | None = None) -> None:
+        if df is None or df.empty:
+            self.p("(none)")
+            return
+        cols = list(df.columns)
+        rows = [[tables.fmt(v) for v in r] for r in df.itertuples(index=False)]
+        self.md.append("| " + " | ".join(cols) + " |")
+        self.md.append("|" + "|".join(" --- " for _ in cols) + "|")
+        for r in rows:
+            self.md.append("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
+        self.md.append("")
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+        body = []
+        for r, raw in zip(rows, df.itertuples(index=False), strict=True):
+            cls = ' class="hl"' if highlight and bool(getattr(raw, highlight, False)) else ""
+            body.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>")
+        self.html.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+    def img(self, path: Path | None, root: Path, alt: str) -> None:
+        if path is None:
+            return
+        rel = path.relative_to(root).as_posix()
+        self.md.append(f"![{alt}]({rel})\n")
+        self.html.append(f'<p><img src="{html.escape(rel)}" alt="{html.escape(alt)}"></p>')
+
+
+_CSS = ("body{font-family:system-ui,sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}"
+        "table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:13px}"
+        "td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}th{background:#f0f0f0}"
+        "td:first-child,th:first-child{text-align:left}tr.hl td{background:#ffe0e0;font-weight:bold}"
+        "img{max-width:100%;border:1px solid #eee}h2{border-bottom:1px solid #ddd;margin-top:2em}")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:80]
+
+
+def _sessions(store: Store) -> pd.DataFrame:
+    rows = []
+    latest: dict[str, dict] = {}
+    for s in store.sessions():
+        latest[s["suite"]] = s
+    for suite, s in latest.items():
+        opts, env, counts = s["options"] or {}, s["environment"] or {}, s["counts"] or {}
+        rows.append({"suite": suite, "started": s["started_at"], "finished": s["finished_at"], "status": s["status"],
+                     "executor": opts.get("executor"), "workers": opts.get("workers"), "threads": opts.get("threads"),
+                     "cpus": env.get("cpu_count"), "host": env.get("host"),
+                     "load avg at start": " ".join(str(x) for x in env.get("load_avg") or []),
+                     "runs": counts.get("total"),
+                     "ran now": counts.get("ran"), "stored before": counts.get("stored_before"),
+                     "failed": counts.get("failed"), "skipped": counts.get("skipped")})
+    return pd.DataFrame(rows)
+
+
+def render_report(directory: str | Path, *, exports: bool = True) -> Report:
+    """Write ``report.html``, ``report.md`` and ``plots/*.png`` (and ``results.csv``/``.parquet``)."""
+    root = Path(directory)
+    with Store(root, create=False) as store:
+        df = frame(store.records())
+        sessions = _sessions(store)
+        skipped = [x for s in store.sessions() for x in (s["skipped"] or [])]
+        repro = store.repro()
+    pdir = root / "plots"
+    pdir.mkdir(exist_ok=True)
+    for old in pdir.glob("*.png"):
+        old.unlink()
+    doc = _Doc()
+    made: list[Path] = []
+
+    def keep(p: Path | None) -> Path | None:
+        if p is not None:
+            made.append(p)
+        return p
+
+    doc.h(1, f"schedlab benchmark report: {root.name}")
+    if df.empty:
+        doc.p("No records yet.")
+    else:
+        versions = df["versions"].dropna().iloc[-1] if df["versions"].notna().any() else {}
+        doc.p(f"{len(df[df['current']])} current runs in suites {', '.join(sorted(df['suite'].unique()))}; code "
+              f"{', '.join(sorted(df['code_version'].dropna().unique()))}; "
+              + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if k != "backend"))
+        doc.h(2, "Runs")
+        doc.table(sessions)
+        doc.h(2, "Summary")
+        doc.p("Gap: to the best proven bound over every method that answered the same instance (exact dual "
+              "bounds, POP and relaxation bounds); see the gap table for whether that bound is a proven optimum.")
+        doc.table(tables.summary(df))
+        _gap_section(doc, df, root, pdir, keep, skipped)
+        _bound_section(doc, df, root, pdir, keep)
+        _replay_section(doc, df, root, pdir, keep)
+    _repro_section(doc, repro)
+    if not df.empty:
+        fails = tables.failures(df)
+        if not fails.empty:
+            doc.h(2, "Failed runs")
+            doc.table(fails)
+    md = root / "report.md"
+    md.write_text("\n".join(doc.md) + "\n")
+    page = root / "report.html"
+    page.write_text("<!doctype html><html><head><meta charset='utf-8'><title>schedlab report</title>"
+                    f"<style>{_CSS}</style></head><body>{''.join(doc.html)}</body></html>\n")
+    out = Report(page, md, made)
+    if exports and not df.empty:
+        out.exports = export(df, root)
+    return out
+
+
+def _gap_section(doc: _Doc, df, root, pdir, keep, skipped) -> None:
+    gt = tables.gap_table(df)
+    if gt.empty:
+        return
+    doc.h(2, "Optimality gap")
+    doc.img(keep(plots.gap_vs_size(df, pdir / "gap_vs_size.png")), root, "gap vs size")
+    doc.table(gt)
+    if skipped:
+        doc.p(f"Exact methods stopped growing once they stopped proving optimality ({len(skipped)} runs skipped), "
+              "e.g. " + "; ".join(skipped[:3]))
+    doc.h(2, "Runtime")
+    doc.img(keep(plots.runtime_vs_size(df, pdir / "runtime_vs_jobs.png", "jobs")), root, "runtime vs jobs")
+    doc.img(keep(plots.runtime_vs_size(df, pdir / "runtime_vs_gpus.png", "gpus")), root, "runtime vs GPUs")
+    st = tables.scale_table(df)
+    if not st.empty:
+        doc.p("Fitted exponent b of build + solve time t ~ a n^b (least squares in log-log space, over runs that "
+              "finished within their limit; 'unfinished' counts the runs cut by a limit).")
+        doc.table(st)
+
+
+def _bound_section(doc: _Doc, df, root, pdir, keep) -> None:
+    bt = tables.bound_table(df)
+    if bt.empty:
+        return
+    doc.h(2, "Online vs offline bound")
+    doc.p("Each policy replays a small workload with known durations (speed independent of placement, free "
+          "preemption) and is compared with the offline bound valid for it: the non-preemptive offline optimum "
+          "for non-preemptive policies; for preemptive ones the preemptive bound where registered, else the "
+          "trivial bound (every job's JCT is at least its duration).")
+    doc.img(keep(plots.online_vs_bound(bt, pdir / "online_vs_bound.png")), root, "online vs bound")
+    doc.table(bt)
+
+
+def _replay_section(doc: _Doc, df, root, pdir, keep) -> None:
+    rt = tables.replay_table(df)
+    if rt.empty:
+        return
+    doc.h(2, "Trace replays")
+    doc.table(rt)
+    for group, runs in plots.replay_groups(df, root).items():
+        doc.h(3, group)
+        slug = _slug(group)
+        doc.img(keep(plots.jct_cdf(group, runs, root, pdir / f"jct_cdf_{slug}.png")), root, f"JCT CDF {group}")
+        doc.img(keep(plots.timeline(group, runs, root, pdir / f"timeline_{slug}.png")), root, f"timeline {group}")
+        for who, x in runs:
+            p = gantt(root / x["records_dir"], f"{who} on {group}", pdir / f"gantt_{_slug(x['suite'] + '-' + x['label'])}.png",
+                      x["cluster"])
+            doc.img(keep(p), root, f"schedule {who}")
+
+
+def _repro_section(doc: _Doc, repro) -> None:
+    if not repro:
+        return
+    doc.h(2, "Reproduction (paper vs ours)")
+    for suite, rows in repro.items():
+        doc.h(3, suite)
+        doc.table(pd.DataFrame([{"quantity": r.quantity, "paper": r.paper, "ours": r.ours, "unit": r.unit,
+                                 "note": r.note} for r in rows]))
+
+
+__all__ = ["Report", "render_report"]

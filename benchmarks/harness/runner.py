@@ -1,0 +1,363 @@
+"""The runner: a suite's cases -> one record each in the results store, each run in its own worker
+process with a hard timeout, on this machine or a Dask cluster, resumable.
+
+1. Check everything first (:mod:`~schedlab.benchmarks.harness.validate`, the executor's address), then
+   open the store: bad input never touches stored records.
+2. Key every case (suite, case key, code version); skip those already stored (``error``/``killed``
+   ones too, unless ``retry_failed``).
+3. Dispatch at most ``capacity`` runs at a time; solver threads x concurrent runs never exceed the
+   cores (``workers`` is clamped, and the clamp reported). Each finished run is stored at once, in
+   its own transaction. With ``Suite.until_unproven``, an exact method's sizes run in increasing order
+   and stop once every seed of a size finished without proving optimality.
+4. At the end: the suite's reproduction rows (``Suite.reproduce``) and the session's counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from schedlab.benchmarks.harness.cases import (
+    BoundCase,
+    Case,
+    GapCase,
+    ReplayCase,
+    ReproRow,
+    Suite,
+    case_spec,
+    case_type,
+)
+from schedlab.benchmarks.harness.gap import is_exact
+from schedlab.benchmarks.harness.plugins import load_plugins
+from schedlab.benchmarks.harness.record import FAILED, code_version, environment, store_key
+from schedlab.benchmarks.harness.store import Store
+from schedlab.benchmarks.harness.validate import validate_suite
+from schedlab.benchmarks.harness.worker import GRACE_S, hard_timeout
+from schedlab.topology.errors import SpecError
+
+#: terminations that close an instance (optimality or infeasibility proven)
+PROOFS = ("optimal", "infeasible")
+#: hard wall-clock limit of a replay (no solver limit of its own) unless ``--time-limit`` is given
+REPLAY_LIMIT_S = 1800.0
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """``workers``: concurrent runs (default: cores // threads); ``threads``: solver threads per run;
+    ``time_limit_s``: overrides every case's solver limit (and is a replay's hard limit); ``seed`` is
+    added to every case's seeds (instance, workload, policy and solver); a run is killed after twice
+    its solver limit plus ``grace_s``; ``connect_timeout_s`` bounds the wait for a Dask scheduler."""
+
+    out: Path
+    workers: int | None = None
+    threads: int = 1
+    executor: str = "local"
+    scheduler: str | None = None
+    time_limit_s: float | None = None
+    seed: int = 0
+    plugins: tuple[str, ...] = ()
+    retry_failed: bool = False
+    grace_s: float = GRACE_S
+    connect_timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.workers is not None and self.workers < 1:
+            raise SpecError(f"workers must be >= 1, got {self.workers}", source="--workers", field="workers")
+        if self.threads < 1:
+            raise SpecError(f"threads must be >= 1, got {self.threads}", source="--threads", field="threads")
+        if self.time_limit_s is not None and not self.time_limit_s > 0:
+            raise SpecError(f"time limit must be > 0 seconds, got {self.time_limit_s}", source="--time-limit",
+                            field="time_limit")
+        if self.seed < 0:
+            raise SpecError(f"seed must be >= 0, got {self.seed}", source="--seed", field="seed")
+
+
+def concurrency(workers: int | None, threads: int, cores: int | None = None) -> tuple[int, int, list[str]]:
+    """``(workers, threads, notes)`` with ``workers * threads <= cores``; ``notes`` says what was clamped."""
+    cores = cores or os.cpu_count() or 1
+    notes = []
+    if threads > cores:
+        notes.append(f"solver threads clamped from {threads} to the {cores} cores")
+        threads = cores
+    most = max(1, cores // threads)
+    if workers is None:
+        workers = most
+    elif workers > most:
+        notes.append(f"workers clamped from {workers} to {most} ({cores} cores / {threads} solver threads)")
+        workers = most
+    return workers, threads, notes
+
+
+def with_seed_and_limit(case: Case, seed: int, limit: float | None) -> Case:
+    """``case`` with ``seed`` added to its seeds and (gap and bound cases) its solver limit replaced."""
+    if seed == 0 and limit is None:
+        return case
+    if isinstance(case, ReplayCase):
+        return replace(case, seed=case.seed + seed, source=replace(case.source, seed=case.source.seed + seed))
+    kw: dict[str, Any] = {"seed": case.seed + seed}
+    if limit is not None:
+        kw["time_limit_s"] = limit
+    return replace(case, **kw)
+
+
+def instance_id(case: Case) -> str:
+    """What every method answering the same input shares (the best bound is taken over it)."""
+    if isinstance(case, ReplayCase):
+        from schedlab.benchmarks.workloads.source import WorkloadSource
+
+        s = case.source
+        default = case_spec(replace(case, source=WorkloadSource()))["source"]
+        extra = ",".join(f"{k}={v}" for k, v in sorted(case_spec(case)["source"].items())
+                         if k not in ("workload", "trace", "seed") and v != default.get(k))
+        return f"{s.label}/s={s.seed}" + (f"/{extra}" if extra else "")
+    kind = case.kind if isinstance(case, GapCase) else "offline"
+    gen = ",".join(f"{k}={v}" for k, v in sorted(case.generator.items()))
+    return f"{kind}/{case.cluster}/n={case.jobs}/s={case.seed}" + (f"/{gen}" if gen else "")
+
+
+@dataclass
+class Task:
+    case: Case
+    key: str
+    hard_s: float
+    group: tuple | None = None
+
+    @property
+    def size(self) -> int:
+        return getattr(self.case, "jobs", 0)
+
+
+def _group(suite: Suite, case: Case) -> tuple | None:
+    if not (suite.until_unproven and isinstance(case, GapCase) and case.backend is not None and is_exact(case.method)):
+        return None
+    return (case.kind, case.cluster, json.dumps(dict(case.generator), sort_keys=True, default=str), case.method,
+            case.backend, json.dumps(dict(case.params), sort_keys=True, default=str), case.time_limit_s)
+
+
+class Ladder:
+    """Exact methods grow with size until every seed of a size finished without a proof (of optimality
+    or infeasibility: :data:`PROOFS`)."""
+
+    def __init__(self) -> None:
+        self.expected: dict[tuple, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+        self.proven: dict[tuple, dict[int, list[bool]]] = defaultdict(lambda: defaultdict(list))
+
+    def expect(self, t: Task) -> None:
+        if t.group is not None:
+            self.expected[t.group][t.size] += 1
+
+    def finish(self, t: Task, status: str | None) -> None:
+        if t.group is not None:
+            self.proven[t.group][t.size].append(status in PROOFS)
+
+    def stopped_at(self, t: Task) -> int | None:
+        if t.group is None:
+            return None
+        for size in sorted(self.expected[t.group]):
+            if size >= t.size:
+                return None
+            got = self.proven[t.group][size]
+            if len(got) == self.expected[t.group][size] and not any(got):
+                return size
+        return None
+
+    def blocked(self, t: Task, unfinished: Callable[[tuple, int], bool]) -> bool:
+        return t.group is not None and unfinished(t.group, t.size)
+
+
+@dataclass
+class SuiteRun:
+    suite: str
+    total: int = 0
+    stored_before: int = 0
+    ran: int = 0
+    failed: int = 0
+    skipped: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    keys: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    repro: list[ReproRow] = field(default_factory=list)
+    wall_s: float = 0.0
+
+
+Progress = Callable[[str, int, int, str], None]  # (suite, done, total, last label)
+
+
+def plan(suite: Suite, options: BenchOptions) -> list[Task]:
+    tasks = []
+    code = code_version()
+    for c in suite.cases:
+        case = with_seed_and_limit(c, options.seed, options.time_limit_s)
+        limit = getattr(case, "time_limit_s", None)
+        hard = hard_timeout(limit, options.grace_s) if limit is not None else (options.time_limit_s or REPLAY_LIMIT_S)
+        tasks.append(Task(case, store_key(suite.name, case.key, code), hard, _group(suite, case)))
+    return tasks
+
+
+def _finish(task: Task, res: dict[str, Any], suite: str, env: dict[str, Any], executor: str,
+            out: Path, code: str) -> dict[str, Any]:
+    c = task.case
+    rec = dict(res)
+    files = rec.pop("files", None) or {}
+    if files:
+        rel = Path("replays") / task.key
+        (out / rel).mkdir(parents=True, exist_ok=True)
+        for name, data in files.items():
+            (out / rel / name).write_bytes(data)
+        rec["records_dir"] = rel.as_posix()
+    method = c.policy if isinstance(c, (ReplayCase, BoundCase)) else c.method
+    backend = None if isinstance(c, ReplayCase) else c.backend
+    ident = {"key": task.key, "suite": suite, "label": c.label, "case_type": case_type(c), "method": method,
+             "backend": backend, "params": dict(c.params), "instance": instance_id(c), "seed": c.seed,
+             "kind": c.kind if isinstance(c, GapCase) else ("offline" if isinstance(c, BoundCase) else "replay"),
+             "time_limit_s": getattr(c, "time_limit_s", None) or (None if not isinstance(c, ReplayCase) else task.hard_s),
+             "code_version": code, "executor": executor, "cpu_count": env["cpu_count"],
+             "host": env["host"], "versions": env["versions"], "spec": case_spec(c)}
+    if not isinstance(c, ReplayCase):
+        ident["cluster"] = c.cluster
+        rec.setdefault("jobs", c.jobs)
+    else:
+        ident["cluster"] = rec.get("cluster") or c.source.cluster_ref()
+    rec.update(ident)
+    if rec.get("backend_version"):
+        rec["versions"] = {**env["versions"], "backend": rec.pop("backend_version")}
+    return rec
+
+
+def run_suite(suite: Suite, options: BenchOptions, executor: Any, store: Store, *,
+              progress: Progress | None = None) -> SuiteRun:
+    """Run ``suite`` (already validated) with ``executor`` into ``store``."""
+    t0 = time.perf_counter()
+    tasks = plan(suite, options)
+    run = SuiteRun(suite.name, total=len(tasks), keys=[t.key for t in tasks])
+    stored = store.statuses(run.keys)
+    env = environment()
+    code = code_version()
+    ladder = Ladder()
+    pending: list[Task] = []
+    for t in tasks:
+        ladder.expect(t)
+        st = stored.get(t.key)
+        if st is not None and not (options.retry_failed and st in FAILED):
+            run.stored_before += 1
+            ladder.finish(t, st)
+        else:
+            pending.append(t)
+    session = store.begin_session(suite.name, {**{k: str(v) for k, v in vars(options).items()}, "executor": executor.name},
+                                  env)
+    running: dict[Any, Task] = {}
+    done = run.stored_before
+
+    def unfinished(group: tuple, size: int) -> bool:
+        return any(t.group == group and t.size < size for t in [*pending, *running.values()])
+
+    if progress is not None:
+        progress(suite.name, done, run.total, "")
+    try:
+        while pending or running:
+            i = 0
+            while len(running) < executor.capacity and i < len(pending):
+                t = pending[i]
+                if ladder.blocked(t, unfinished):
+                    i += 1
+                    continue
+                pending.pop(i)
+                stop = ladder.stopped_at(t)
+                if stop is not None:
+                    run.skipped.append(f"{t.case.label}: {t.case.method}@{t.case.backend} stopped proving "
+                                       f"optimality at n={stop}")
+                    done += 1
+                    if progress is not None:
+                        progress(suite.name, done, run.total, f"skipped {t.case.label}")
+                    continue
+                payload = {"case": case_spec(t.case), "threads": options.threads, "plugins": list(options.plugins)}
+                running[executor.submit(payload, t.hard_s)] = t
+            if not running:
+                if pending:  # cannot happen: the smallest pending size of a group is never blocked
+                    raise RuntimeError(f"{len(pending)} runs wait on nothing: {pending[0].case.label}")
+                continue
+            for fut in executor.wait(running, 0.5):
+                t = running.pop(fut)
+                try:
+                    res = executor.result(fut)
+                except Exception as e:  # noqa: BLE001 - a lost Dask worker is a failed run, not a crash
+                    res = {"status": "error", "message": f"{executor.name}: {type(e).__name__}: {e}"}
+                rec = _finish(t, res, suite.name, env, executor.name, options.out, code)
+                store.put(rec)
+                ladder.finish(t, rec.get("status"))
+                run.ran += 1
+                run.failed += rec.get("status") in FAILED
+                done += 1
+                if progress is not None:
+                    progress(suite.name, done, run.total, t.case.label)
+    except KeyboardInterrupt:
+        run.interrupted = True
+        executor.close(kill=True)
+        raise
+    finally:
+        run.wall_s = time.perf_counter() - t0
+        counts = {"total": run.total, "stored_before": run.stored_before, "ran": run.ran, "failed": run.failed,
+                  "skipped": len(run.skipped)}
+        store.end_session(session, "interrupted" if run.interrupted else "done", counts, run.skipped)
+    run.repro = reproduce(suite, store, run.keys)
+    if suite.reproduce is not None:
+        store.set_repro(suite.name, run.repro, session)
+    return run
+
+
+def reproduce(suite: Suite, store: Store, keys: list[str]) -> list[ReproRow]:
+    """``Suite.reproduce`` on the stored runs (``label -> metrics``: a replay's simulator metrics, else
+    the record with its best-bound gap); a failure becomes one row saying why."""
+    if suite.reproduce is None:
+        return []
+    from schedlab.benchmarks.harness.analysis import frame, results_by_label
+
+    wanted = set(keys)
+    df = frame(store.records(suite.name))
+    results = results_by_label(df[df["key"].isin(wanted)] if len(df) else df)
+    try:
+        return list(suite.reproduce(results))
+    except Exception as e:  # noqa: BLE001 - a missing run (failed, killed) must not hide the others
+        return [ReproRow(f"{suite.name}: reproduction failed", None, None, "",
+                         f"{type(e).__name__}: {e} (did a run fail? see the records)")]
+
+
+def run_bench(suite: Suite, options: BenchOptions, *, progress: Progress | None = None,
+              on_notes: Callable[[list[str]], None] | None = None) -> list[SuiteRun]:
+    """Validate, connect, then run ``suite`` (or each of its ``parts``) into ``options.out``."""
+    from schedlab.benchmarks.harness.executors import make_executor
+
+    plugins = load_plugins(options.plugins)
+    options = replace(options, plugins=plugins)
+    parts = suite.parts or (suite,)
+    for p in parts:
+        validate_suite(p)
+    if options.executor == "local":
+        workers, threads, notes = concurrency(options.workers, options.threads)
+    else:
+        workers, threads, notes = options.workers or 1, options.threads, []
+    options = replace(options, workers=workers, threads=threads)
+    executor = make_executor(options.executor, workers=workers, threads=threads, scheduler=options.scheduler,
+                             connect_timeout_s=options.connect_timeout_s)
+    if on_notes is not None and notes:
+        on_notes(notes)
+    runs = []
+    try:
+        with Store(options.out) as store:
+            for p in parts:
+                r = run_suite(p, options, executor, store, progress=progress)
+                r.notes = list(notes)
+                runs.append(r)
+    finally:
+        executor.close()
+    return runs
+
+
+__all__ = ["REPLAY_LIMIT_S", "BenchOptions", "Ladder", "SuiteRun", "Task", "concurrency", "instance_id", "plan",
+           "reproduce", "run_bench", "run_suite", "with_seed_and_limit"]

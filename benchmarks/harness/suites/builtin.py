@@ -1,0 +1,204 @@
+"""The harness's own suites: ``quick`` (the main job), ``gap``, ``scale`` and ``all``.
+
+Every suite is built from the registries at call time, so policies and formulations merged later (or
+registered by plugins) join without an edit here:
+
+* each policy with ``twins`` answers instances of each twin kind in snapshot form, beside that kind's
+  exact formulation (the first non-POP method of ``formulations.METHODS`` for it) on two backends;
+* each policy family (``PolicySpec.family``) replays through its representative (FIFO first fit is
+  the floor of the baseline family), on a rigid and a multi-tenant reconfigurable workload;
+* each representative runs online against the offline bound valid for it (:class:`BoundCase`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from schedlab.benchmarks.harness.cases import BoundCase, Case, GapCase, ReplayCase, Suite
+from schedlab.benchmarks.harness.gap import LP_BOUND, RELAXATIONS
+from schedlab.benchmarks.workloads.source import WorkloadSource
+
+
+@dataclass(frozen=True)
+class KindPlan:
+    """Where and how big each suite makes instances of one kind."""
+
+    cluster: str
+    quick: tuple[int, ...]
+    gap: tuple[int, ...]
+    scale_jobs: tuple[int, ...]
+    scale_fixed_jobs: int = 8
+
+
+#: the ``scale`` suite's clusters: jobs grow on the first, GPUs grow along all of them (same machines)
+SCALE_CLUSTERS = ("dally-2", "dally-4", "dally-8", "dally-16")
+
+
+#: instance kind -> sizes (unknown kinds, e.g. a plugin's, get :data:`DEFAULT_PLAN`)
+KIND_PLANS: dict[str, KindPlan] = {
+    "joint": KindPlan("rubick-64", (8, 16), (8, 16, 32, 64, 128, 256), (8, 16, 32, 64, 128, 256)),
+    "tiresias-placement": KindPlan("tiresias-60", (1, 2), (1, 2, 4, 8, 16, 32), (1, 2, 4, 8, 16, 32),
+                                   scale_fixed_jobs=2),
+    "tier-placement": KindPlan("dally-2", (4, 8), (4, 8, 16, 32, 64, 128), (4, 8, 16, 32, 64, 128)),
+}
+DEFAULT_PLAN = KindPlan("rubick-64", (4, 8), (4, 8, 16, 32, 64), (4, 8, 16, 32, 64))
+#: the floor every gap suite and replay compares with
+FLOOR = "fifo"
+#: family -> nothing special: every representative replays both workloads
+REPLAY_WORKLOADS = ("smoke", "smoke-mt")
+#: the small online-vs-offline-bound workload (offline generator on a 60-GPU cluster, arrivals 10 s apart)
+BOUND_WORKLOAD = {"cluster": "tiresias-60", "jobs": 30, "generator": {"mean_gap": 10}}
+BACKEND_PREFERENCE = ("cpsat", "highs", "scip", "scipy", "cbc")
+
+
+def _policies():
+    from schedlab.benchmarks.registry import all_policies
+
+    return all_policies()
+
+
+def exact_method(kind: str) -> str | None:
+    """The kind's exact formulation: the first METHODS entry for it that is not a POP partition."""
+    from schedlab.formulations import METHODS
+
+    return next((m for m, (k, _) in METHODS.items() if k == kind and not m.startswith("pop-")), None)
+
+
+def pop_method(kind: str) -> str | None:
+    from schedlab.formulations import METHODS
+
+    return next((m for m, (k, _) in METHODS.items() if k == kind and m.startswith("pop-")), None)
+
+
+def backends(n: int = 2, needs: str = "mip") -> tuple[str, ...]:
+    """The first ``n`` available backends (in :data:`BACKEND_PREFERENCE` order) with capability ``needs``."""
+    from schedlab.formulations import BACKENDS
+
+    names = [b for b in BACKEND_PREFERENCE if b in BACKENDS] + [b for b in BACKENDS if b not in BACKEND_PREFERENCE]
+    out = []
+    for name in names:
+        be = BACKENDS[name]()
+        if needs in be.capabilities and be.availability().ok:
+            out.append(name)
+        if len(out) == n:
+            break
+    return tuple(out)
+
+
+def twin_kinds() -> dict[str, list[str]]:
+    """kind -> the policies whose snapshot decisions it scores (FIFO first)."""
+    from schedlab.formulations import GENERATORS
+
+    out: dict[str, list[str]] = {}
+    reg = _policies()
+    for name in sorted(reg, key=lambda n: (n != FLOOR, n)):
+        for kind in reg[name].twins:
+            if kind in GENERATORS and kind != "offline":
+                out.setdefault(kind, []).append(name)
+    return out
+
+
+def representatives() -> list[str]:
+    """One policy per family: FIFO for the baseline family, else the first (by name) non-oracle policy
+    with twins, else the first non-oracle policy that is not a preset, else the first."""
+    reg = _policies()
+    by_family: dict[str, list[str]] = {}
+    for name in sorted(reg):
+        by_family.setdefault(reg[name].family.value, []).append(name)
+    out = []
+    for names in by_family.values():
+        if FLOOR in names:
+            out.append(FLOOR)
+            continue
+        specs = [reg[n] for n in names]
+        pick = (next((s for s in specs if s.twins and not s.oracle), None)
+                or next((s for s in specs if not s.oracle and not s.preset), None) or specs[0])
+        out.append(pick.name)
+    return sorted(out, key=lambda n: (n != FLOOR, reg[n].family.value, n))
+
+
+def _plan(kind: str) -> KindPlan:
+    return KIND_PLANS.get(kind, DEFAULT_PLAN)
+
+
+def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, time_limit_s: float = 60.0,
+              pop: bool = False, lp: bool = False, all_backends: bool = False) -> list[Case]:
+    """Twin policies, the exact formulation on ``n_backends`` backends (or every capable one), and
+    optionally POP and the relaxation bound, at every size x seed."""
+    policies = twin_kinds().get(kind, [])
+    exact = exact_method(kind)
+    bes = backends(99 if all_backends else n_backends)
+    cases: list[Case] = []
+    for n in sizes:
+        for s in seeds:
+            cases += [GapCase(kind, cluster, n, p, seed=s, time_limit_s=time_limit_s) for p in policies]
+            if exact is not None:
+                cases += [GapCase(kind, cluster, n, exact, b, seed=s, time_limit_s=time_limit_s) for b in bes]
+            if pop and pop_method(kind) is not None:
+                cases.append(GapCase(kind, cluster, n, pop_method(kind), bes[0], seed=s, time_limit_s=time_limit_s))
+            if lp and kind in RELAXATIONS:
+                cases.append(GapCase(kind, cluster, n, LP_BOUND, seed=s, time_limit_s=time_limit_s))
+    return cases
+
+
+def replay_cases(seed: int = 0) -> list[Case]:
+    return [ReplayCase(WorkloadSource(workload=w, seed=seed), p, seed=seed, label=f"replay/{w}/{p}")
+            for w in REPLAY_WORKLOADS for p in representatives()]
+
+
+def bound_cases(seeds=(0,), time_limit_s: float = 20.0) -> list[Case]:
+    b = BOUND_WORKLOAD
+    return [BoundCase(p, b["cluster"], b["jobs"], seed=s, generator=b["generator"], time_limit_s=time_limit_s)
+            for p in representatives() for s in seeds]
+
+
+def quick() -> Suite:
+    """Under 3 minutes on 2 cores: every twin pair on 2 sizes x 2 seeds, every family replayed, every
+    family online against its offline bound."""
+    cases: list[Case] = []
+    for kind in twin_kinds():
+        p = _plan(kind)
+        cases += gap_cases(kind, p.cluster, p.quick, (0, 1), time_limit_s=30.0)
+    cases += replay_cases()
+    cases += bound_cases()
+    return Suite("quick", "Snapshot gap of every heuristic vs its exact twin on two backends; one short replay per "
+                 "policy family; online vs the offline bound.", tuple(cases))
+
+
+def gap() -> Suite:
+    """Optimality gap vs instance size, exact methods until they stop proving optimality, POP and the LP
+    relaxation bound beyond."""
+    cases: list[Case] = []
+    for kind in twin_kinds():
+        p = _plan(kind)
+        cases += gap_cases(kind, p.cluster, p.gap, (0, 1, 2), time_limit_s=60.0, pop=True, lp=True)
+    return Suite("gap", gap.__doc__ or "", tuple(cases), until_unproven=True)
+
+
+def scale() -> Suite:
+    """Runtime of every method against jobs (on 128 GPUs) and GPUs (a fixed number of jobs on clusters of
+    128 to 1,024 GPUs, the same machines); log-log with fitted exponents in the report."""
+    from schedlab.formulations import GENERATORS
+
+    cases: list[Case] = []
+    for kind in twin_kinds() or {k: [] for k in GENERATORS if k != "offline"}:
+        p = _plan(kind)
+        first, *rest = SCALE_CLUSTERS
+        cases += gap_cases(kind, first, p.scale_jobs, (0,), time_limit_s=60.0, pop=True, all_backends=True)
+        for cl in rest:
+            cases += gap_cases(kind, cl, (p.scale_fixed_jobs,), (0,), time_limit_s=60.0, pop=True, all_backends=True)
+    return Suite("scale", scale.__doc__ or "", tuple(cases), until_unproven=True)
+
+
+def all_suites() -> Suite:
+    """Every registered suite, one after the other, each under its own name."""
+    from schedlab.benchmarks.harness.suites import SUITES
+
+    parts = tuple(builder() for name, builder in SUITES.items() if name != "all")
+    return Suite("all", "every registered suite", (), parts=parts)
+
+
+BUILTIN = {"quick": quick, "gap": gap, "scale": scale, "all": all_suites}
+
+__all__ = ["BUILTIN", "DEFAULT_PLAN", "FLOOR", "KIND_PLANS", "KindPlan", "backends", "bound_cases", "exact_method",
+           "gap_cases", "representatives", "replay_cases", "twin_kinds"]

@@ -1,0 +1,158 @@
+"""Checking a suite before anything runs: every name resolves (policy and its parameters, method and its
+instance kind, backend, workload, cluster, trace file, semantics, cost model, generator options), every
+size and limit is in range. An error is a :class:`SpecError` naming the suite (or file) and the field,
+raised before the results store is opened, so nothing stored is touched."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from schedlab.benchmarks.harness.cases import BoundCase, Case, GapCase, ReplayCase, Suite
+from schedlab.benchmarks.harness.gap import LP_BOUND, RELAXATIONS, SOLVE_PARAMS
+from schedlab.topology.errors import SchedlabError, SpecError
+
+
+@functools.cache
+def _cluster_ok(ref: str) -> str | None:
+    from schedlab.topology.presets import load_cluster
+
+    try:
+        load_cluster(ref)
+    except SchedlabError as e:
+        return str(e)
+    except OSError as e:
+        return f"{ref}: {e}"
+    return None
+
+
+def _bad(field: str, msg: str) -> SpecError:
+    return SpecError(msg, source="<case>", field=field)
+
+
+def _check_cluster(ref: str | None, field: str = "cluster") -> None:
+    if ref is None:
+        return
+    why = _cluster_ok(str(ref))
+    if why is not None:
+        raise _bad(field, f"unknown cluster {ref!r}: {why}")
+
+
+def _check_kwargs(fn: Callable[..., Any], kwargs: Mapping[str, Any], field: str, what: str) -> None:
+    sig = inspect.signature(fn)
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return
+    named = {n for n, p in sig.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    unknown = sorted(set(kwargs) - (named - {"cluster", "n_jobs", "seed"}))
+    if unknown:
+        known = ", ".join(sorted(named - {"cluster", "n_jobs", "seed"})) or "none"
+        raise _bad(f"{field}.{unknown[0]}", f"{what} takes no option {unknown[0]!r} (options: {known})")
+
+
+def _check_policy(name: str, params: Mapping[str, Any], field: str = "policy") -> Any:
+    from schedlab.benchmarks.registry import all_policies
+
+    reg = all_policies()
+    if name not in reg:
+        raise _bad(field, f"unknown policy {name!r}; known: {', '.join(sorted(reg))}")
+    try:
+        reg[name].validate(params, source="<case>")
+    except SpecError as e:
+        raise _bad(f"params.{(e.field or '').split('.', 1)[-1]}", e.message) from None
+    return reg[name]
+
+
+def _check_backend(name: str | None) -> None:
+    from schedlab.formulations import BACKENDS
+
+    if name is not None and name not in BACKENDS:
+        raise _bad("backend", f"unknown backend {name!r}; known: {', '.join(BACKENDS)}")
+
+
+def check_gap(case: GapCase) -> None:
+    from schedlab.formulations import GENERATORS, METHODS
+
+    if case.kind not in GENERATORS:
+        raise _bad("kind", f"unknown instance kind {case.kind!r}; known: {', '.join(GENERATORS)}")
+    _check_cluster(case.cluster)
+    _check_kwargs(GENERATORS[case.kind], case.generator, "generator", f"the {case.kind} generator")
+    _check_backend(case.backend)
+    if case.method == LP_BOUND:
+        if case.kind not in RELAXATIONS:
+            raise _bad("method", f"{LP_BOUND} has no relaxation for {case.kind!r} (it has: {', '.join(RELAXATIONS)})")
+        return
+    if case.backend is None:
+        if case.kind == "offline":
+            raise _bad("method", "a policy answers offline instances online: declare a bound case instead")
+        if case.method in METHODS:
+            raise _bad("backend", f"formulation {case.method!r} needs a backend")
+        _check_policy(case.method, case.params, "method")
+        return
+    if case.method not in METHODS:
+        raise _bad("method", f"unknown method {case.method!r}; formulations: {', '.join(METHODS)}, or {LP_BOUND}; "
+                   "a policy takes no backend")
+    kind = METHODS[case.method][0]
+    if kind != case.kind:
+        raise _bad("method", f"method {case.method!r} solves {kind!r} instances, not {case.kind!r}")
+    unknown = sorted(set(case.params) - SOLVE_PARAMS)
+    if unknown:
+        raise _bad(f"params.{unknown[0]}", f"solver parameter {unknown[0]!r} unknown; known: {', '.join(sorted(SOLVE_PARAMS))}")
+
+
+def check_bound(case: BoundCase) -> None:
+    from schedlab.formulations import GENERATORS
+
+    _check_policy(case.policy, case.params)
+    _check_cluster(case.cluster)
+    _check_backend(case.backend)
+    _check_kwargs(GENERATORS["offline"], case.generator, "generator", "the offline generator")
+
+
+def check_replay(case: ReplayCase) -> None:
+    from schedlab.benchmarks.simulator import COSTS, SEMANTICS
+    from schedlab.benchmarks.workloads import WORKLOADS
+
+    _check_policy(case.policy, case.params)
+    if case.semantics not in SEMANTICS:
+        raise _bad("semantics", f"unknown semantics {case.semantics!r}; known: {', '.join(SEMANTICS)}")
+    if case.costs is not None and case.costs not in COSTS:
+        raise _bad("costs", f"unknown cost model {case.costs!r}; known: {', '.join(COSTS)}")
+    src = case.source
+    check = getattr(src, "check", None)  # WorkloadSource's own pre-flight check, where it has one
+    if check is not None:
+        check()
+    if (src.workload is None) == (src.trace is None):
+        raise _bad("workload", "give exactly one of a named workload or a trace file")
+    if src.workload is not None and src.workload not in WORKLOADS:
+        raise _bad("workload", f"unknown workload {src.workload!r}; known: {', '.join(WORKLOADS)}")
+    if src.trace is not None and not Path(src.trace).is_file():
+        raise _bad("trace", f"trace file not found: {src.trace}")
+    if not src.load > 0:
+        raise _bad("load", f"load must be > 0, got {src.load}")
+    _check_cluster(src.cluster)
+
+
+CHECKS: dict[type, Callable[[Any], None]] = {GapCase: check_gap, BoundCase: check_bound, ReplayCase: check_replay}
+
+
+def check_case(case: Case, *, source: str, where: str) -> None:
+    """Raise a :class:`SpecError` naming ``source`` and ``where.<field>`` if ``case`` cannot run."""
+    try:
+        CHECKS[type(case)](case)
+    except SpecError as e:
+        raise SpecError(e.message, source=source,
+                        field=f"{where}.{e.field}" if e.field else where) from None
+
+
+def validate_suite(suite: Suite, *, source: str | None = None) -> None:
+    src = source or f"suite {suite.name}"
+    for part in getattr(suite, "parts", ()):
+        validate_suite(part, source=source)
+    for i, case in enumerate(suite.cases):
+        check_case(case, source=src, where=f"cases[{i}] ({case.label})")
+
+
+__all__ = ["CHECKS", "check_bound", "check_case", "check_gap", "check_replay", "validate_suite"]

@@ -1,0 +1,105 @@
+"""Reports (HTML, Markdown, PNG plots, exports), ``schedlab compare`` (noise bands worked by hand), the
+runtime fit and the best-bound rule on hand-made records."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import sqlite3
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from schedlab.benchmarks.harness.analysis import fit_exponent, with_best_bound
+from schedlab.benchmarks.harness.compare import compare
+
+
+def test_report_writes_every_section_and_plot(small_run, cli):
+    d, _ = small_run
+    code, out, err = cli("report", d, "--format", "json")
+    assert code == 0, err
+    names = {p.split("/")[-1] for p in __import__("json").loads(out)["plots"]}
+    assert {"gap_vs_size.png", "runtime_vs_jobs.png", "online_vs_bound.png"} <= names
+    assert any(n.startswith("jct_cdf_") for n in names) and any(n.startswith("timeline_") for n in names)
+    assert sum(n.startswith("gantt_") for n in names) == 2  # a schedule picture per replay
+    for n in names:
+        assert (d / "plots" / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    md = (d / "report.md").read_text()
+    for section in ("## Summary", "## Optimality gap", "## Runtime", "## Online vs offline bound", "## Trace replays"):
+        assert section in md
+    assert "bound is the proven optimum" in md
+    assert "## Reproduction (paper vs ours)" in md and "| avg JCT, yarn-cs / fifo | 1 | 1 | x |" in md
+    html = (d / "report.html").read_text()
+    assert html.count("<img") == len(names) and "<table>" in html
+
+
+def test_compare_same_directory_has_no_difference(small_run):
+    d, _ = small_run
+    df = compare(d, d)
+    assert len(df) and (df["verdict"] == "within noise").all()
+
+
+def test_compare_highlights_a_changed_result(small_run, tmp_path, cli):
+    d, _ = small_run
+    b = tmp_path / "b"
+    shutil.copytree(d, b)
+    with sqlite3.connect(b / "results.sqlite") as c:
+        # FIFO places all 4 (8) jobs at their request: objective 4 (8) on every seed, in A.
+        # B: n=4 objective 10 % higher on both seeds; n=8 (one seed) unchanged
+        c.execute("UPDATE records SET objective = objective * 1.1 WHERE method = 'fifo' AND label LIKE '%/n=4/%'")
+    df = compare(d, b).set_index(["series", "metric"])
+    row = df.loc[("joint/rubick-64/n=4/fifo", "objective")]
+    # A = (4, 4), B = (4.4, 4.4): delta 0.4, no spread on either side -> SE 0 -> deterministic, beyond
+    assert (row["n_a"], row["mean_a"], row["mean_b"]) == (2, 4.0, pytest.approx(4.4))
+    assert row["noise"] == 0.0 and row["verdict"] == "BEYOND NOISE"
+    assert df.loc[("joint/rubick-64/n=8/fifo", "objective"), "verdict"] == "within noise"
+    assert df.loc[("joint/rubick-64/n=4/joint@highs", "objective"), "verdict"] == "within noise"
+    code, out, err = cli("compare", d, b, "--strict")
+    assert code == 1 and "BEYOND NOISE" in out
+
+
+def test_noise_band_by_hand(tmp_path, monkeypatch):
+    import schedlab.benchmarks.harness.compare as cmp
+
+    rows = lambda vals: pd.DataFrame([{"suite": "s", "type": "gap", "series": "x", "seed": i, "metric": "objective",  # noqa: E731
+                                       "value": v} for i, v in enumerate(vals)])
+    sides = {"A": rows([10.0, 12.0]), "B": rows([11.0, 13.0])}
+    monkeypatch.setattr(cmp, "_load", lambda d: sides[d])
+    r = cmp.compare("A", "B").iloc[0]
+    # delta 1; s_a = s_b = sqrt(2); s_p = sqrt(2); SE = sqrt(2) * sqrt(1/2 + 1/2) = 1.414; 2 SE = 2.83 > 1
+    assert r["delta"] == pytest.approx(1.0) and r["noise"] == pytest.approx(2 * math.sqrt(2))
+    assert r["verdict"] == "within noise"
+    sides["B"] = rows([16.0, 18.0])  # delta 6 > 2.83
+    assert cmp.compare("A", "B").iloc[0]["verdict"] == "BEYOND NOISE"
+
+
+def test_fit_exponent_recovers_a_power_law():
+    n = np.array([8, 16, 32, 64, 128])
+    b, a, r2, points = fit_exponent(n, 0.002 * n**1.5)
+    assert (b, a, r2, points) == (pytest.approx(1.5), pytest.approx(0.002), pytest.approx(1.0), 5)
+    assert math.isnan(fit_exponent([8, 8], [1, 2])[0])
+
+
+def _rec(**kw):
+    base = {"case_type": "gap", "current": True, "instance": "i", "objective": None, "bound": None,
+            "proven": None, "who": kw.get("method", "m"), "sense": None}
+    return base | kw
+
+
+def test_best_bound_is_the_tightest_proven_bound():
+    # maximisation: bounds 12 (exact at its limit, not proven), 11.5 (LP), 10 = best primal (no proof)
+    df = pd.DataFrame([_rec(method="h", objective=9.0), _rec(method="e", objective=10.0, bound=12.0, sense="max",
+                                                           proven=False),
+                       _rec(method="lp", bound=11.5, sense="max")])
+    out = with_best_bound(df).set_index("method")
+    assert out.loc["h", "best_bound"] == 11.5 and not out.loc["h", "bound_optimal"]
+    assert out.loc["h", "gap"] == pytest.approx((11.5 - 9) / 11.5)
+    assert "not proven optimal" in out.loc["h", "gap_note"] and "lp" in out.loc["h", "gap_note"]
+    # minimisation with a proof: bound 7 from an optimal run whose objective is 7
+    df = pd.DataFrame([_rec(method="h", objective=8.0), _rec(method="e", objective=7.0, bound=7.0, sense="min",
+                                                           proven=True), _rec(method="p", objective=9.0, bound=5.0,
+                                                                              sense="min")])
+    out = with_best_bound(df).set_index("method")
+    assert out.loc["h", "best_bound"] == 7.0 and out.loc["h", "bound_optimal"]
+    assert out.loc["h", "gap"] == pytest.approx(1 / 8) and out.loc["e", "gap"] == 0.0
