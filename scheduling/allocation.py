@@ -11,7 +11,7 @@ from types import MappingProxyType
 
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.resources import Resources
-from schedlab.topology.checks import of_type, text
+from schedlab.topology.checks import frozen_reduce, of_type, text
 from schedlab.topology.errors import AllocationError
 
 
@@ -39,6 +39,9 @@ class JobAllocation:
             if type(m) is not str:
                 text(m, "placement (machine name)", source=src)
         object.__setattr__(self, "placement", MappingProxyType(placement))
+
+    def __reduce__(self):  # mappingproxies do not pickle
+        return frozen_reduce(self)
 
     @property
     def resources(self) -> Resources:
@@ -71,6 +74,9 @@ class Allocation:
             if k != v.job_id:
                 raise AllocationError(f"allocation key {k!r} holds the allocation of job {v.job_id!r}")
         object.__setattr__(self, "assignments", MappingProxyType(dict(self.assignments)))
+
+    def __reduce__(self):  # mappingproxies do not pickle
+        return frozen_reduce(self)
 
     @classmethod
     def of(cls, items: Iterable[JobAllocation]) -> Allocation:

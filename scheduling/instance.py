@@ -11,7 +11,7 @@ from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.state import machine_capacity
-from schedlab.topology.checks import integer, number, of_type, text
+from schedlab.topology.checks import frozen_reduce, integer, number, of_type, text
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import AllocationError, SpecError
 
@@ -96,6 +96,9 @@ class Instance:
         for j in self.progress:
             if j not in seen:
                 raise AllocationError(f"progress names job {j!r}, not in the instance")
+
+    def __reduce__(self):  # mappingproxies do not pickle
+        return frozen_reduce(self)
 
     @cached_property
     def job_by_id(self) -> Mapping[str, Job]:

@@ -7,9 +7,11 @@ Each check returns the value (normalised: numpy scalars become ``int``/``float``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import operator
+from types import MappingProxyType
 from typing import Any
 
 from schedlab.topology.errors import SpecError
@@ -81,4 +83,19 @@ def of_type(value: Any, cls: type | tuple[type, ...], field: str, *, source: str
                     source=source, field=field)
 
 
-__all__ = ["flag", "integer", "number", "of_type", "text"]
+def _rebuild(cls: type, fields: dict[str, Any]) -> Any:
+    return cls(**fields)
+
+
+def frozen_reduce(obj: Any) -> tuple:
+    """``__reduce__`` for a frozen dataclass holding mappingproxies (which do not pickle): rebuild it
+    (and so re-validate it) from its init fields, mappings as plain dicts."""
+    fields = {}
+    for f in dataclasses.fields(obj):
+        if f.init:
+            v = getattr(obj, f.name)
+            fields[f.name] = dict(v) if isinstance(v, MappingProxyType) else v
+    return (_rebuild, (type(obj), fields))
+
+
+__all__ = ["flag", "frozen_reduce", "integer", "number", "of_type", "text"]

@@ -27,7 +27,8 @@ COMMANDS: dict[str, typer.Typer] = {
 
 def build_app() -> typer.Typer:
     app = typer.Typer(help="schedlab: optimization-based scheduling of DL training jobs on GPU clusters.",
-                      no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+                      no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                      rich_markup_mode=None)
     for name, fn in LEAF_COMMANDS.items():
         app.command(name)(fn)
     for name, sub in COMMANDS.items():
@@ -35,13 +36,56 @@ def build_app() -> typer.Typer:
     return app
 
 
+_PLAIN = {"int": "INTEGER", "float": "FLOAT", "str": "TEXT", "path": "PATH", "bool": "BOOLEAN"}
+
+
+def _plain_metavar(label: str) -> str:
+    """``<int>`` -> ``INTEGER``, ``<list[str]>`` -> ``TEXT`` (repeatable), ``<text|json>`` -> ``[text|json]``."""
+    label = label.strip("<>")
+    while label.startswith("list[") and label.endswith("]"):
+        label = label[5:-1]
+    if "|" in label:
+        return f"[{label}]"
+    return _PLAIN.get(label.split(" ")[0].lower(), label.upper())
+
+
+def _no_type(ctx=None) -> str:
+    return ""
+
+
+def _set_plain_metavars(command) -> None:
+    """Typer writes option types as ``<bool>``, ``<list[str]>``: replace them by plain metavars (flags
+    take no value and show none)."""
+    from typer.core import TyperArgument, TyperOption
+
+    ctx = typer.Context(command)
+    for param in command.params:
+        if isinstance(param, TyperOption) and param.is_flag:
+            continue
+        if isinstance(param, TyperOption) and param.metavar is None:
+            param.metavar = _plain_metavar(param.display_type(ctx))
+        elif isinstance(param, TyperArgument):
+            if param.metavar is None:
+                param.metavar = (param.name or "").upper()
+            param.display_type_rich = _no_type  # the metavar names the argument; no "<str>" after it
+    for sub in getattr(command, "commands", {}).values():
+        _set_plain_metavars(sub)
+
+
+def build_command():
+    """The click command tree of :func:`build_app`, with plain metavars (what :func:`main` runs)."""
+    command = typer.main.get_command(build_app())
+    _set_plain_metavars(command)
+    return command
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Typer runs in standalone mode (usage errors exit 2 with its message, ``typer.Exit``
     codes are kept, Ctrl-C aborts); schedlab's own errors (:class:`SchedlabError`) print one clear
     ``error: ...`` line and exit 2. Anything else is a bug and keeps its traceback."""
-    app = build_app()
+    command = build_command()
     try:
-        app(args=argv, prog_name="schedlab")
+        command.main(args=argv, prog_name="schedlab")
     except SchedlabError as e:
         typer.echo(f"error: {e}", err=True)
         sys.exit(2)

@@ -30,7 +30,7 @@ def _policy_lines(spec) -> list[str]:
 
 
 def list_command(
-    registry: str | None = typer.Argument(None, metavar="[REGISTRY]",
+    registry: str | None = typer.Argument(None, metavar="REGISTRY",
                                           help=f"Only this registry: {', '.join(REGISTRY_SOURCES)}."),
     format: ListFormat = typer.Option(ListFormat.text, "--format", help="text, json or yaml."),
 ) -> None:

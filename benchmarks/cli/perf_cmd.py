@@ -18,12 +18,10 @@ from pathlib import Path
 
 import typer
 
-from schedlab.perfmodel import PerfModel
-from schedlab.perfmodel.fitting import fit
-from schedlab.perfmodel.validation import DEFAULT_FIT_ROWS, read_samples, validate_directory
-from schedlab.perfmodel.zoo import get_model
 from schedlab.topology.errors import SpecError
 from schedlab.topology.presets import load_cluster
+
+# The perf model (numpy, scipy) is imported inside the commands: ``schedlab --help`` must start fast.
 
 DEFAULT_PLACEMENTS = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "rubick" / "placements"
 
@@ -52,6 +50,8 @@ def curve_command(
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
     """Sensitivity curve of a zoo model: amount, best throughput, best plan."""
+    from schedlab.perfmodel import PerfModel
+
     pm = PerfModel(load_cluster(cluster))
     c = pm.curve(model, resource.value, cpus=cpus, gpus=gpus, max_amount=max_amount)
     if format is Fmt.json:
@@ -75,6 +75,10 @@ def fit_command(
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
     """Fit the 7 parameters to measured samples; print them and the fit error."""
+    from schedlab.perfmodel.fitting import fit
+    from schedlab.perfmodel.validation import read_samples
+    from schedlab.perfmodel.zoo import get_model
+
     c = load_cluster(cluster)
     name, rows = read_samples(samples, c, model=model)
     res = fit(get_model(name), rows, c, seed=seed, require_offload=False)
@@ -96,10 +100,14 @@ def fit_command(
 def validate_command(
     directory: Path = typer.Option(DEFAULT_PLACEMENTS, "--dir", help="Directory of <model>.csv placement tables."),
     cluster: str = typer.Option("rubick-64", "--cluster", help="Preset the tables were measured on."),
-    fit_rows: int = typer.Option(DEFAULT_FIT_ROWS, "--fit-rows", help="Rows per table to fit on."),
+    fit_rows: int | None = typer.Option(None, "--fit-rows", help="Rows per table to fit on (default: "
+                                        "perfmodel.validation.DEFAULT_FIT_ROWS)."),
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
     """Fit on a few rows of each placement table and report the prediction error on the rest."""
+    from schedlab.perfmodel.validation import DEFAULT_FIT_ROWS, validate_directory
+
+    fit_rows = DEFAULT_FIT_ROWS if fit_rows is None else fit_rows
     if not Path(directory).is_dir():
         raise SpecError("the Rubick placement tables are not present (expected the artifact's placements/*.csv; "
                         "give --dir)", source=str(directory))

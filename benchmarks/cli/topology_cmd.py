@@ -35,7 +35,7 @@ def topology_command(
         typer.echo(f"  GPUs {model}: {n}")
     for per, n in summary["gpus_per_machine"].items():
         typer.echo(f"  machines with {per} GPUs: {n}")
-    for tier, bw in summary["bandwidth_gbps"].items():
+    for tier, bw in summary["bandwidth_gb_per_s"].items():
         typer.echo(f"  {tier:8s} bandwidth: " + ("n/a" if bw is None else
                    (f"{bw['min']:g} GB/s" if bw["min"] == bw["max"] else f"{bw['min']:g}-{bw['max']:g} GB/s")))
     if graphml is not None:
