@@ -33,6 +33,7 @@ from schedlab.perfmodel.search import structural_problem
 from schedlab.perfmodel.zoo import get_model, resolve_name
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import PlanError, SpecError
+from schedlab.topology.files import read_text
 
 DEFAULT_FIT_ROWS = 7
 OFFLOAD_CPUS_PER_GPU = 8
@@ -89,10 +90,7 @@ class ValidationResult:
 def read_table(path: str | Path) -> list[Row]:
     """Rows of a placements table; raises :class:`SpecError` naming the file, line and column."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise SpecError(f"cannot read placements table: {e}", source=str(p)) from None
+    text = read_text(p, what="placements table")
     reader = csv.DictReader(text.splitlines())
     missing = {"exec_plan", "placement", "iter_time"} - set(reader.fieldnames or ())
     if missing:
@@ -324,10 +322,7 @@ def read_samples(path: str | Path, cluster: Cluster, *, model: str | None = None
     (per GPU), ``global_batch``, and ``model`` (unless given). One model per file.
     Rows with a non-positive measurement are skipped (failed runs)."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise SpecError(f"cannot read samples: {e}", source=str(p)) from None
+    text = read_text(p, what="fit samples")
     reader = csv.DictReader(text.splitlines())
     cols = set(reader.fieldnames or ())
     plan_col = "exec_plan" if "exec_plan" in cols else "plan"

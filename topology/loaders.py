@@ -244,9 +244,9 @@ def spec_from_dict(data: Any, *, source: str = "<dict>", progress: Progress | No
             _limit("GPUs on one machine", vals["gpus"], MAX_GPUS_PER_MACHINE, source, f"{mfield}.gpus")
             n_machines += entry.count
             n_gpus += entry.count * vals["gpus"]
-            _limit("machines", n_machines, MAX_MACHINES, source, mfield)
-            _limit("GPUs in total", n_gpus, MAX_TOTAL_GPUS, source, mfield)
             resolved.append((rname, mfield, entry, vals))
+    _limit("machines", n_machines, MAX_MACHINES, source, "racks")
+    _limit("GPUs in total", n_gpus, MAX_TOTAL_GPUS, source, "racks")
 
     with _gc_paused():
         machines = _build_machines(resolved, links[Tier.MACHINE], links[Tier.RACK], n_machines, source, progress)
@@ -296,8 +296,9 @@ def _build_machines(resolved: list, intra: LinkSpec, uplink: LinkSpec, n_machine
                 names = [entry.name] if entry.count == 1 else [f"{entry.name}-{k}" for k in range(lo, hi)]
             else:
                 names = [f"{rname}-m{k}" for k in range(k0 + lo, k0 + hi)]
+            before = len(machines)
             machines.extend([MachineSpec(n, rname, *args) for n in names])
-            if progress is not None and hi - lo == PROGRESS_EVERY:
+            if progress is not None and len(machines) // PROGRESS_EVERY != before // PROGRESS_EVERY:
                 progress("machines", len(machines), n_machines)
     if progress is not None:
         progress("machines", len(machines), n_machines)
@@ -437,12 +438,9 @@ def _tiresias_from_text(text: str, *, source: str, name: str, gpu_model: str = "
     }
     try:
         return spec_from_dict(data, source=source, progress=progress)
-    except SpecError as e:  # name the CSV column the generated field came from
-        column = {"defaults.gpus": "num_gpu_p_node", "defaults.cpus": "num_cpu_p_node",
-                  "racks": "num_switch", "machines_per_rack": "num_node_p_switch",
-                  "defaults.host_memory_gb": "mem_p_node"}.get(e.field or "")
-        if column is None:
-            raise
+    except SpecError as e:  # name the CSV line (and column) the generated field came from
+        column = {"gpus": "num_gpu_p_node", "cpus": "num_cpu_p_node", "host_memory_gb": "mem_p_node",
+                  "machines_per_rack": "num_node_p_switch"}.get((e.field or "").rpartition(".")[2])
         raise SpecError(e.message, source=source, line=line, column=column) from None
 
 

@@ -79,13 +79,39 @@ def build_command():
     return command
 
 
+def _one_line(message: str) -> str:
+    return " ".join(str(message).split())
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point. Typer runs in standalone mode (usage errors exit 2 with its message, ``typer.Exit``
-    codes are kept, Ctrl-C aborts); schedlab's own errors (:class:`SchedlabError`) print one clear
-    ``error: ...`` line and exit 2. Anything else is a bug and keeps its traceback."""
+    """Entry point. Every refusal is one ``error: ...`` line on stderr and exit status 2: schedlab's own
+    errors (:class:`SchedlabError`, naming the file, line or field) and usage errors (unknown option,
+    a value outside its range, a bad output path; the line names the option and ends with where help
+    is). ``typer.Exit`` codes are kept; Ctrl-C exits 130. Anything else is a bug and keeps its
+    traceback."""
+    try:  # typer >= 0.2x vendors click
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+    except ImportError:  # pragma: no cover - older typer on click
+        from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
     command = build_command()
     try:
-        command.main(args=argv, prog_name="schedlab")
+        code = command.main(args=argv, prog_name="schedlab", standalone_mode=False)
     except SchedlabError as e:
-        typer.echo(f"error: {e}", err=True)
+        typer.echo(f"error: {_one_line(str(e))}", err=True)
         sys.exit(2)
+    except NoArgsIsHelpError as e:  # bare `schedlab` / `schedlab perf`: the help, as click shows it
+        e.show()
+        sys.exit(e.exit_code)
+    except UsageError as e:
+        where = e.ctx.command_path if e.ctx is not None else "schedlab"
+        typer.echo(f"error: {_one_line(e.format_message())} (see '{where} --help')", err=True)
+        sys.exit(2)
+    except ClickException as e:
+        typer.echo(f"error: {_one_line(e.format_message())}", err=True)
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        sys.exit(1)
+    if isinstance(code, int) and not isinstance(code, bool) and code:
+        sys.exit(code)  # typer.Exit(code) / Ctrl-C (130), returned in non-standalone mode

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import typer
 
+from schedlab.benchmarks.cli.options import COUNT_MAX, SEED_MAX
 from schedlab.topology.errors import SpecError
 from schedlab.topology.presets import load_cluster
 
@@ -43,17 +44,35 @@ def curve_command(
     model: str = typer.Argument(..., help="Zoo model (vit, bert, llama7, resnet50, ...)."),
     cluster: str = typer.Option("rubick-64", "--cluster", help="Preset name or spec file."),
     resource: Resource = typer.Option(Resource.gpu, "--resource", help="Resource on the x axis."),
-    cpus: int | None = typer.Option(None, "--cpus", help="GPU curve: fixed total CPUs (default: all cores "
+    cpus: int | None = typer.Option(None, "--cpus", min=1, max=COUNT_MAX,
+                                    help="GPU curve: fixed total CPUs, at most the cluster's (default: all cores "
                                     "of the machines spanned)."),
-    gpus: int = typer.Option(1, "--gpus", help="CPU curve: fixed GPU count."),
-    max_amount: int | None = typer.Option(None, "--max", help="Largest amount (default: the cluster's total)."),
+    gpus: int | None = typer.Option(None, "--gpus", min=1, max=COUNT_MAX,
+                                    help="CPU curve: fixed GPU count, at most the cluster's (default: 1)."),
+    max_amount: int | None = typer.Option(None, "--max", min=1, max=COUNT_MAX,
+                                          help="Largest amount, at most the cluster's total (default: that total)."),
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
     """Sensitivity curve of a zoo model: amount, best throughput, best plan."""
     from schedlab.perfmodel import PerfModel
 
-    pm = PerfModel(load_cluster(cluster))
-    c = pm.curve(model, resource.value, cpus=cpus, gpus=gpus, max_amount=max_amount)
+    src = "<perf curve>"
+    if resource is Resource.gpu and gpus is not None:
+        raise SpecError("--gpus fixes the GPU count of a CPU curve (--resource cpu); a GPU curve takes --max",
+                        source=src, field="--gpus")
+    if resource is Resource.cpu and cpus is not None:
+        raise SpecError("--cpus fixes the CPUs of a GPU curve (--resource gpu); a CPU curve takes --max",
+                        source=src, field="--cpus")
+    c = load_cluster(cluster)
+    limits = {"--gpus": (gpus, c.total_gpus, "GPUs"), "--cpus": (cpus, c.total_cpus, "CPUs"),
+              "--max": (max_amount, c.total_gpus if resource is Resource.gpu else c.total_cpus,
+                        "GPUs" if resource is Resource.gpu else "CPUs")}
+    for flag, (value, most, unit) in limits.items():
+        if value is not None and value > most:
+            raise SpecError(f"{flag} {value:,} is more than the {most:,} {unit} of cluster {c.name!r}", source=src,
+                            field=flag)
+    pm = PerfModel(c)
+    c = pm.curve(model, resource.value, cpus=cpus, gpus=gpus if gpus is not None else 1, max_amount=max_amount)
     if format is Fmt.json:
         typer.echo(json.dumps({"model": c.model, "cluster": pm.cluster.name, "resource": c.resource,
                                "fixed": c.fixed, "points": c.rows()}, indent=2))
@@ -71,7 +90,7 @@ def fit_command(
     samples: Path = typer.Argument(..., help="CSV: exec_plan, placement, throughput or iter_time[, cpus, model]."),
     model: str | None = typer.Option(None, "--model", help="Model of the samples (else the 'model' column)."),
     cluster: str = typer.Option("rubick-64", "--cluster", help="Preset name or spec file."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the multi-start design."),
+    seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, help="Seed of the multi-start design."),
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
     """Fit the 7 parameters to measured samples; print them and the fit error."""
@@ -100,7 +119,8 @@ def fit_command(
 def validate_command(
     directory: Path = typer.Option(DEFAULT_PLACEMENTS, "--dir", help="Directory of <model>.csv placement tables."),
     cluster: str = typer.Option("rubick-64", "--cluster", help="Preset the tables were measured on."),
-    fit_rows: int | None = typer.Option(None, "--fit-rows", help="Rows per table to fit on (default: "
+    fit_rows: int | None = typer.Option(None, "--fit-rows", min=1, max=COUNT_MAX,
+                                        help="Rows per table to fit on (default: "
                                         "perfmodel.validation.DEFAULT_FIT_ROWS)."),
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
