@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import typer
@@ -73,7 +74,13 @@ def _set_plain_metavars(command) -> None:
 
 
 def build_command():
-    """The click command tree of :func:`build_app`, with plain metavars (what :func:`main` runs)."""
+    """The click command tree of :func:`build_app`, with plain metavars (what :func:`main` runs).
+    Built once per set of registered commands (click commands keep no state between invocations)."""
+    return _command_for(tuple(LEAF_COMMANDS.items()), tuple(COMMANDS.items()))
+
+
+@functools.lru_cache(maxsize=4)
+def _command_for(leaf: tuple, groups: tuple):
     command = typer.main.get_command(build_app())
     _set_plain_metavars(command)
     return command

@@ -1,0 +1,126 @@
+"""Extract the ``schedlab ...`` commands shown in README.md and docs/*.md code blocks.
+
+Fenced blocks (```bash, ```sh, ```console, ```) and indented (4-space) blocks are read; a command is a
+line whose first word is ``schedlab`` (after an optional ``$ ``, ``.venv/bin/`` or ``python -m``
+prefix, or after ``&&``); lines ending in ``\\`` continue it; ``# comments`` are dropped. Commands that
+need something the repository does not have (a placeholder such as ``PATH`` or ``[--opt]``, a data file
+that is not shipped) are returned with the reason they cannot run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_PREFIX = re.compile(r"^(?:\$\s+)?(?:\S*/)?(?:\.venv/bin/)?(?:python3?\s+-m\s+)?schedlab(?:\s|$)")
+_PLACEHOLDER = re.compile(r"(^|[\s=/:])([A-Z][A-Z0-9_]{2,})(?=$|[\s/,.=\]])|\[--|\[[A-Za-z]|\.\.\.|<[a-z_]+>")
+_ARG_WITH_PATH = {"--trace", "--instance", "--dir", "--columns-file"}
+
+
+@dataclass(frozen=True)
+class DocCommand:
+    doc: str           # path relative to the repository
+    line: int          # 1-based line of the command's first line
+    argv: tuple[str, ...]  # arguments after "schedlab"
+    text: str
+    skip: str | None   # why it cannot run here (None: it runs)
+
+    @property
+    def id(self) -> str:
+        return f"{self.doc}:{self.line}"
+
+
+def doc_files() -> list[Path]:
+    return [p for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))] if p.is_file()]
+
+
+def _code_lines(text: str):
+    """``(line number, code line)`` of every line inside a fenced or indented code block."""
+    fenced = False
+    prev_blank = True
+    in_indented = False
+    for i, line in enumerate(text.splitlines(), start=1):
+        if _FENCE.match(line):
+            fenced = not fenced
+            in_indented = False
+            prev_blank = False
+            continue
+        if fenced:
+            yield i, line
+        elif line.startswith("    ") and (prev_blank or in_indented):
+            in_indented = True
+            yield i, line[4:]
+        elif line.strip():
+            in_indented = False
+        prev_blank = not line.strip()
+
+
+def _strip_comment(line: str) -> str:
+    out, quote = [], None
+    for k, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (k == 0 or line[k - 1].isspace()):
+            break
+        out.append(ch)
+    return "".join(out).rstrip()
+
+
+def _why_not(argv: list[str], text: str) -> str | None:
+    m = _PLACEHOLDER.search(text)
+    if m:
+        return f"placeholder {m.group(0).strip()!r}"
+    for k, a in enumerate(argv):
+        name, _, val = a.partition("=")
+        value = val if val else (argv[k + 1] if k + 1 < len(argv) else "")
+        if name in _ARG_WITH_PATH and value and not (ROOT / value).exists():
+            return f"needs {value!r}, which is not in the repository"
+        if name == "--out" and value:
+            return "writes an output folder (--out)"
+        if name == "--save" and value:
+            return "writes an instance file (--save)"
+    return None
+
+
+def extract(path: Path) -> list[DocCommand]:
+    rel = str(path.relative_to(ROOT))
+    out: list[DocCommand] = []
+    pending: list[str] = []
+    start = 0
+    for i, raw in _code_lines(path.read_text(encoding="utf-8")):
+        line = _strip_comment(raw)
+        if pending:
+            pending.append(line.strip().rstrip("\\").strip())
+            if not line.endswith("\\"):
+                out.append(_command(rel, start, " ".join(pending)))
+                pending = []
+            continue
+        for part in line.split("&&"):
+            seg = part.strip()
+            if _PREFIX.match(seg):
+                start = i
+                if seg.endswith("\\"):
+                    pending = [seg.rstrip("\\").strip()]
+                else:
+                    out.append(_command(rel, i, seg))
+    if pending:
+        out.append(_command(rel, start, " ".join(pending)))
+    return out
+
+
+def _command(doc: str, line: int, text: str) -> DocCommand:
+    words = shlex.split(text)
+    k = next(k for k, w in enumerate(words) if w.endswith("schedlab"))
+    argv = words[k + 1:]
+    return DocCommand(doc, line, tuple(argv), text, _why_not(argv, text))
+
+
+def all_commands() -> list[DocCommand]:
+    return [c for p in doc_files() for c in extract(p)]
