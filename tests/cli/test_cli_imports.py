@@ -1,0 +1,29 @@
+"""A fast CLI start: importing the command line (which ``schedlab --help`` does) and building every
+registry ``schedlab list`` shows import no heavy library. Checked on ``sys.modules`` in a fresh
+interpreter: deterministic, not timed (the timing is ``benchmarks/bench_cli.py``)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("scipy", "ortools", "pandas", "matplotlib", "networkx", "pulp", "highspy", "dask", "pyarrow")
+
+
+def heavy_after(code: str) -> list[str]:
+    probe = code + (f"; import sys, json; print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & "
+                    f"set({list(HEAVY)!r}))))")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("code", [
+    "import schedlab.benchmarks.cli",
+    "from schedlab.benchmarks.cli import build_command; build_command()",
+    "from schedlab.benchmarks.registry import registries, all_policies; registries(); all_policies()",
+    "import schedlab.scheduling, schedlab.topology, schedlab.perfmodel.zoo",
+], ids=["cli", "command-tree", "list-registries", "vocabulary"])
+def test_no_heavy_imports(code):
+    assert heavy_after(code) == []
