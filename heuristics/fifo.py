@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from pydantic import Field
 
+from schedlab.perfmodel.memory import plan_gpu_memory_gb
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.zoo import get_model, resolve_name
 from schedlab.scheduling.allocation import JobAllocation
@@ -100,8 +101,6 @@ class FifoPolicy(PolicyBase):
         key = (job.model, job.global_batch, job.plan, job.requested.gpus)
         need = self._mem.get(key)
         if need is None:
-            from schedlab.perfmodel.memory import plan_gpu_memory_gb  # numpy: not at `schedlab list` time
-
             name = resolve_name(job.model)
             need = 0.0 if name is None else plan_gpu_memory_gb(get_model(name), job.requested_plan, job.global_batch)
             self._mem[key] = need

@@ -28,15 +28,17 @@ class JobAllocation:
     placement: Mapping[str, Resources]
 
     def __post_init__(self) -> None:
-        text(self.job_id, "job_id", source="<JobAllocation>")
-        src = f"<allocation of job {self.job_id!r}>"
-        of_type(self.plan, ExecutionPlan, "plan", source=src)
-        of_type(self.placement, Mapping, "placement", source=src)
-        placement = dict(self.placement)
+        if not (type(self.job_id) is str and self.job_id and type(self.plan) is ExecutionPlan):
+            text(self.job_id, "job_id", source="<JobAllocation>")
+            of_type(self.plan, ExecutionPlan, "plan", source=f"<allocation of job {self.job_id!r}>")
+        placement = self.placement
+        if type(placement) is not dict:
+            of_type(placement, Mapping, "placement", source=f"<allocation of job {self.job_id!r}>")
+        placement = dict(placement)
         for m, r in placement.items():
-            if type(r) is not Resources:
+            if type(r) is not Resources or type(m) is not str:
+                src = f"<allocation of job {self.job_id!r}>"
                 of_type(r, Resources, f"placement[{m!r}]", source=src)
-            if type(m) is not str:
                 text(m, "placement (machine name)", source=src)
         object.__setattr__(self, "placement", MappingProxyType(placement))
 
@@ -68,9 +70,11 @@ class Allocation:
     assignments: Mapping[str, JobAllocation] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        of_type(self.assignments, Mapping, "assignments", source="<Allocation>")
+        if type(self.assignments) is not dict:
+            of_type(self.assignments, Mapping, "assignments", source="<Allocation>")
         for k, v in self.assignments.items():
-            of_type(v, JobAllocation, f"assignments[{k!r}]", source="<Allocation>")
+            if type(v) is not JobAllocation:
+                of_type(v, JobAllocation, f"assignments[{k!r}]", source="<Allocation>")
             if k != v.job_id:
                 raise AllocationError(f"allocation key {k!r} holds the allocation of job {v.job_id!r}")
         object.__setattr__(self, "assignments", MappingProxyType(dict(self.assignments)))

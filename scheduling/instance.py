@@ -15,6 +15,8 @@ from schedlab.topology.checks import frozen_reduce, integer, number, of_type, te
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import AllocationError, SpecError
 
+_INF = float("inf")
+
 
 @dataclass(frozen=True, slots=True)
 class JobProgress:
@@ -62,24 +64,36 @@ class Instance:
     progress: Mapping[str, JobProgress] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # fast paths (type identity) first: the simulator builds one small instance per decision
         src = "<instance>"
-        of_type(self.cluster, Cluster, "cluster", source=src)
-        of_type(self.current, Allocation, "current", source=src)
-        object.__setattr__(self, "time", number(self.time, "time", source=src, ge=0))
+        if type(self.cluster) is not Cluster:
+            of_type(self.cluster, Cluster, "cluster", source=src)
+        if type(self.current) is not Allocation:
+            of_type(self.current, Allocation, "current", source=src)
+        t = self.time
+        if not (type(t) is float and 0.0 <= t < _INF):
+            object.__setattr__(self, "time", number(t, "time", source=src, ge=0))
         for name in ("quotas", "reserved", "progress"):
-            of_type(getattr(self, name), Mapping, name, source=src)
-        if isinstance(self.jobs, (str, bytes, Mapping)) or not isinstance(self.jobs, Iterable):
-            raise SpecError(f"jobs must be a sequence of Job, got {type(self.jobs).__name__}", source=src,
-                            field="jobs")
-        object.__setattr__(self, "jobs", tuple(self.jobs))
-        for i, j in enumerate(self.jobs):
-            of_type(j, Job, f"jobs[{i}]", source=src)
+            if type(getattr(self, name)) is not dict:
+                of_type(getattr(self, name), Mapping, name, source=src)
+        jobs = self.jobs
+        if type(jobs) is not tuple:
+            if isinstance(jobs, (str, bytes, Mapping)) or not isinstance(jobs, Iterable):
+                raise SpecError(f"jobs must be a sequence of Job, got {type(jobs).__name__}", source=src,
+                                field="jobs")
+            jobs = tuple(jobs)
+            object.__setattr__(self, "jobs", jobs)
+        for i, j in enumerate(jobs):
+            if type(j) is not Job:
+                of_type(j, Job, f"jobs[{i}]", source=src)
         for name in ("quotas", "reserved"):
             for k, r in getattr(self, name).items():
-                text(k, f"{name} key", source=src)
-                of_type(r, Resources, f"{name}[{k!r}]", source=src)
+                if type(k) is not str or type(r) is not Resources:
+                    text(k, f"{name} key", source=src)
+                    of_type(r, Resources, f"{name}[{k!r}]", source=src)
         for k, p in self.progress.items():
-            of_type(p, JobProgress, f"progress[{k!r}]", source=src)
+            if type(p) is not JobProgress:
+                of_type(p, JobProgress, f"progress[{k!r}]", source=src)
         object.__setattr__(self, "progress", MappingProxyType(dict(self.progress)))
         object.__setattr__(self, "quotas", MappingProxyType(dict(self.quotas)))
         object.__setattr__(self, "reserved", MappingProxyType(dict(self.reserved)))

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 
+from schedlab.perfmodel.memory import plan_memory_violation
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.resources import Resources
@@ -193,8 +194,6 @@ def check_memory(instance: Instance, allocation: Allocation) -> Iterable[Violati
 
     Jobs whose model the perf model does not know are not checked here.
     """
-    from schedlab.perfmodel.memory import plan_memory_violation  # numpy: imported when first checked
-
     nodes = instance.cluster.graph.nodes
     for ja in allocation:
         job = instance.job_by_id.get(ja.job_id)

@@ -183,7 +183,7 @@ class Cluster:
             counts: dict[str, int] = {}
             for m, k in placement.items():
                 k = getattr(k, "gpus", k)  # accept {machine: Resources}
-                if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+                if type(k) is not int and (isinstance(k, bool) or not isinstance(k, numbers.Integral)):
                     raise TopologyError(f"placement gives machine {m!r} a GPU count that is not an integer: {k!r}")
                 if k < 0:
                     raise TopologyError(f"placement gives machine {m!r} a negative GPU count {k}")

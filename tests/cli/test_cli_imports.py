@@ -11,9 +11,9 @@ import pytest
 HEAVY = ("scipy", "ortools", "pandas", "matplotlib", "networkx", "pulp", "highspy", "dask", "pyarrow")
 
 
-def heavy_after(code: str) -> list[str]:
+def heavy_after(code: str, extra: tuple[str, ...] = ()) -> list[str]:
     probe = code + (f"; import sys, json; print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & "
-                    f"set({list(HEAVY)!r}))))")
+                    f"set({list(HEAVY + extra)!r}))))")
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -27,3 +27,14 @@ def heavy_after(code: str) -> list[str]:
 ], ids=["cli", "command-tree", "list-registries", "vocabulary"])
 def test_no_heavy_imports(code):
     assert heavy_after(code) == []
+
+
+def test_list_help_names_every_registry():
+    from schedlab.benchmarks.cli.list_cmd import REGISTRY_NAMES
+    from schedlab.benchmarks.registry import REGISTRY_SOURCES
+
+    assert REGISTRY_NAMES == tuple(REGISTRY_SOURCES)
+
+
+def test_help_imports_no_pydantic_or_numpy():
+    assert heavy_after("from schedlab.benchmarks.cli import build_command; build_command()", extra=("pydantic", "numpy")) == []
