@@ -8,8 +8,9 @@ Entry point: :class:`PerfModel` (see ``docs/perfmodel.md``). Modules: :mod:`~per
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from schedlab.topology.lazy import lazy_exports
 
 # Names are imported on first use (PEP 562): ``from schedlab.perfmodel.plans import ExecutionPlan`` (every
 # layer above does it) must not import numpy, scipy or networkx (``schedlab --help`` starts in < 0.5 s).
@@ -33,13 +34,7 @@ if TYPE_CHECKING:
     from schedlab.perfmodel.zoo import MODELS, ModelSpec, get_model
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'schedlab.perfmodel' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"schedlab.perfmodel.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

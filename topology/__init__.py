@@ -6,10 +6,10 @@ layer does) costs no networkx, pydantic or YAML import.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from schedlab.topology.errors import SchedlabError, SpecError, TopologyError
+from schedlab.topology.lazy import lazy_exports
 from schedlab.topology.tiers import Tier
 
 _LAZY = {
@@ -43,13 +43,7 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'schedlab.topology' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"schedlab.topology.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

@@ -23,8 +23,8 @@ DEFAULT_JOBS = {"joint": 30, "tiresias-placement": 1, "tier-placement": 30, "off
 
 def solve_command(
     instance: Path | None = typer.Option(None, "--instance", help="Instance JSON file (see --save)."),
-    generate: str | None = typer.Option(None, "--generate", help="Generate an instance of this kind: joint, tiresias-placement, tier-placement, offline "
-                                   "(formulations.GENERATORS)."),
+    generate: str | None = typer.Option(None, "--generate",
+                                        help=f"Generate an instance of this kind: {', '.join(DEFAULT_CLUSTER)}."),
     jobs: int | None = typer.Option(None, "--jobs", min=1, help="Jobs to generate."),
     cluster: str | None = typer.Option(None, "--cluster", help="Cluster preset or spec file for --generate."),
     seed: int = typer.Option(0, "--seed", help="Seed of the generator and the solver."),

@@ -38,3 +38,10 @@ def test_list_help_names_every_registry():
 
 def test_help_imports_no_pydantic_or_numpy():
     assert heavy_after("from schedlab.benchmarks.cli import build_command; build_command()", extra=("pydantic", "numpy")) == []
+
+
+def test_solve_help_names_every_instance_kind():
+    from schedlab.benchmarks.cli.solve_cmd import DEFAULT_CLUSTER, DEFAULT_JOBS
+    from schedlab.formulations import GENERATORS
+
+    assert tuple(DEFAULT_CLUSTER) == tuple(DEFAULT_JOBS) == tuple(GENERATORS)
