@@ -17,7 +17,6 @@ from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
 from schedlab.topology.files import read_text
-from schedlab.topology.loaders import spec_from_dict
 from schedlab.topology.presets import PRESETS, preset
 from schedlab.topology.tiers import Tier
 
@@ -47,6 +46,8 @@ def cluster_from_dict(d: Mapping[str, Any], source: str = "<instance>") -> Clust
     if "preset" in d:
         return preset(d["preset"])
     if "spec" in d:
+        from schedlab.topology.loaders import spec_from_dict  # pydantic models: not at `schedlab list` time
+
         return Cluster(spec_from_dict(d["spec"], source=source))
     raise SpecError("cluster needs 'preset' or 'spec'", source=source, field="cluster")
 
