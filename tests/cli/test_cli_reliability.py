@@ -99,3 +99,16 @@ def test_typer_exit_codes_and_bare_help(cli):
     r = cli()
     assert r.code == 2 and "Usage:" in r.err  # bare `schedlab`: the help (as click shows it)
     assert cli("--help").code == 0
+
+
+@pytest.mark.parametrize("data", [b"\x89PNG\r\n\x1a\n\x00\x00binary", '{"kind": "joint"}'.encode("utf-16-le"), b""],
+                         ids=["binary", "utf16-no-bom", "empty"])
+@pytest.mark.parametrize("what", ["instance", "fit-samples", "spec"])
+def test_unreadable_files_are_one_error_line(cli, tmp_path, data, what):
+    # issue 9: binary or UTF-16 files given as a spec, instance or fit sample raised UnicodeDecodeError
+    p = tmp_path / ("f.json" if what != "fit-samples" else "f.csv")
+    p.write_bytes(data)
+    argv = {"instance": ("solve", "--instance", p, "--method", "joint"),
+            "fit-samples": ("perf", "fit", p, "--model", "vit"),
+            "spec": ("topology", p)}[what]
+    one_error(cli(*argv), str(p))
