@@ -4,8 +4,8 @@ does not ship (a placeholder such as ``PATH`` or ``[--opt]``, a data file, an ou
 skipped, each with its reason. Fenced blocks (```bash, ```sh, ```console, ```) and indented (4-space)
 blocks are read; a command is a line whose first word is ``schedlab`` (after an optional ``$ ``,
 ``.venv/bin/`` or ``python -m`` prefix, or after ``&&``); lines ending in ``\\`` continue it;
-``# comments`` are dropped. ``solve`` commands run solvers for seconds to a minute each: they are
-``slow`` (``pytest -m slow``); the rest run in every CI run.
+``# comments`` are dropped. ``solve`` commands (solvers run for seconds to a minute each) and commands
+marked with a ``# slow`` comment in the doc run under ``pytest -m slow``; the rest in every CI run.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _PREFIX = re.compile(r"^(?:\$\s+)?(?:\S*/)?(?:\.venv/bin/)?(?:python3?\s+-m\s+)?schedlab(?:\s|$)")
 _PLACEHOLDER = re.compile(r"(^|[\s=/:])([A-Z][A-Z0-9_]{2,})(?=$|[\s/,.=\]])|\[--|\[[A-Za-z]|\.\.\.|<[a-z_]+>")
+_SLOW = re.compile(r"#\s*slow\b")
 _ARG_WITH_PATH = {"--trace", "--instance", "--dir", "--columns-file"}
 
 
@@ -31,6 +32,8 @@ class DocCommand:
     argv: tuple[str, ...]  # arguments after "schedlab"
     text: str
     skip: str | None   # why it cannot run here (None: it runs)
+    slow: bool = False  # `solve`, or a `# slow` comment on the command in the doc
+    problem: str | None = None  # the command cannot even be read (e.g. unbalanced quotes)
 
     @property
     def id(self) -> str:
@@ -96,33 +99,38 @@ def extract(path: Path, root: Path = ROOT) -> list[DocCommand]:
     rel = str(path.relative_to(root))
     out: list[DocCommand] = []
     pending: list[str] = []
-    start = 0
+    start, slow = 0, False
     for i, raw in _code_lines(path.read_text(encoding="utf-8")):
         line = _strip_comment(raw)
+        marked = bool(_SLOW.search(raw[len(line):]))
         if pending:
+            slow = slow or marked
             pending.append(line.strip().rstrip("\\").strip())
             if not line.endswith("\\"):
-                out.append(_command(rel, start, " ".join(pending), root))
+                out.append(_command(rel, start, " ".join(pending), root, slow))
                 pending = []
             continue
         for part in line.split("&&"):
             seg = part.strip()
             if _PREFIX.match(seg):
-                start = i
+                start, slow = i, marked
                 if seg.endswith("\\"):
                     pending = [seg.rstrip("\\").strip()]
                 else:
-                    out.append(_command(rel, i, seg, root))
+                    out.append(_command(rel, i, seg, root, slow))
     if pending:
-        out.append(_command(rel, start, " ".join(pending), root))
+        out.append(_command(rel, start, " ".join(pending), root, slow))
     return out
 
 
-def _command(doc: str, line: int, text: str, root: Path) -> DocCommand:
-    words = shlex.split(text)
+def _command(doc: str, line: int, text: str, root: Path, slow: bool = False) -> DocCommand:
+    try:
+        words = shlex.split(text)
+    except ValueError as e:
+        return DocCommand(doc, line, (), text, None, slow, f"cannot split the command: {e}")
     k = next(k for k, w in enumerate(words) if w.endswith("schedlab"))
     argv = words[k + 1:]
-    return DocCommand(doc, line, tuple(argv), text, _why_not(argv, text, root))
+    return DocCommand(doc, line, tuple(argv), text, _why_not(argv, text, root), slow or argv[:1] == ["solve"])
 
 
 def all_commands() -> list[DocCommand]:
@@ -135,7 +143,7 @@ def _params():
         marks = []
         if c.skip:
             marks.append(pytest.mark.skip(reason=f"{c.id}: {c.skip}"))
-        elif c.argv[:1] == ("solve",):
+        elif c.slow:
             marks.append(pytest.mark.slow)
         out.append(pytest.param(c, id=c.id, marks=marks))
     return out
@@ -143,8 +151,9 @@ def _params():
 
 @pytest.mark.parametrize("command", _params())
 def test_documented_command_runs(cli, command):
+    where = f"{command.doc}, line {command.line}: `{command.text}`"
+    assert command.problem is None, f"{where}: {command.problem}"
     r = cli(*command.argv)
-    where = f"{command.doc}, line {command.line}: `schedlab {' '.join(command.argv)}`"
     assert r.code == 0, f"{where} exited {r.code}: {r.err.strip()[-500:]}"
     assert r.out.strip(), f"{where} printed nothing"
     if command.argv[:1] == ("solve",):
@@ -164,6 +173,8 @@ $ schedlab list policies   # a comment
     --format json
 python3 -m venv .venv && .venv/bin/schedlab list
 schedlab simulate --trace PATH/x.csv
+schedlab simulate -w smoke   # slow: a long one
+schedlab topology "unbalanced
 ```
 
     schedlab solve --instance missing.json --method joint
@@ -178,12 +189,14 @@ schedlab topology NAME_OR_FILE [--format json]
 def test_extractor(tmp_path):
     doc = tmp_path / "README.md"
     doc.write_text(SAMPLE)
-    got = [(c.line, c.argv, c.skip is None) for c in extract(doc, tmp_path)]
+    got = [(c.line, c.argv, c.skip is None, c.slow, c.problem is None) for c in extract(doc, tmp_path)]
     assert got == [
-        (4, ("list", "policies"), True),
-        (5, ("topology", "dally-8", "--format", "json"), True),
-        (7, ("list",), True),
-        (8, ("simulate", "--trace", "PATH/x.csv"), False),
-        (11, ("solve", "--instance", "missing.json", "--method", "joint"), False),
-        (15, ("topology", "NAME_OR_FILE", "[--format", "json]"), False),
+        (4, ("list", "policies"), True, False, True),
+        (5, ("topology", "dally-8", "--format", "json"), True, False, True),
+        (7, ("list",), True, False, True),
+        (8, ("simulate", "--trace", "PATH/x.csv"), False, False, True),
+        (9, ("simulate", "-w", "smoke"), True, True, True),
+        (10, (), True, False, False),
+        (13, ("solve", "--instance", "missing.json", "--method", "joint"), False, True, True),
+        (17, ("topology", "NAME_OR_FILE", "[--format", "json]"), False, False, True),
     ]
