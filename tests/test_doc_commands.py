@@ -4,15 +4,17 @@ does not ship (a placeholder such as ``PATH`` or ``[--opt]``, a data file, an ou
 skipped, each with its reason. Fenced blocks (```bash, ```sh, ```console, ```) and indented (4-space)
 blocks are read; a command is a line whose first word is ``schedlab`` (after an optional ``$ ``,
 ``.venv/bin/`` or ``python -m`` prefix, or after ``&&``); lines ending in ``\\`` continue it;
-``# comments`` are dropped. ``solve`` commands (solvers run for seconds to a minute each) and commands
-marked with a ``# slow`` comment in the doc run under ``pytest -m slow``; the rest in every CI run.
+``# comments`` are dropped. ``solve`` and ``bench`` commands (solvers and suites run for seconds to
+minutes) and commands marked with a ``# slow`` comment in the doc run under ``pytest -m slow``; the rest
+in every CI run. A transcript whose shown output starts with ``error:`` documents a refusal: it must
+exit 2 with one clean ``error:`` line.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -32,8 +34,9 @@ class DocCommand:
     argv: tuple[str, ...]  # arguments after "schedlab"
     text: str
     skip: str | None   # why it cannot run here (None: it runs)
-    slow: bool = False  # `solve`, or a `# slow` comment on the command in the doc
+    slow: bool = False  # `solve`/`bench`, or a `# slow` comment on the command in the doc
     problem: str | None = None  # the command cannot even be read (e.g. unbalanced quotes)
+    expect_error: bool = False  # a transcript whose shown output is an `error:` line: it must fail cleanly
 
     @property
     def id(self) -> str:
@@ -97,17 +100,26 @@ def _why_not(argv: list[str], text: str, root: Path) -> str | None:
 
 def extract(path: Path, root: Path = ROOT) -> list[DocCommand]:
     rel = str(path.relative_to(root))
+    lines = list(_code_lines(path.read_text(encoding="utf-8")))
+    shown = {i: line.strip() for i, line in lines}
     out: list[DocCommand] = []
     pending: list[str] = []
     start, slow = 0, False
-    for i, raw in _code_lines(path.read_text(encoding="utf-8")):
+
+    def done(text: str, last: int) -> None:
+        cmd = _command(rel, start, text, root, slow)
+        if shown.get(last + 1, "").startswith("error:"):  # the doc shows it failing
+            cmd = replace(cmd, expect_error=True)
+        out.append(cmd)
+
+    for i, raw in lines:
         line = _strip_comment(raw)
         marked = bool(_SLOW.search(raw[len(line):]))
         if pending:
             slow = slow or marked
             pending.append(line.strip().rstrip("\\").strip())
             if not line.endswith("\\"):
-                out.append(_command(rel, start, " ".join(pending), root, slow))
+                done(" ".join(pending), i)
                 pending = []
             continue
         for part in line.split("&&"):
@@ -117,9 +129,9 @@ def extract(path: Path, root: Path = ROOT) -> list[DocCommand]:
                 if seg.endswith("\\"):
                     pending = [seg.rstrip("\\").strip()]
                 else:
-                    out.append(_command(rel, i, seg, root, slow))
+                    done(seg, i)
     if pending:
-        out.append(_command(rel, start, " ".join(pending), root, slow))
+        done(" ".join(pending), lines[-1][0])
     return out
 
 
@@ -130,7 +142,7 @@ def _command(doc: str, line: int, text: str, root: Path, slow: bool = False) -> 
         return DocCommand(doc, line, (), text, None, slow, f"cannot split the command: {e}")
     k = next(k for k, w in enumerate(words) if w.endswith("schedlab"))
     argv = words[k + 1:]
-    return DocCommand(doc, line, tuple(argv), text, _why_not(argv, text, root), slow or argv[:1] == ["solve"])
+    return DocCommand(doc, line, tuple(argv), text, _why_not(argv, text, root), slow or argv[:1] in (["solve"], ["bench"]))
 
 
 def all_commands() -> list[DocCommand]:
@@ -154,6 +166,10 @@ def test_documented_command_runs(cli, command):
     where = f"{command.doc}, line {command.line}: `{command.text}`"
     assert command.problem is None, f"{where}: {command.problem}"
     r = cli(*command.argv)
+    if command.expect_error:  # shown failing: one clean error line, as the doc shows
+        errors = [line for line in r.err.splitlines() if line.startswith("error:")]
+        assert r.code == 2 and len(errors) == 1 and "Traceback" not in r.err, f"{where}: {r}"
+        return
     assert r.code == 0, f"{where} exited {r.code}: {r.err.strip()[-500:]}"
     assert r.out.strip(), f"{where} printed nothing"
     if command.argv[:1] == ("solve",):
@@ -175,6 +191,8 @@ python3 -m venv .venv && .venv/bin/schedlab list
 schedlab simulate --trace PATH/x.csv
 schedlab simulate -w smoke   # slow: a long one
 schedlab topology "unbalanced
+$ schedlab topology nope
+error: nope: not a preset
 ```
 
     schedlab solve --instance missing.json --method joint
@@ -190,6 +208,7 @@ def test_extractor(tmp_path):
     doc = tmp_path / "README.md"
     doc.write_text(SAMPLE)
     got = [(c.line, c.argv, c.skip is None, c.slow, c.problem is None) for c in extract(doc, tmp_path)]
+    assert [c.expect_error for c in extract(doc, tmp_path)] == [False] * 6 + [True, False, False]
     assert got == [
         (4, ("list", "policies"), True, False, True),
         (5, ("topology", "dally-8", "--format", "json"), True, False, True),
@@ -197,6 +216,7 @@ def test_extractor(tmp_path):
         (8, ("simulate", "--trace", "PATH/x.csv"), False, False, True),
         (9, ("simulate", "-w", "smoke"), True, True, True),
         (10, (), True, False, False),
-        (13, ("solve", "--instance", "missing.json", "--method", "joint"), False, True, True),
-        (17, ("topology", "NAME_OR_FILE", "[--format", "json]"), False, False, True),
+        (11, ("topology", "nope"), True, False, True),
+        (15, ("solve", "--instance", "missing.json", "--method", "joint"), False, True, True),
+        (19, ("topology", "NAME_OR_FILE", "[--format", "json]"), False, False, True),
     ]

@@ -91,7 +91,8 @@ def _one_line(message: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point. Every refusal is one ``error: ...`` line on stderr and exit status 2: schedlab's own
+    """Entry point. Every refusal is one ``error: ...`` line on stderr (some messages add indented detail
+    lines after it) and exit status 2: schedlab's own
     errors (:class:`SchedlabError`, naming the file, line or field) and usage errors (unknown option,
     a value outside its range, a bad output path; the line names the option and ends with where help
     is). ``typer.Exit`` codes are kept; Ctrl-C exits 130. Anything else is a bug and keeps its
@@ -104,8 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     command = build_command()
     try:
         code = command.main(args=argv, prog_name="schedlab", standalone_mode=False)
-    except SchedlabError as e:
-        typer.echo(f"error: {_one_line(str(e))}", err=True)
+    except SchedlabError as e:  # one `error:` line; a message may add detail lines below it (a hint to paste)
+        typer.echo(f"error: {e}", err=True)
         sys.exit(2)
     except NoArgsIsHelpError as e:  # bare `schedlab` / `schedlab perf`: the help, as click shows it
         e.show()

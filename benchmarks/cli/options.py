@@ -94,8 +94,9 @@ def output_file(*, overwrite: bool = True) -> Callable[[Any, Any, Any], Any]:
 
 
 def output_dir(*, empty: bool = False) -> Callable[[Any, Any, Any], Any]:
-    """A callback for a folder the command will create or write into: not an existing file, its parent
-    exists and is writable; ``empty=True`` also refuses a folder that already has files."""
+    """A callback for a folder the command will create (with its missing parents) or write into: not an
+    existing file, and its nearest existing ancestor a writable folder; ``empty=True`` also refuses a
+    folder that already has files."""
 
     def check(ctx, param, value):
         if value is None or (ctx is not None and getattr(ctx, "resilient_parsing", False)):
@@ -109,7 +110,13 @@ def output_dir(*, empty: bool = False) -> Callable[[Any, Any, Any], Any]:
             if empty and any(p.iterdir()):
                 raise typer.BadParameter(f"folder {str(p)!r} is not empty")
             return value
-        _writable_parent(p)
+        ancestor = p.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise typer.BadParameter(f"{str(p)!r} cannot be made: {str(ancestor)!r} is a file")
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            raise typer.BadParameter(f"{str(p)!r} cannot be made: folder {str(ancestor)!r} is not writable")
         return value
 
     return check

@@ -61,8 +61,8 @@ def simulate_command(
     sample: int | None = typer.Option(None, "--sample", help="Traces: down-sample to this many jobs (seeded; "
                                                              "Rubick: 406)."),
     out: Path | None = typer.Option(None, "--out", callback=output_dir(),
-                                    help="Write OUT/POLICY/{jobs,series}.csv and metrics.json (OUT: a folder; "
-                                    "its parent must exist)."),
+                                    help="Write OUT/POLICY/{jobs,series}.csv and metrics.json (OUT: a folder, "
+                                    "made if missing)."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
 ) -> None:

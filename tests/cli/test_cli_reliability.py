@@ -39,9 +39,11 @@ def test_out_of_range_flags(cli, argv, needles):
 def test_out_naming_a_file_is_refused_before_the_run(cli, tmp_path):
     f = tmp_path / "file.txt"
     f.write_text("x")
-    one_error(cli("simulate", "-w", "smoke", "--out", f), "--out", "is a file")
-    one_error(cli("simulate", "-w", "smoke", "--out", tmp_path / "missing" / "deeper"), "--out", "does not exist")
+    one_error(cli("simulate", "-w", "smoke", "--out", f), "--out", "file")
+    one_error(cli("simulate", "-w", "smoke", "--out", f / "sub"), "--out", "file")
     assert f.read_text() == "x"
+    r = cli("simulate", "-w", "smoke", "-q", "--out", tmp_path / "missing" / "deeper")  # made, with its parents
+    assert r.code == 0 and (tmp_path / "missing" / "deeper" / "fifo" / "metrics.json").is_file()
 
 
 def test_graphml_into_a_missing_folder_or_onto_a_folder(cli, tmp_path):
