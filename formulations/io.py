@@ -16,7 +16,7 @@ from schedlab.scheduling.job import Job, JobClass
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
-from schedlab.topology.loaders import spec_from_dict
+from schedlab.topology.files import read_text
 from schedlab.topology.presets import PRESETS, preset
 from schedlab.topology.tiers import Tier
 
@@ -46,6 +46,8 @@ def cluster_from_dict(d: Mapping[str, Any], source: str = "<instance>") -> Clust
     if "preset" in d:
         return preset(d["preset"])
     if "spec" in d:
+        from schedlab.topology.loaders import spec_from_dict  # pydantic models: not at `schedlab list` time
+
         return Cluster(spec_from_dict(d["spec"], source=source))
     raise SpecError("cluster needs 'preset' or 'spec'", source=source, field="cluster")
 
@@ -55,7 +57,11 @@ def res_to(r: Resources) -> list[float]:
 
 
 def res_from(v) -> Resources:
-    return Resources(int(v[0]), int(v[1]), float(v[2]))
+    """``[gpus, cpus, mem_gb]`` -> :class:`Resources` (validated there: no truncation, no booleans)."""
+    if not isinstance(v, (list, tuple)) or len(v) != 3:
+        raise SpecError(f"resources must be [gpus, cpus, mem_gb], got {v!r}"[:200], source="<instance>",
+                        field="resources")
+    return Resources(*v)
 
 
 def job_to_dict(j: Job) -> dict[str, Any]:
@@ -117,17 +123,20 @@ def save_instance(inst: Any, path: str | Path) -> None:
 
 def load_instance(path: str | Path) -> Any:
     src = str(path)
+    text = read_text(path, what="instance")
     try:
-        d = json.loads(Path(path).read_text())
+        d = json.loads(text)
     except json.JSONDecodeError as e:
-        raise SpecError(e.msg, source=src, line=e.lineno, column=e.colno) from None
-    except OSError as e:
-        raise SpecError(f"cannot read: {e.strerror}", source=src) from None
+        raise SpecError(f"not JSON: {e.msg} (column {e.colno})", source=src, line=e.lineno) from None
+    except RecursionError:
+        raise SpecError("nested too deeply to be an instance", source=src) from None
     kind = d.get("kind") if isinstance(d, dict) else None
     if kind not in INSTANCE_KINDS:
         raise SpecError(f"unknown instance kind {kind!r}; known: {', '.join(INSTANCE_KINDS)}", source=src,
                         field="kind")
     try:
         return INSTANCE_KINDS[kind].from_dict(d, source=src)
-    except (KeyError, TypeError, ValueError) as e:
-        raise SpecError(f"malformed {kind} instance: {type(e).__name__}: {e}", source=src) from None
+    except SpecError as e:
+        raise SpecError(f"malformed {kind} instance: {e}", source=src) from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as e:
+        raise SpecError(f"malformed {kind} instance: {type(e).__name__}: {e}"[:500], source=src) from None

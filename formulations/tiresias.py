@@ -40,8 +40,12 @@ from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.verify import validate_allocation
+from schedlab.topology.checks import integer
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
+
+MAX_MB = 10**12
+"""Largest size (MB), traffic (MB) or CPU count an instance may state (bounds the model's coefficients)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +55,16 @@ class PSJob:
     ps_sizes: tuple[int, ...]
     cpus_per_worker: int = 0
     cpus_per_ps: int = 0
+
+    def __post_init__(self) -> None:
+        src = "<PSJob>"
+        if isinstance(self.ps_sizes, (str, bytes)) or not isinstance(self.ps_sizes, (tuple, list)):
+            raise SpecError(f"ps_sizes must be a list of MB sizes, got {self.ps_sizes!r}"[:200], source=src,
+                            field="ps_sizes")
+        object.__setattr__(self, "ps_sizes", tuple(integer(v, "ps_sizes", source=src, ge=0, le=MAX_MB)
+                                                   for v in self.ps_sizes))
+        for name in ("cpus_per_worker", "cpus_per_ps"):
+            object.__setattr__(self, name, integer(getattr(self, name), name, source=src, ge=0, le=MAX_MB))
 
     @property
     def model_size(self) -> int:
@@ -70,7 +84,8 @@ class TiresiasInstance:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ps", MappingProxyType(dict(self.ps)))
-        object.__setattr__(self, "traffic", MappingProxyType(dict(self.traffic)))
+        object.__setattr__(self, "traffic", MappingProxyType(
+            {m: integer(t, f"traffic[{m!r}]", source="<tiresias>", ge=0, le=MAX_MB) for m, t in self.traffic.items()}))
         for j in self.base.jobs:
             if j.id not in self.ps or not self.ps[j.id].ps_sizes:
                 raise SpecError(f"job {j.id!r} needs at least one parameter server", source="<tiresias>", field="ps")
@@ -87,8 +102,8 @@ class TiresiasInstance:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "<tiresias>") -> TiresiasInstance:
         return cls(io.instance_from_dict(d["base"], source),
-                   {j: PSJob(tuple(int(s) for s in v[0]), int(v[1]), int(v[2])) for j, v in d["ps"].items()},
-                   {m: int(t) for m, t in d.get("traffic", {}).items()},
+                   {j: PSJob(tuple(v[0]), v[1], v[2]) for j, v in d["ps"].items()},
+                   dict(d.get("traffic", {})),
                    None if d.get("machines") is None else tuple(d["machines"]))
 
 

@@ -5,11 +5,21 @@ level and are mapped here by ``pyproject.toml``): ``schedlab.topology`` <- ``sch
 ``schedlab.scheduling`` <- (``schedlab.formulations``, ``schedlab.heuristics``) <- ``schedlab.benchmarks``.
 """
 
-from importlib.metadata import PackageNotFoundError, version
 
-try:
-    __version__ = version("schedlab")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> str:
+    """``schedlab.__version__``, read from the installed metadata on first use (importlib.metadata is
+    slow to import, and every ``schedlab`` command imports this package)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'schedlab' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        value = version("schedlab")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        value = "0+unknown"
+    globals()["__version__"] = value
+    return value
+
 
 __all__ = ["__version__"]

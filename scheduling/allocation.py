@@ -11,19 +11,39 @@ from types import MappingProxyType
 
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.resources import Resources
+from schedlab.topology.checks import frozen_reduce, of_type, text
 from schedlab.topology.errors import AllocationError
 
 
 @dataclass(frozen=True, slots=True)
 class JobAllocation:
-    """One job's plan and its share of each machine."""
+    """One job's plan and its share of each machine.
+
+    Types are checked at construction (a ``str`` job id, an :class:`ExecutionPlan`, ``{str: Resources}``);
+    whether the placement makes sense on a cluster (capacity, gang, plan) is the verifier's question.
+    """
 
     job_id: str
     plan: ExecutionPlan
     placement: Mapping[str, Resources]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "placement", MappingProxyType(dict(self.placement)))
+        if not (type(self.job_id) is str and self.job_id and type(self.plan) is ExecutionPlan):
+            text(self.job_id, "job_id", source="<JobAllocation>")
+            of_type(self.plan, ExecutionPlan, "plan", source=f"<allocation of job {self.job_id!r}>")
+        placement = self.placement
+        if type(placement) is not dict:
+            of_type(placement, Mapping, "placement", source=f"<allocation of job {self.job_id!r}>")
+        placement = dict(placement)
+        for m, r in placement.items():
+            if type(r) is not Resources or type(m) is not str:
+                src = f"<allocation of job {self.job_id!r}>"
+                of_type(r, Resources, f"placement[{m!r}]", source=src)
+                text(m, "placement (machine name)", source=src)
+        object.__setattr__(self, "placement", MappingProxyType(placement))
+
+    def __reduce__(self):  # mappingproxies do not pickle
+        return frozen_reduce(self)
 
     @property
     def resources(self) -> Resources:
@@ -50,10 +70,17 @@ class Allocation:
     assignments: Mapping[str, JobAllocation] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if type(self.assignments) is not dict:
+            of_type(self.assignments, Mapping, "assignments", source="<Allocation>")
         for k, v in self.assignments.items():
+            if type(v) is not JobAllocation:
+                of_type(v, JobAllocation, f"assignments[{k!r}]", source="<Allocation>")
             if k != v.job_id:
                 raise AllocationError(f"allocation key {k!r} holds the allocation of job {v.job_id!r}")
         object.__setattr__(self, "assignments", MappingProxyType(dict(self.assignments)))
+
+    def __reduce__(self):  # mappingproxies do not pickle
+        return frozen_reduce(self)
 
     @classmethod
     def of(cls, items: Iterable[JobAllocation]) -> Allocation:

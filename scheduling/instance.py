@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -11,8 +11,11 @@ from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.state import machine_capacity
+from schedlab.topology.checks import frozen_reduce, integer, number, of_type, text
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import AllocationError, SpecError
+
+_INF = float("inf")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,11 +32,12 @@ class JobProgress:
     last_change: float | None = None
 
     def __post_init__(self) -> None:
+        src = "<JobProgress>"
         for name in ("progress", "attained", "executed", "waited"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 0 or v == float("inf"):
-                raise SpecError(f"{name} must be a finite number >= 0, got {v!r}", source="<JobProgress>",
-                                field=name)
+            object.__setattr__(self, name, number(getattr(self, name), name, source=src, ge=0))
+        object.__setattr__(self, "preemptions", integer(self.preemptions, "preemptions", source=src, ge=0))
+        if self.last_change is not None:
+            object.__setattr__(self, "last_change", number(self.last_change, "last_change", source=src, ge=0))
 
     def as_dict(self) -> dict[str, float | int | None]:
         return {"progress": self.progress, "attained": self.attained, "executed": self.executed,
@@ -60,7 +64,36 @@ class Instance:
     progress: Mapping[str, JobProgress] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "jobs", tuple(self.jobs))
+        # fast paths (type identity) first: the simulator builds one small instance per decision
+        src = "<instance>"
+        if type(self.cluster) is not Cluster:
+            of_type(self.cluster, Cluster, "cluster", source=src)
+        if type(self.current) is not Allocation:
+            of_type(self.current, Allocation, "current", source=src)
+        t = self.time
+        if not (type(t) is float and 0.0 <= t < _INF):
+            object.__setattr__(self, "time", number(t, "time", source=src, ge=0))
+        for name in ("quotas", "reserved", "progress"):
+            if type(getattr(self, name)) is not dict:
+                of_type(getattr(self, name), Mapping, name, source=src)
+        jobs = self.jobs
+        if type(jobs) is not tuple:
+            if isinstance(jobs, (str, bytes, Mapping)) or not isinstance(jobs, Iterable):
+                raise SpecError(f"jobs must be a sequence of Job, got {type(jobs).__name__}", source=src,
+                                field="jobs")
+            jobs = tuple(jobs)
+            object.__setattr__(self, "jobs", jobs)
+        for i, j in enumerate(jobs):
+            if type(j) is not Job:
+                of_type(j, Job, f"jobs[{i}]", source=src)
+        for name in ("quotas", "reserved"):
+            for k, r in getattr(self, name).items():
+                if type(k) is not str or type(r) is not Resources:
+                    text(k, f"{name} key", source=src)
+                    of_type(r, Resources, f"{name}[{k!r}]", source=src)
+        for k, p in self.progress.items():
+            if type(p) is not JobProgress:
+                of_type(p, JobProgress, f"progress[{k!r}]", source=src)
         object.__setattr__(self, "progress", MappingProxyType(dict(self.progress)))
         object.__setattr__(self, "quotas", MappingProxyType(dict(self.quotas)))
         object.__setattr__(self, "reserved", MappingProxyType(dict(self.reserved)))
@@ -77,6 +110,9 @@ class Instance:
         for j in self.progress:
             if j not in seen:
                 raise AllocationError(f"progress names job {j!r}, not in the instance")
+
+    def __reduce__(self):  # mappingproxies do not pickle
+        return frozen_reduce(self)
 
     @cached_property
     def job_by_id(self) -> Mapping[str, Job]:

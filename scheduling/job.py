@@ -3,6 +3,7 @@ simulator's view, not here."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -11,8 +12,12 @@ from typing import Any
 
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.resources import Resources
+from schedlab.topology.checks import flag, frozen_reduce, integer, number, of_type, text
 from schedlab.topology.errors import SpecError
 from schedlab.topology.tiers import Tier
+
+_set = object.__setattr__
+_INF = math.inf
 
 
 class JobClass(Enum):
@@ -34,6 +39,10 @@ class Job:
     ``min_resources`` is Rubick's minRes (the quota usage of a guaranteed job). ``duration`` is the
     run time at the requested resources when known (oracles, offline bounds). ``attrs`` carries
     policy-specific static data (e.g. Dally compute time per iteration, Tiresias skew).
+
+    Every field is checked at construction (:class:`SpecError` naming the job and the field): numbers
+    are finite and never booleans (``iterations``, ``duration`` > 0, ``arrival`` >= 0, ``priority``
+    finite, ``global_batch``/``num_layers`` integers >= 1); numpy scalars are stored as Python numbers.
     """
 
     id: str
@@ -54,27 +63,58 @@ class Job:
     attrs: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        src = f"<job {self.id!r}>"
-        if not self.id:
-            raise SpecError("job id must not be empty", source=src, field="id")
+        it, arr, dur, gb, nl = self.iterations, self.arrival, self.duration, self.global_batch, self.num_layers
+        if not (type(self.id) is str and self.id and type(self.requested) is Resources
+                and type(it) is float and 0.0 < it < _INF and type(arr) is float and 0.0 <= arr < _INF
+                and type(self.model) is str and self.model and type(self.tenant) is str and self.tenant
+                and (self.plan is None or type(self.plan) is ExecutionPlan) and type(self.job_class) is JobClass
+                and (self.reconfigurable is True or self.reconfigurable is False)
+                and (self.max_tier is None or type(self.max_tier) is Tier)
+                and (self.min_resources is None or type(self.min_resources) is Resources)
+                and (gb is None or (type(gb) is int and gb >= 1)) and (nl is None or (type(nl) is int and nl >= 1))
+                and (dur is None or (type(dur) is float and 0.0 < dur < _INF))
+                and type(self.priority) is float and -_INF < self.priority < _INF):
+            self._check_fields()  # the slow path: normalise (ints, numpy scalars) or name the bad field
+        src = "<job>"
         if self.requested.gpus < 1:
             raise SpecError(f"job {self.id!r} requests {self.requested.gpus} GPUs; need >= 1",
                             source=src, field="requested.gpus")
         if not self.requested.is_nonnegative():
             raise SpecError(f"job {self.id!r} requests negative resources", source=src, field="requested")
-        if not self.iterations > 0:
-            raise SpecError(f"job {self.id!r}: iterations must be > 0, got {self.iterations!r}",
-                            source=src, field="iterations")
-        if self.arrival < 0:
-            raise SpecError(f"job {self.id!r}: arrival must be >= 0, got {self.arrival!r}",
-                            source=src, field="arrival")
         if self.plan is not None and self.plan.gpus != self.requested.gpus:
             raise SpecError(f"job {self.id!r}: plan {self.plan.name} uses {self.plan.gpus} GPUs but the job "
                             f"requests {self.requested.gpus}", source=src, field="plan")
         if self.min_resources is not None and not self.min_resources <= self.requested:
             raise SpecError(f"job {self.id!r}: min_resources exceed the request", source=src,
                             field="min_resources")
-        object.__setattr__(self, "attrs", MappingProxyType(dict(self.attrs)))
+        attrs = self.attrs
+        if type(attrs) is not dict:
+            of_type(attrs, Mapping, "attrs", source=f"<job {self.id!r}>")
+        _set(self, "attrs", MappingProxyType(dict(attrs)))
+
+    def __reduce__(self):  # attrs is a mappingproxy, which does not pickle
+        return frozen_reduce(self)
+
+    def _check_fields(self) -> None:
+        text(self.id, "id", source="<job>")
+        src = f"<job {self.id!r}>"
+        of_type(self.requested, Resources, "requested", source=src)
+        _set(self, "iterations", number(self.iterations, "iterations", source=src, gt=0))
+        _set(self, "arrival", number(self.arrival, "arrival", source=src, ge=0))
+        text(self.model, "model", source=src)
+        text(self.tenant, "tenant", source=src)
+        of_type(self.plan, ExecutionPlan, "plan", source=src, optional=True)
+        of_type(self.job_class, JobClass, "job_class", source=src)
+        flag(self.reconfigurable, "reconfigurable", source=src)
+        of_type(self.max_tier, Tier, "max_tier", source=src, optional=True)
+        of_type(self.min_resources, Resources, "min_resources", source=src, optional=True)
+        for name in ("global_batch", "num_layers"):
+            v = getattr(self, name)
+            if v is not None:
+                _set(self, name, integer(v, name, source=src, ge=1))
+        if self.duration is not None:
+            _set(self, "duration", number(self.duration, "duration", source=src, gt=0))
+        _set(self, "priority", number(self.priority, "priority", source=src))
 
     @property
     def requested_plan(self) -> ExecutionPlan:
@@ -89,3 +129,4 @@ class Job:
     def quota_usage(self) -> Resources:
         """What a guaranteed job charges against its tenant's quota: minRes, else the request."""
         return self.min_resources if self.min_resources is not None else self.requested
+

@@ -2,8 +2,10 @@
 
 Nodes carry ``kind`` (``"network"``, ``"rack"``, ``"machine"``, ``"gpu"``) and typed attributes
 (GPU model and memory, CPUs, host memory); edges carry ``bandwidth_gbps`` (GB/s), ``latency_us`` and
-``tier``. The graph is frozen after construction; everything else in schedlab reads it through
-:class:`Cluster`, which also keeps O(1) indices (machine -> rack, link bandwidths) for hot paths.
+``tier``. The graph is built on first use of :attr:`Cluster.graph` (a cluster of a million GPUs is a
+graph of two million nodes and edges, which nothing but the verifier, GraphML export and tools need)
+and frozen; everything else in schedlab reads the cluster through :class:`Cluster`, which keeps O(1)
+indices (machine -> rack, link bandwidths) for hot paths. ``networkx`` is imported only then.
 
 A *placement* is either a mapping ``{machine: gpu_count}`` (zero counts ignored) or an iterable of
 GPU node ids (``"m3/gpu1"``).
@@ -12,16 +14,20 @@ GPU node ids (``"m3/gpu1"``).
 from __future__ import annotations
 
 import math
+import numbers
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import networkx as nx
-
+from schedlab.topology.checks import of_type
 from schedlab.topology.errors import TopologyError
 from schedlab.topology.spec import ClusterSpec, LinkSpec, MachineSpec
 from schedlab.topology.tiers import Tier
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 NETWORK_NODE = "network"
 Placement = Mapping[str, int] | Iterable[str]
@@ -36,22 +42,43 @@ class Cluster:
     """A built cluster. Construct with :func:`build_cluster` or ``Cluster(spec)``."""
 
     def __init__(self, spec: ClusterSpec) -> None:
+        of_type(spec, ClusterSpec, "spec", source="<Cluster>")
         self.spec = spec
         self.name = spec.name
-        self._machines: dict[str, MachineSpec] = {m.name: m for m in spec.machines}
-        self.machines: tuple[str, ...] = tuple(m.name for m in spec.machines)
+        self.machines: tuple[str, ...] = tuple([m.name for m in spec.machines])
+        self._machines: dict[str, MachineSpec] = dict(zip(self.machines, spec.machines, strict=True))
         self.racks: tuple[str, ...] = spec.racks
-        self.machine_index: dict[str, int] = {m: i for i, m in enumerate(self.machines)}
-        self._rack_machines: dict[str, tuple[str, ...]] = {
-            r: tuple(m.name for m in spec.machines if m.rack == r) for r in self.racks
-        }
-        self.graph: nx.Graph = nx.freeze(self._build_graph())
+        self.machine_index: dict[str, int] = dict(zip(self.machines, range(len(self.machines)), strict=True))
+        by_rack: dict[str, list[str]] = {r: [] for r in self.racks}
+        for m in spec.machines:
+            by_rack[m.rack].append(m.name)
+        self._rack_machines: dict[str, tuple[str, ...]] = {r: tuple(ms) for r, ms in by_rack.items()}
+
+    def __reduce__(self):  # a cluster is its spec; indices and the graph are rebuilt on demand
+        return (Cluster, (self.spec,))
 
     # ------------------------------------------------------------------ graph
-    def _build_graph(self) -> nx.Graph:
+    @cached_property
+    def graph(self) -> nx.Graph:
+        """The frozen networkx graph (built on first access; see the module docstring)."""
+        return self.build_graph()
+
+    def build_graph(self, progress: Callable[[str, int, int], None] | None = None) -> nx.Graph:
+        """Build (once) and return :attr:`graph`; ``progress("gpus", done, total)`` is called every
+        65,536 GPUs while it is built."""
+        if "graph" not in self.__dict__:
+            import networkx as nx
+
+            self.__dict__["graph"] = nx.freeze(self._build_graph(progress))
+        return self.__dict__["graph"]
+
+    def _build_graph(self, progress: Callable[[str, int, int], None] | None) -> nx.Graph:
+        import networkx as nx
+
         g = nx.Graph(name=self.name)
         multi_rack = len(self.racks) > 1
         g.add_node(NETWORK_NODE, kind="network")
+        done = 0
         for r in self.racks:
             g.add_node(r, kind="rack")
             up = self.spec.rack_uplinks.get(r)
@@ -74,6 +101,11 @@ class Cluster:
                            gpu_memory_gb=float(m.gpu_memory_gb))
                 g.add_edge(gid, m.name, tier=Tier.MACHINE.label,
                            bandwidth_gbps=m.intra.bandwidth_gbps, latency_us=m.intra.latency_us)
+            done += m.gpus
+            if progress is not None and done // 65536 != (done - m.gpus) // 65536:
+                progress("gpus", done, self.total_gpus)
+        if progress is not None:
+            progress("gpus", done, self.total_gpus)
         return g
 
     # ------------------------------------------------------------- accessors
@@ -82,6 +114,14 @@ class Cluster:
             return self._machines[name]
         except KeyError:
             raise TopologyError(f"cluster {self.name!r} has no machine {name!r}") from None
+
+    def _gpu_machine(self, gid: object) -> str:
+        """The machine of GPU node id ``gid`` (``"<machine>/gpu<i>"``, as :func:`gpu_node` writes it)."""
+        machine, sep, index = gid.rpartition("/gpu") if isinstance(gid, str) else ("", "", "")
+        spec = self._machines.get(machine) if sep else None
+        if spec is None or not (index.isascii() and index.isdigit()) or str(int(index)) != index or int(index) >= spec.gpus:
+            raise TopologyError(f"cluster {self.name!r} has no GPU {gid!r}")
+        return machine
 
     def rack_of(self, machine: str) -> str:
         return self.machine(machine).rack
@@ -143,6 +183,8 @@ class Cluster:
             counts: dict[str, int] = {}
             for m, k in placement.items():
                 k = getattr(k, "gpus", k)  # accept {machine: Resources}
+                if type(k) is not int and (isinstance(k, bool) or not isinstance(k, numbers.Integral)):
+                    raise TopologyError(f"placement gives machine {m!r} a GPU count that is not an integer: {k!r}")
                 if k < 0:
                     raise TopologyError(f"placement gives machine {m!r} a negative GPU count {k}")
                 if k:
@@ -154,10 +196,8 @@ class Cluster:
                 if gid in seen:
                     raise TopologyError(f"placement lists GPU {gid!r} twice")
                 seen.add(gid)
-                data = self.graph.nodes.get(gid)
-                if data is None or data.get("kind") != "gpu":
-                    raise TopologyError(f"cluster {self.name!r} has no GPU {gid!r}")
-                counts[data["machine"]] = counts.get(data["machine"], 0) + 1
+                m = self._gpu_machine(gid)
+                counts[m] = counts.get(m, 0) + 1
         for m, k in counts.items():
             cap = self.machine(m).gpus
             if k > cap:
@@ -215,13 +255,26 @@ class Cluster:
 
     # ---------------------------------------------------------------- output
     def summary(self) -> dict:
-        """Counts, capacities and per-tier bandwidths (JSON-ready)."""
-        by_model = Counter()
-        for m in self.spec.machines:
-            if m.gpus:
-                by_model[m.gpu_model] += m.gpus
+        """Counts, capacities, per-tier bandwidths and latencies (JSON-ready; one pass over the machines).
 
-        def bw_range(values: list[float]) -> dict[str, float] | None:
+        Units are in the keys: ``bandwidth_gb_per_s`` (gigabytes per second, per direction, per link;
+        ``{"min", "max"}`` per tier, ``None`` where the tier has no link), ``latency_us``, ``*_gb``.
+        """
+        ms = self.spec.machines
+        kinds = Counter((m.gpu_model, m.gpus) for m in ms)  # few distinct kinds; counted in C
+        by_model: Counter = Counter()
+        per_machine: Counter = Counter()
+        for (model, gpus), n in kinds.items():
+            if gpus:
+                by_model[model] += gpus * n
+            per_machine[gpus] += n
+        gpu_mem = sum(m.gpus * m.gpu_memory_gb for m in ms)
+        links = {"machine": {id(m.intra): m.intra for m in ms}, "rack": {id(m.uplink): m.uplink for m in ms}}
+        pcie = {m.pcie_gbps for m in ms}
+        tiers = {"machine": list(links["machine"].values()), "rack": list(links["rack"].values()),
+                 "network": list(self.spec.rack_uplinks.values())}
+
+        def bw_range(values: Iterable[float]) -> dict[str, float] | None:
             vals = [v for v in values if math.isfinite(v)]
             return {"min": min(vals), "max": max(vals)} if vals else None
 
@@ -232,25 +285,20 @@ class Cluster:
             "gpus": self.total_gpus,
             "cpus": self.total_cpus,
             "host_memory_gb": self.total_host_memory_gb,
-            "gpu_memory_gb_total": float(sum(m.gpus * m.gpu_memory_gb for m in self.spec.machines)),
+            "gpu_memory_gb_total": float(gpu_mem),
             "gpus_by_model": dict(sorted(by_model.items())),
-            "gpus_per_machine": dict(sorted(Counter(m.gpus for m in self.spec.machines).items())),
-            "bandwidth_gbps": {
-                "machine": bw_range([m.intra.bandwidth_gbps for m in self.spec.machines]),
-                "rack": bw_range([m.uplink.bandwidth_gbps for m in self.spec.machines]),
-                "network": bw_range(list(self.spec.rack_uplinks.values()) and
-                                    [u.bandwidth_gbps for u in self.spec.rack_uplinks.values()]),
-                "pcie": bw_range([m.pcie_gbps for m in self.spec.machines]),
+            "gpus_per_machine": dict(sorted(per_machine.items())),
+            "bandwidth_gb_per_s": {
+                **{t: bw_range(ln.bandwidth_gbps for ln in ls) for t, ls in tiers.items()},
+                "pcie": bw_range(pcie),
             },
-            "latency_us": {
-                "machine": max(m.intra.latency_us for m in self.spec.machines),
-                "rack": max(m.uplink.latency_us for m in self.spec.machines),
-                "network": max((u.latency_us for u in self.spec.rack_uplinks.values()), default=None),
-            },
+            "latency_us": {t: max((ln.latency_us for ln in ls), default=None) for t, ls in tiers.items()},
         }
 
     def to_graphml(self, path: str | Path) -> None:
         """Write the graph as GraphML (infinite bandwidths are written as -1)."""
+        import networkx as nx
+
         g = nx.Graph(self.graph)
         for _, _, d in g.edges(data=True):
             if not math.isfinite(d["bandwidth_gbps"]):

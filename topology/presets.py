@@ -10,12 +10,13 @@ from pathlib import Path
 
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
-from schedlab.topology.loaders import spec_from_dict, spec_from_pai_machines
 
 
 def _homogeneous(name: str, *, racks: int, machines_per_rack: int, gpus: int, gpu_model: str,
                  gpu_memory_gb: float, cpus: int, host_memory_gb: float, pcie_gbps: float,
                  machine: dict, rack: dict, network: dict | None) -> Cluster:
+    from schedlab.topology.loaders import spec_from_dict
+
     links = {"machine": machine, "rack": rack}
     if network is not None:
         links["network"] = network
@@ -62,6 +63,8 @@ def philly() -> Cluster:
     """The 2017 Microsoft Philly cluster as Tiresias simulates it: 100 machines x 4 GPUs plus 250 x
     8 GPUs (2,400 GPUs), 100 Gbps InfiniBand. Rack layout (ours): 4-GPU machines in 5 racks of 20,
     8-GPU machines in 10 racks of 25; GPU types P100-16GB (4-GPU) and P40-24GB (8-GPU) (ours)."""
+    from schedlab.topology.loaders import spec_from_dict
+
     ib = {"bandwidth_gbit": 100, "latency_us": 2}
     racks = [{"name": f"r4-{i}", "defaults": {"gpus": 4, "gpu_model": "P100-16GB", "gpu_memory_gb": 16},
               "machine_count": 20} for i in range(5)]
@@ -82,6 +85,8 @@ def pai_2020(path: str | Path | None = None) -> Cluster:
     if path is None:
         raise SpecError("pai-2020 is built from the PAI machine list; give its path as 'pai-2020:PATH'",
                         source="<preset pai-2020>", field="path")
+    from schedlab.topology.loaders import spec_from_pai_machines
+
     return Cluster(spec_from_pai_machines(path))
 
 
@@ -107,8 +112,9 @@ def preset(name: str, *args, **kwargs) -> Cluster:
     return factory(*args, **kwargs)
 
 
-def load_cluster(ref: str | Path) -> Cluster:
-    """A preset name, ``pai-2020:PATH``, or a spec file (YAML/JSON/Tiresias CSV)."""
+def load_cluster(ref: str | Path, *, progress=None) -> Cluster:
+    """A preset name, ``pai-2020:PATH``, or a spec file (YAML/JSON/Tiresias CSV). ``progress`` (see
+    :data:`schedlab.topology.loaders.Progress`) hears how building a large spec file goes."""
     from schedlab.topology.loaders import load_spec_file
 
     s = str(ref)
@@ -118,5 +124,5 @@ def load_cluster(ref: str | Path) -> Cluster:
         return pai_2020(s.split(":", 1)[1])
     p = Path(s)
     if p.suffix.lower() in (".yaml", ".yml", ".json", ".csv") or p.exists():
-        return Cluster(load_spec_file(p))
+        return Cluster(load_spec_file(p, progress=progress))
     raise SpecError(f"not a preset ({', '.join(PRESETS)}) nor a spec file", source=s)

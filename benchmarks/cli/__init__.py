@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import typer
@@ -47,7 +48,8 @@ def plugin_option(
 
 def build_app() -> typer.Typer:
     app = typer.Typer(help="schedlab: optimization-based scheduling of DL training jobs on GPU clusters.",
-                      no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+                      no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                      rich_markup_mode=None)
     app.callback()(plugin_option)
     for name, fn in LEAF_COMMANDS.items():
         app.command(name)(fn)
@@ -56,13 +58,89 @@ def build_app() -> typer.Typer:
     return app
 
 
+_PLAIN = {"int": "INTEGER", "float": "FLOAT", "str": "TEXT", "path": "PATH", "bool": "BOOLEAN"}
+
+
+def _plain_metavar(label: str) -> str:
+    """``<int>`` -> ``INTEGER``, ``<list[str]>`` -> ``TEXT`` (repeatable), ``<text|json>`` -> ``[text|json]``."""
+    label = label.strip("<>")
+    while label.startswith("list[") and label.endswith("]"):
+        label = label[5:-1]
+    if "|" in label:
+        return f"[{label}]"
+    return _PLAIN.get(label.split(" ")[0].lower(), label.upper())
+
+
+def _no_type(ctx=None) -> str:
+    return ""
+
+
+def _set_plain_metavars(command) -> None:
+    """Typer writes option types as ``<bool>``, ``<list[str]>``: replace them by plain metavars (flags
+    take no value and show none)."""
+    from typer.core import TyperArgument, TyperOption
+
+    ctx = typer.Context(command)
+    for param in command.params:
+        if isinstance(param, TyperOption) and param.is_flag:
+            continue
+        if isinstance(param, TyperOption) and param.metavar is None:
+            param.metavar = _plain_metavar(param.display_type(ctx))
+        elif isinstance(param, TyperArgument):
+            if param.metavar is None:
+                param.metavar = (param.name or "").upper()
+            param.display_type_rich = _no_type  # the metavar names the argument; no "<str>" after it
+    for sub in getattr(command, "commands", {}).values():
+        _set_plain_metavars(sub)
+
+
+def build_command():
+    """The click command tree of :func:`build_app`, with plain metavars (what :func:`main` runs).
+    Built once per set of registered commands (click commands keep no state between invocations)."""
+    return _command_for(tuple(LEAF_COMMANDS.items()), tuple(COMMANDS.items()))
+
+
+@functools.lru_cache(maxsize=4)
+def _command_for(leaf: tuple, groups: tuple):
+    command = typer.main.get_command(build_app())
+    _set_plain_metavars(command)
+    return command
+
+
+def _one_line(message: str) -> str:
+    return " ".join(str(message).split())
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point. Typer runs in standalone mode (usage errors exit 2 with its message, ``typer.Exit``
-    codes are kept, Ctrl-C aborts); schedlab's own errors (:class:`SchedlabError`) print one clear
-    ``error: ...`` line and exit 2. Anything else is a bug and keeps its traceback."""
-    app = build_app()
+    """Entry point. Every refusal is one ``error: ...`` line on stderr (some messages add indented detail
+    lines after it) and exit status 2: schedlab's own
+    errors (:class:`SchedlabError`, naming the file, line or field) and usage errors (unknown option,
+    a value outside its range, a bad output path; the line names the option and ends with where help
+    is). ``typer.Exit`` codes are kept; Ctrl-C exits 130. Anything else is a bug and keeps its
+    traceback."""
+    try:  # typer >= 0.2x vendors click
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+    except ImportError:  # pragma: no cover - older typer on click
+        from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
+    command = build_command()
     try:
-        app(args=argv, prog_name="schedlab")
-    except SchedlabError as e:
+        code = command.main(args=argv, prog_name="schedlab", standalone_mode=False)
+    except SchedlabError as e:  # one `error:` line; a message may add detail lines below it (a hint to paste)
         typer.echo(f"error: {e}", err=True)
         sys.exit(2)
+    except NoArgsIsHelpError as e:  # bare `schedlab` / `schedlab perf`: the help, as click shows it
+        e.show()
+        sys.exit(e.exit_code)
+    except UsageError as e:
+        where = e.ctx.command_path if e.ctx is not None else "schedlab"
+        typer.echo(f"error: {_one_line(e.format_message())} (see '{where} --help')", err=True)
+        sys.exit(2)
+    except ClickException as e:
+        typer.echo(f"error: {_one_line(e.format_message())}", err=True)
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        sys.exit(1)
+    if isinstance(code, int) and not isinstance(code, bool) and code:
+        sys.exit(code)  # typer.Exit(code) / Ctrl-C (130), returned in non-standalone mode

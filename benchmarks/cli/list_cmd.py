@@ -8,8 +8,11 @@ from enum import StrEnum
 
 import typer
 
-from schedlab.benchmarks.registry import REGISTRY_SOURCES, all_policies, registries
 from schedlab.topology.errors import SpecError
+
+# The registries (pydantic parameter models, the formulation and workload registries) are imported
+# inside the command so `schedlab --help` stays fast; tests/cli checks this list against REGISTRY_SOURCES.
+REGISTRY_NAMES = ("clusters", "workloads", "policies", "models", "formulations", "backends", "suites")
 
 
 class ListFormat(StrEnum):
@@ -30,11 +33,13 @@ def _policy_lines(spec) -> list[str]:
 
 
 def list_command(
-    registry: str | None = typer.Argument(None, metavar="[REGISTRY]",
-                                          help=f"Only this registry: {', '.join(REGISTRY_SOURCES)}."),
+    registry: str | None = typer.Argument(None, metavar="REGISTRY",
+                                          help=f"Only this registry: {', '.join(REGISTRY_NAMES)}."),
     format: ListFormat = typer.Option(ListFormat.text, "--format", help="text, json or yaml."),
 ) -> None:
     """List the registered clusters, workloads, policies (with parameters), models, formulations and backends."""
+    from schedlab.benchmarks.registry import REGISTRY_SOURCES, all_policies, registries
+
     if registry is not None and registry not in REGISTRY_SOURCES:
         raise SpecError(f"unknown registry {registry!r}; known: {', '.join(REGISTRY_SOURCES)}",
                         source="<list>", field="registry")

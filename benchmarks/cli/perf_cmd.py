@@ -20,12 +20,11 @@ from pathlib import Path
 
 import typer
 
-from schedlab.perfmodel import PerfModel
-from schedlab.perfmodel.fitting import fit
-from schedlab.perfmodel.validation import DEFAULT_FIT_ROWS, DEFAULT_FOLDS, read_samples, validate_directory
-from schedlab.perfmodel.zoo import get_model
+from schedlab.benchmarks.cli.options import COUNT_MAX, SEED_MAX
 from schedlab.topology.errors import SpecError
 from schedlab.topology.presets import load_cluster
+
+# The perf model (numpy, scipy) is imported inside the commands: ``schedlab --help`` must start fast.
 
 DEFAULT_PLACEMENTS = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "rubick" / "placements"
 
@@ -47,15 +46,35 @@ def curve_command(
     model: str = typer.Argument(..., help="Zoo model (vit, bert, llama7, resnet50, ...)."),
     cluster: str = typer.Option("rubick-64", "--cluster", help="Preset name or spec file."),
     resource: Resource = typer.Option(Resource.gpu, "--resource", help="Resource on the x axis."),
-    cpus: int | None = typer.Option(None, "--cpus", help="GPU curve: fixed total CPUs (default: all cores "
+    cpus: int | None = typer.Option(None, "--cpus", min=1, max=COUNT_MAX,
+                                    help="GPU curve: fixed total CPUs, at most the cluster's (default: all cores "
                                     "of the machines spanned)."),
-    gpus: int = typer.Option(1, "--gpus", help="CPU curve: fixed GPU count."),
-    max_amount: int | None = typer.Option(None, "--max", help="Largest amount (default: the cluster's total)."),
+    gpus: int | None = typer.Option(None, "--gpus", min=1, max=COUNT_MAX,
+                                    help="CPU curve: fixed GPU count, at most the cluster's (default: 1)."),
+    max_amount: int | None = typer.Option(None, "--max", min=1, max=COUNT_MAX,
+                                          help="Largest amount, at most the cluster's total (default: that total)."),
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
     """Sensitivity curve of a zoo model: amount, best throughput, best plan."""
-    pm = PerfModel(load_cluster(cluster))
-    c = pm.curve(model, resource.value, cpus=cpus, gpus=gpus, max_amount=max_amount)
+    from schedlab.perfmodel import PerfModel
+
+    src = "<perf curve>"
+    if resource is Resource.gpu and gpus is not None:
+        raise SpecError("--gpus fixes the GPU count of a CPU curve (--resource cpu); a GPU curve takes --max",
+                        source=src, field="--gpus")
+    if resource is Resource.cpu and cpus is not None:
+        raise SpecError("--cpus fixes the CPUs of a GPU curve (--resource gpu); a CPU curve takes --max",
+                        source=src, field="--cpus")
+    c = load_cluster(cluster)
+    limits = {"--gpus": (gpus, c.total_gpus, "GPUs"), "--cpus": (cpus, c.total_cpus, "CPUs"),
+              "--max": (max_amount, c.total_gpus if resource is Resource.gpu else c.total_cpus,
+                        "GPUs" if resource is Resource.gpu else "CPUs")}
+    for flag, (value, most, unit) in limits.items():
+        if value is not None and value > most:
+            raise SpecError(f"{flag} {value:,} is more than the {most:,} {unit} of cluster {c.name!r}", source=src,
+                            field=flag)
+    pm = PerfModel(c)
+    c = pm.curve(model, resource.value, cpus=cpus, gpus=gpus if gpus is not None else 1, max_amount=max_amount)
     if format is Fmt.json:
         typer.echo(json.dumps({"model": c.model, "cluster": pm.cluster.name, "resource": c.resource,
                                "fixed": c.fixed, "points": c.rows()}, indent=2))
@@ -73,10 +92,14 @@ def fit_command(
     samples: Path = typer.Argument(..., help="CSV: exec_plan, placement, throughput or iter_time[, cpus, model]."),
     model: str | None = typer.Option(None, "--model", help="Model of the samples (else the 'model' column)."),
     cluster: str = typer.Option("rubick-64", "--cluster", help="Preset name or spec file."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the multi-start design."),
+    seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, help="Seed of the multi-start design."),
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
     """Fit the 7 parameters to measured samples; print them and the fit error."""
+    from schedlab.perfmodel.fitting import fit
+    from schedlab.perfmodel.validation import read_samples
+    from schedlab.perfmodel.zoo import get_model
+
     c = load_cluster(cluster)
     name, rows = read_samples(samples, c, model=model)
     res = fit(get_model(name), rows, c, seed=seed, require_offload=False)
@@ -125,10 +148,13 @@ def validate_command(
     protocol: Protocol = typer.Option(Protocol.paper, "--protocol", help="paper (fit 7 single-machine rows, "
                                       "score the other single-machine rows), holdout (fit single-machine rows + "
                                       "2 even multi-machine rows, score the rest) or kfold (cross-validation)."),
-    fit_rows: int = typer.Option(DEFAULT_FIT_ROWS, "--fit-rows", min=7, max=64,
-                                 help="paper protocol: rows fitted per table."),
-    folds: int = typer.Option(DEFAULT_FOLDS, "--folds", min=2, max=100, help="kfold protocol: number of folds."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the fit's multi-start design and of the kfold shuffle."),
+    fit_rows: int | None = typer.Option(None, "--fit-rows", min=7, max=64,
+                                        help="paper protocol: rows fitted per table (default: "
+                                        "perfmodel.validation.DEFAULT_FIT_ROWS)."),
+    folds: int | None = typer.Option(None, "--folds", min=2, max=100,
+                                     help="kfold protocol: number of folds (default: perfmodel.validation.DEFAULT_FOLDS)."),
+    seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX,
+                             help="Seed of the fit's multi-start design and of the kfold shuffle."),
     forward: Forward = typer.Option(Forward.auto, "--forward", help="Forward time: zoo (linear scaling), profiled "
                                     "(the fit rows' measured forward column, interpolated) or auto (per table)."),
     predictor: Predictor = typer.Option(Predictor.ours, "--predictor", help="JSON: whose errors to print (ours, "
@@ -138,6 +164,10 @@ def validate_command(
     """Fit on some rows of each placement table and report the prediction error on the others, per model and
     category (single-machine, multi-machine-even, multi-machine-uneven, 3d, anomaly), ours beside the
     artifact's model. Errors in percent of the measured throughput; model-level figures exclude anomalies."""
+    from schedlab.perfmodel.validation import DEFAULT_FIT_ROWS, DEFAULT_FOLDS, validate_directory
+
+    fit_rows = DEFAULT_FIT_ROWS if fit_rows is None else fit_rows
+    folds = DEFAULT_FOLDS if folds is None else folds
     if not Path(directory).is_dir():
         raise SpecError("the Rubick placement tables are not present (expected the artifact's placements/*.csv; "
                         "give --dir)", source=str(directory))

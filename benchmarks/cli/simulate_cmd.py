@@ -17,7 +17,11 @@ from pathlib import Path
 
 import typer
 
+from schedlab.benchmarks.cli.options import SEED_MAX, number
 from schedlab.topology.errors import SpecError
+
+LOAD_MAX = 1e6
+"""Largest time compression of arrivals (--load)."""
 
 
 class OutputFormat(StrEnum):
@@ -86,9 +90,10 @@ def simulate_command(
     semantics: str = typer.Option("realistic", "--semantics", help="realistic or tiresias (reference semantics)."),
     costs: str | None = typer.Option(None, "--costs", help="Preemption costs: rubick, tiresias, free "
                                                             "(default: the semantics')."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of generators and model draws."),
-    load: float = typer.Option(1.0, "--load", help="Time-compression factor of arrivals (> 1: more load)."),
-    large_share: float | None = typer.Option(None, "--large-share", min=0.0, max=1.0,
+    seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, help="Seed of generators and model draws."),
+    load: float = typer.Option(1.0, "--load", callback=number(gt=0, le=LOAD_MAX),
+                               help="Time-compression factor of arrivals (> 1: more load)."),
+    large_share: float | None = typer.Option(None, "--large-share", callback=number(ge=0, le=1),
                                              help="Rubick workloads: share of jobs with >= 1B-parameter models."),
     default_duration: float | None = typer.Option(None, "--default-duration",
                                                   help="pollux/sia traces: job duration in s (the format has none)."),

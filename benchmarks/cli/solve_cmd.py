@@ -9,9 +9,11 @@ from pathlib import Path
 import typer
 
 from schedlab.benchmarks.cli.topology_cmd import OutputFormat
-from schedlab.formulations import BACKENDS, GENERATORS, METHODS, SolveParams, load_instance, save_instance
 from schedlab.topology.errors import SolverError, SpecError
 from schedlab.topology.presets import load_cluster
+
+# schedlab.formulations (numpy, solver bindings) is imported inside the command: `schedlab --help` stays
+# fast. The registries' names are listed by `schedlab list formulations|backends`.
 
 #: generator kind -> default cluster preset
 DEFAULT_CLUSTER = {"joint": "rubick-64", "tiresias-placement": "philly", "tier-placement": "dally-2",
@@ -21,12 +23,13 @@ DEFAULT_JOBS = {"joint": 30, "tiresias-placement": 1, "tier-placement": 30, "off
 
 def solve_command(
     instance: Path | None = typer.Option(None, "--instance", help="Instance JSON file (see --save)."),
-    generate: str | None = typer.Option(None, "--generate", help=f"Generate an instance: {', '.join(GENERATORS)}."),
+    generate: str | None = typer.Option(None, "--generate",
+                                        help=f"Generate an instance of this kind: {', '.join(DEFAULT_CLUSTER)}."),
     jobs: int | None = typer.Option(None, "--jobs", min=1, help="Jobs to generate."),
     cluster: str | None = typer.Option(None, "--cluster", help="Cluster preset or spec file for --generate."),
     seed: int = typer.Option(0, "--seed", help="Seed of the generator and the solver."),
-    method: str = typer.Option(..., "--method", help=f"Formulation: {', '.join(METHODS)}."),
-    backend: str = typer.Option("cpsat", "--backend", help=f"Solver backend: {', '.join(BACKENDS)}."),
+    method: str = typer.Option(..., "--method", help="Formulation (schedlab list formulations)."),
+    backend: str = typer.Option("cpsat", "--backend", help="Solver backend (schedlab list backends)."),
     time_limit: float | None = typer.Option(60.0, "--time-limit", help="Wall-clock limit in seconds."),
     threads: int | None = typer.Option(None, "--threads", min=1, help="Solver threads (default: every core; clamped to the cores)."),
     source: str = typer.Option("synthetic", "--source",
@@ -35,6 +38,8 @@ def solve_command(
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
 ) -> None:
     """Solve an exact formulation and print status, objective, bound, gap, times and the verifier's verdict."""
+    from schedlab.formulations import BACKENDS, GENERATORS, METHODS, SolveParams, load_instance, save_instance
+
     if (instance is None) == (generate is None):
         raise SpecError("give exactly one of --instance FILE or --generate KIND", source="<cli>", field="instance")
     if method not in METHODS:

@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from schedlab.benchmarks.workloads.assumptions import AssumptionLog
 from schedlab.topology.errors import SpecError, TraceError
@@ -47,6 +46,8 @@ def time_unit(unit: str | float) -> float:
 
 def _seconds(values: np.ndarray) -> np.ndarray:
     """Seconds since the epoch of ISO date-times (UTC unless they say); NaN where not a date-time."""
+    import pandas as pd
+
     ts = pd.to_datetime(pd.Series(values, dtype=object), format="ISO8601", utc=True, errors="coerce")
     arr = ts.dt.tz_localize(None).to_numpy(dtype="datetime64[s]")
     out = arr.astype(np.int64).astype(float)
@@ -119,6 +120,8 @@ class Rows:
         try:
             return v.astype(float)
         except (ValueError, TypeError):
+            import pandas as pd
+
             return pd.to_numeric(pd.Series(v, dtype=object), errors="coerce").to_numpy(
                 dtype=float, na_value=np.nan, copy=True)
 

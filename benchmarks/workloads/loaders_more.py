@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from schedlab.benchmarks.workloads.csvio import MAX_GPUS, MAX_SECONDS, Rows, read_table
 from schedlab.benchmarks.workloads.loaders import Cols, _context, finish
@@ -53,6 +52,8 @@ def load_pai(path: str | Path, *, lenient: bool = False, strict: bool = False, t
     gpu = t.float("plan_gpu", optional=True, min_value=0)
     gtype = t.str("gpu_type", optional=True)
     tkeep = t.finish()
+    import pandas as pd
+
     df = pd.DataFrame({"job": tname[tkeep], "g": np.nan_to_num(n * gpu)[tkeep] / 100.0,
                        "c": np.nan_to_num(n * cpu)[tkeep] / 100.0, "m": np.nan_to_num(n * mem)[tkeep]})
     demand = df.groupby("job", sort=False).sum()

@@ -39,8 +39,6 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-import networkx as nx
-
 from schedlab.heuristics.fifo import PassState
 from schedlab.heuristics.fifo import _fill as fill_fewest_machines
 from schedlab.scheduling.job import Job
@@ -80,6 +78,8 @@ class Levels:
         roots = [n for n, d in g.nodes(data=True) if d.get("kind") == "network"]
         if len(roots) != 1:
             raise TopologyError(f"cluster {cluster.name!r}: expected one network root, found {len(roots)}")
+        import networkx as nx  # here, not at import: a fast CLI start (tests/cli/test_cli_imports.py)
+
         parent = dict(nx.bfs_predecessors(g, roots[0]))
         chains = {}
         for m in cluster.machines:

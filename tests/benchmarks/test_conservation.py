@@ -47,7 +47,7 @@ class ChaosPolicy:
                 if jv.allocation.gpus > 1:
                     start[jv.id] = JobAllocation(jv.id, ExecutionPlan(dp=1), {m: Resources(1)})
                     for mm, r in jv.allocation.placement.items():  # give back all but one GPU
-                        ps.take(mm, Resources(-r.gpus, -r.cpus, -r.mem_gb) + (Resources(1) if mm == m else Resources()))
+                        ps.take(mm, -r + (Resources(1) if mm == m else Resources()))
         for jv in view.queue():
             if rng.random() < 0.7:
                 p = place_consolidated(view, jv.job, ps)

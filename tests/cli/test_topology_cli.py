@@ -8,7 +8,7 @@ def test_topology_dally_8_json(cli):
     data = json.loads(out)
     assert code == 0
     assert (data["gpus"], data["machines"], data["racks"]) == (512, 64, 8)
-    assert data["bandwidth_gbps"]["rack"] == {"min": 50.0, "max": 50.0}
+    assert data["bandwidth_gb_per_s"]["rack"] == {"min": 50.0, "max": 50.0}
 
 
 def test_topology_rubick_text(cli):

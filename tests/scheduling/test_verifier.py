@@ -139,7 +139,7 @@ def test_empty_placement_and_negative(base, cluster):
     inst, alloc = base
     bad = alloc.with_job(JobAllocation("local", ExecutionPlan(dp=2), {}))
     assert ViolationKind.EMPTY_PLACEMENT in kinds(inst, bad)
-    bad = alloc.with_job(JobAllocation("local", ExecutionPlan(dp=2), {cluster.machines[0]: R(2, -1, 0.0)}))
+    bad = alloc.with_job(JobAllocation("local", ExecutionPlan(dp=2), {cluster.machines[0]: R(2, 0, 0.0) - R(0, 1, 0.0)}))
     assert ViolationKind.NEGATIVE in kinds(inst, bad)
 
 

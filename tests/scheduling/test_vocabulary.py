@@ -20,7 +20,7 @@ def test_resources_arithmetic_and_order():
     a, b = Resources(2, 4, 8.0), Resources(1, 1, 1.0)
     assert a + b == Resources(3, 5, 9.0) and a - b == Resources(1, 3, 7.0)
     assert b <= a and not a <= b and Resources(2, 5, 0.0).exceeded(a) == ["cpus"]
-    with pytest.raises(SpecError, match="integers"):
+    with pytest.raises(SpecError, match="gpus must be an integer"):
         Resources(1.5, 1, 0.0)
 
 
