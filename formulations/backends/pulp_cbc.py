@@ -42,6 +42,7 @@ class CbcBackend:
     def _solve(self, model: Model, params: SolveParams) -> RawResult:
         import pulp
 
+        t0 = time.perf_counter()
         prob = pulp.LpProblem("m", pulp.LpMaximize if model.maximizing else pulp.LpMinimize)
         xs = []
         for v in model.vars:
@@ -65,21 +66,24 @@ class CbcBackend:
         opts = [f"randomSeed {params.seed + 1}", f"randomCbcSeed {params.seed + 1}"]
         if params.node_limit is not None:
             opts.append(f"maxNodes {params.node_limit}")
-        solver = pulp.PULP_CBC_CMD(msg=params.verbose, timeLimit=params.time_limit_s,
-                                   threads=params.effective_threads, gapRel=params.rel_gap,
+        translate_s = time.perf_counter() - t0
+        limit = None if params.time_limit_s is None else max(0.01, params.time_limit_s - translate_s)
+        solver = pulp.PULP_CBC_CMD(msg=params.verbose, timeLimit=limit,
+                                   threads=params.effective_threads, gapRel=params.backend_rel_gap,
                                    warmStart=warm, options=opts)
-        t0 = time.perf_counter()
+        t1 = time.perf_counter()
         try:
             prob.solve(solver)
         except Exception as e:  # noqa: BLE001
-            return RawResult(Termination.ERROR, None, None, None, time.perf_counter() - t0,
-                             params.effective_threads, f"{type(e).__name__}: {e}")
-        el = time.perf_counter() - t0
+            return RawResult(Termination.ERROR, None, None, None, time.perf_counter() - t1,
+                             params.effective_threads, f"{type(e).__name__}: {e}", translate_s=translate_s,
+                             limit_hit=False)
+        el = time.perf_counter() - t1
         ss = prob.sol_status
         values = None
         if ss in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
             values = [float(x.varValue) if x.varValue is not None else 0.0 for x in xs]
-        limit_hit = params.limited and params.time_limit_s is not None and el >= 0.98 * params.time_limit_s
+        limit_hit = limit is not None and el >= 0.98 * limit
         if ss == pulp.LpSolutionOptimal and not limit_hit:
             term = Termination.OPTIMAL
         elif values is not None:
@@ -94,6 +98,9 @@ class CbcBackend:
             term = Termination.ERROR
         primal = model.objective.value(values) if values is not None else None
         dual = primal if term is Termination.OPTIMAL else None
+        if ss == pulp.LpSolutionIntegerFeasible and params.node_limit is not None:
+            limit_hit = True  # CBC stopped at its node limit (PuLP reports no reason otherwise)
         return RawResult(term, values, primal, dual, el, params.effective_threads,
                          f"status={pulp.LpStatus[prob.status]} sol_status={ss}",
-                         ("cbc: no dual bound through PuLP",) if term is not Termination.OPTIMAL else ())
+                         ("cbc: no dual bound through PuLP",) if term is not Termination.OPTIMAL else (),
+                         translate_s=translate_s, limit_hit=limit_hit or term is Termination.FEASIBLE_AT_LIMIT)

@@ -32,6 +32,7 @@ class ScipyBackend:
         from scipy.optimize import Bounds, LinearConstraint, milp
         from scipy.sparse import csr_array
 
+        t0 = time.perf_counter()
         n = len(model.vars)
         sign = -1.0 if model.maximizing else 1.0
         c = np.zeros(n)
@@ -52,15 +53,16 @@ class ScipyBackend:
         if model.constraints:
             A = csr_array((data, (rows, cols)), shape=(len(model.constraints), n))
             cons = [LinearConstraint(A, np.array(lbs), np.array(ubs))]
-        opts = {"disp": params.verbose, "mip_rel_gap": params.rel_gap}
+        opts = {"disp": params.verbose, "mip_rel_gap": params.backend_rel_gap}
+        translate_s = time.perf_counter() - t0
         if params.time_limit_s is not None:
-            opts["time_limit"] = params.time_limit_s
+            opts["time_limit"] = max(0.01, params.time_limit_s - translate_s)
         if params.node_limit is not None:
             opts["node_limit"] = params.node_limit
-        t0 = time.perf_counter()
+        t1 = time.perf_counter()
         with quiet_stdout(not params.verbose):
             res = milp(c, constraints=cons, integrality=integrality, bounds=bounds, options=opts)
-        el = time.perf_counter() - t0
+        el = time.perf_counter() - t1
         values = [float(x) for x in res.x] if res.x is not None else None
         const = model.objective.const
         primal = sign * res.fun + const if values is not None and res.fun is not None else None
@@ -80,4 +82,5 @@ class ScipyBackend:
             term = Termination.FEASIBLE_AT_LIMIT
         else:
             term = Termination.ERROR
-        return RawResult(term, values, primal, dual, el, 1, f"status={res.status}: {res.message}")
+        return RawResult(term, values, primal, dual, el, 1, f"status={res.status}: {res.message}",
+                         translate_s=translate_s, limit_hit=res.status not in (0, 2, 3))
