@@ -19,14 +19,14 @@ from typing import Any
 from schedlab.formulations.backends import BACKENDS, get_backend
 from schedlab.formulations.base import Built, Formulation, solve
 from schedlab.formulations.io import INSTANCE_KINDS, load_instance, save_instance
-from schedlab.formulations.joint import JointFormulation, aggregation_ok, relaxation_bound
+from schedlab.formulations.joint import JointFormulation, pooled_ok, relaxation_bound
 from schedlab.formulations.joint_instance import (
     JobOption,
     JointInstance,
     JointObjective,
-    generate_joint,
     joint_objective,
 )
+from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.joint_twostage import JointTwoStage
 from schedlab.formulations.model import LinExpr, Model, lsum
 from schedlab.formulations.offline import (
@@ -44,10 +44,13 @@ from schedlab.formulations.tiresias import (
     TiresiasFormulation,
     TiresiasInstance,
     TiresiasSolution,
-    generate_tiresias,
     tiresias_objective,
 )
+from schedlab.formulations.tiresias_gen import complete as complete_tiresias
+from schedlab.formulations.tiresias_gen import generate_tiresias
 from schedlab.scheduling.registry import PolicyRegistry
+
+aggregation_ok = pooled_ok  # the name before uneven placements (kept for callers)
 
 Solver = Callable[[Any, str, SolveParams], SolveResult]
 
@@ -98,7 +101,7 @@ __all__ = [
     "JointFormulation", "JointInstance", "JointObjective", "JointTwoStage", "LinExpr", "Model", "OfflineFormulation",
     "OfflineInstance", "OfflineSchedule", "PSJob", "SolutionStatus", "SolveParams", "SolveResult", "Termination",
     "TierFormulation", "TierInstance", "TierMode", "TiresiasFormulation", "TiresiasInstance", "TiresiasSolution",
-    "aggregation_ok", "generate_joint", "generate_offline", "generate_tier", "generate_tiresias", "get_backend",
+    "aggregation_ok", "complete_tiresias", "pooled_ok", "generate_joint", "generate_offline", "generate_tier", "generate_tiresias", "get_backend",
     "joint_objective", "load_instance", "lsum", "offline_objective", "relative_gap", "relaxation_bound",
     "save_instance", "solve", "tier_objective", "tiresias_objective",
 ]

@@ -17,8 +17,10 @@ from schedlab.formulations import (
 )
 from schedlab.formulations.backends import BACKENDS
 from schedlab.formulations.io import load_instance, save_instance
-from schedlab.formulations.joint import aggregation_ok, relaxation_bound
-from schedlab.formulations.joint_instance import generate_joint, joint_objective
+from schedlab.formulations.joint import pooled_ok as aggregation_ok
+from schedlab.formulations.joint import relaxation_bound
+from schedlab.formulations.joint_instance import joint_objective
+from schedlab.formulations.joint_options import generate_joint
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling import (
     Allocation,

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from schedlab.formulations import POP, JointFormulation, SolveParams, Termination, solve
-from schedlab.formulations.joint_instance import generate_joint
+from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.pop import partition
 from schedlab.formulations.tier import TierFormulation, generate_tier
-from schedlab.formulations.tiresias import TiresiasFormulation, generate_tiresias
+from schedlab.formulations.tiresias import TiresiasFormulation
+from schedlab.formulations.tiresias_gen import generate_tiresias
 from schedlab.scheduling import validate_allocation
 from schedlab.topology import preset
 
