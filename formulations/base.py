@@ -105,11 +105,18 @@ def solve_built(form: Formulation, inst: Any, built: Built, backend: Backend | s
         if bad:
             notes.append(f"solver values violate {len(bad)} model rows, e.g. {bad[0]}")
         verify_s = time.perf_counter() - t
+    relaxation = getattr(form, "is_relaxation", None)
+    if objective is not None and relaxation is not None and relaxation(inst):
+        notes.append("the solution is a relaxation's, not a schedule: only the bound is reported")
+        objective = None
+        status_value = raw.primal_bound
+    else:
+        status_value = objective
     wall = time.perf_counter() - t_start
     limit_hit = raw.limit_hit if raw.limit_hit is not None else params.limited
     if limit is not None and wall > limit:
         notes.append(f"wall clock {wall:.3f} s exceeded the {limit:g} s budget by {wall - limit:.3f} s")
-    term = termination_of(raw.termination, objective, raw.dual_bound, params.rel_gap, bool(limit_hit))
+    term = termination_of(raw.termination, status_value, raw.dual_bound, params.rel_gap, bool(limit_hit))
     if raw.termination is Termination.OPTIMAL and term is not Termination.OPTIMAL:
         notes.append(f"{be.name} reported optimal, but the recomputed objective is not within the "
                      f"{params.rel_gap:g} relative gap of its bound: status {term.value}")
