@@ -217,10 +217,14 @@ class SolveResult:
 
     @property
     def phases(self) -> dict[str, float]:
-        """Seconds per phase (build, translate, solve, extract, verify) and the wall clock."""
+        """Seconds per phase (build, translate, solve, extract, verify), ``other_s`` (the rest of the
+        wall clock: backend availability checks, imports, combining stages) and the wall clock."""
         out = {"build_s": self.build_s, "translate_s": self.translate_s, "solve_s": self.solve_s,
                "extract_s": self.extract_s, "verify_s": self.verify_s}
-        out["wall_s"] = self.wall_s if self.wall_s is not None else sum(out.values())
+        known = sum(out.values())
+        wall = self.wall_s if self.wall_s is not None else known
+        out["other_s"] = max(0.0, wall - known)
+        out["wall_s"] = wall
         return out
 
     def as_dict(self) -> dict[str, Any]:
