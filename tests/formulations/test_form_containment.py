@@ -17,14 +17,14 @@ from hypothesis import strategies as st
 
 from schedlab.benchmarks.registry import all_policies
 from schedlab.formulations import OBJECTIVES, SolveParams, Termination
+from schedlab.formulations.base import solve
 from schedlab.formulations.containment import check
+from schedlab.formulations.joint import JointFormulation
 from schedlab.formulations.joint_instance import footprint
 from schedlab.formulations.joint_options import _syn_plans, generate_joint
 from schedlab.formulations.tier import TierFormulation, generate_tier
 from schedlab.formulations.tiresias import TiresiasFormulation
 from schedlab.formulations.tiresias_gen import generate_tiresias
-from schedlab.formulations.base import solve
-from schedlab.formulations.joint import JointFormulation
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling import Allocation, Instance, JobAllocation, Resources, validate_allocation
 from schedlab.topology import preset

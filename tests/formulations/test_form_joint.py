@@ -26,7 +26,15 @@ from schedlab.formulations.joint import pooled_ok, relaxation_bound
 from schedlab.formulations.joint_instance import covering_option, footprint, joint_objective
 from schedlab.formulations.joint_options import PerfOptions, generate_joint
 from schedlab.perfmodel.plans import ExecutionPlan
-from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, JobClass, Resources, validate_allocation
+from schedlab.scheduling import (
+    Allocation,
+    Instance,
+    Job,
+    JobAllocation,
+    JobClass,
+    Resources,
+    validate_allocation,
+)
 from schedlab.topology.errors import SolverError
 
 P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
