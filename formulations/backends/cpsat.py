@@ -219,11 +219,12 @@ class CpSatBackend:
         p.log_search_progress = params.verbose
         t1 = time.perf_counter()
         st = solver.solve(cm)
-        dt = time.perf_counter() - t1
         has = st in (cp_model.OPTIMAL, cp_model.FEASIBLE)
         values = None
         if has:
-            values = [0.0 if x is None else solver.value(x) / scale.get(i, 1) for i, x in enumerate(xs)]
+            sol = solver.response_proto.solution  # in variable creation order (None entries were skipped)
+            it = iter(sol)
+            values = [0.0 if x is None else next(it) / scale.get(i, 1) for i, x in enumerate(xs)]
             for i, (_, bnd, a, rest) in epi.items():
                 values[i] = (bnd - sum(k * values[j] for j, k in rest.items())) / a
         primal = solver.objective_value / F + obj.const if has else None
@@ -237,5 +238,6 @@ class CpSatBackend:
         msg = solver.status_name(st)
         if st == cp_model.MODEL_INVALID:
             msg += ": " + cm.validate()
+        dt = time.perf_counter() - t1  # the solve and reading its answer
         return RawResult(term, values, primal, dual, dt, p.num_workers, msg, tuple(notes), translate_s=translate_s,
                          limit_hit=st in (cp_model.FEASIBLE, cp_model.UNKNOWN), precision=prec)

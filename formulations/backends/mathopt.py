@@ -89,7 +89,6 @@ class MathOptBackend:
         except Exception as e:  # noqa: BLE001
             return RawResult(Termination.ERROR, None, None, None, time.perf_counter() - t1, threads,
                              f"{type(e).__name__}: {e}", translate_s=translate_s, limit_hit=False)
-        el = time.perf_counter() - t1
         R = mathopt.TerminationReason
         reason = r.termination.reason
         has = r.has_primal_feasible_solution()
@@ -113,6 +112,7 @@ class MathOptBackend:
         else:
             term = Termination.FEASIBLE_AT_LIMIT if has else Termination.ERROR
         limit_hit = reason in (R.FEASIBLE, R.NO_SOLUTION_FOUND)
+        el = time.perf_counter() - t1  # the solve and reading its answer
         return RawResult(term, values, primal, dual, el, threads,
                          f"{reason.name}: {r.termination.detail}".strip(": "), translate_s=translate_s,
                          limit_hit=limit_hit)

@@ -62,7 +62,6 @@ class ScipyBackend:
         t1 = time.perf_counter()
         with quiet_stdout(not params.verbose):
             res = milp(c, constraints=cons, integrality=integrality, bounds=bounds, options=opts)
-        el = time.perf_counter() - t1
         values = [float(x) for x in res.x] if res.x is not None else None
         const = model.objective.const
         primal = sign * res.fun + const if values is not None and res.fun is not None else None
@@ -82,5 +81,6 @@ class ScipyBackend:
             term = Termination.FEASIBLE_AT_LIMIT
         else:
             term = Termination.ERROR
+        el = time.perf_counter() - t1  # the solve and reading its answer
         return RawResult(term, values, primal, dual, el, 1, f"status={res.status}: {res.message}",
                          translate_s=translate_s, limit_hit=res.status not in (0, 2, 3))
