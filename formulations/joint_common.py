@@ -31,13 +31,15 @@ from schedlab.topology.errors import SolverError
 
 @dataclass
 class JobRows:
-    """A job's model pieces: option variables, keep variable, the placed and value expressions."""
+    """The model pieces of a job, or of a class of identical jobs (``jobs``; then ``z`` counts how
+    many of them take each option): option variables, keep variable, placed and value expressions."""
 
     z: dict[int, Any] = field(default_factory=dict)
     keep: Any = None
     placed: LinExpr = field(default_factory=LinExpr)
     value: LinExpr = field(default_factory=LinExpr)
     theta: Any = None
+    jobs: tuple[Job, ...] = ()
 
 
 def option_value(inst: JointInstance, job: Job, o: JobOption) -> float:
@@ -60,21 +62,25 @@ def keep_value(inst: JointInstance, job: Job) -> float | None:
 
 
 def add_job_rows(inst: JointInstance, mdl: Model, job: Job, options: list[tuple[int, JobOption]],
-                 keepable: bool = True, integral: bool = True) -> JobRows:
-    """Option binaries, the keep binary, ``theta_j <= value`` and the one-option row."""
-    jr = JobRows()
+                 keepable: bool = True, integral: bool = True, members: tuple[Job, ...] | None = None) -> JobRows:
+    """Option variables, the keep binary, ``theta_j <= value`` and the one-option row; with
+    ``members`` (identical jobs, ``job`` first) the variables count how many of them take each
+    option."""
+    members = members or (job,)
+    n = len(members)
+    jr = JobRows(jobs=members)
     for k, o in options:
-        z = mdl.var(f"z[{job.id},{k}]", 0, 1, integer=integral)
+        z = mdl.var(f"z[{job.id},{k}]", 0, n, integer=integral)
         jr.z[k] = z
         jr.placed.add_term(z.index, 1.0)
         jr.value.add_term(z.index, option_value(inst, job, o))
-    kv = keep_value(inst, job) if keepable else None
+    kv = keep_value(inst, job) if keepable and n == 1 else None
     if kv is not None:
         jr.keep = mdl.var(f"keep[{job.id}]", 0, 1, integer=integral)
         jr.placed.add_term(jr.keep.index, 1.0)
         jr.value.add_term(jr.keep.index, kv)
     # the bound lets CP-SAT substitute theta exactly (its row alone, summed over every option, fits)
-    vsum = sum(max(0.0, v) for v in jr.value.terms.values())
+    vsum = n * sum(max(0.0, v) for v in jr.value.terms.values())
     jr.theta = mdl.var(f"theta[{job.id}]", 0.0, vsum)
     if jr.value.terms:
         mdl.add(jr.theta - jr.value <= 0, f"value[{job.id}]")
@@ -82,9 +88,9 @@ def add_job_rows(inst: JointInstance, mdl: Model, job: Job, options: list[tuple[
         mdl.add(jr.theta.expr() <= 0, f"value[{job.id}]")
     if jr.placed.terms:
         if job.guaranteed and inst.place_guaranteed:
-            mdl.add(jr.placed == 1, f"place[{job.id}]")
+            mdl.add(jr.placed == n, f"place[{job.id}]")
         else:
-            mdl.add(jr.placed <= 1, f"one[{job.id}]")
+            mdl.add(jr.placed <= n, f"one[{job.id}]")
     elif job.guaranteed and inst.place_guaranteed:
         d = mdl.binary(f"unplaceable[{job.id}]")  # no admissible option: infeasible
         mdl.add(d >= 1, f"place[{job.id}]")
@@ -98,9 +104,10 @@ def add_quota_rows(inst: JointInstance, mdl: Model, rows: Mapping[str, JobRows])
             if not cap:
                 continue
             e = LinExpr()
-            for job in inst.base.jobs:
+            for jr in rows.values():
+                job = jr.jobs[0]
                 if job.guaranteed and job.tenant == tenant:
-                    e.iadd(rows[job.id].placed, getattr(job.quota_usage, r))
+                    e.iadd(jr.placed, getattr(job.quota_usage, r))
             if e.terms:
                 mdl.add(e <= cap, f"quota[{tenant},{r}]")
 
@@ -131,18 +138,43 @@ def set_objective(inst: JointInstance, mdl: Model, rows: Mapping[str, JobRows]) 
 def point_common(inst: JointInstance, rows: Mapping[str, JobRows], t: Any, values: dict[str, float],
                  choice: Mapping[str, int | str]) -> dict[int, float]:
     """Variable values of the job-level pieces for a solution: ``choice[job]`` = option index or
-    ``"keep"``; ``values[job]`` = its weighted normalised price."""
+    ``"keep"``; ``values[job]`` = its weighted normalised price (rows of job classes add up)."""
     out: dict[int, float] = {}
-    for jid, r in rows.items():
-        ch = choice.get(jid)
-        if ch == "keep":
-            out[r.keep.index] = 1.0
-        elif ch is not None:
-            out[r.z[ch].index] = 1.0
-        out[r.theta.index] = values.get(jid, 0.0)
+    for r in rows.values():
+        total = 0.0
+        for job in r.jobs:
+            ch = choice.get(job.id)
+            if ch == "keep":
+                out[r.keep.index] = 1.0
+            elif ch is not None:
+                out[r.z[ch].index] = out.get(r.z[ch].index, 0.0) + 1.0
+            total += values.get(job.id, 0.0)
+        out[r.theta.index] = total
     if t is not None:
-        out[t.index] = min((values.get(j, 0.0) for j in rows), default=0.0)
+        out[t.index] = min((values.get(j.id, 0.0) for j in inst.base.jobs), default=0.0)
     return out
+
+
+def job_classes(inst: JointInstance, aggregate: bool = True) -> list[tuple[Job, ...]]:
+    """Groups of interchangeable jobs (same option table, reference throughput, weight, class,
+    tenant, quota usage and reconfigurability; none running): the pooled models count them instead
+    of deciding each. Singletons when ``aggregate`` is off (max-min needs every job's own value)."""
+    groups: dict[Any, list[Job]] = {}
+    running = {ja.job_id for ja in inst.base.current}
+    tables: dict[int, int] = {}  # id of an option tuple -> canonical id (equal tuples share one)
+    canon: dict[tuple, int] = {}
+    for j in inst.base.jobs:
+        if not aggregate or j.id in running:
+            key: Any = ("job", j.id)
+        else:
+            opts = inst.options.get(j.id, ())
+            if id(opts) not in tables:  # hash a table once, not once per job
+                tables[id(opts)] = canon.setdefault(opts, len(canon))
+            g = j.guaranteed
+            key = (tables[id(opts)], inst.ref_throughput[j.id], inst.weight(j.id), g, j.tenant,
+                   j.quota_usage if g else None, j.reconfigurable, j.requested.gpus, j.min_resources if g else None)
+        groups.setdefault(key, []).append(j)
+    return [tuple(g) for g in groups.values()]
 
 
 def ratio_ok(inst: JointInstance, machines: list[str], attr: str) -> bool:
@@ -151,8 +183,8 @@ def ratio_ok(inst: JointInstance, machines: list[str], attr: str) -> bool:
     per-machine rows for them)."""
     worst = min(((getattr(inst.base.capacity(m), attr) / inst.base.capacity(m).gpus) for m in machines
                  if inst.base.capacity(m).gpus > 0), default=0.0)
-    need = max(((o.cpus if attr == "cpus" else o.mem_gb) / o.gpus for j in inst.base.jobs
-                for _, o in inst.admissible(j)), default=0.0)
+    need = max(((o.cpus if attr == "cpus" else o.mem_gb) / o.gpus for members in job_classes(inst)
+                for _, o in inst.admissible(members[0])), default=0.0)
     return need <= worst + 1e-9
 
 

@@ -179,11 +179,15 @@ class JointInstance:
     def admissible(self, job: Job) -> list[tuple[int, JobOption]]:
         """Options a job may take: rigid jobs keep their GPU count; guaranteed jobs need >= their SLO
         (requested throughput) and >= minRes GPUs/CPUs."""
+        opts = self.options.get(job.id, ())
+        guaranteed = job.guaranteed
+        if job.reconfigurable and not guaranteed:
+            return list(enumerate(opts))
         out = []
-        for k, o in enumerate(self.options.get(job.id, ())):
+        for k, o in enumerate(opts):
             if not job.reconfigurable and o.gpus != job.requested.gpus:
                 continue
-            if job.guaranteed:
+            if guaranteed:
                 mr = job.min_resources or Resources()
                 if o.throughput < self.ref_throughput[job.id] * (1 - 1e-9) or o.gpus < mr.gpus or o.cpus < mr.cpus:
                     continue

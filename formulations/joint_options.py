@@ -357,6 +357,7 @@ def generate_joint(cluster: Cluster, n_jobs: int, *, seed: int = 0, guaranteed_f
     perf = PerfOptions(cluster, max_gpus) if source == "perfmodel" else None
     sizes = [x for x in (1, 1, 2, 4, 8, 16) if x <= max_gpus]
     jobs, options, ref, weights = [], {}, {}, {}
+    syn: dict[str, tuple[JobOption, ...]] = {}  # option tables are shared by the jobs of one model
     for i in range(n_jobs):
         jid = f"j{i:04d}"
         guar = rng.random() < guaranteed_frac
@@ -373,7 +374,7 @@ def generate_joint(cluster: Cluster, n_jobs: int, *, seed: int = 0, guaranteed_f
             from schedlab.perfmodel.memory import plan_host_memory_gb
 
             mem = plan_host_memory_gb(perf.pm.spec(model), plan)
-            opts = perf.options(model, None)
+            opts = tuple(perf.options(model, None))
         else:
             model, g = rng.choice(sorted(_ZOO)), rng.choice(sizes)
             plan = _syn_plans(model, g)[-1]
@@ -381,7 +382,9 @@ def generate_joint(cluster: Cluster, n_jobs: int, *, seed: int = 0, guaranteed_f
             n = -(-g // per)
             pieces = tuple([g // n] * n)
             tput = synthetic_value(model, plan, g, pieces, Tier.MACHINE if n == 1 else Tier.RACK, cpus)
-            opts = synthetic_options(model, max_gpus, per, tiers)
+            if model not in syn:
+                syn[model] = tuple(synthetic_options(model, max_gpus, per, tiers))
+            opts = syn[model]
         jobs.append(Job(id=jid, requested=Resources(g, cpus, mem), model=model, tenant="A" if guar else "B",
                         plan=plan, job_class=cls, reconfigurable=True,
                         min_resources=Resources(g, cpus // 2, 0.0) if guar else None))

@@ -32,13 +32,14 @@ from schedlab.formulations.joint_common import (
     JobRows,
     add_job_rows,
     add_quota_rows,
+    job_classes,
     point_common,
     priced_allocation,
     ratio_ok,
     set_objective,
     share_resources,
 )
-from schedlab.formulations.joint_instance import JointInstance, covering_option, footprint
+from schedlab.formulations.joint_instance import JointInstance, JointObjective, covering_option, footprint
 from schedlab.formulations.model import LinExpr, Model
 from schedlab.scheduling.allocation import Allocation
 from schedlab.topology.errors import SolverError
@@ -103,8 +104,8 @@ def pooled_ok(inst: JointInstance) -> tuple[bool, str]:
     mach = [m for p in ps for m in p.machines]
     sizes = {p.gpus for p in ps} | ({p.rack_gpus for p in ps} if multi else set())
     cap = max((p.rack_gpus if multi else p.gpus for p in ps), default=0)
-    for j in inst.base.jobs:
-        for _, o in inst.admissible(j):
+    for members in job_classes(inst):
+        for _, o in inst.admissible(members[0]):
             if o.single:
                 if o.gpus <= cap:
                     sizes.add(o.gpus)
@@ -135,7 +136,9 @@ def _admitted(inst: JointInstance, job, ps: list[Pool], multi: bool) -> list:
 
 def _item_rows(mdl: Model, jid: str, opts: list, jr: JobRows, ps: list[Pool], multi: bool, load: dict,
                store: dict, integral: bool = True) -> None:
-    """``v`` (one machine), ``u`` (one rack), ``y`` (pieces) variables of one job and their rows."""
+    """``v`` (one machine), ``u`` (one rack), ``y`` (pieces) variables of one job (or class of
+    ``n`` identical jobs: they count jobs) and their rows."""
+    n = len(jr.jobs)
     groups: dict[tuple[str, int], LinExpr] = defaultdict(LinExpr)
     for k, o in opts:
         if o.single:
@@ -148,10 +151,12 @@ def _item_rows(mdl: Model, jid: str, opts: list, jr: JobRows, ps: list[Pool], mu
         tot = LinExpr()
         for p in ps:
             if kind == "v" and p.gpus >= size:
-                var = mdl.var(f"v[{jid},{size},{p.name}]", 0, 1, integer=integral)
+                var = mdl.var(f"v[{jid},{size},{p.name}]", 0, min(n, len(p.machines) * (p.gpus // size)),
+                              integer=integral)
                 tot.add_term(var.index, 1.0)
             elif kind == "u" and p.rack_gpus >= size:
-                var = mdl.var(f"u[{jid},{size},{p.name}]", 0, 1, integer=integral)
+                var = mdl.var(f"u[{jid},{size},{p.name}]", 0, min(n, len(p.racks) * (p.rack_gpus // size)),
+                              integer=integral)
                 tot.add_term(var.index, 1.0)
             elif kind == "y" and p.gpus >= size:
                 var = mdl.var(f"y[{jid},{size},{p.name}]", 0, p.capacity // size, integer=integral)
@@ -169,9 +174,10 @@ def build_pooled(inst: JointInstance) -> Built:
     rows: dict[str, JobRows] = {}
     store: dict[tuple, Any] = {}
     load = {p.name: LinExpr() for p in ps}
-    for job in inst.base.jobs:
+    for members in job_classes(inst, aggregate=inst.objective is not JointObjective.MAXMIN):
+        job = members[0]
         opts = _admitted(inst, job, ps, multi)
-        jr = rows[job.id] = add_job_rows(inst, mdl, job, opts, keepable=False)
+        jr = rows[job.id] = add_job_rows(inst, mdl, job, opts, keepable=False, members=members)
         _item_rows(mdl, job.id, opts, jr, ps, multi, load, store)
     for p in ps:
         if load[p.name].terms:
@@ -197,36 +203,51 @@ def _ffd(bins: list, free: dict, items: list[tuple[int, Any]]) -> list[Any]:
 def extract_pooled(inst: JointInstance, built: Built, values: list[float]) -> Allocation:
     d = built.data
     chosen_opt = {}
-    for job in inst.base.jobs:
-        k = next((k for k, z in d["rows"][job.id].z.items() if values[z.index] > 0.5), None)
-        if k is not None:
-            chosen_opt[job.id] = inst.options[job.id][k]
+    kind_jobs: dict[tuple[str, str, int], list[str]] = defaultdict(list)  # (class, kind, size) -> jobs
+    for key, jr in d["rows"].items():
+        todo = list(jr.jobs)
+        for k, z in sorted(jr.z.items()):
+            o = inst.options[jr.jobs[0].id][k]
+            for _ in range(int(round(values[z.index]))):
+                jid = todo.pop(0).id
+                chosen_opt[jid] = o
+                kind = "v" if o.single else ("u" if d["multi"] and o.tier is Tier.RACK else "y")
+                kind_jobs[key, kind, o.gpus if kind != "y" else o.divisor].append(jid)
     gpus: dict[str, dict[str, int]] = {j: defaultdict(int) for j in chosen_opt}
-    by_pool: dict[str, list[tuple[str, str, int, int]]] = defaultdict(list)  # kind, job, size, count
-    for (kind, jid, size, pname), var in d["store"].items():
+    by_pool: dict[str, list[tuple[str, str, int]]] = defaultdict(list)  # kind, job, size
+    need = {jid: chosen_opt[jid].gpus // chosen_opt[jid].divisor for jid in chosen_opt}  # chunks left (y)
+    for (kind, key, size, pname), var in sorted(d["store"].items(), key=lambda kv: kv[0][3]):
         n = int(round(values[var.index]))
-        if n:
-            by_pool[pname].append((kind, jid, size, n))
+        queue = kind_jobs[key, kind, size]
+        for _ in range(n):
+            if kind == "y":  # pieces of any job of the class with this divisor
+                jid = next(j for j in queue if need[j] > 0)
+                need[jid] -= 1
+            else:
+                jid = queue.pop(0)
+            by_pool[pname].append((kind, jid, size))
     for p in d["pools"]:
         entries = by_pool.get(p.name, [])
         if d["multi"]:  # level 1: racks
-            items = [(size, (kind, jid, size)) for kind, jid, size, n in entries for _ in range(n)]
+            items = [(chosen_opt[jid].gpus if kind == "u" else size, (kind, jid, size)) for kind, jid, size in entries]
             racks = list(range(len(p.racks)))
             where = _ffd(racks, {r: p.rack_gpus for r in racks}, items)
             per_rack: dict[int, list] = defaultdict(list)
             for (_size, it), r in zip(items, where, strict=True):
                 per_rack[r].append(it)
         else:
-            per_rack = {0: [(kind, jid, size) for kind, jid, size, n in entries for _ in range(n)]}
+            per_rack = {0: entries}
         for r, its in per_rack.items():
             ms = list(p.racks[r])
             items = []
             for kind, jid, size in its:
+                o = chosen_opt[jid]
                 if kind == "v":
+                    items.append((o.gpus, jid))
+                elif kind == "u":  # a rack-tier job goes in chunks of its divisor inside its rack
+                    items += [(o.divisor, jid)] * (o.gpus // o.divisor)
+                else:
                     items.append((size, jid))
-                else:  # rack-tier jobs and pieces go in chunks of the option's divisor
-                    q = chosen_opt[jid].divisor
-                    items += [(q, jid)] * (size // q)
             where = _ffd(ms, {m: p.gpus for m in ms}, items)
             for (size, jid), m in zip(items, where, strict=True):
                 gpus[jid][m] += size
@@ -238,10 +259,11 @@ def extract_pooled(inst: JointInstance, built: Built, values: list[float]) -> Al
 def point_pooled(inst: JointInstance, built: Built, allocation: Allocation) -> tuple[dict[int, float], list[str]]:
     d = built.data
     pool_of = {m: p.name for p in d["pools"] for m in p.machines}
+    row_of = {j.id: key for key, jr in d["rows"].items() for j in jr.jobs}
     vals: dict[int, float] = {}
     problems, choice, price = [], {}, {}
     for ja in allocation:
-        if ja.job_id not in d["rows"]:
+        if ja.job_id not in row_of:
             problems.append(f"job {ja.job_id!r} is not in the instance")
             continue
         try:
@@ -249,8 +271,9 @@ def point_pooled(inst: JointInstance, built: Built, allocation: Allocation) -> t
         except SolverError as e:
             problems.append(str(e))
             continue
+        key = row_of[ja.job_id]
         k = covering_option(inst, ja, price[ja.job_id])
-        if k is None or k not in d["rows"][ja.job_id].z:
+        if k is None or k not in d["rows"][key].z:
             problems.append(f"job {ja.job_id!r}: no option of the model covers {footprint(inst, ja)}")
             continue
         choice[ja.job_id] = k
@@ -261,14 +284,14 @@ def point_pooled(inst: JointInstance, built: Built, allocation: Allocation) -> t
                 problems.append(f"job {ja.job_id!r}: machine {m!r} is not in any pool")
                 continue
             if o.single:
-                key, amount = ("v", ja.job_id, g, pool_of[m]), 1.0
+                vk, amount = ("v", key, g, pool_of[m]), 1.0
             elif d["multi"] and o.tier is Tier.RACK:
-                key, amount = ("u", ja.job_id, o.gpus, pool_of[m]), 1.0 / len(fp.counts)
+                vk, amount = ("u", key, o.gpus, pool_of[m]), 1.0 / len(fp.counts)
             else:
-                key, amount = ("y", ja.job_id, o.divisor, pool_of[m]), g / o.divisor
-            var = d["store"].get(key)
+                vk, amount = ("y", key, o.divisor, pool_of[m]), g / o.divisor
+            var = d["store"].get(vk)
             if var is None:
-                problems.append(f"job {ja.job_id!r}: no variable {key}")
+                problems.append(f"job {ja.job_id!r}: no variable {vk}")
                 continue
             vals[var.index] = vals.get(var.index, 0.0) + amount
     vals.update(point_common(inst, d["rows"], d["t"], price, choice))
@@ -285,9 +308,10 @@ def class_model(inst: JointInstance, integral: bool) -> tuple[Model, dict[str, J
     cpu, mem = LinExpr(), LinExpr()
     one = len(ps) == 1
     pool_of = {m: p.name for p in ps for m in p.machines}
-    for job in inst.base.jobs:
+    for members in job_classes(inst, aggregate=inst.objective is not JointObjective.MAXMIN):
+        job = members[0]
         opts = _admitted(inst, job, ps, False)
-        jr = rows[job.id] = add_job_rows(inst, mdl, job, opts, integral=integral)
+        jr = rows[job.id] = add_job_rows(inst, mdl, job, opts, integral=integral, members=members)
         if one:
             for k, o in opts:
                 load[ps[0].name].add_term(jr.z[k].index, float(o.gpus))

@@ -67,9 +67,13 @@ class JointTwoStage:
         best = best_obj = None
         if raw.values is not None:
             opts = {}  # the chosen option per job (a job that chose to keep its allocation may keep it)
-            for jid, r in rows.items():
-                k = next((k for k, z in r.z.items() if raw.values[z.index] > 0.5), None)
-                opts[jid] = (inst.options[jid][k],) if k is not None else ()
+            for r in rows.values():  # a row may count a class of identical jobs
+                todo = [j.id for j in r.jobs]
+                for k, z in sorted(r.z.items()):
+                    for _ in range(int(round(raw.values[z.index]))):
+                        jid = todo.pop(0)
+                        opts[jid] = (inst.options[jid][k],)
+                opts.update({jid: () for jid in todo})
             sub = dataclasses.replace(inst, options=opts)
             r2 = solve(JointFormulation(aggregate=False), sub, backend, share(0.5))
             limit_hit |= r2.termination is Termination.FEASIBLE_AT_LIMIT

@@ -9,7 +9,7 @@ import pytest
 
 @pytest.mark.parametrize("kind,method,cluster,backend,jobs", [
     ("joint", "joint", "rubick-64", "highs", 6),
-    ("tiresias-placement", "tiresias-ilp", "philly", "cpsat", 1),
+    ("tiresias-placement", "tiresias-ilp", "tiresias-60", "cpsat", 1),
     ("tier-placement", "tier-placement", "dally-2", "scip", 6),
     ("offline", "offline-nonpreemptive", "tiresias-60", "cpsat", 4),
     ("offline", "offline-preemptive", "tiresias-60", "cpsat", 4),

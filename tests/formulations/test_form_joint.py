@@ -339,3 +339,21 @@ def test_generator_is_seeded(make_cluster):
     cl = make_cluster(machines=2, gpus=8, cpus=96)
     assert generate_joint(cl, 5, seed=3).to_dict() == generate_joint(cl, 5, seed=3).to_dict()
     assert generate_joint(cl, 5, seed=3).to_dict() != generate_joint(cl, 5, seed=4).to_dict()
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat"])
+def test_identical_jobs_are_counted_not_decided_one_by_one(backend, make_cluster, need_backend):
+    # six copies of one job: the pooled model counts how many take each option (one job class); its
+    # optimum equals the per-machine model's and brute force's
+    need_backend(backend)
+    cl = make_cluster(machines=3, gpus=4, cpus=64, mem=1600.0)
+    one = generate_joint(cl, 1, seed=2, max_gpus=8)
+    job = one.base.jobs[0]
+    jobs = tuple(dataclasses.replace(job, id=f"c{i}") for i in range(6))
+    inst = dataclasses.replace(one, base=Instance(cl, jobs), options={j.id: one.options[job.id] for j in jobs},
+                               ref_throughput={j.id: one.ref_throughput[job.id] for j in jobs},
+                               weights={j.id: 1.0 for j in jobs})
+    agg = solve(JointFormulation(), inst, backend, P)
+    assert agg.model_stats["vars"] < solve(JointFormulation(aggregate=False), inst, backend, P).model_stats["vars"]
+    assert agg.termination is Termination.OPTIMAL and agg.verified
+    assert agg.objective == pytest.approx(brute_force(inst), rel=1e-6)
