@@ -14,6 +14,7 @@ extract and verify, reports each phase, and applies the one status rule
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -33,6 +34,17 @@ from schedlab.topology.errors import SolverError
 
 #: the smallest budget handed to a backend (seconds); below it the solve is not attempted
 MIN_SOLVE_S = 0.01
+
+
+class BuildTimeout(SolverError):
+    """Raised by a formulation's ``build`` when its ``deadline`` (a :func:`time.perf_counter` value)
+    passes: :func:`solve` turns it into a ``no-solution-at-limit`` result."""
+
+
+def check_deadline(deadline: float | None) -> None:
+    """For builders: raise :class:`BuildTimeout` once ``deadline`` has passed."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise BuildTimeout("the time limit was spent while building the model")
 
 
 @dataclass(frozen=True)
@@ -145,5 +157,18 @@ def solve(form: Formulation, inst: Any, backend: Backend | str = "cpsat",
     time limit covers every phase (see the module docstring)."""
     params = params or SolveParams()
     t0 = time.perf_counter()
-    built = form.build(inst)
+    try:
+        if params.time_limit_s is not None and "deadline" in inspect.signature(form.build).parameters:
+            built = form.build(inst, deadline=t0 + params.time_limit_s)
+        else:
+            built = form.build(inst)
+    except BuildTimeout as e:
+        be = get_backend(backend) if isinstance(backend, str) else backend
+        wall = time.perf_counter() - t0
+        return SolveResult(formulation=form.name, backend=be.name, backend_version=be.version(),
+                           termination=Termination.NO_SOLUTION_AT_LIMIT,
+                           solution_status=SolutionStatus.UNDETERMINED, sense="max", objective=None,
+                           primal_bound=None, dual_bound=None, build_s=wall, solve_s=0.0, threads=None,
+                           seed=params.seed, message=str(e), notes=(str(e),), wall_s=wall,
+                           time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap)
     return solve_built(form, inst, built, backend, params, time.perf_counter() - t0, started=t0)

@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from schedlab.formulations.base import Built
+from schedlab.formulations.base import Built, check_deadline
 from schedlab.formulations.joint_common import (
     JobRows,
     add_job_rows,
@@ -102,7 +102,7 @@ def _fits(o, caps: dict, racks: dict[str, list[str]]) -> bool:
     return sum(c.gpus // o.divisor * o.divisor for c in caps.values()) >= o.gpus
 
 
-def build_machines(inst: JointInstance) -> Built:
+def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
     base = inst.base
     cl = base.cluster
     mach = [m for m in inst.eligible_machines if base.capacity(m).gpus > 0]
@@ -121,8 +121,16 @@ def build_machines(inst: JointInstance) -> Built:
     mem: dict[tuple[str, str], Any] = {}
     rv: dict[tuple[str, str], Any] = {}
     load = {m: [LinExpr(), LinExpr(), LinExpr()] for m in mach}
+    fits: dict[tuple, bool] = {}
     for job in base.jobs:
-        opts = [(k, o) for k, o in inst.admissible(job) if _fits(o, caps, racks)]
+        check_deadline(deadline)
+        opts = []
+        for k, o in inst.admissible(job):
+            key = (o.single, o.gpus, o.divisor, o.tier)
+            if key not in fits:
+                fits[key] = _fits(o, caps, racks)
+            if fits[key]:
+                opts.append((k, o))
         jr = rows[job.id] = add_job_rows(inst, mdl, job, opts, keepable=keeps[job.id])
         held: dict[str, LinExpr] = defaultdict(LinExpr)
         gate: dict[str, LinExpr] = defaultdict(LinExpr)
@@ -263,10 +271,10 @@ class JointFormulation:
     def __init__(self, aggregate: bool | None = None) -> None:
         self.aggregate = aggregate
 
-    def build(self, inst: JointInstance) -> Built:
+    def build(self, inst: JointInstance, deadline: float | None = None) -> Built:
         if self.aggregate is not False and pooled_ok(inst)[0]:
             return build_pooled(inst)
-        return build_machines(inst)
+        return build_machines(inst, deadline)
 
     def extract(self, inst: JointInstance, built: Built, values: list[float]) -> Allocation:
         if built.data["mode"] == "pooled":

@@ -34,7 +34,7 @@ from types import MappingProxyType
 from typing import Any
 
 from schedlab.formulations import io
-from schedlab.formulations.base import Built
+from schedlab.formulations.base import Built, check_deadline
 from schedlab.formulations.model import LinExpr, Model
 from schedlab.perfmodel.network import comm_overhead
 from schedlab.perfmodel.plans import ExecutionPlan
@@ -119,7 +119,7 @@ def tier_objective(inst: TierInstance, allocation: Allocation) -> float:
 class TierFormulation:
     name = "tier-placement"
 
-    def build(self, inst: TierInstance) -> Built:
+    def build(self, inst: TierInstance, deadline: float | None = None) -> Built:
         nodes = inst.base.cluster.graph.nodes
         mach = [m for m in inst.eligible_machines if inst.free_gpus(m) > 0]
         racks: dict[str, list[str]] = defaultdict(list)
@@ -133,6 +133,7 @@ class TierFormulation:
         data: dict[str, Any] = {"a": {}, "b": {}, "n": {}, "x": {}}
         contrib: dict[str, LinExpr] = {}
         for job in inst.base.jobs:
+            check_deadline(deadline)
             g = job.requested.gpus
             o = inst.overhead[job.id]
             coef = [g / (1 + v) if maxim else g * v for v in o]

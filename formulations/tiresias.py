@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import Any
 
 from schedlab.formulations import io
-from schedlab.formulations.base import Built
+from schedlab.formulations.base import Built, check_deadline
 from schedlab.formulations.model import LinExpr, Model
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
@@ -154,13 +154,13 @@ class TiresiasFormulation:
             keep.update(ms[:need])
         return [m for m in inst.eligible_machines if m in keep], [ms[:need] for ms in classes.values()]
 
-    def build(self, inst: TiresiasInstance) -> Built:
+    def build(self, inst: TiresiasInstance, deadline: float | None = None) -> Built:
         one = len(inst.base.jobs) == 1
         if self.method == "configurations" or (self.method == "auto" and one):
             if not one:
                 raise SolverError("the configuration model places exactly one job")
             return self._build_configs(inst)
-        return self._build_bilinear(inst)
+        return self._build_bilinear(inst, deadline)
 
     def _build_configs(self, inst: TiresiasInstance) -> Built:
         r"""Exact single-job model over node *configurations* (no bilinear term, no symmetry).
@@ -230,7 +230,7 @@ class TiresiasFormulation:
         mdl.minimize(T)
         return Built(mdl, {"mode": "configurations", "cfgs": cfgs, "groups": nodes_used, "n": ns, "u": us, "T": T})
 
-    def _build_bilinear(self, inst: TiresiasInstance) -> Built:
+    def _build_bilinear(self, inst: TiresiasInstance, deadline: float | None = None) -> Built:
         nodes, classes = self._nodes(inst)
         mdl = Model("tiresias-ilp", sense="min")
         base_t = max((inst.traffic.get(m, 0) for m in inst.eligible_machines), default=0)
@@ -243,6 +243,7 @@ class TiresiasFormulation:
         p_of: dict[tuple[str, int, str], Any] = {}
         q_of: dict[tuple[str, int, str], Any] = {}
         for job in inst.base.jobs:
+            check_deadline(deadline)
             ps = inst.ps[job.id]
             W, M = job.requested.gpus, ps.model_size
             tot = LinExpr()

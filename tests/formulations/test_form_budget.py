@@ -146,3 +146,17 @@ def test_bad_parameters_are_solver_errors(kw):
         SolveParams(**kw)
     assert isinstance(ei.value, SolverError) and isinstance(ei.value, SchedlabError)
     assert isinstance(ei.value, ValueError)  # older callers caught ValueError
+
+
+def test_a_slow_build_is_stopped_at_the_deadline(make_cluster):
+    # a formulation whose build takes the deadline checks it between jobs: the solve returns
+    # no-solution-at-limit instead of building on past the budget
+    from schedlab.formulations import JointFormulation, generate_joint
+    from schedlab.formulations.base import BuildTimeout
+
+    inst = generate_joint(make_cluster(machines=4, gpus=8, cpus=96, mem=1600.0), 5, seed=1, running_frac=0.5,
+                          reconfig_penalty=0.1)
+    with pytest.raises(BuildTimeout):
+        JointFormulation(aggregate=False).build(inst, deadline=0.0)  # long passed
+    r = solve(JointFormulation(aggregate=False), inst, "highs", SolveParams(time_limit_s=1e-9))
+    assert r.termination is Termination.NO_SOLUTION_AT_LIMIT and r.objective is None
