@@ -84,3 +84,22 @@ def test_list_marks_unavailable_backends(cli, monkeypatch):
     assert "cpsat\n" in r.out.replace("  cpsat\n", "cpsat\n")
     r = cli("list", "backends", "--format", "json")
     assert json.loads(r.out)["backends_unavailable"] == {"scip": "module x is not installed"}
+
+
+def _doc_commands() -> list[list[str]]:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "formulations.md").read_text()
+    block = text.split("## CLI", 1)[1].split("\n\n")[1]
+    return [line.split()[1:] for line in block.splitlines() if line.strip().startswith("schedlab solve")]
+
+
+@pytest.mark.parametrize("argv", _doc_commands(), ids=lambda a: a[a.index("--method") + 1])
+def test_documented_commands_give_an_answer(argv, cli):
+    # every `schedlab solve` command of docs/formulations.md runs and answers (issue 9: the documented
+    # tiresias-ilp example was infeasible on tiresias-60)
+    r = cli(*argv, "--format", "json")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert out["status"] not in ("infeasible", "error", "no-solution-at-limit")
+    assert out["objective"] is not None or out["bound"] is not None
