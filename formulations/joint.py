@@ -43,6 +43,7 @@ from schedlab.formulations.joint_common import (
     JobRows,
     add_job_rows,
     add_quota_rows,
+    covering_choice,
     keep_value,
     point_common,
     priced_allocation,
@@ -50,7 +51,7 @@ from schedlab.formulations.joint_common import (
     set_objective,
     share_resources,
 )
-from schedlab.formulations.joint_instance import JointInstance, covering_option, footprint, joint_objective
+from schedlab.formulations.joint_instance import JointInstance, footprint, joint_objective
 from schedlab.formulations.joint_pooled import (
     build_pooled,
     class_model,
@@ -230,20 +231,13 @@ def point_machines(inst: JointInstance, built: Built, allocation: Allocation) ->
         if jr is None:
             problems.append(f"job {ja.job_id!r} is not in the instance")
             continue
-        cur = inst.base.current.get(ja.job_id)
-        try:
-            price[ja.job_id] = inst.value(ja)
-        except SolverError as e:
-            problems.append(str(e))
+        got = covering_choice(inst, ja, jr, problems)
+        if got is None:
             continue
-        if jr.keep is not None and cur is not None and cur.plan == ja.plan and dict(cur.placement) == dict(ja.placement):
-            choice[ja.job_id] = "keep"
-            continue
-        k = covering_option(inst, ja, price[ja.job_id])
-        if k is None or k not in jr.z:
-            problems.append(f"job {ja.job_id!r}: no option of the model covers {footprint(inst, ja)}")
-            continue
+        price[ja.job_id], k = got
         choice[ja.job_id] = k
+        if k == "keep":
+            continue
         o = inst.options[ja.job_id][k]
         fp = footprint(inst, ja)
         for m, g in fp.counts.items():

@@ -19,6 +19,7 @@ from schedlab.formulations.joint_instance import (
     JobOption,
     JointInstance,
     JointObjective,
+    covering_option,
     footprint,
     make_allocation,
     split_evenly,
@@ -153,6 +154,26 @@ def point_common(inst: JointInstance, rows: Mapping[str, JobRows], t: Any, value
     if t is not None:
         out[t.index] = min((values.get(j.id, 0.0) for j in inst.base.jobs), default=0.0)
     return out
+
+
+def covering_choice(inst: JointInstance, ja: JobAllocation, jr: JobRows, problems: list[str]
+                    ) -> tuple[float, int | str] | None:
+    """``(value, choice)`` of an allocation in a model: its weighted normalised price and the option
+    index that covers it (or ``"keep"``: the running allocation, unchanged); ``None`` with the reason
+    appended to ``problems`` when it cannot run or no option of the model covers it."""
+    try:
+        v = inst.value(ja)
+    except SolverError as e:
+        problems.append(str(e))
+        return None
+    cur = inst.base.current.get(ja.job_id)
+    if jr.keep is not None and cur is not None and cur.plan == ja.plan and dict(cur.placement) == dict(ja.placement):
+        return v, "keep"
+    k = covering_option(inst, ja, v)
+    if k is None or k not in jr.z:
+        problems.append(f"job {ja.job_id!r}: no option of the model covers {footprint(inst, ja)}")
+        return None
+    return v, k
 
 
 def job_classes(inst: JointInstance, aggregate: bool = True) -> list[tuple[Job, ...]]:

@@ -32,6 +32,7 @@ from schedlab.formulations.joint_common import (
     JobRows,
     add_job_rows,
     add_quota_rows,
+    covering_choice,
     job_classes,
     point_common,
     priced_allocation,
@@ -39,7 +40,7 @@ from schedlab.formulations.joint_common import (
     set_objective,
     share_resources,
 )
-from schedlab.formulations.joint_instance import JointInstance, JointObjective, covering_option, footprint
+from schedlab.formulations.joint_instance import JointInstance, JointObjective, footprint
 from schedlab.formulations.model import LinExpr, Model
 from schedlab.scheduling.allocation import Allocation
 from schedlab.topology.errors import SolverError
@@ -266,16 +267,11 @@ def point_pooled(inst: JointInstance, built: Built, allocation: Allocation) -> t
         if ja.job_id not in row_of:
             problems.append(f"job {ja.job_id!r} is not in the instance")
             continue
-        try:
-            price[ja.job_id] = inst.value(ja)
-        except SolverError as e:
-            problems.append(str(e))
-            continue
         key = row_of[ja.job_id]
-        k = covering_option(inst, ja, price[ja.job_id])
-        if k is None or k not in d["rows"][key].z:
-            problems.append(f"job {ja.job_id!r}: no option of the model covers {footprint(inst, ja)}")
+        got = covering_choice(inst, ja, d["rows"][key], problems)
+        if got is None:
             continue
+        price[ja.job_id], k = got
         choice[ja.job_id] = k
         o = inst.options[ja.job_id][k]
         fp = footprint(inst, ja)
