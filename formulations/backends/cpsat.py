@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import time
 
-from schedlab.formulations.backends.base import Availability
+from schedlab.formulations.backends.base import Availability, out_of_time, spent
 from schedlab.formulations.model import Model
 from schedlab.formulations.result import RawResult, SolveParams, Termination
 
@@ -155,6 +155,8 @@ class CpSatBackend:
         inexact = 0
         row_err = 0.0  # rounding, in units of a continuous variable the row bounds
         for r, c in enumerate(model.constraints):
+            if spent(params, t0, r):
+                return out_of_time(t0, params.effective_threads)
             if r in dropped:
                 continue
             terms = {i: k / scale.get(i, 1) for i, k in c.terms.items()}

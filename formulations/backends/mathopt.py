@@ -11,7 +11,7 @@ import datetime as dt
 import math
 import time
 
-from schedlab.formulations.backends.base import Availability, quiet_stdout
+from schedlab.formulations.backends.base import Availability, out_of_time, quiet_stdout, spent
 from schedlab.formulations.model import Model
 from schedlab.formulations.result import RawResult, SolveParams, Termination
 
@@ -57,7 +57,9 @@ class MathOptBackend:
         t0 = time.perf_counter()
         m = mathopt.Model(name=model.name)
         xs = [m.add_variable(lb=v.lb, ub=v.ub, is_integer=v.integer, name=v.name) for v in model.vars]
-        for c in model.constraints:
+        for r, c in enumerate(model.constraints):
+            if spent(params, t0, r):
+                return out_of_time(t0, 1 if self._solver == "GSCIP" else None)
             lc = m.add_linear_constraint(lb=c.lb, ub=c.ub, name=c.name)
             for i, k in c.terms.items():
                 lc.set_coefficient(xs[i], k)

@@ -7,7 +7,7 @@ import math
 import time
 import warnings
 
-from schedlab.formulations.backends.base import Availability
+from schedlab.formulations.backends.base import Availability, out_of_time, spent
 from schedlab.formulations.model import Model
 from schedlab.formulations.result import RawResult, SolveParams, Termination
 
@@ -50,6 +50,8 @@ class CbcBackend:
             xs.append(pulp.LpVariable(f"x{v.index}", None if v.lb == -math.inf else v.lb,
                                       None if v.ub == math.inf else v.ub, cat))
         for k, c in enumerate(model.constraints):
+            if spent(params, t0, k):
+                return out_of_time(t0, params.effective_threads)
             e = pulp.LpAffineExpression([(xs[i], a) for i, a in c.terms.items()])
             if c.lb == c.ub:
                 prob += (e == c.lb, f"c{k}")

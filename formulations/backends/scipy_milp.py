@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import time
 
-from schedlab.formulations.backends.base import Availability, quiet_stdout
+from schedlab.formulations.backends.base import Availability, out_of_time, quiet_stdout, spent
 from schedlab.formulations.model import Model
 from schedlab.formulations.result import RawResult, SolveParams, Termination
 
@@ -43,6 +43,8 @@ class ScipyBackend:
         rows, cols, data = [], [], []
         lbs, ubs = [], []
         for r, con in enumerate(model.constraints):
+            if spent(params, t0, r):
+                return out_of_time(t0, 1)
             for i, k in con.terms.items():
                 rows.append(r)
                 cols.append(i)

@@ -160,3 +160,24 @@ def test_a_slow_build_is_stopped_at_the_deadline(make_cluster):
         JointFormulation(aggregate=False).build(inst, deadline=0.0)  # long passed
     r = solve(JointFormulation(aggregate=False), inst, "highs", SolveParams(time_limit_s=1e-9))
     assert r.termination is Termination.NO_SOLUTION_AT_LIMIT and r.objective is None
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat", "scipy", "cbc"])
+def test_backends_stop_translating_when_the_budget_is_spent(backend, need_backend, monkeypatch):
+    # a backend whose translation outlasts the budget stops and says so (no solve after the limit)
+    from schedlab.formulations.backends import base as bbase
+    from schedlab.formulations.model import lsum
+
+    be = need_backend(backend)
+    m = Model("wide")
+    xs = [m.binary(f"x{i}") for i in range(3000)]
+    for i in range(0, 3000, 2):
+        m.add(xs[i] + xs[i + 1] <= 1)
+    m.maximize(lsum(xs))
+    monkeypatch.setattr(bbase, "spent", lambda params, t0, row: row >= 1024)  # "spent" from row 1,024 on
+    import importlib
+
+    mod = importlib.import_module(type(be).__module__)
+    monkeypatch.setattr(mod, "spent", bbase.spent)
+    r = be.solve(m, SolveParams(time_limit_s=5.0))
+    assert r.termination is Termination.NO_SOLUTION_AT_LIMIT and r.limit_hit and "translating" in r.message
