@@ -60,7 +60,8 @@ class JointTwoStage:
         build_s = time.perf_counter() - t0
         raw = be.solve(mdl, share(0.4))
         limit_hit = bool(raw.limit_hit)
-        notes = [f"stage 1 (class MIP): {raw.termination.value}, bound {raw.dual_bound}"]
+        notes = [f"stage 1 (class MIP): {raw.termination.value}, bound {raw.dual_bound}, "
+                 f"{time.perf_counter() - t0:.2f} s"]
         if raw.termination is Termination.INFEASIBLE:
             return self._result(inst, be, params, Termination.INFEASIBLE, None, None, build_s, t0, notes, False)
         bound = raw.dual_bound if raw.termination.has_solution else None
@@ -77,7 +78,7 @@ class JointTwoStage:
             sub = dataclasses.replace(inst, options=opts)
             r2 = solve(JointFormulation(aggregate=False), sub, backend, share(0.5))
             limit_hit |= r2.termination is Termination.FEASIBLE_AT_LIMIT
-            notes.append(f"stage 2 (pack the chosen options): {r2.termination.value}")
+            notes.append(f"stage 2 (pack the chosen options): {r2.termination.value}, {r2.phases['wall_s']:.2f} s")
             if r2.allocation is not None:
                 best, best_obj = r2.allocation, joint_objective(inst, r2.allocation)
         gap = relative_gap(best_obj, bound)
@@ -85,7 +86,8 @@ class JointTwoStage:
             left = None if lim is None else max(0.05, lim - (time.perf_counter() - t0))
             r3 = solve(form, inst, backend, params.with_(time_limit_s=left, warm_start=best))
             limit_hit |= r3.termination in (Termination.FEASIBLE_AT_LIMIT, Termination.NO_SOLUTION_AT_LIMIT)
-            notes.append(f"stage 3 (full per-machine model): {r3.termination.value}, bound {r3.dual_bound}")
+            notes.append(f"stage 3 (full per-machine model): {r3.termination.value}, bound {r3.dual_bound}, "
+                         f"{r3.phases['wall_s']:.2f} s")
             if r3.termination is Termination.INFEASIBLE:
                 return self._result(inst, be, params, Termination.INFEASIBLE, None, None, build_s, t0, notes, False)
             if r3.allocation is not None and (best_obj is None or r3.objective > best_obj):
