@@ -181,3 +181,26 @@ def test_backends_stop_translating_when_the_budget_is_spent(backend, need_backen
     monkeypatch.setattr(mod, "spent", bbase.spent)
     r = be.solve(m, SolveParams(time_limit_s=5.0))
     assert r.termination is Termination.NO_SOLUTION_AT_LIMIT and r.limit_hit and "translating" in r.message
+
+
+def test_cbc_watchdog_kills_only_cbc_children(tmp_path):
+    # CBC can stay in its root far past -sec; the watchdog finds this process's "cbc" children in /proc
+    import shutil
+    import subprocess
+    import sys
+
+    from schedlab.formulations.backends.pulp_cbc import _kill_cbc_children
+
+    if not sys.platform.startswith("linux") or shutil.which("sleep") is None:
+        pytest.skip("needs Linux /proc and sleep")
+    fake = tmp_path / "cbc"
+    shutil.copy(shutil.which("sleep"), fake)
+    other = subprocess.Popen([shutil.which("sleep"), "30"])
+    child = subprocess.Popen([str(fake), "30"])
+    try:
+        assert _kill_cbc_children() == 1
+        assert child.wait(timeout=10) != 0 and other.poll() is None
+    finally:
+        for p in (child, other):
+            p.kill()
+            p.wait()
