@@ -11,11 +11,13 @@ Cases (seeded instances, seed 1; every backend that is available; CP-SAT and CBC
   the joint per-machine model and the exact two-stage solve (perf-model options on ``dally(r)``),
   tier placement (``dally(r)``, 30 % busy) and the Tiresias ILP (one job of W workers on
   ``philly``; several 8-worker jobs on ``tiresias-60``);
-* ``scale``: 20,000 jobs on 32,768 GPUs (``dally(512)``, synthetic options): the direct (aggregated)
-  solve on HiGHS and CP-SAT within 60 s, its gap to the class LP bound, the peak resident memory of
+* ``scale``: 20,000 jobs on 32,768 GPUs (``dally(512)``): the idle cluster with synthetic options (the
+  pooled model, exact) and a half-busy cluster with perf-model options (the two-stage solve), on
+  HiGHS and CP-SAT within 60 s each, the gap to the class LP bound and the peak resident memory of
   the process (run this case alone for a clean figure), and POP k=16 for comparison;
-* ``pop-vs-direct``: per-machine instances (perf-model options) at the sizes where ``joint-auto``
-  switches to POP: the direct two-stage solve against POP with 60 s each;
+* ``pop-vs-direct``: per-machine instances (perf-model options, half the machines partly busy, so
+  the pooled model is not exact): the direct two-stage solve against POP (k = 8 and k = jobs / 32,
+  parallel) with 60 s each;
 * ``budget``: the issue's reproduction, a 2 s limit on the 200-job per-machine joint model: the wall
   clock of the whole solve and its phases.
 
@@ -37,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.formulations import (
-    AUTO_DIRECT_PAIRS,
     POP,
     JointFormulation,
     JointTwoStage,
@@ -86,8 +87,8 @@ SERIES: dict[str, tuple[list[int], Callable[[int], Any], Callable[..., Any]]] = 
     "joint-machines": ([25, 50, 100, 200, 400],
                        lambda n: generate_joint(dally(_racks(n)), n, seed=1, source="perfmodel", max_gpus=16),
                        lambda i, b, p: solve(JointFormulation(aggregate=False), i, b, p)),
-    "joint-2stage": ([25, 50, 100, 200, 400, 800],
-                     lambda n: generate_joint(dally(_racks(n)), n, seed=1, source="perfmodel", max_gpus=16),
+    "joint-2stage": ([25, 50, 100, 200, 400, 800, 3200, 20000],
+                     lambda n: generate_joint(dally(_racks(n)), n, seed=1, source="perfmodel", max_gpus=16, busy=0.5),
                      lambda i, b, p: JointTwoStage().solve(i, b, p)),
     "tier": ([10, 20, 40, 80, 160], lambda n: generate_tier(dally(max(2, n // 10)), n, seed=1),
              lambda i, b, p: solve(TierFormulation(), i, b, p)),
@@ -122,39 +123,39 @@ def limits(rows: list, quick: bool, only_series: list[str] | None = None) -> Non
 
 def scale(rows: list, quick: bool) -> None:
     cl = dally(512)
-    t0 = time.perf_counter()
-    inst = generate_joint(cl, 20000, seed=1)
-    gen_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    lp = relaxation_bound(inst)
-    lp_s = time.perf_counter() - t0
-    for be in ("highs", "cpsat"):
-        r = solve(JointFormulation(), inst, be, SolveParams(time_limit_s=LIMIT, seed=1))
-        rows.append(row("scale-20000", r, {"gpus": cl.total_gpus, "lp_bound": lp, "lp_s": round(lp_s, 3),
-                                           "gap_to_lp": relative_gap(r.objective, lp), "generate_s": round(gen_s, 3),
-                                           "peak_rss_mb": round(peak_mb(), 1)}))
-    if not quick:
+    for name, kw in (("idle-synthetic", {}), ("busy-perfmodel", {"source": "perfmodel", "max_gpus": 16, "busy": 0.5})):
         t0 = time.perf_counter()
-        r = POP(16, parallel=True).solve(inst, "highs", SolveParams(time_limit_s=LIMIT, seed=1))
-        rows.append(row("scale-20000-pop16", r, {"gpus": cl.total_gpus, "lp_bound": lp,
-                                                 "gap_to_lp": relative_gap(r.objective, lp),
-                                                 "peak_rss_mb": round(peak_mb(), 1)}))
+        inst = generate_joint(cl, 20000, seed=1, **kw)
+        gen_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        lp = relaxation_bound(inst)
+        lp_s = time.perf_counter() - t0
+        for be in ("highs", "cpsat"):
+            r = JointTwoStage().solve(inst, be, SolveParams(time_limit_s=LIMIT, seed=1))
+            rows.append(row(f"scale-20000-{name}", r, {"gpus": cl.total_gpus, "lp_bound": lp, "lp_s": round(lp_s, 3),
+                                                      "gap_to_lp": relative_gap(r.objective, lp),
+                                                      "generate_s": round(gen_s, 3), "peak_rss_mb": round(peak_mb(), 1),
+                                                      "notes": r.notes}))
+        if not quick:
+            r = POP(16, parallel=True).solve(inst, "highs", SolveParams(time_limit_s=LIMIT, seed=1))
+            rows.append(row(f"scale-20000-{name}-pop16", r, {"gpus": cl.total_gpus, "lp_bound": lp,
+                                                             "gap_to_lp": relative_gap(r.objective, lp),
+                                                             "peak_rss_mb": round(peak_mb(), 1)}))
 
 
 def pop_vs_direct(rows: list, quick: bool) -> None:
-    for n in ((400,) if quick else (400, 800, 1600)):
+    for n in ((400,) if quick else (400, 1600, 6400)):
         cl = dally(_racks(n))
-        inst = generate_joint(cl, n, seed=1, source="perfmodel", max_gpus=16)
-        pairs = n * len(cl.machines)
+        inst = generate_joint(cl, n, seed=1, source="perfmodel", max_gpus=16, busy=0.5)
         lp = relaxation_bound(inst)
-        k = max(2, min(-(-pairs // AUTO_DIRECT_PAIRS), len(cl.machines) // 8))
         for be in ("highs", "cpsat"):
             p = SolveParams(time_limit_s=LIMIT, seed=1)
-            extra = {"jobs": n, "pairs": pairs, "lp_bound": lp}
+            extra = {"jobs": n, "gpus": cl.total_gpus, "lp_bound": lp}
             r = JointTwoStage().solve(inst, be, p)
             rows.append(row("pop-vs-direct-direct", r, extra | {"gap_to_lp": relative_gap(r.objective, lp)}))
-            r = POP(k, parallel=True).solve(inst, be, p)
-            rows.append(row("pop-vs-direct-pop", r, extra | {"k": k, "gap_to_lp": relative_gap(r.objective, lp)}))
+            for k in sorted({8, max(2, n // 32)}):
+                r = POP(k, parallel=True).solve(inst, be, p)
+                rows.append(row("pop-vs-direct-pop", r, extra | {"k": k, "gap_to_lp": relative_gap(r.objective, lp)}))
 
 
 def budget(rows: list, quick: bool) -> None:

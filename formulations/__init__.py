@@ -71,29 +71,11 @@ def _pop(k: int) -> Solver:
     return lambda inst, backend, params: POP(k, parallel=params.effective_threads > 1).solve(inst, backend, params)
 
 
-#: ``joint-auto`` solves directly (exact two-stage, or the pooled model where it is exact) up to this
-#: many (job, machine) pairs of a per-machine model, and with POP beyond (parts of about this size);
-#: set from ``benchmarks/bench_formulations.py --only pop-vs-direct`` (docs/formulations.md)
-AUTO_DIRECT_PAIRS = 6000
-
-
-def joint_auto(inst: JointInstance, backend: str, params: SolveParams) -> SolveResult:
-    """The default joint method: direct while the per-machine model is small enough to prove, POP
-    (parallel, ``k`` parts of about :data:`AUTO_DIRECT_PAIRS` pairs, never parts of under one rack or
-    8 machines) beyond."""
-    pairs = len(inst.base.jobs) * len(inst.eligible_machines)
-    if pooled_ok(inst)[0] or pairs <= AUTO_DIRECT_PAIRS:
-        return JointTwoStage().solve(inst, backend, params)
-    k = max(2, min(-(-pairs // AUTO_DIRECT_PAIRS), len(inst.eligible_machines) // 8))
-    return POP(k, parallel=params.effective_threads > 1).solve(inst, backend, params)
-
-
 #: method name -> (instance kind, solver(inst, backend, params))
 METHODS: dict[str, tuple[str, Solver]] = {
     "joint": (JointInstance.KIND, _direct(JointFormulation)),
     "joint-machines": (JointInstance.KIND, _direct(lambda: JointFormulation(aggregate=False))),
     "joint-2stage": (JointInstance.KIND, lambda inst, backend, params: JointTwoStage().solve(inst, backend, params)),
-    "joint-auto": (JointInstance.KIND, joint_auto),
     "tiresias-ilp": (TiresiasInstance.KIND, _direct(TiresiasFormulation)),
     "tier-placement": (TierInstance.KIND, _direct(TierFormulation)),
     "offline-nonpreemptive": (OfflineInstance.KIND, _direct(OfflineFormulation)),
@@ -136,7 +118,7 @@ GAP_NOTES: dict[str, str] = {
 POLICIES: PolicyRegistry = PolicyRegistry()
 
 __all__ = [
-    "AUTO_DIRECT_PAIRS", "joint_auto", "BACKENDS", "BOUND_METHOD", "GAP_NOTES", "POLICIES", "PreemptiveBoundMethod", "GENERATORS", "INSTANCE_KINDS", "METHODS", "OBJECTIVES", "POP", "Built", "Formulation", "JobOption",
+    "BACKENDS", "BOUND_METHOD", "GAP_NOTES", "POLICIES", "PreemptiveBoundMethod", "GENERATORS", "INSTANCE_KINDS", "METHODS", "OBJECTIVES", "POP", "Built", "Formulation", "JobOption",
     "JointFormulation", "JointInstance", "JointObjective", "JointTwoStage", "LinExpr", "Model", "OfflineFormulation",
     "OfflineInstance", "OfflineSchedule", "PSJob", "SolutionStatus", "SolveParams", "SolveResult", "Termination",
     "TierFormulation", "TierInstance", "TierMode", "TiresiasFormulation", "TiresiasInstance", "TiresiasSolution",

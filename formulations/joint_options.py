@@ -320,9 +320,10 @@ def pareto(opts: list[JobOption]) -> list[JobOption]:
 
 
 # ----------------------------------------------------------------- generator
-def _first_fit(cluster: Cluster, jobs: list[Job], rng: random.Random, running_frac: float) -> Allocation:
+def _first_fit(cluster: Cluster, jobs: list[Job], rng: random.Random, running_frac: float,
+               reserved: dict | None = None) -> Allocation:
     """Running jobs: a fraction started first-fit at their request (even split, plan as requested)."""
-    state = ClusterState(cluster)
+    state = ClusterState(cluster, reserved or {})
     placed = []
     per = cluster.max_gpus_per_machine
     for j in jobs:
@@ -343,13 +344,16 @@ def _first_fit(cluster: Cluster, jobs: list[Job], rng: random.Random, running_fr
 
 def generate_joint(cluster: Cluster, n_jobs: int, *, seed: int = 0, guaranteed_frac: float = 0.0,
                    running_frac: float = 0.0, reconfig_penalty: float = 0.0, max_gpus: int = 32,
-                   objective: JointObjective = JointObjective.SUM, source: str = "synthetic") -> JointInstance:
+                   objective: JointObjective = JointObjective.SUM, source: str = "synthetic",
+                   busy: float = 0.0) -> JointInstance:
     """A seeded snapshot: reconfigurable jobs with requested GPUs in {1, 2, 4, 8, 16} (<= ``max_gpus``),
     a fraction guaranteed (tenant ``A``, quota half the GPUs, minRes half the request's CPUs) and a
     fraction already running first-fit at their request. ``source="synthetic"``: the synthetic zoo
     (power-of-two GPU counts); ``source="perfmodel"``: a random model of the perf model's zoo with
     option tables for every GPU count up to ``max_gpus`` (requests whose plain-DP plan does not fit
-    memory are redrawn)."""
+    memory are redrawn). ``busy``: each machine is, with this probability, partly used by work outside
+    the decision (``reserved``: random GPUs with their share of CPUs and memory): fragmented free
+    capacity, as in a running cluster."""
     if source not in ("synthetic", "perfmodel"):
         raise SpecError(f"unknown option source {source!r}", source="<generate_joint>", field="source")
     rng = random.Random(seed)
@@ -391,6 +395,14 @@ def generate_joint(cluster: Cluster, n_jobs: int, *, seed: int = 0, guaranteed_f
         options[jid], ref[jid] = tuple(opts), tput
         weights[jid] = float(rng.choice([1, 1, 2]))
     quotas = {"A": Resources(cluster.total_gpus // 2, 0, 0.0)} if guaranteed_frac > 0 else {}
-    current = _first_fit(cluster, jobs, rng, running_frac) if running_frac > 0 else Allocation()
-    base = Instance(cluster, tuple(jobs), current=current, quotas=quotas)
+    reserved = {}
+    if busy > 0:
+        brng = random.Random(seed + 7919)  # its own stream: busy=0 leaves the jobs as they were
+        for m in cluster.machines:
+            spec = cluster.machine(m)
+            if brng.random() < busy:
+                g = brng.randint(1, spec.gpus)
+                reserved[m] = Resources(g, spec.cpus * g // spec.gpus, spec.host_memory_gb * g / spec.gpus)
+    current = _first_fit(cluster, jobs, rng, running_frac, reserved) if running_frac > 0 else Allocation()
+    base = Instance(cluster, tuple(jobs), current=current, quotas=quotas, reserved=reserved)
     return JointInstance(base, options, ref, weights, objective, reconfig_penalty, pricing=source)

@@ -3,9 +3,11 @@ r"""Exact two-stage solve of the joint problem for option tables that do not agg
 1. Solve the class MIP (:func:`formulations.joint_pooled.class_model`: capacities pooled per class
    of identical machines, racks ignored): a relaxation, so its dual bound :math:`B` bounds the
    problem and its solution picks an option (or keeping the running allocation) per job.
-2. Pack exactly those choices on the real machines with the per-machine model restricted to them.
-   If every chosen job is placed, the allocation's objective equals the relaxation's value, so it is
-   optimal whenever stage 1 proved its own optimum (gap to :math:`B` within the tolerance).
+2. Pack exactly those choices on the real machines: first greedily (:mod:`formulations.joint_pack`,
+   O(jobs x machines)), then, if some choice did not fit, with the per-machine model restricted to
+   them (warm-started from the greedy packing). If every chosen job is placed, the allocation's
+   objective equals the relaxation's value, so it is optimal whenever stage 1 proved its own optimum
+   (gap to :math:`B` within the tolerance).
 3. Otherwise solve the full per-machine model, warm-started from stage 2 where the backend takes
    hints, and keep the better allocation; the bound is the tighter of :math:`B` and stage 3's.
 
@@ -24,6 +26,7 @@ from schedlab.formulations.backends import get_backend, incompatibility
 from schedlab.formulations.base import solve
 from schedlab.formulations.joint import JointFormulation, pooled_ok
 from schedlab.formulations.joint_instance import JointInstance, joint_objective
+from schedlab.formulations.joint_pack import pack_greedy
 from schedlab.formulations.joint_pooled import class_model
 from schedlab.formulations.result import (
     SolutionStatus,
@@ -67,20 +70,34 @@ class JointTwoStage:
         bound = raw.dual_bound if raw.termination.has_solution else None
         best = best_obj = None
         if raw.values is not None:
-            opts = {}  # the chosen option per job (a job that chose to keep its allocation may keep it)
+            opts, chosen = {}, {}  # the chosen option per job, or keeping its running allocation
             for r in rows.values():  # a row may count a class of identical jobs
                 todo = [j.id for j in r.jobs]
                 for k, z in sorted(r.z.items()):
                     for _ in range(int(round(raw.values[z.index]))):
                         jid = todo.pop(0)
                         opts[jid] = (inst.options[jid][k],)
+                        chosen[jid] = inst.options[jid][k]
+                if r.keep is not None and raw.values[r.keep.index] > 0.5:
+                    chosen[todo[0]] = "keep"
                 opts.update({jid: () for jid in todo})
-            sub = dataclasses.replace(inst, options=opts)
-            r2 = solve(JointFormulation(aggregate=False), sub, backend, share(0.5))
-            limit_hit |= r2.termination is Termination.FEASIBLE_AT_LIMIT
-            notes.append(f"stage 2 (pack the chosen options): {r2.termination.value}, {r2.phases['wall_s']:.2f} s")
-            if r2.allocation is not None:
-                best, best_obj = r2.allocation, joint_objective(inst, r2.allocation)
+            t2 = time.perf_counter()
+            greedy = pack_greedy(inst, chosen)
+            if not form.verify(inst, greedy):
+                best, best_obj = greedy, joint_objective(inst, greedy)
+            notes.append(f"stage 2a (greedy packing): {len(greedy)} of {len(chosen)} choices placed, "
+                         f"{time.perf_counter() - t2:.2f} s")
+            gap = relative_gap(best_obj, bound)
+            if gap is None or gap > params.rel_gap:
+                sub = dataclasses.replace(inst, options=opts)
+                r2 = solve(JointFormulation(aggregate=False), sub, backend, share(0.5).with_(warm_start=best))
+                limit_hit |= r2.termination is Termination.FEASIBLE_AT_LIMIT
+                notes.append(f"stage 2 (pack the chosen options, MIP): {r2.termination.value}, "
+                             f"{r2.phases['wall_s']:.2f} s")
+                if r2.allocation is not None:
+                    obj2 = joint_objective(inst, r2.allocation)
+                    if best_obj is None or obj2 > best_obj:
+                        best, best_obj = r2.allocation, obj2
         gap = relative_gap(best_obj, bound)
         if gap is None or gap > params.rel_gap:
             left = None if lim is None else max(0.05, lim - (time.perf_counter() - t0))
