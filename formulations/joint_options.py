@@ -92,11 +92,21 @@ def synthetic_problem(job: Job, plan: ExecutionPlan, fp: Footprint) -> str | Non
     return None
 
 
+def beyond_table(inst: JointInstance, job: Job, fp: Footprint) -> None:
+    """Refuse a GPU count no option of the job has (the exact model could not hold that allocation, so
+    pricing it would allow a negative gap): the instance's ``max_gpus`` bounds a job's GPUs."""
+    sizes = {o.gpus for o in inst.options.get(job.id, ())}
+    if fp.gpus not in sizes:
+        raise SolverError(f"job {job.id!r} holds {fp.gpus} GPUs; its options allow {sorted(sizes)} "
+                          "(generate_joint(max_gpus=...) bounds a job's GPUs)")
+
+
 class SyntheticPricer:
     def __init__(self, inst: JointInstance) -> None:
         self.inst = inst
 
     def price(self, job: Job, ja: JobAllocation, fp: Footprint) -> float:
+        beyond_table(self.inst, job, fp)
         why = synthetic_problem(job, ja.plan, fp)
         if why:
             raise SolverError(f"job {job.id!r} cannot run as allocated: {why}")
@@ -154,6 +164,7 @@ class PerfPricer:
         return None, lvl
 
     def price(self, job: Job, ja: JobAllocation, fp: Footprint) -> float:
+        beyond_table(self.inst, job, fp)
         why, lvl = self.problem(job, ja.plan, fp)
         if why:
             raise SolverError(f"job {job.id!r} cannot run as allocated: {why}")
