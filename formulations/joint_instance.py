@@ -208,8 +208,15 @@ class JointInstance:
 
     # ------------------------------------------------------------------ json
     def to_dict(self) -> dict[str, Any]:
-        return {"base": io.instance_to_dict(self.base),
-                "options": {j: [o.to_list() for o in os_] for j, os_ in self.options.items()},
+        """JSON-ready; option tables shared by several jobs are written once (``tables``)."""
+        index: dict[int, int] = {}
+        tables = []
+        for os_ in self.options.values():
+            if id(os_) not in index:
+                index[id(os_)] = len(tables)
+                tables.append([o.to_list() for o in os_])
+        return {"base": io.instance_to_dict(self.base), "tables": tables,
+                "options": {j: index[id(os_)] for j, os_ in self.options.items()},
                 "ref_throughput": dict(self.ref_throughput), "weights": dict(self.weights),
                 "objective": self.objective.value, "reconfig_penalty": self.reconfig_penalty,
                 "place_guaranteed": self.place_guaranteed, "pricing": self.pricing,
@@ -217,8 +224,10 @@ class JointInstance:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "<joint>") -> JointInstance:
+        tables = [tuple(JobOption.from_list(v) for v in t) for t in d.get("tables", ())]
         return cls(base=io.instance_from_dict(d["base"], source),
-                   options={j: tuple(JobOption.from_list(v) for v in vs) for j, vs in d["options"].items()},
+                   options={j: tables[v] if isinstance(v, int) else tuple(JobOption.from_list(x) for x in v)
+                            for j, v in d["options"].items()},
                    ref_throughput=d["ref_throughput"], weights=d.get("weights", {}),
                    objective=JointObjective(d.get("objective", "sum")),
                    reconfig_penalty=d.get("reconfig_penalty", 0.0),

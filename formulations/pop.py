@@ -13,7 +13,7 @@ POP reports ``infeasible`` only when the whole problem is.
 
 **Status and bound.** The merged solution is re-scored with the whole problem's objective and
 verified on the whole instance. The bound is the whole problem's relaxation where the formulation
-has one (joint: class LP within a share of the time budget; tier: fractional knapsack), else
+has one (joint: class LP, first, within a fifth of the time budget; tier: fractional knapsack), else
 ``None``: it is reported only when it is valid. The status follows the one rule
 (:func:`~formulations.result.termination_of`): ``optimal`` only when the objective meets that bound;
 otherwise ``feasible-at-limit`` when some part hit its limit and ``feasible`` when none did. A part
@@ -92,6 +92,10 @@ def partition_groups(inst: Any, k: int, seed: int) -> list[tuple[list, list[str]
     return [(buckets[i], mparts[i]) for i in range(k)]
 
 
+#: per-job mappings of the instance kinds, restricted to a part's jobs (smaller payloads)
+JOB_MAPS = ("options", "ref_throughput", "weights", "ps", "overhead")
+
+
 def sub_instance(inst: Any, jobs: list, machines: list[str], share: float) -> Any:
     """The sub-problem of ``jobs`` on ``machines`` with ``share`` of every quota."""
     base: Instance = inst.base
@@ -101,7 +105,8 @@ def sub_instance(inst: Any, jobs: list, machines: list[str], share: float) -> An
     quotas = {t: Resources(int(q.gpus * share), int(q.cpus * share), q.mem_gb * share) for t, q in base.quotas.items()}
     sub = Instance(base.cluster, tuple(jobs), current=cur, quotas=quotas, reserved=base.reserved, time=base.time)
     order = tuple(m for m in inst.eligible_machines if m in ms)
-    return dataclasses.replace(inst, base=sub, machines=order)
+    per_job = {f: {j: v for j, v in getattr(inst, f).items() if j in ids} for f in JOB_MAPS if hasattr(inst, f)}
+    return dataclasses.replace(inst, base=sub, machines=order, **per_job)
 
 
 def partition(inst: Any, k: int, seed: int) -> list[Any]:
@@ -163,12 +168,11 @@ class POP:
             raise SolverError(f"POP needs k >= 1, got {k}")
         self.k, self.parallel, self.workers = k, parallel, workers
 
-    def _run(self, kind: str, subs: list, backend: str, params: SolveParams, deadline: float | None,
-             bound_share: float = 0.0) -> list[dict]:
+    def _run(self, kind: str, subs: list, backend: str, params: SolveParams, deadline: float | None) -> list[dict]:
         workers = min(len(subs), self.workers or params.effective_threads) if self.parallel else 1
         sub_params = params.with_(warm_start=None, threads=1 if workers > 1 else params.threads)
         if deadline is not None:
-            left = max(0.05, (deadline - time.perf_counter()) * (1 - bound_share))
+            left = max(0.05, deadline - time.perf_counter())
             rounds = -(-len(subs) // workers)
             sub_params = sub_params.with_(time_limit_s=max(0.05, left / rounds))
         payloads = [s.to_dict() for s in subs]
@@ -187,10 +191,13 @@ class POP:
         deadline = None if params.time_limit_s is None else t0 + params.time_limit_s
         groups = partition_groups(inst, self.k, params.seed)
         shares = [1 / self.k] * self.k
+        bound = None
+        if bound_f is not None:  # the whole problem's relaxation, within a fifth of the budget
+            bound = bound_f(inst, None if deadline is None else max(0.05, 0.2 * params.time_limit_s))
         build_s = time.perf_counter() - t0
         t1 = time.perf_counter()
         parts = self._run(kind, [sub_instance(inst, js, ms, sh) for (js, ms), sh in zip(groups, shares, strict=True)],
-                          backend, params, deadline, bound_share=0.2 if bound_f is not None else 0.0)
+                          backend, params, deadline)
         notes = []
         while True:  # repair: merge an infeasible part with the freest other part, solve it again
             bad = next((i for i, p in enumerate(parts) if p["termination"] == Termination.INFEASIBLE.value), None)
@@ -224,10 +231,6 @@ class POP:
         obj = form.objective(inst, merged_sol)
         viol = tuple(form.verify(inst, merged_sol))
         verify_s = time.perf_counter() - t2
-        bound = None
-        if bound_f is not None:
-            left = None if deadline is None else max(0.05, deadline - time.perf_counter())
-            bound = bound_f(inst, left)
         term = termination_of(Termination.OPTIMAL, obj, bound, params.rel_gap, limit_hit)
         return SolveResult(f"pop-{form.name}", backend, parts[0]["version"], term, SolutionStatus.of(term), sense,
                            obj, obj, bound, allocation=form.allocation_of(merged_sol), solution=merged_sol,
