@@ -1,34 +1,42 @@
-"""Performance benchmark of the exact formulations (issue 5 targets) on every backend.
+"""Performance benchmark of the exact formulations (issue 11 targets) on every backend.
 
-    python benchmarks/bench_formulations.py [--quick] [--out FILE] [--only NAME ...]
+    python benchmarks/bench_formulations.py [--quick] [--out FILE] [--only CASE ...]
 
-Cases (seeded synthetic instances, 1 solver thread unless stated):
+Cases (seeded instances, seed 1; every backend that is available; CP-SAT and CBC get every core,
+``SolveParams(threads=None)``; the count is in ``meta.cores``):
 
-* ``joint-30``: joint plan + allocation, 30 jobs on ``rubick-64``: time to proven optimality (< 10 s);
-* ``joint-200``: 200 jobs on ``dally-8`` (512 GPUs), 60 s: gap to the best bound (target <= 1 %);
-* ``joint-machines-30``: the per-machine model (symmetry breaking instead of aggregation) with
-  running jobs and a reconfiguration penalty, 30 jobs on ``rubick-64``;
-* ``pop-2000``: 2,000 jobs on 4,096 GPUs (``dally(64)``) with POP (k=8, 2 processes), 60 s in
-  all: gap to the whole problem's machine-class LP bound (target <= 2 %); also the direct solve;
-* ``joint-perfmodel``: 30 jobs on ``rubick-64`` and 200 on ``dally-8`` with the perf model's option
-  tables: the direct per-machine model (its shares do not aggregate exactly) and the exact two-stage
-  solve (``JointTwoStage``); ``joint-2stage`` runs only the latter;
-* ``pop-2000-perfmodel``: the same with the perf model's option tables;
-* ``tiresias-32``: a 32-GPU job on ``philly`` (empty and half-busy cluster): optimal in < 5 s;
-* ``sizes``: per backend and size, for joint / tier / Tiresias, which backend is fastest.
+* ``limits``: where direct solving stops. Per series and backend, sizes grow until the time to a
+  proven optimum exceeds 60 s (wall clock of the whole solve) or the solve ends otherwise; the
+  series are the joint pooled model (synthetic options, idle ``dally(r)`` clusters, 2 GPUs per job),
+  the joint per-machine model and the exact two-stage solve (perf-model options on ``dally(r)``),
+  tier placement (``dally(r)``, 30 % busy) and the Tiresias ILP (one job of W workers on
+  ``philly``; several 8-worker jobs on ``tiresias-60``);
+* ``scale``: 20,000 jobs on 32,768 GPUs (``dally(512)``): the idle cluster with synthetic options (the
+  pooled model, exact) and a half-busy cluster with perf-model options (the two-stage solve), on
+  HiGHS and CP-SAT within 60 s each, the gap to the class LP bound and the peak resident memory of
+  the process (run this case alone for a clean figure), and POP k=16 for comparison;
+* ``pop-vs-direct``: per-machine instances (perf-model options, half the machines partly busy, so
+  the pooled model is not exact): the direct two-stage solve against POP (k = 8 and k = jobs / 32,
+  parallel) with 60 s each;
+* ``budget``: the issue's reproduction, a 2 s limit on the 200-job per-machine joint model: the wall
+  clock of the whole solve and its phases.
 
-The machine is shared: the load average before and after is recorded. Wall-clock numbers vary
-with load; the JSON keeps every raw figure.
+Every row carries the 1-minute load average when it was taken (the machine is shared); the lead
+re-runs the same command on a quiet machine. The JSON keeps every raw figure.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
+import resource
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from schedlab.formulations import (
     POP,
@@ -44,145 +52,140 @@ from schedlab.formulations import (
     solve,
 )
 from schedlab.formulations.backends import BACKENDS, get_backend
-from schedlab.formulations.result import relative_gap
+from schedlab.formulations.result import Termination, relative_gap
 from schedlab.topology import preset
 from schedlab.topology.presets import dally
 
 BACKEND_NAMES = [b for b in BACKENDS if get_backend(b).availability().ok]
+LIMIT = 60.0
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def row(case: str, res, extra: dict | None = None) -> dict:
     d = res.as_dict()
     out = {"case": case, "backend": d["backend"], "status": d["status"], "objective": d["objective"],
-           "bound": d["bound"], "gap": d["gap"], "build_s": d["build_s"], "solve_s": d["solve_s"],
-           "verified": d["verified"], "threads": d["threads"], "model": d["model"]}
+           "bound": d["bound"], "gap": d["gap"], "wall_s": d["wall_s"], "build_s": d["build_s"],
+           "translate_s": d["translate_s"], "solve_s": d["solve_s"], "extract_s": d["extract_s"],
+           "verify_s": d["verify_s"], "verified": d["verified"], "threads": d["threads"], "model": d["model"],
+           "load1": round(os.getloadavg()[0], 2)}
     out.update(extra or {})
     print(json.dumps({k: v for k, v in out.items() if k != "model"}), flush=True)
     return out
 
 
-def best_gap(res, other_bound: float | None) -> float | None:
-    bounds = [b for b in (res.dual_bound, other_bound) if b is not None]
-    if res.objective is None or not bounds:
-        return None
-    return relative_gap(res.objective, min(bounds) if res.sense == "max" else max(bounds))
+def _racks(n: int, gpus_per_job: int = 2) -> int:
+    return max(1, math.ceil(n * gpus_per_job / 64))
 
 
-def joint_30(rows, quick):
-    inst = generate_joint(preset("rubick-64"), 30, seed=1)
-    for be in BACKEND_NAMES:
-        r = solve(JointFormulation(), inst, be, SolveParams(time_limit_s=60, seed=1))
-        rows.append(row("joint-30", r, {"wall_s": r.build_s + r.solve_s}))
+#: series -> (sizes, instance(size), solver(inst, backend, params))
+SERIES: dict[str, tuple[list[int], Callable[[int], Any], Callable[..., Any]]] = {
+    "joint-pooled": ([500, 2000, 8000, 20000], lambda n: generate_joint(dally(_racks(n)), n, seed=1, max_gpus=32),
+                     lambda i, b, p: solve(JointFormulation(), i, b, p)),
+    "joint-machines": ([25, 50, 100, 200, 400],
+                       lambda n: generate_joint(dally(_racks(n)), n, seed=1, source="perfmodel", max_gpus=16),
+                       lambda i, b, p: solve(JointFormulation(aggregate=False), i, b, p)),
+    "joint-2stage": ([25, 50, 100, 200, 400, 800, 3200, 20000],
+                     lambda n: generate_joint(dally(_racks(n)), n, seed=1, source="perfmodel", max_gpus=16, busy=0.5),
+                     lambda i, b, p: JointTwoStage().solve(i, b, p)),
+    "tier": ([10, 20, 40, 80, 160], lambda n: generate_tier(dally(max(2, n // 10)), n, seed=1),
+             lambda i, b, p: solve(TierFormulation(), i, b, p)),
+    "tiresias-1job": ([8, 16, 32, 64, 128, 256],
+                      lambda w: generate_tiresias(preset("philly"), 1, seed=1, gpus=w, busy=0.3),
+                      lambda i, b, p: solve(TiresiasFormulation(), i, b, p)),
+    "tiresias-multi": ([2, 4, 8, 16], lambda n: generate_tiresias(preset("tiresias-60"), n, seed=1, gpus=8, busy=0.2),
+                       lambda i, b, p: solve(TiresiasFormulation(), i, b, p)),
+}
 
 
-def joint_machines_30(rows, quick):
-    inst = generate_joint(preset("rubick-64"), 30, seed=1, running_frac=0.4, reconfig_penalty=0.2)
-    for be in BACKEND_NAMES:
-        r = solve(JointFormulation(), inst, be, SolveParams(time_limit_s=30 if quick else 60, seed=1))
-        rows.append(row("joint-machines-30", r, {"wall_s": r.build_s + r.solve_s}))
+def limits(rows: list, quick: bool, only_series: list[str] | None = None) -> None:
+    for name, (sizes, make, run) in SERIES.items():
+        if only_series and name not in only_series:
+            continue
+        alive = [b for b in BACKEND_NAMES]
+        for n in sizes[:3] if quick else sizes:
+            if not alive:
+                break
+            inst = make(n)
+            for be in list(alive):
+                try:
+                    r = run(inst, be, SolveParams(time_limit_s=LIMIT, seed=1))
+                except Exception as e:  # noqa: BLE001 - a backend that cannot take the model stops here
+                    rows.append({"case": f"limits-{name}", "backend": be, "size": n, "error": str(e)})
+                    alive.remove(be)
+                    continue
+                rows.append(row(f"limits-{name}", r, {"size": n, "jobs": len(inst.base.jobs)}))
+                if r.termination is not Termination.OPTIMAL or (r.wall_s or 0) > LIMIT:
+                    alive.remove(be)
 
 
-def joint_200(rows, quick):
-    inst = generate_joint(preset("dally-8"), 200, seed=1)
-    t0 = time.perf_counter()
-    lp = relaxation_bound(inst)
-    lp_s = time.perf_counter() - t0
-    for be in BACKEND_NAMES:
-        r = solve(JointFormulation(), inst, be, SolveParams(time_limit_s=20 if quick else 60, seed=1))
-        rows.append(row("joint-200", r, {"lp_bound": lp, "lp_s": round(lp_s, 3), "gap_best_bound": best_gap(r, lp),
-                                         "wall_s": r.build_s + r.solve_s}))
-
-
-def pop_2000(rows, quick):
-    cl = dally(64)
-    inst = generate_joint(cl, 2000, seed=1)
-    limit = 30 if quick else 60
-    for be in ("highs", "cpsat") if not quick else ("highs",):
+def scale(rows: list, quick: bool) -> None:
+    cl = dally(512)
+    for name, kw in (("idle-synthetic", {}), ("busy-perfmodel", {"source": "perfmodel", "max_gpus": 16, "busy": 0.5})):
         t0 = time.perf_counter()
-        r = POP(8, parallel=True, workers=2).solve(inst, be, SolveParams(time_limit_s=limit, seed=1, threads=2))
-        rows.append(row("pop-2000", r, {"wall_s": round(time.perf_counter() - t0, 3), "gpus": cl.total_gpus}))
-    t0 = time.perf_counter()
-    r = solve(JointFormulation(), inst, "highs", SolveParams(time_limit_s=limit, seed=1))
-    rows.append(row("joint-2000-direct", r, {"wall_s": round(time.perf_counter() - t0, 3), "gpus": cl.total_gpus}))
-
-
-def joint_perfmodel(rows, quick, two_stage_only=False):
-    """Options from :class:`perfmodel.PerfModel` (GPU shares 1..8 incl. 3, 5, 6: not a divisibility
-    chain, so the exact per-machine model with symmetry breaking is used)."""
-    for n, cl in ((30, preset("rubick-64")), (200, preset("dally-8"))):
-        inst = generate_joint(cl, n, seed=1, source="perfmodel")
+        inst = generate_joint(cl, 20000, seed=1, **{"max_gpus": 32, **kw})
+        gen_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
         lp = relaxation_bound(inst)
-        for be in BACKEND_NAMES:
-            p = SolveParams(time_limit_s=20 if quick else 60, seed=1)
-            if not two_stage_only:
-                r = solve(JointFormulation(), inst, be, p)
-                rows.append(row(f"joint-perfmodel-{n}", r, {"lp_bound": lp, "gap_best_bound": best_gap(r, lp),
-                                                            "wall_s": r.build_s + r.solve_s}))
+        lp_s = time.perf_counter() - t0
+        for be in ("highs", "cpsat"):
+            r = JointTwoStage().solve(inst, be, SolveParams(time_limit_s=LIMIT, seed=1))
+            rows.append(row(f"scale-20000-{name}", r, {"gpus": cl.total_gpus, "lp_bound": lp, "lp_s": round(lp_s, 3),
+                                                      "gap_to_lp": relative_gap(r.objective, lp),
+                                                      "generate_s": round(gen_s, 3), "peak_rss_mb": round(peak_mb(), 1),
+                                                      "notes": r.notes}))
+        if not quick:
+            r = POP(16, parallel=True).solve(inst, "highs", SolveParams(time_limit_s=LIMIT, seed=1))
+            rows.append(row(f"scale-20000-{name}-pop16", r, {"gpus": cl.total_gpus, "lp_bound": lp,
+                                                             "gap_to_lp": relative_gap(r.objective, lp),
+                                                             "peak_rss_mb": round(peak_mb(), 1)}))
+
+
+def pop_vs_direct(rows: list, quick: bool) -> None:
+    for n in ((400,) if quick else (400, 1600, 6400)):
+        cl = dally(_racks(n))
+        inst = generate_joint(cl, n, seed=1, source="perfmodel", max_gpus=16, busy=0.5)
+        lp = relaxation_bound(inst)
+        for be in ("highs", "cpsat"):
+            p = SolveParams(time_limit_s=LIMIT, seed=1)
+            extra = {"jobs": n, "gpus": cl.total_gpus, "lp_bound": lp}
             r = JointTwoStage().solve(inst, be, p)
-            rows.append(row(f"joint-2stage-perfmodel-{n}", r, {"lp_bound": lp, "gap_best_bound": best_gap(r, lp),
-                                                               "wall_s": r.build_s + r.solve_s, "notes": r.notes}))
+            rows.append(row("pop-vs-direct-direct", r, extra | {"gap_to_lp": relative_gap(r.objective, lp)}))
+            for k in sorted({8, max(2, n // 32)}):
+                r = POP(k, parallel=True).solve(inst, be, p)
+                rows.append(row("pop-vs-direct-pop", r, extra | {"k": k, "gap_to_lp": relative_gap(r.objective, lp)}))
 
 
-def tiresias_32(rows, quick):
-    for busy in (0.0, 0.5):
-        for seed in (0, 1):
-            inst = generate_tiresias(preset("philly"), 1, seed=seed, gpus=32, busy=busy)
-            for be in BACKEND_NAMES:
-                r = solve(TiresiasFormulation(), inst, be, SolveParams(time_limit_s=30, seed=1))
-                rows.append(row("tiresias-32", r, {"busy": busy, "seed": seed, "wall_s": r.build_s + r.solve_s}))
-            if seed == 0:  # the general (bilinear, multi-job capable) model on the same instance
-                for be in ("cpsat", "highs"):
-                    r = solve(TiresiasFormulation("bilinear"), inst, be, SolveParams(time_limit_s=30, seed=1))
-                    rows.append(row("tiresias-32-bilinear", r, {"busy": busy, "seed": seed,
-                                                                "wall_s": r.build_s + r.solve_s}))
+def budget(rows: list, quick: bool) -> None:
+    inst = generate_joint(preset("dally-8"), 200, seed=1, running_frac=0.3, reconfig_penalty=0.2, max_gpus=32)
+    for be in ("highs", "cpsat"):
+        r = solve(JointFormulation(aggregate=False), inst, be, SolveParams(time_limit_s=2.0, seed=1))
+        rows.append(row("budget-2s-200", r, {"limit_s": 2.0}))
 
 
-def sizes(rows, quick):
-    cases = [("joint", n, lambda n: generate_joint(preset("dally-4"), n, seed=2), JointFormulation)
-             for n in ((10, 50) if quick else (10, 50, 100))]
-    cases += [("tier", n, lambda n: generate_tier(preset("dally-4"), n, seed=2), TierFormulation)
-              for n in ((20,) if quick else (20, 40, 80))]
-    cases += [("tiresias-multi", n, lambda n: generate_tiresias(preset("philly"), n, seed=2, gpus=16, busy=0.3),
-               TiresiasFormulation) for n in ((2,) if quick else (2, 4, 8))]
-    for name, n, gen, form in cases:
-        inst = gen(n)
-        for be in BACKEND_NAMES:
-            r = solve(form(), inst, be, SolveParams(time_limit_s=30, seed=1))
-            rows.append(row(f"sizes-{name}", r, {"jobs": n, "wall_s": r.build_s + r.solve_s}))
-
-
-def joint_2stage(rows, quick):
-    joint_perfmodel(rows, quick, two_stage_only=True)
-
-
-def pop_2000_perfmodel(rows, quick):
-    """POP on 2,000 jobs / 4,096 GPUs with the perf model's option tables (parts use the two-stage solve)."""
-    cl = dally(64)
-    inst = generate_joint(cl, 2000, seed=1, source="perfmodel")
-    limit = 30 if quick else 60
-    for be in ("highs", "scip"):
-        t0 = time.perf_counter()
-        r = POP(8, parallel=True, workers=2).solve(inst, be, SolveParams(time_limit_s=limit, seed=1, threads=2))
-        rows.append(row("pop-2000-perfmodel", r, {"wall_s": round(time.perf_counter() - t0, 3), "gpus": cl.total_gpus}))
-
-
-CASES = {"joint-30": joint_30, "joint-machines-30": joint_machines_30, "joint-200": joint_200,
-         "joint-perfmodel": joint_perfmodel, "joint-2stage": joint_2stage, "tiresias-32": tiresias_32,
-         "pop-2000": pop_2000, "pop-2000-perfmodel": pop_2000_perfmodel, "sizes": sizes}
+CASES = {"limits": limits, "scale": scale, "pop-vs-direct": pop_vs_direct, "budget": budget}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="shorter limits and fewer sizes")
+    ap.add_argument("--quick", action="store_true", help="fewer sizes")
     ap.add_argument("--out", default="bench_formulations.json", help="where to write the JSON rows")
     ap.add_argument("--only", nargs="*", choices=list(CASES), help="run only these cases")
+    ap.add_argument("--series", nargs="*", choices=list(SERIES), help="limits: only these series")
     a = ap.parse_args()
-    meta = {"cores": os.cpu_count(), "python": platform.python_version(), "backends": BACKEND_NAMES,
-            "loadavg_before": os.getloadavg(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    meta = {"cores": os.cpu_count(), "cpsat_workers": SolveParams().effective_threads,
+            "python": platform.python_version(), "backends": BACKEND_NAMES, "loadavg_before": os.getloadavg(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     rows: list[dict] = []
     for name in a.only or CASES:
-        CASES[name](rows, a.quick)
+        if name == "limits":
+            limits(rows, a.quick, a.series)
+        else:
+            CASES[name](rows, a.quick)
     meta["loadavg_after"] = os.getloadavg()
+    meta["peak_rss_mb"] = round(peak_mb(), 1)
     Path(a.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1, default=str))
     print(json.dumps(meta))
 

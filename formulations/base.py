@@ -4,19 +4,47 @@ A formulation ``build``s a solver-neutral :class:`~formulations.model.Model` fro
 ``extract``s a solution (an :class:`~scheduling.Allocation` or a schedule) from variable values,
 evaluates it with its ONE ``objective`` function (the same function the harness applies to
 heuristic allocations) and ``verify``s it through :func:`scheduling.validate_allocation`.
+``point`` (optional) maps a solution back onto the model's variables: the containment check
+(:mod:`formulations.containment`) fixes the model to it and checks feasibility and value.
+
+:func:`solve` spends ``params.time_limit_s`` as a wall-clock budget over build, translate, solve,
+extract and verify, reports each phase, and applies the one status rule
+(:func:`~formulations.result.termination_of`).
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from schedlab.formulations.backends import Backend, get_backend, incompatibility
 from schedlab.formulations.model import Model
-from schedlab.formulations.result import RawResult, SolutionStatus, SolveParams, SolveResult, Termination
+from schedlab.formulations.result import (
+    RawResult,
+    SolutionStatus,
+    SolveParams,
+    SolveResult,
+    Termination,
+    termination_of,
+)
 from schedlab.scheduling.allocation import Allocation
 from schedlab.topology.errors import SolverError
+
+#: the smallest budget handed to a backend (seconds); below it the solve is not attempted
+MIN_SOLVE_S = 0.01
+
+
+class BuildTimeout(SolverError):
+    """Raised by a formulation's ``build`` when its ``deadline`` (a :func:`time.perf_counter` value)
+    passes: :func:`solve` turns it into a ``no-solution-at-limit`` result."""
+
+
+def check_deadline(deadline: float | None) -> None:
+    """For builders: raise :class:`BuildTimeout` once ``deadline`` has passed."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise BuildTimeout("the time limit was spent while building the model")
 
 
 @dataclass(frozen=True)
@@ -43,8 +71,17 @@ class Formulation(Protocol):
     def hints(self, inst: Any, built: Built, allocation: Allocation) -> dict[int, float]: ...
 
 
+def reserve_s(model: Model, budget: float) -> float:
+    """Seconds kept back from the backend for extraction and verification: a size-proportional
+    estimate, at most a fifth of the budget."""
+    return min(0.2 * budget, 0.02 + 2e-6 * (len(model.vars) + model.nonzeros()))
+
+
 def solve_built(form: Formulation, inst: Any, built: Built, backend: Backend | str, params: SolveParams,
-                build_s: float = 0.0) -> SolveResult:
+                build_s: float = 0.0, *, started: float | None = None) -> SolveResult:
+    """Solve an already built model. ``started`` (a :func:`time.perf_counter` reading) is when the
+    budget began; by default now minus ``build_s``."""
+    t_start = started if started is not None else time.perf_counter() - build_s
     be = get_backend(backend) if isinstance(backend, str) else backend
     why = incompatibility(be, built.model)
     if why:
@@ -53,41 +90,85 @@ def solve_built(form: Formulation, inst: Any, built: Built, backend: Backend | s
     model.hints = {}
     if params.warm_start is not None and "warm_start" in be.capabilities:
         model.hints = form.hints(inst, built, params.warm_start)
-    raw = _trivial(model) if not model.vars else be.solve(model, params)
-    solution = allocation = None
-    objective = None
-    violations = None
-    notes = list(raw.notes)
+    limit = params.time_limit_s
+    left = None if limit is None else limit - (time.perf_counter() - t_start)
+    notes: list[str] = []
+    if not model.vars:
+        raw = _trivial(model)
+    elif left is not None and left - reserve_s(model, limit) < MIN_SOLVE_S:
+        raw = RawResult(Termination.NO_SOLUTION_AT_LIMIT, None, None, None, 0.0, None,
+                        "the time limit was spent before the solver could start", limit_hit=True)
+        notes.append(f"build took {build_s:.3f} s of the {limit:g} s budget")
+    else:
+        sub = params if left is None else params.with_(time_limit_s=left - reserve_s(model, limit))
+        raw = be.solve(model, sub)
+    notes += list(raw.notes)
+    solution = allocation = objective = violations = None
+    extract_s = verify_s = 0.0
     if raw.values is not None and raw.termination.has_solution:
+        t = time.perf_counter()
         solution = form.extract(inst, built, raw.values)
         allocation = form.allocation_of(solution)
         objective = form.objective(inst, solution)
+        extract_s = time.perf_counter() - t
+        t = time.perf_counter()
         violations = tuple(form.verify(inst, solution))
         bad = model.violated(raw.values, tol=1e-5)
         if bad:
             notes.append(f"solver values violate {len(bad)} model rows, e.g. {bad[0]}")
-    status = {Termination.OPTIMAL: SolutionStatus.OPTIMAL, Termination.FEASIBLE_AT_LIMIT: SolutionStatus.FEASIBLE,
-              Termination.INFEASIBLE: SolutionStatus.INFEASIBLE}.get(raw.termination, SolutionStatus.UNDETERMINED)
+        verify_s = time.perf_counter() - t
+    relaxation = getattr(form, "is_relaxation", None)
+    if objective is not None and relaxation is not None and relaxation(inst):
+        notes.append("the solution is a relaxation's, not a schedule: only the bound is reported")
+        objective = None
+        status_value = raw.primal_bound
+    else:
+        status_value = objective
+    wall = time.perf_counter() - t_start
+    limit_hit = raw.limit_hit if raw.limit_hit is not None else params.limited
+    if limit is not None and wall > limit:
+        notes.append(f"wall clock {wall:.3f} s exceeded the {limit:g} s budget by {wall - limit:.3f} s")
+    term = termination_of(raw.termination, status_value, raw.dual_bound, params.rel_gap, bool(limit_hit))
+    if raw.termination is Termination.OPTIMAL and term is not Termination.OPTIMAL:
+        notes.append(f"{be.name} reported optimal, but the recomputed objective is not within the "
+                     f"{params.rel_gap:g} relative gap of its bound: status {term.value}")
     return SolveResult(
-        formulation=form.name, backend=be.name, backend_version=be.version(), termination=raw.termination,
-        solution_status=status, sense=model.sense, objective=objective, primal_bound=raw.primal_bound,
-        dual_bound=raw.dual_bound, build_s=build_s, solve_s=raw.solve_s, threads=raw.threads, seed=params.seed,
-        allocation=allocation, solution=solution, message=raw.message, notes=tuple(notes),
-        model_stats=model.stats(), violations=violations)
+        formulation=form.name, backend=be.name, backend_version=be.version(), termination=term,
+        solution_status=SolutionStatus.of(term), sense=model.sense, objective=objective,
+        primal_bound=raw.primal_bound, dual_bound=raw.dual_bound, build_s=build_s, solve_s=raw.solve_s,
+        threads=raw.threads, seed=params.seed, allocation=allocation, solution=solution, message=raw.message,
+        notes=tuple(notes), model_stats=model.stats(), violations=violations, translate_s=raw.translate_s,
+        extract_s=extract_s, verify_s=verify_s, wall_s=wall, time_limit_s=limit, rel_gap_tolerance=params.rel_gap,
+        objective_precision=raw.precision)
 
 
 def _trivial(model: Model) -> RawResult:
     """A model without variables (e.g. an empty POP part): feasible iff its constant rows hold."""
     if any(not (c.lb - 1e-9 <= 0.0 <= c.ub + 1e-9) for c in model.constraints):
-        return RawResult(Termination.INFEASIBLE, None, None, None, 0.0, 0, "empty model with a violated row")
+        return RawResult(Termination.INFEASIBLE, None, None, None, 0.0, 0, "empty model with a violated row",
+                         limit_hit=False)
     v = model.objective.const
-    return RawResult(Termination.OPTIMAL, [], v, v, 0.0, 0, "empty model (nothing to decide)")
+    return RawResult(Termination.OPTIMAL, [], v, v, 0.0, 0, "empty model (nothing to decide)", limit_hit=False)
 
 
 def solve(form: Formulation, inst: Any, backend: Backend | str = "cpsat",
           params: SolveParams | None = None) -> SolveResult:
-    """Build ``form`` on ``inst``, solve it with ``backend`` and return the verified result."""
+    """Build ``form`` on ``inst``, solve it with ``backend`` and return the verified result; the
+    time limit covers every phase (see the module docstring)."""
     params = params or SolveParams()
     t0 = time.perf_counter()
-    built = form.build(inst)
-    return solve_built(form, inst, built, backend, params, time.perf_counter() - t0)
+    try:
+        if params.time_limit_s is not None and "deadline" in inspect.signature(form.build).parameters:
+            built = form.build(inst, deadline=t0 + params.time_limit_s)
+        else:
+            built = form.build(inst)
+    except BuildTimeout as e:
+        be = get_backend(backend) if isinstance(backend, str) else backend
+        wall = time.perf_counter() - t0
+        return SolveResult(formulation=form.name, backend=be.name, backend_version=be.version(),
+                           termination=Termination.NO_SOLUTION_AT_LIMIT,
+                           solution_status=SolutionStatus.UNDETERMINED, sense="max", objective=None,
+                           primal_bound=None, dual_bound=None, build_s=wall, solve_s=0.0, threads=None,
+                           seed=params.seed, message=str(e), notes=(str(e),), wall_s=wall,
+                           time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap)
+    return solve_built(form, inst, built, backend, params, time.perf_counter() - t0, started=t0)

@@ -131,7 +131,7 @@ def load_instance(path: str | Path) -> Any:
     except RecursionError:
         raise SpecError("nested too deeply to be an instance", source=src) from None
     kind = d.get("kind") if isinstance(d, dict) else None
-    if kind not in INSTANCE_KINDS:
+    if not isinstance(kind, str) or kind not in INSTANCE_KINDS:
         raise SpecError(f"unknown instance kind {kind!r}; known: {', '.join(INSTANCE_KINDS)}", source=src,
                         field="kind")
     try:

@@ -1,41 +1,36 @@
-r"""Joint execution plan + allocation (Rubick's problem, exactly, over the perf model's option table).
+r"""Joint execution plan + allocation (Rubick's problem) over per-machine GPU counts.
 
-Sets: jobs :math:`J`, options :math:`O_j` (admissible shapes: GPUs :math:`g_o`, CPUs :math:`c_o`,
-memory :math:`h_o` over :math:`n_o` machines, share :math:`s_o = (g_o, c_o, h_o)/n_o` per machine,
-throughput :math:`\tau_o`), eligible machines :math:`M` with free capacity :math:`C_m`.
+Sets: jobs :math:`J`, admissible options :math:`O_j` (:mod:`formulations.joint_instance`: a class of
+placements, GPUs :math:`g_o`, divisor :math:`q_o` (:math:`q_o = g_o` for one machine), tier
+:math:`\ell_o`, CPUs :math:`c_o`, memory :math:`h_o`, value :math:`v_o = w_j \tau_o / \tau^{ref}_j`),
+eligible machines :math:`M` with free :math:`(G_m, C_m, H_m)`, divisors :math:`Q_j = \{q_o\}`.
 
-Variables: :math:`z_{jo}\in\{0,1\}` (job j runs option o), :math:`x_{jom}\in\{0,1\}` (it uses
-machine m), :math:`k_j\in\{0,1\}` (running job j keeps its current plan and machines).
+Variables: :math:`z_{jo}\in\{0,1\}`; :math:`y_{jqm}\in\mathbb{Z}_{\ge 0}` pieces of :math:`q` GPUs of
+job j on machine m, so job j holds :math:`x_{jm} = \sum_q q\, y_{jqm}` GPUs there (uneven splits such
+as 3 + 1 are ordinary values); :math:`k_j` keeps the running allocation (only with a
+reconfiguration penalty; it holds exactly the running resources); :math:`r_{jR}` (multi-rack
+clusters, rack-tier options); per-machine CPUs and memory :math:`c_{jm}, h_{jm}` only when some
+option's CPUs (memory) per GPU exceed a machine's free ratio or a job may keep its allocation
+(otherwise sharing them in proportion to GPUs always fits); :math:`\theta_j` achieved value.
 
 .. math::
 
-   \max\ \sum_j \sum_o w_j \frac{\tau_o}{\tau^{ref}_j} z_{jo} - \pi \sum_{j \in R} (1 - k_j)
-   \quad\text{(max-min: } \max t,\ t \le \sum_o w_j \tau_o z_{jo}/\tau^{ref}_j\ \forall j)
+   \max \sum_j \theta_j + \pi \sum_j k_j - \pi |R| \quad (\text{max-min: } \max t,\ t \le \theta_j)
 
-   \sum_o z_{jo} \le 1\ (=1 \text{ for guaranteed jobs if required}),\quad
-   \sum_m x_{jom} = n_o z_{jo},\quad
-   \sum_{j,o} s_{o,r}\, x_{jom} \le C_{m,r}\ \forall m, r \in \{gpu, cpu, mem\}
+   \theta_j \le \sum_o v_o z_{jo} + v^{cur}_j k_j,\qquad \sum_o z_{jo} + k_j \le 1
 
-   \sum_{j \in G_t} q_{j,r} \sum_o z_{jo} \le Q_{t,r}\ \text{(tenant quotas on minRes)},\quad
-   k_j \le x_{j o^*_j m}\ \forall m \in M^*_j
+   \sum_m q\, y_{jqm} = \sum_{o: q_o = q} g_o z_{jo}\ \forall q \in Q_j \quad(\text{pieces match the option})
 
-Guaranteed jobs only get options reaching their SLO (requested throughput) and minRes; TP inside a
-machine holds by construction of the options. **Symmetry**: machines with equal free capacity and
-GPU model that host no running job are interchangeable; within each such class the GPU load is
-ordered, :math:`\sum s_{o,gpu} x_{jom_i} \ge \sum s_{o,gpu} x_{jom_{i+1}}` (valid: any solution can
-be permuted into this order with the same objective). :func:`relaxation_bound` aggregates those
-classes into counts and solves the LP relaxation: a valid upper bound for the whole problem (used
-by POP and as a second bound).
+   \sum_{m \in R} \sum_q q\, y_{jqm} \le U_R r_{jR},\quad \sum_R r_{jR} \le 1 + (|R| - 1)\sum_{o: \ell_o = net} z_{jo}
 
-**Exact aggregation** (used automatically when it is exact, see :func:`aggregation_ok`): when no
-reconfiguration penalty ties jobs to machines, every class's free GPU count is a multiple of every
-per-machine GPU share that fits it, shares form a divisibility chain, CPU and memory per GPU of
-every share are within the class's ratio (so GPUs bind first) and multi-machine options take whole
-machines, then a class of :math:`N_c` machines is one bin of :math:`N_c G_c` GPUs: integer
-:math:`y_{joc}` machines of class c replace :math:`x_{jom}`, with
-:math:`\sum_c y_{joc} = n_o z_{jo}` and :math:`\sum_{j,o} g_o/n_o\, y_{joc} \le N_c G_c`; any such
-solution packs onto the real machines (whole-machine shares first, then first-fit decreasing,
-which is perfect for divisible sizes). No machine symmetry is left.
+   \sum_j x_{jm} + \kappa_{jm} k_j \le G_m,\quad c_{jm} \le C_m \textstyle\sum_q y_{jqm},\
+   \sum_m c_{jm} \ge \sum_o c_o z_{jo},\ \sum_j c_{jm} + \kappa^{cpu}_{jm} k_j \le C_m\ (\text{memory alike})
+
+plus tenant quotas on the guaranteed jobs' minRes. **Symmetry**: identical free machines of one
+rack hosting no running job are ordered by GPU load (a solution is permuted into that order for
+:meth:`JointFormulation.point`). **Aggregation**: when it is exact
+(:func:`formulations.joint_pooled.pooled_ok`) the model is built over pools of identical machines
+instead (:mod:`formulations.joint_pooled`); ``aggregate=False`` forces the per-machine model.
 """
 
 from __future__ import annotations
@@ -43,263 +38,247 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from schedlab.formulations.base import Built
-from schedlab.formulations.joint_instance import (
-    JointInstance,
-    JointObjective,
-    joint_objective,
-    option_throughput,
+from schedlab.formulations.base import Built, check_deadline
+from schedlab.formulations.joint_common import (
+    JobRows,
+    add_job_rows,
+    add_quota_rows,
+    covering_choice,
+    keep_value,
+    point_common,
+    priced_allocation,
+    ratio_ok,
+    set_objective,
+    share_resources,
 )
-from schedlab.formulations.model import LinExpr, Model, lsum
+from schedlab.formulations.joint_instance import JointInstance, footprint, joint_objective
+from schedlab.formulations.joint_pooled import (
+    build_pooled,
+    class_model,
+    extract_pooled,
+    point_pooled,
+    pooled_ok,
+    relaxation_bound,
+)
+from schedlab.formulations.model import LinExpr, Model
 from schedlab.scheduling.allocation import Allocation, JobAllocation
-from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.verify import validate_allocation
 from schedlab.topology.errors import SolverError
+from schedlab.topology.tiers import Tier
 
 
-def _current_option(inst: JointInstance, ja: JobAllocation) -> int | None:
-    n = len(ja.placement)
-    for k, o in enumerate(inst.options.get(ja.job_id, ())):
-        if o.plan == ja.plan and o.machines == n and all(r == o.share for r in ja.placement.values()):
-            return k
-    return None
-
-
-def machine_classes(inst: JointInstance, caps: dict[str, Resources]) -> list[list[str]]:
-    """Groups of interchangeable eligible machines (equal free capacity and GPU model, hosting no
-    running job), in cluster order."""
+def machine_classes(inst: JointInstance, machines: list[str]) -> list[list[str]]:
+    """Groups of interchangeable machines (equal free capacity, GPU model and rack, hosting no running
+    job), in cluster order."""
     busy = {m for ja in inst.base.current for m in ja.placement}
+    cl = inst.base.cluster
     groups: dict[tuple, list[str]] = defaultdict(list)
-    for m in inst.eligible_machines:
-        if m in busy:
-            continue
-        c = caps[m]
-        groups[(c.gpus, c.cpus, round(c.mem_gb, 6), inst.base.cluster.machine(m).gpu_model)].append(m)
+    for m in machines:
+        if m not in busy:
+            c = inst.base.capacity(m)
+            groups[(c.gpus, c.cpus, round(c.mem_gb, 6), cl.machine(m).gpu_model, cl.rack_of(m))].append(m)
     return [g for g in groups.values() if len(g) > 1]
 
 
-def _classes_all(inst: JointInstance, caps: dict[str, Resources]) -> dict[tuple, list[str]]:
-    groups: dict[tuple, list[str]] = defaultdict(list)
-    for m in inst.eligible_machines:
-        c = caps[m]
-        groups[(c.gpus, c.cpus, round(c.mem_gb, 6), inst.base.cluster.machine(m).gpu_model)].append(m)
-    return groups
+def canonical(allocation: Allocation, classes: list[list[str]]) -> Allocation:
+    """``allocation`` with the machines of each class relabelled so their GPU loads do not increase
+    along the class (the order the model's symmetry rows impose; same objective on identical machines)."""
+    load: dict[str, int] = defaultdict(int)
+    for ja in allocation:
+        for m, r in ja.placement.items():
+            load[m] += r.gpus
+    rename = {}
+    for cls in classes:
+        order = sorted(cls, key=lambda m: -load[m])  # stable: ties keep cluster order
+        rename.update({old: new for old, new in zip(order, cls, strict=True)})
+    return Allocation.of(JobAllocation(ja.job_id, ja.plan, {rename.get(m, m): r for m, r in ja.placement.items()})
+                         for ja in allocation)
 
 
-def aggregation_ok(inst: JointInstance) -> tuple[bool, str]:
-    """Whether the machine-class aggregation is exact for ``inst`` (and why not)."""
-    if inst.reconfig_penalty and len(inst.base.current):
-        return False, "reconfiguration penalty ties running jobs to machines"
-    caps = {m: inst.base.capacity(m) for m in inst.eligible_machines}
-    keys = list(_classes_all(inst, caps))
-    shares = {(o.share, o.machines) for j in inst.base.jobs for _, o in inst.admissible(j)}
-    sizes = sorted({sh.gpus for sh, _ in shares})
-    if any(b % a for a, b in zip(sizes, sizes[1:], strict=False)):
-        return False, f"per-machine GPU shares {sizes} are not a divisibility chain"
-    for g, c, mem, _ in keys:
-        if g <= 0:
-            continue
-        for sh, n in shares:
-            if sh.gpus > g:
+def _fits(o, caps: dict, racks: dict[str, list[str]]) -> bool:
+    if o.single:
+        return any(c.gpus >= o.gpus for c in caps.values())
+    if o.tier is Tier.RACK and len(racks) > 1:
+        return any(sum(caps[m].gpus // o.divisor * o.divisor for m in ms) >= o.gpus for ms in racks.values())
+    return sum(c.gpus // o.divisor * o.divisor for c in caps.values()) >= o.gpus
+
+
+def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
+    base = inst.base
+    cl = base.cluster
+    mach = [m for m in inst.eligible_machines if base.capacity(m).gpus > 0]
+    caps = {m: base.capacity(m) for m in mach}
+    racks: dict[str, list[str]] = defaultdict(list)
+    for m in mach:
+        racks[cl.rack_of(m)].append(m)
+    keeps = {j.id: keep_value(inst, j) is not None and set(base.current[j.id].placement) <= set(mach)
+             for j in base.jobs}
+    cpu_rows = any(keeps.values()) or not ratio_ok(inst, mach, "cpus")
+    mem_rows = any(keeps.values()) or not ratio_ok(inst, mach, "mem_gb")
+    mdl = Model("joint", sense="max")
+    rows: dict[str, JobRows] = {}
+    y: dict[tuple[str, int, str], Any] = {}
+    cpu: dict[tuple[str, str], Any] = {}
+    mem: dict[tuple[str, str], Any] = {}
+    rv: dict[tuple[str, str], Any] = {}
+    load = {m: [LinExpr(), LinExpr(), LinExpr()] for m in mach}
+    fits: dict[tuple, bool] = {}
+    for job in base.jobs:
+        check_deadline(deadline)
+        opts = []
+        for k, o in inst.admissible(job):
+            key = (o.single, o.gpus, o.divisor, o.tier)
+            if key not in fits:
+                fits[key] = _fits(o, caps, racks)
+            if fits[key]:
+                opts.append((k, o))
+        jr = rows[job.id] = add_job_rows(inst, mdl, job, opts, keepable=keeps[job.id])
+        held: dict[str, LinExpr] = defaultdict(LinExpr)
+        gate: dict[str, LinExpr] = defaultdict(LinExpr)
+        for q in sorted({o.divisor for _, o in opts}):
+            tot = LinExpr()
+            for m in mach:
+                if caps[m].gpus >= q:
+                    v = y[job.id, q, m] = mdl.integer(f"y[{job.id},{q},{m}]", 0, caps[m].gpus // q)
+                    tot.add_term(v.index, q)
+                    held[m].add_term(v.index, q)
+                    gate[m].add_term(v.index, 1.0)
+            rhs = LinExpr({jr.z[k].index: float(o.gpus) for k, o in opts if o.divisor == q})
+            mdl.add(tot - rhs == 0, f"pieces[{job.id},{q}]")
+        if len(racks) > 1 and any(not o.single and o.tier is Tier.RACK for _, o in opts):
+            net = LinExpr({jr.z[k].index: 1.0 for k, o in opts if not o.single and o.tier is Tier.NETWORK})
+            rsum = LinExpr()
+            gmax = max(o.gpus for _, o in opts)
+            for rack, ms in racks.items():
+                e = LinExpr()
+                for m in ms:
+                    e.iadd(held[m])
+                if e.terms:
+                    r = rv[job.id, rack] = mdl.binary(f"r[{job.id},{rack}]")
+                    mdl.add(e - min(gmax, sum(caps[m].gpus for m in ms)) * r <= 0, f"rack[{job.id},{rack}]")
+                    rsum.add_term(r.index, 1.0)
+            mdl.add(rsum - (len(racks) - 1) * net <= 1, f"racks[{job.id}]")
+        for attr, on, store, integral, k in (("cpus", cpu_rows, cpu, True, 1), ("mem_gb", mem_rows, mem, False, 2)):
+            if not on or not opts:
                 continue
-            if g % sh.gpus:
-                return False, f"share of {sh.gpus} GPUs does not divide a class of {g} free GPUs"
-            if sh.cpus * g > c * sh.gpus or sh.mem_gb * g > mem * sh.gpus + 1e-9:
-                return False, "CPU or memory per GPU of a share exceeds a class's ratio"
-            if n > 1 and sh.gpus != g:
-                return False, "a multi-machine option takes part of a machine"
-    return True, ""
+            tot = LinExpr()
+            for m, g in gate.items():
+                cap = getattr(caps[m], attr)
+                v = store[job.id, m] = mdl.var(f"{attr}[{job.id},{m}]", 0, cap, integer=integral)
+                mdl.add(v - cap * g <= 0, f"{attr}gate[{job.id},{m}]")
+                tot.add_term(v.index, 1.0)
+                load[m][k].add_term(v.index, 1.0)
+            need = LinExpr({jr.z[i].index: float(getattr(o, "cpus" if attr == "cpus" else "mem_gb")) for i, o in opts})
+            mdl.add(tot - need >= 0, f"{attr}[{job.id}]")
+        for m, e in held.items():
+            load[m][0].iadd(e)
+        if jr.keep is not None:
+            for m, r in base.current[job.id].placement.items():
+                for k, amt in enumerate((r.gpus, r.cpus, r.mem_gb)):
+                    if amt:
+                        load[m][k].add_term(jr.keep.index, float(amt))
+    for m in mach:
+        for k, (on, cap) in enumerate(((True, caps[m].gpus), (cpu_rows, caps[m].cpus), (mem_rows, caps[m].mem_gb))):
+            if on and load[m][k].terms:
+                mdl.add(load[m][k] <= cap, f"cap[{m},{k}]")
+    add_quota_rows(inst, mdl, rows)
+    classes = machine_classes(inst, mach)
+    for cls in classes:
+        for a, b in zip(cls, cls[1:], strict=False):
+            if load[a][0].terms:
+                mdl.add(load[a][0] - load[b][0] >= 0, f"sym[{a},{b}]")
+    t = set_objective(inst, mdl, rows)
+    return Built(mdl, {"mode": "machines", "rows": rows, "y": y, "cpu": cpu, "mem": mem, "r": rv, "t": t,
+                       "classes": classes, "cpu_rows": cpu_rows, "mem_rows": mem_rows})
+
+
+def extract_machines(inst: JointInstance, built: Built, values: list[float]) -> Allocation:
+    d = built.data
+    out, chosen, held = [], {}, defaultdict(dict)
+    for (jid, q, m), v in d["y"].items():
+        n = int(round(values[v.index]))
+        if n:
+            held[jid][m] = held[jid].get(m, 0) + q * n
+    for job in inst.base.jobs:
+        jr = d["rows"][job.id]
+        if jr.keep is not None and values[jr.keep.index] > 0.5:
+            out.append(inst.base.current[job.id])
+            continue
+        k = next((k for k, z in jr.z.items() if values[z.index] > 0.5), None)
+        if k is not None:
+            chosen[job.id] = (inst.options[job.id][k], held[job.id])
+    shares = share_resources(inst, chosen) if chosen and not (d["cpu_rows"] and d["mem_rows"]) else {}
+    for jid, (o, gpus) in chosen.items():
+        cpus, mem = shares.get(jid, ({}, {}))
+        if d["cpu_rows"]:
+            cpus = {m: round(values[d["cpu"][jid, m].index]) for m in gpus}
+        if d["mem_rows"]:
+            mem = {m: values[d["mem"][jid, m].index] for m in gpus}
+        out.append(priced_allocation(inst, inst.base.job(jid), o, gpus, cpus, mem))
+    return Allocation.of(out)
+
+
+def point_machines(inst: JointInstance, built: Built, allocation: Allocation) -> tuple[dict[int, float], list[str]]:
+    """The model's variables fixed to ``allocation`` (after the symmetry relabelling) and what could
+    not be mapped."""
+    d = built.data
+    alloc = canonical(allocation, d["classes"])
+    vals: dict[int, float] = {}
+    problems: list[str] = []
+    choice, price = {}, {}
+    for ja in alloc:
+        jr = d["rows"].get(ja.job_id)
+        if jr is None:
+            problems.append(f"job {ja.job_id!r} is not in the instance")
+            continue
+        got = covering_choice(inst, ja, jr, problems)
+        if got is None:
+            continue
+        price[ja.job_id], k = got
+        choice[ja.job_id] = k
+        if k == "keep":
+            continue
+        o = inst.options[ja.job_id][k]
+        fp = footprint(inst, ja)
+        for m, g in fp.counts.items():
+            v = d["y"].get((ja.job_id, o.divisor, m))
+            if v is None:
+                problems.append(f"job {ja.job_id!r}: machine {m!r} is not eligible for {o.divisor}-GPU pieces")
+                continue
+            vals[v.index] = g / o.divisor
+            for store, attr in ((d["cpu"], "cpus"), (d["mem"], "mem_gb")):
+                if (ja.job_id, m) in store:
+                    vals[store[ja.job_id, m].index] = float(getattr(ja.placement[m], attr))
+            r = d["r"].get((ja.job_id, inst.base.cluster.rack_of(m)))
+            if r is not None:
+                vals[r.index] = 1.0
+    vals.update(point_common(inst, d["rows"], d["t"], price, choice))
+    return vals, problems
 
 
 class JointFormulation:
-    """``aggregate``: ``None`` = use the exact machine-class aggregation when :func:`aggregation_ok`,
-    ``False`` = always the per-machine model (with symmetry breaking)."""
+    """``aggregate``: ``None`` = the pooled model when :func:`pooled_ok` says it is exact, ``False`` =
+    always the per-machine model (with symmetry breaking)."""
 
     name = "joint"
 
     def __init__(self, aggregate: bool | None = None) -> None:
         self.aggregate = aggregate
 
-    def build(self, inst: JointInstance) -> Built:
-        if self.aggregate is not False and aggregation_ok(inst)[0]:
-            return self._build_aggregated(inst)
-        return self._build_machines(inst)
-
-    def _build_aggregated(self, inst: JointInstance) -> Built:
-        base = inst.base
-        caps = {m: base.capacity(m) for m in inst.eligible_machines}
-        classes = {k: v for k, v in _classes_all(inst, caps).items() if k[0] > 0}
-        mdl = Model("joint-aggregated", sense="max")
-        z, y = {}, {}
-        load = {k: LinExpr() for k in classes}
-        value, placed = {}, {}
-        for job in base.jobs:
-            pj, vj = LinExpr(), LinExpr()
-            w = inst.weight(job.id) / inst.ref_throughput[job.id]
-            for k, o in inst.admissible(job):
-                sh = o.share
-                fit = [key for key in classes if sh.gpus <= key[0]]
-                if sum(len(classes[key]) for key in fit) < o.machines:
-                    continue
-                zv = mdl.binary(f"z[{job.id},{k}]")
-                z[job.id, k] = zv
-                ys = LinExpr()
-                for key in fit:
-                    yv = mdl.integer(f"y[{job.id},{k},{key}]", 0, min(o.machines, len(classes[key])))
-                    y[job.id, k, key] = yv
-                    ys.add_term(yv.index, 1)
-                    load[key].add_term(yv.index, sh.gpus)
-                mdl.add(ys - o.machines * zv == 0, f"span[{job.id},{k}]")
-                pj.add_term(zv.index, 1)
-                vj.add_term(zv.index, w * o.throughput)
-            placed[job.id], value[job.id] = pj, vj
-            self._place_rows(inst, mdl, job, pj)
-        for key, ms in classes.items():
-            if load[key].terms:
-                mdl.add(load[key] <= len(ms) * key[0], f"cap[{key}]")
-        self._quota_rows(inst, mdl, placed)
-        self._objective(inst, mdl, value, {}, {})
-        return Built(mdl, {"mode": "aggregated", "z": z, "y": y, "classes": classes, "keep": {}})
-
-    @staticmethod
-    def _place_rows(inst: JointInstance, mdl: Model, job, pj: LinExpr) -> None:
-        if pj.terms:
-            if job.guaranteed and inst.place_guaranteed:
-                mdl.add(pj == 1, f"place[{job.id}]")
-            else:
-                mdl.add(pj <= 1, f"one[{job.id}]")
-        elif job.guaranteed and inst.place_guaranteed:
-            d = mdl.binary(f"unplaceable[{job.id}]")  # no admissible option: infeasible
-            mdl.add(d >= 1, f"place[{job.id}]")
-            mdl.add(d <= 0, f"place0[{job.id}]")
-
-    @staticmethod
-    def _quota_rows(inst: JointInstance, mdl: Model, placed: dict[str, LinExpr]) -> None:
-        for tenant, q in inst.base.quotas.items():
-            for r, cap in (("gpus", q.gpus), ("cpus", q.cpus), ("mem_gb", q.mem_gb)):
-                if not cap:
-                    continue
-                e = LinExpr()
-                for job in inst.base.jobs:
-                    if job.guaranteed and job.tenant == tenant:
-                        e.iadd(placed[job.id], getattr(job.quota_usage, r))
-                if e.terms:
-                    mdl.add(e <= cap, f"quota[{tenant},{r}]")
-
-    def _objective(self, inst: JointInstance, mdl: Model, value: dict[str, LinExpr], x: dict, keep: dict) -> None:
-        base = inst.base
-        if inst.objective is JointObjective.MAXMIN:
-            hi = max((inst.weight(j.id) * max((o.throughput for o in inst.options.get(j.id, ())), default=0.0)
-                      / inst.ref_throughput[j.id] for j in base.jobs), default=0.0)
-            t = mdl.var("t", 0.0, hi)
-            for job in base.jobs:
-                mdl.add(t - value[job.id] <= 0, f"min[{job.id}]")
-            mdl.maximize(t)
-            return
-        obj = lsum(value.values())
-        pen = inst.reconfig_penalty
-        if pen:
-            obj.const -= pen * len(base.current)
-            for cur in base.current:
-                k = _current_option(inst, cur)
-                xs = dict(x.get((cur.job_id, k), ())) if k is not None else {}
-                if k is None or not all(m in xs for m in cur.placement):
-                    continue
-                kv = mdl.binary(f"keep[{cur.job_id}]")
-                keep[cur.job_id] = kv
-                for m in cur.placement:
-                    mdl.add(kv - xs[m] <= 0, f"keep[{cur.job_id},{m}]")
-                obj.add_term(kv.index, pen)
-        mdl.maximize(obj)
-
-    def _build_machines(self, inst: JointInstance) -> Built:
-        base = inst.base
-        mach = list(inst.eligible_machines)
-        caps = {m: base.capacity(m) for m in mach}
-        mdl = Model("joint", sense="max")
-        z: dict[tuple[str, int], Any] = {}
-        x: dict[tuple[str, int], list[tuple[str, Any]]] = {}
-        load: dict[str, LinExpr] = {m: LinExpr() for m in mach}
-        cpu: dict[str, LinExpr] = {m: LinExpr() for m in mach}
-        mem: dict[str, LinExpr] = {m: LinExpr() for m in mach}
-        value: dict[str, LinExpr] = {}
-        placed: dict[str, LinExpr] = {}
-        for job in base.jobs:
-            pj = LinExpr()
-            vj = LinExpr()
-            w = inst.weight(job.id) / inst.ref_throughput[job.id]
-            for k, o in inst.admissible(job):
-                sh = o.share
-                fits = [m for m in mach if sh <= caps[m]]
-                if len(fits) < o.machines:
-                    continue
-                zv = mdl.binary(f"z[{job.id},{k}]")
-                z[job.id, k] = zv
-                xs = []
-                for m in fits:
-                    xv = mdl.binary(f"x[{job.id},{k},{m}]")
-                    xs.append((m, xv))
-                    load[m].add_term(xv.index, sh.gpus)
-                    cpu[m].add_term(xv.index, sh.cpus)
-                    mem[m].add_term(xv.index, sh.mem_gb)
-                x[job.id, k] = xs
-                mdl.add(lsum(v for _, v in xs) == o.machines * zv, f"span[{job.id},{k}]")
-                pj.add_term(zv.index, 1.0)
-                vj.add_term(zv.index, w * o.throughput)
-            placed[job.id] = pj
-            value[job.id] = vj
-            self._place_rows(inst, mdl, job, pj)
-        for m in mach:
-            c = caps[m]
-            for e, cap, r in ((load[m], c.gpus, "gpu"), (cpu[m], c.cpus, "cpu"), (mem[m], c.mem_gb, "mem")):
-                if e.terms:
-                    mdl.add(e <= cap, f"cap[{m},{r}]")
-        self._quota_rows(inst, mdl, placed)
-        for cls in machine_classes(inst, caps):
-            for a, b in zip(cls, cls[1:], strict=False):
-                if load[a].terms:
-                    mdl.add(load[a] - load[b] >= 0, f"sym[{a},{b}]")
-        keep: dict = {}
-        self._objective(inst, mdl, value, x, keep)
-        return Built(mdl, {"mode": "machines", "z": z, "x": x, "keep": keep})
+    def build(self, inst: JointInstance, deadline: float | None = None) -> Built:
+        if self.aggregate is not False and pooled_ok(inst)[0]:
+            return build_pooled(inst)
+        return build_machines(inst, deadline)
 
     def extract(self, inst: JointInstance, built: Built, values: list[float]) -> Allocation:
-        if built.data["mode"] == "aggregated":
-            return self._extract_aggregated(inst, built, values)
-        out = []
-        for (jid, k), zv in built.data["z"].items():
-            if values[zv.index] > 0.5:
-                o = inst.options[jid][k]
-                ms = [m for m, xv in built.data["x"][jid, k] if values[xv.index] > 0.5]
-                out.append(JobAllocation(jid, o.plan, {m: o.share for m in ms}))
-        return Allocation.of(out)
+        if built.data["mode"] == "pooled":
+            return extract_pooled(inst, built, values)
+        return extract_machines(inst, built, values)
 
-    @staticmethod
-    def _extract_aggregated(inst: JointInstance, built: Built, values: list[float]) -> Allocation:
-        """Pack each class: whole-machine shares first, then first-fit decreasing (perfect for
-        divisible sizes, so it never fails when :func:`aggregation_ok` holds)."""
-        chosen = [(jid, k) for (jid, k), zv in built.data["z"].items() if values[zv.index] > 0.5]
-        placement: dict[str, dict[str, Resources]] = {jid: {} for jid, _ in chosen}
-        for key, ms in built.data["classes"].items():
-            free = {m: key[0] for m in ms}
-            items = []
-            for jid, k in chosen:
-                yv = built.data["y"].get((jid, k, key))
-                cnt = int(round(values[yv.index])) if yv is not None else 0
-                if cnt:
-                    o = inst.options[jid][k]
-                    items.append((o.share.gpus == key[0] and o.machines > 1, o.share.gpus, jid, k, cnt))
-            items.sort(key=lambda t: (not t[0], -t[1], t[2]))
-            for _, g, jid, k, cnt in items:
-                o = inst.options[jid][k]
-                for _ in range(cnt):
-                    m = next((m for m in ms if free[m] >= g and m not in placement[jid]), None)
-                    if m is None:
-                        raise SolverError(f"aggregated joint model could not be packed for job {jid!r} "
-                                          "(aggregation_ok should have prevented this)")
-                    free[m] -= g
-                    placement[jid][m] = o.share
-        return Allocation.of(JobAllocation(jid, inst.options[jid][k].plan, placement[jid]) for jid, k in chosen)
+    def point(self, inst: JointInstance, built: Built, allocation: Allocation) -> tuple[dict[int, float], list[str]]:
+        if built.data["mode"] == "pooled":
+            return point_pooled(inst, built, allocation)
+        return point_machines(inst, built, allocation)
 
     def objective(self, inst: JointInstance, solution: Allocation) -> float:
         return joint_objective(inst, solution)
@@ -312,7 +291,12 @@ class JointFormulation:
         elig = set(inst.eligible_machines)
         for ja in solution:
             job = inst.base.job(ja.job_id)
-            if job.guaranteed and option_throughput(inst, ja) < inst.ref_throughput[job.id] * (1 - 1e-9):
+            try:
+                v = inst.value(ja)
+            except SolverError as e:
+                out.append(f"[price] {e}")
+                continue
+            if job.guaranteed and v < inst.weight(job.id) * (1 - 1e-9):
                 out.append(f"[slo] guaranteed job {job.id!r} runs below its requested throughput")
             if not set(ja.placement) <= elig:
                 out.append(f"[eligible] job {job.id!r} uses machines outside the sub-problem")
@@ -322,119 +306,9 @@ class JointFormulation:
         return out
 
     def hints(self, inst: JointInstance, built: Built, allocation: Allocation) -> dict[int, float]:
-        h = {v.index: 0.0 for v in built.model.vars}
-        if built.data["mode"] == "aggregated":
-            cls_of = {m: key for key, ms in built.data["classes"].items() for m in ms}
-            for ja in allocation:
-                k = _current_option(inst, ja)
-                if k is None or (ja.job_id, k) not in built.data["z"]:
-                    continue
-                h[built.data["z"][ja.job_id, k].index] = 1.0
-                for m in ja.placement:
-                    yv = built.data["y"].get((ja.job_id, k, cls_of.get(m)))
-                    if yv is not None:
-                        h[yv.index] += 1.0
-            return h
-        for ja in allocation:
-            k = _current_option(inst, ja)
-            if k is None or (ja.job_id, k) not in built.data["z"]:
-                continue
-            xs = dict(built.data["x"][ja.job_id, k])
-            if not all(m in xs for m in ja.placement):
-                continue
-            h[built.data["z"][ja.job_id, k].index] = 1.0
-            for m in ja.placement:
-                h[xs[m].index] = 1.0
-            kv = built.data["keep"].get(ja.job_id)
-            cur = inst.base.current.get(ja.job_id)
-            if kv is not None and cur is not None and dict(cur.placement) == dict(ja.placement) and cur.plan == ja.plan:
-                h[kv.index] = 1.0
-        return h
+        vals, _ = self.point(inst, built, allocation)
+        return vals
 
 
-def relaxation_model(inst: JointInstance) -> Model:
-    """LP over machine classes (equal free capacity): ``y_{joc}`` = machines of class c used by
-    option o of job j. Every integral solution of the per-machine model maps to a feasible point, so
-    its optimum bounds the problem from above."""
-    return class_model(inst, integral=False)[0]
-
-
-def class_model(inst: JointInstance, integral: bool) -> tuple[Model, dict[tuple[str, int], Any]]:
-    """The machine-class model (LP or, with ``integral``, MIP) and its ``z[(job, option)]`` variables.
-    Both are relaxations of the per-machine model (per-class pooled capacity)."""
-    base = inst.base
-    caps = {m: base.capacity(m) for m in inst.eligible_machines}
-    classes: dict[tuple, int] = defaultdict(int)
-    for c in caps.values():
-        classes[(c.gpus, c.cpus, round(c.mem_gb, 6))] += 1
-    mdl = Model("joint-relaxation", sense="max")
-    loads = {key: [LinExpr(), LinExpr(), LinExpr()] for key in classes}
-    value, placed = {}, {}
-    zs = {}
-    for job in base.jobs:
-        pj, vj = LinExpr(), LinExpr()
-        w = inst.weight(job.id) / inst.ref_throughput[job.id]
-        for k, o in inst.admissible(job):
-            sh = o.share
-            fit = [key for key in classes if sh <= Resources(key[0], key[1], key[2])]
-            if sum(classes[key] for key in fit) < o.machines:
-                continue
-            zv = mdl.var(f"z[{job.id},{k}]", 0, 1, integer=integral)
-            zs[job.id, k] = zv
-            ys = LinExpr()
-            for key in fit:
-                yv = mdl.var(f"y[{job.id},{k},{key}]", 0, min(o.machines, classes[key]), integer=integral)
-                ys.add_term(yv.index, 1.0)
-                for r, amt in enumerate((sh.gpus, sh.cpus, sh.mem_gb)):
-                    loads[key][r].add_term(yv.index, amt)
-            mdl.add(ys - o.machines * zv == 0)
-            pj.add_term(zv.index, 1.0)
-            vj.add_term(zv.index, w * o.throughput)
-        placed[job.id], value[job.id] = pj, vj
-        if job.guaranteed and inst.place_guaranteed:
-            mdl.add(pj == 1)
-        elif pj.terms:
-            mdl.add(pj <= 1)
-    for key, n in classes.items():
-        for r, e in enumerate(loads[key]):
-            if e.terms:
-                mdl.add(e <= n * key[r])
-    for tenant, q in base.quotas.items():
-        for r, cap in (("gpus", q.gpus), ("cpus", q.cpus), ("mem_gb", q.mem_gb)):
-            if cap:
-                e = LinExpr()
-                for job in base.jobs:
-                    if job.guaranteed and job.tenant == tenant:
-                        e.iadd(placed[job.id], getattr(job.quota_usage, r))
-                if e.terms:
-                    mdl.add(e <= cap)
-    if inst.objective is JointObjective.MAXMIN:
-        t = mdl.var("t", 0.0, 1e9)
-        for job in base.jobs:
-            mdl.add(t - value[job.id] <= 0)
-        mdl.maximize(t)
-    else:
-        obj = lsum(value.values())
-        pen = inst.reconfig_penalty
-        if pen:
-            obj.const -= pen * len(base.current)
-            for cur in base.current:
-                k = _current_option(inst, cur)
-                if k is not None and (cur.job_id, k) in zs:
-                    kv = mdl.var(f"keep[{cur.job_id}]", 0, 1, integer=integral)
-                    mdl.add(kv - zs[cur.job_id, k] <= 0)
-                    obj.add_term(kv.index, pen)
-        mdl.maximize(obj)
-    return mdl, zs
-
-
-def relaxation_bound(inst: JointInstance, backend: str = "highs") -> float | None:
-    """Optimal value of :func:`relaxation_model` (an upper bound), ``None`` if the LP was not solved."""
-    from schedlab.formulations.backends import get_backend
-    from schedlab.formulations.result import SolveParams, Termination
-
-    mdl = relaxation_model(inst)
-    raw = get_backend(backend).solve(mdl, SolveParams(time_limit_s=120))
-    if raw.termination is not Termination.OPTIMAL:
-        return None
-    return raw.dual_bound if raw.dual_bound is not None else raw.primal_bound
+__all__ = ["JointFormulation", "build_machines", "canonical", "class_model", "machine_classes", "pooled_ok",
+           "relaxation_bound"]

@@ -1,19 +1,34 @@
-"""Instances of the joint execution-plan + allocation problem (Rubick's), their ONE objective function,
-JSON (de)serialisation and a seeded generator.
+"""Instances of the joint execution-plan + allocation problem (Rubick's), the footprint of an
+allocation, its pricing, and the ONE objective function.
 
-A job's *options* come from the perf model: for each resource shape (GPUs ``g``, CPUs ``c``, machines
-spanned ``n``) the best plan's throughput and host memory, Pareto-filtered. An option places an equal
-share ``(g/n, c/n, mem/n)`` on each of ``n`` machines (TP groups stay inside a machine:
-``(g/n) mod tp = 0``). A job's normalised throughput is its throughput over its throughput at its
-requested resources and plan (``ref_throughput``), as Rubick normalises.
+**Options.** A job's *option* is a class of placements with one throughput: ``gpus`` in all,
+``cpus`` and ``mem_gb`` at least (on the machines holding its GPUs), and either on one machine
+(``machines == 1``) or *spread*: any number of machines, each holding a multiple of ``divisor``
+GPUs (uneven splits such as 3 + 1 or 8 + 4 included), all inside ``tier`` (rack or network). The
+option's ``throughput`` is the best plan's over that class (``plan`` attains it).
+
+**Pricing.** An allocation is priced by what its job really gets (:func:`footprint`: GPU counts per
+machine, the tier they span, CPUs and host memory on those machines) with the plan it really runs:
+
+* ``pricing="perfmodel"``: :class:`perfmodel.PerfModel` on the actual placement, at the largest CPU
+  level (:data:`PERF_CPU_LEVELS` per GPU) not above the CPUs held (CPUs above a level idle; only
+  ZeRO-Offload plans depend on CPUs); the plan must be valid there and fit the host memory held;
+* ``pricing="synthetic"``: the small synthetic zoo's closed formula (:mod:`formulations.joint_options`);
+* ``pricing="table"`` (hand-built instances): the best option of the table with that plan that the
+  footprint fits.
+
+A job's normalised throughput is its throughput over ``ref_throughput`` (its requested resources
+and plan), as Rubick normalises. Option tables are built so that every valid allocation is
+*covered* by an option at least as fast (:func:`covering_option`): the exact models range over all
+of them, which is what makes ``gap >= 0`` hold against any heuristic (:mod:`formulations.containment`).
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -21,16 +36,22 @@ from schedlab.formulations import io
 from schedlab.perfmodel.plans import ExecutionPlan, parse_plan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.instance import Instance
-from schedlab.scheduling.job import Job, JobClass
+from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
-from schedlab.scheduling.state import ClusterState
-from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SolverError, SpecError
+from schedlab.topology.tiers import Tier
+
+#: CPU levels (cores per GPU) of perf-model option tables: PerfModel.options' choices
+PERF_CPU_LEVELS = (1, 2, 4, 8, 12)
+PRICINGS = ("table", "synthetic", "perfmodel")
 
 
 @dataclass(frozen=True, slots=True)
 class JobOption:
-    """One resource shape of a job with its best plan: ``gpus``, ``cpus`` over ``machines`` machines."""
+    """A class of placements with one throughput (see the module docstring). ``machines``: 1 = one
+    machine; >= 2 = spread over any number of machines. ``divisor`` (spread only; default the plan's
+    TP degree): every machine holds a multiple of it. ``tier`` (spread only; default network): the
+    highest tier the placement may span."""
 
     gpus: int
     cpus: int
@@ -38,32 +59,75 @@ class JobOption:
     throughput: float
     plan: ExecutionPlan
     mem_gb: float = 0.0
+    divisor: int = 0
+    tier: Tier | int = 0
 
     def __post_init__(self) -> None:
         src = "<JobOption>"
-        if self.machines < 1 or self.gpus % self.machines or self.cpus % self.machines:
-            raise SpecError(f"option {self}: gpus and cpus must split evenly over {self.machines} machines",
-                            source=src, field="machines")
+        if self.gpus < 1 or self.machines < 1:
+            raise SpecError(f"option {self}: gpus and machines must be >= 1", source=src, field="gpus")
         if self.plan.gpus != self.gpus:
             raise SpecError(f"option plan {self.plan.name} uses {self.plan.gpus} GPUs, not {self.gpus}",
                             source=src, field="plan")
-        if (self.gpus // self.machines) % self.plan.tp:
-            raise SpecError(f"option with TP {self.plan.tp} puts {self.gpus // self.machines} GPUs per machine",
-                            source=src, field="plan")
-        if self.throughput < 0:
-            raise SpecError("option throughput must be >= 0", source=src, field="throughput")
+        single = self.machines == 1
+        d = self.gpus if single else (self.divisor or self.plan.tp)
+        t = Tier.MACHINE if single else Tier(self.tier or Tier.NETWORK)
+        if d < 1 or self.gpus % d or d % self.plan.tp:
+            raise SpecError(f"option {self}: divisor {d} must divide the GPUs and be a multiple of TP "
+                            f"{self.plan.tp}", source=src, field="divisor")
+        if not single and t is Tier.MACHINE:
+            raise SpecError("a spread option needs tier rack or network", source=src, field="tier")
+        if self.throughput < 0 or self.cpus < 0 or self.mem_gb < 0:
+            raise SpecError("option throughput, cpus and mem_gb must be >= 0", source=src, field="throughput")
+        object.__setattr__(self, "divisor", d)
+        object.__setattr__(self, "tier", t)
 
     @property
-    def share(self) -> Resources:
-        n = self.machines
-        return Resources(self.gpus // n, self.cpus // n, self.mem_gb / n)
+    def single(self) -> bool:
+        return self.machines == 1
+
+    def covers(self, fp: Footprint) -> bool:
+        """Whether a placement with footprint ``fp`` belongs to this option's class (throughput aside)."""
+        if fp.gpus != self.gpus or fp.cpus < self.cpus or fp.mem_gb < self.mem_gb - 1e-9:
+            return False
+        if self.single:
+            return len(fp.pieces) == 1
+        return fp.tier <= self.tier and all(k % self.divisor == 0 for k in fp.pieces)
 
     def to_list(self) -> list:
-        return [self.gpus, self.cpus, self.machines, self.throughput, self.plan.canonical(), self.mem_gb]
+        return [self.gpus, self.cpus, self.machines, self.throughput, self.plan.canonical(), self.mem_gb,
+                self.divisor, int(self.tier)]
 
     @classmethod
     def from_list(cls, v) -> JobOption:
-        return cls(int(v[0]), int(v[1]), int(v[2]), float(v[3]), parse_plan(v[4]), float(v[5]))
+        extra = {} if len(v) < 8 else {"divisor": int(v[6]), "tier": int(v[7])}
+        return cls(int(v[0]), int(v[1]), int(v[2]), float(v[3]), parse_plan(v[4]), float(v[5]), **extra)
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """What a job holds: ``pieces`` (GPUs per machine holding any, descending), the ``tier`` they span,
+    and the CPUs and host memory on those machines (resources on GPU-less machines do not count)."""
+
+    gpus: int
+    pieces: tuple[int, ...]
+    tier: Tier
+    cpus: int
+    mem_gb: float
+    counts: Mapping[str, int]
+
+
+def footprint(inst: JointInstance, ja: JobAllocation) -> Footprint:
+    counts = {m: r.gpus for m, r in ja.placement.items() if r.gpus > 0}
+    nodes = inst.base.cluster.graph.nodes
+    if len(counts) <= 1:
+        tier = Tier.MACHINE
+    else:
+        tier = Tier.RACK if len({nodes[m]["rack"] for m in counts}) == 1 else Tier.NETWORK
+    cpus = sum(r.cpus for m, r in ja.placement.items() if m in counts)
+    mem = sum(r.mem_gb for m, r in ja.placement.items() if m in counts)
+    return Footprint(sum(counts.values()), tuple(sorted(counts.values(), reverse=True)), tier, cpus, mem,
+                     MappingProxyType(counts))
 
 
 class JointObjective(Enum):
@@ -76,9 +140,11 @@ class JointObjective(Enum):
 class JointInstance:
     """``base`` (cluster, jobs, current allocation, quotas, reserved) plus per-job ``options`` and
     ``ref_throughput``. ``reconfig_penalty`` is charged (in normalised-throughput units) for every
-    running job of ``base.current`` whose plan or placement changes or that is preempted.
-    ``place_guaranteed`` forces every guaranteed job to be placed. ``machines`` restricts the
-    eligible machines (POP sub-problems); ``None`` = all."""
+    running job of ``base.current`` whose plan or placement changes or that is preempted: a linear
+    stand-in for Rubick's rule "reconfigure only if ``(T - N delta) / T > 0.97``" (see
+    :data:`GAP_NOTE`). ``place_guaranteed`` forces every guaranteed job to be placed. ``machines``
+    restricts the eligible machines (POP sub-problems); ``None`` = all. ``pricing`` names how any
+    allocation is priced (module docstring)."""
 
     KIND = "joint"
     base: Instance
@@ -89,11 +155,15 @@ class JointInstance:
     reconfig_penalty: float = 0.0
     place_guaranteed: bool = False
     machines: tuple[str, ...] | None = None
+    pricing: str = "table"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", MappingProxyType({k: tuple(v) for k, v in self.options.items()}))
         object.__setattr__(self, "ref_throughput", MappingProxyType(dict(self.ref_throughput)))
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
+        if self.pricing not in PRICINGS:
+            raise SpecError(f"unknown pricing {self.pricing!r}; known: {', '.join(PRICINGS)}", source="<joint>",
+                            field="pricing")
         for j in self.base.jobs:
             if self.ref_throughput.get(j.id, 0) <= 0:
                 raise SpecError(f"job {j.id!r} needs a positive reference throughput", source="<joint>",
@@ -107,229 +177,148 @@ class JointInstance:
         return self.weights.get(job_id, 1.0) if self.objective is not JointObjective.SUM else 1.0
 
     def admissible(self, job: Job) -> list[tuple[int, JobOption]]:
-        """Options a job may take: guaranteed jobs need >= their SLO (requested throughput) and
-        >= minRes GPUs/CPUs."""
+        """Options a job may take: rigid jobs keep their GPU count; guaranteed jobs need >= their SLO
+        (requested throughput) and >= minRes GPUs/CPUs."""
+        opts = self.options.get(job.id, ())
+        guaranteed = job.guaranteed
+        if job.reconfigurable and not guaranteed:
+            return list(enumerate(opts))
         out = []
-        for k, o in enumerate(self.options.get(job.id, ())):
+        for k, o in enumerate(opts):
             if not job.reconfigurable and o.gpus != job.requested.gpus:
                 continue
-            if job.guaranteed:
+            if guaranteed:
                 mr = job.min_resources or Resources()
                 if o.throughput < self.ref_throughput[job.id] * (1 - 1e-9) or o.gpus < mr.gpus or o.cpus < mr.cpus:
                     continue
             out.append((k, o))
         return out
 
+    @cached_property
+    def pricer(self):
+        from schedlab.formulations.joint_options import PRICERS
+
+        return PRICERS[self.pricing](self)
+
+    def value(self, ja: JobAllocation) -> float:
+        """Weighted normalised throughput of one job's allocation (raises :class:`SolverError` when
+        it cannot run: invalid plan, too little CPU or host memory, shape outside the tables)."""
+        job = self.base.job(ja.job_id)
+        return self.weight(job.id) * self.pricer.price(job, ja, footprint(self, ja)) / self.ref_throughput[job.id]
+
     # ------------------------------------------------------------------ json
     def to_dict(self) -> dict[str, Any]:
-        return {"base": io.instance_to_dict(self.base),
-                "options": {j: [o.to_list() for o in os_] for j, os_ in self.options.items()},
+        """JSON-ready; option tables shared by several jobs are written once (``tables``)."""
+        index: dict[int, int] = {}
+        tables = []
+        for os_ in self.options.values():
+            if id(os_) not in index:
+                index[id(os_)] = len(tables)
+                tables.append([o.to_list() for o in os_])
+        return {"base": io.instance_to_dict(self.base), "tables": tables,
+                "options": {j: index[id(os_)] for j, os_ in self.options.items()},
                 "ref_throughput": dict(self.ref_throughput), "weights": dict(self.weights),
                 "objective": self.objective.value, "reconfig_penalty": self.reconfig_penalty,
-                "place_guaranteed": self.place_guaranteed,
+                "place_guaranteed": self.place_guaranteed, "pricing": self.pricing,
                 "machines": None if self.machines is None else list(self.machines)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "<joint>") -> JointInstance:
+        tables = [tuple(JobOption.from_list(v) for v in t) for t in d.get("tables", ())]
         return cls(base=io.instance_from_dict(d["base"], source),
-                   options={j: tuple(JobOption.from_list(v) for v in vs) for j, vs in d["options"].items()},
+                   options={j: tables[v] if isinstance(v, int) else tuple(JobOption.from_list(x) for x in v)
+                            for j, v in d["options"].items()},
                    ref_throughput=d["ref_throughput"], weights=d.get("weights", {}),
                    objective=JointObjective(d.get("objective", "sum")),
                    reconfig_penalty=d.get("reconfig_penalty", 0.0),
-                   place_guaranteed=d.get("place_guaranteed", False),
+                   place_guaranteed=d.get("place_guaranteed", False), pricing=d.get("pricing", "table"),
                    machines=None if d.get("machines") is None else tuple(d["machines"]))
 
 
 io.INSTANCE_KINDS[JointInstance.KIND] = JointInstance
 
+#: what the harness prints beside a joint gap
+GAP_NOTE = ("joint: reconfiguration is charged as a linear penalty per changed running job, not Rubick's "
+            "(T - N delta)/T > 0.97 rule; allocations are priced by their real footprint and plan")
 
-def option_throughput(inst: JointInstance, ja: JobAllocation) -> float:
-    """Throughput of an allocated job: the best option with its plan, GPUs and machine count whose
-    CPUs it has. Raises :class:`SolverError` if the option table has no such shape."""
-    gpus = ja.gpus
-    n = sum(1 for r in ja.placement.values() if r.gpus > 0)
-    cpus = ja.resources.cpus
-    best = None
-    for o in inst.options.get(ja.job_id, ()):
-        if o.gpus == gpus and o.machines == n and o.plan == ja.plan and o.cpus <= cpus:
-            best = o.throughput if best is None else max(best, o.throughput)
-    if best is None:
-        raise SolverError(f"job {ja.job_id!r}: no option with plan {ja.plan.name}, {gpus} GPUs on {n} machines "
-                          f"and <= {cpus} CPUs in the instance's option table")
+
+def covering_option(inst: JointInstance, ja: JobAllocation, value: float | None = None) -> int | None:
+    """Index of the fastest option of ``ja``'s job that covers its footprint and is at least as fast
+    as the allocation (its normalised ``value`` if given), or ``None``."""
+    job = inst.base.job(ja.job_id)
+    fp = footprint(inst, ja)
+    w = inst.weight(job.id) / inst.ref_throughput[job.id]
+    best, best_t = None, -1.0
+    for k, o in inst.admissible(job):
+        if inst.pricing == "table" and o.plan != ja.plan:
+            continue
+        if o.covers(fp) and (value is None or w * o.throughput >= value - 1e-9 * max(1.0, abs(value))) \
+                and o.throughput > best_t:
+            best, best_t = k, o.throughput
     return best
 
 
-def joint_objective(inst: JointInstance, allocation: Allocation) -> float:
-    """THE objective of the joint problem, for solver and heuristic allocations alike.
-
-    ``SUM``/``WEIGHTED``: ``sum_j w_j * tput_j / ref_j - penalty * #changed running jobs``;
-    ``MAXMIN``: ``min_j w_j * tput_j / ref_j`` (a queued job counts 0; no penalty term).
-    """
-    vals = []
-    for job in inst.base.jobs:
-        ja = allocation.get(job.id)
-        t = 0.0 if ja is None else option_throughput(inst, ja)
-        vals.append(inst.weight(job.id) * t / inst.ref_throughput[job.id])
-    if inst.objective is JointObjective.MAXMIN:
-        return min(vals) if vals else 0.0
-    changed = 0
+def changed(inst: JointInstance, allocation: Allocation) -> int:
+    """Running jobs of ``base.current`` whose plan or placement the allocation changes (or preempts)."""
+    n = 0
     for cur in inst.base.current:
         ja = allocation.get(cur.job_id)
         if ja is None or ja.plan != cur.plan or dict(ja.placement) != dict(cur.placement):
-            changed += 1
-    return sum(vals) - inst.reconfig_penalty * changed
+            n += 1
+    return n
 
 
-# ----------------------------------------------------------------- generator
-#: synthetic model zoo (ours; names the perf model does not know, so the verifier skips memory): name -> (per-GPU throughput, GPU scaling exponent, multi-machine
-#: slowdown, CPU per GPU to saturate, TP degree for large models or 1)
-_ZOO: dict[str, tuple[float, float, float, int, int]] = {
-    "syn-vit": (120.0, 0.95, 0.05, 6, 1), "syn-roberta": (40.0, 0.9, 0.10, 4, 1), "syn-bert": (45.0, 0.9, 0.08, 4, 1),
-    "syn-t5": (12.0, 0.85, 0.15, 6, 2), "syn-gpt2": (10.0, 0.85, 0.20, 4, 2), "syn-llama": (3.0, 0.8, 0.25, 4, 4),
-}
+def joint_objective(inst: JointInstance, allocation: Allocation) -> float:
+    """THE objective of the joint problem, for solver and heuristic allocations alike (a plain
+    :class:`~scheduling.Allocation`, as a heuristic's ``decide`` returns).
+
+    ``SUM``/``WEIGHTED``: ``sum_j w_j * tput_j / ref_j - penalty * #changed running jobs``;
+    ``MAXMIN``: ``min_j w_j * tput_j / ref_j`` (a queued job counts 0; no penalty term), where
+    ``tput_j`` is the allocation's price (module docstring).
+    """
+    vals = [0.0 if allocation.get(job.id) is None else inst.value(allocation[job.id]) for job in inst.base.jobs]
+    if inst.objective is JointObjective.MAXMIN:
+        return min(vals) if vals else 0.0
+    return sum(vals) - inst.reconfig_penalty * changed(inst, allocation)
 
 
-def _synthetic_options(model: str, max_gpus: int, per_machine: int) -> list[JobOption]:
-    base, beta, slow, cpg, tp = _ZOO[model]
-    opts = []
-    g = 1
-    while g <= max_gpus:
-        for n in sorted({1, -(-g // per_machine)}):
-            if g % n or (g // n) > per_machine:
-                continue
-            t = tp if (g // n) % tp == 0 and g >= tp else 1
-            for c_per in (2, cpg):
-                c = c_per * g
-                if c % n:
-                    continue
-                tput = base * g ** beta * (1 - slow * (n > 1)) * (1 + 0.1 * (t > 1)) * min(1.0, 0.8 + 0.2 * c_per / cpg)
-                opts.append(JobOption(g, c, n, round(tput, 3), ExecutionPlan(dp=g // t, tp=t), mem_gb=float(4 * g)))
-        g *= 2
-    return pareto(opts)
+def option_throughput(inst: JointInstance, ja: JobAllocation) -> float:
+    """Throughput of an allocated job (its price; kept for callers of the old name)."""
+    return inst.pricer.price(inst.base.job(ja.job_id), ja, footprint(inst, ja))
 
 
-def pareto(opts: list[JobOption]) -> list[JobOption]:
-    """Drop options another option dominates (no more GPUs, CPUs, machines and memory, at least
-    the throughput, strictly better somewhere)."""
-    keep = []
-    for o in opts:
-        dom = any(p is not o and p.gpus <= o.gpus and p.cpus <= o.cpus and p.machines <= o.machines
-                  and p.mem_gb <= o.mem_gb and p.throughput >= o.throughput and
-                  (p.gpus, p.cpus, p.machines, p.mem_gb, p.throughput) != (o.gpus, o.cpus, o.machines, o.mem_gb,
-                                                                          o.throughput) for p in opts)
-        if not dom:
-            keep.append(o)
-    return keep
+def table_price(inst: JointInstance, job: Job, ja: JobAllocation, fp: Footprint) -> float:
+    """``pricing="table"``: the best option of the table with the allocation's plan that covers it."""
+    best = None
+    for o in inst.options.get(job.id, ()):
+        if o.plan == ja.plan and o.covers(fp):
+            best = o.throughput if best is None else max(best, o.throughput)
+    if best is None:
+        raise SolverError(f"job {job.id!r}: no option with plan {ja.plan.name}, {fp.gpus} GPUs as "
+                          f"{'+'.join(map(str, fp.pieces))} ({fp.tier.name.lower()} tier), <= {fp.cpus} CPUs and "
+                          f"<= {fp.mem_gb:g} GB in the instance's option table")
+    return best
 
 
-def equal_split(gpus: int, cpus: int, machines: int, tp: int) -> bool:
-    """Whether a shape splits evenly over its machines with whole TP groups (what :class:`JobOption`
-    represents)."""
-    return gpus % machines == 0 and cpus % machines == 0 and (gpus // machines) % tp == 0
+def split_evenly(amount: float, gpus: Mapping[str, int], *, integral: bool) -> dict[str, float]:
+    """``amount`` shared over machines in proportion to their GPUs (integers: remainders to the
+    first machines)."""
+    tot = sum(gpus.values())
+    if not integral:
+        return {m: amount * g / tot for m, g in gpus.items()}
+    base = {m: int(amount) * g // tot for m, g in gpus.items()}
+    left = int(amount) - sum(base.values())
+    for m in list(gpus)[:left]:
+        base[m] += 1
+    return {m: float(v) for m, v in base.items()}
 
 
-class _PerfOptions:
-    """Option tables from :class:`perfmodel.PerfModel` (cached per model): the model's Pareto options
-    that split evenly over their machines (uneven splits such as 8 + 4 GPUs are not representable
-    here and are left out), re-filtered with machines spanned as a cost, plus the requested shape
-    (plain DP, canonical placement) so that the reference throughput is in the table."""
-
-    def __init__(self, cluster: Cluster, max_gpus: int) -> None:
-        from schedlab.perfmodel import PerfModel
-
-        self.pm, self.max_gpus, self.cache = PerfModel(cluster), max_gpus, {}
-        self.models = sorted(m for m in self._zoo() if not m.startswith("llama30"))
-
-    @staticmethod
-    def _zoo():
-        from schedlab.perfmodel import MODELS
-
-        return MODELS
-
-    def __call__(self, model: str, g: int, per_machine: int) -> tuple[list[JobOption], JobOption | None]:
-        if model not in self.cache:
-            self.cache[model] = pareto([JobOption(o.gpus, o.cpus, o.machines, round(o.throughput, 6), o.plan,
-                                                  round(o.host_mem_gb, 3))
-                                        for o in self.pm.options(model, max_gpus=self.max_gpus)
-                                        if equal_split(o.gpus, o.cpus, o.machines, o.plan.tp)])
-        opts = list(self.cache[model])
-        n = -(-g // per_machine)
-        cpus = 4 * g
-        plan = ExecutionPlan(dp=g)
-        pl = {m: g // n for m in self.pm.cluster.machines[:n]}
-        if self.pm.plan_problem(model, plan, pl, cpus) is not None:
-            return opts, None
-        t = self.pm.throughput(model, plan, pl, cpus)
-        req = JobOption(g, cpus, n, round(t, 6), plan, 0.0)
-        return opts + [req], req
+def make_allocation(job_id: str, plan: ExecutionPlan, gpus: Mapping[str, int], cpus: Mapping[str, float],
+                    mem: Mapping[str, float]) -> JobAllocation:
+    return JobAllocation(job_id, plan, {m: Resources(int(g), int(round(cpus.get(m, 0))), float(mem.get(m, 0.0)))
+                                        for m, g in gpus.items() if g > 0})
 
 
-def generate_joint(cluster: Cluster, n_jobs: int, *, seed: int = 0, guaranteed_frac: float = 0.0,
-                   running_frac: float = 0.0, reconfig_penalty: float = 0.0, max_gpus: int = 32,
-                   objective: JointObjective = JointObjective.SUM, source: str = "synthetic") -> JointInstance:
-    """A seeded snapshot: jobs with requested GPUs in {1,2,4,8,16} (<= ``max_gpus``), a fraction
-    guaranteed (tenant ``A`` with a quota of half the GPUs) and a fraction already running first-fit
-    at their request. ``source="synthetic"``: a small synthetic zoo whose options have the perf
-    model's shape (GPUs, CPUs, machines, throughput, plan, memory); ``source="perfmodel"``: the
-    options of :meth:`perfmodel.PerfModel.options` for a random model of its zoo (requests whose
-    plain-DP plan does not fit memory are redrawn)."""
-    rng = random.Random(seed)
-    per_machine = cluster.max_gpus_per_machine
-    perf = _PerfOptions(cluster, max_gpus) if source == "perfmodel" else None
-    if source not in ("synthetic", "perfmodel"):
-        raise SpecError(f"unknown option source {source!r}", source="<generate_joint>", field="source")
-    jobs, options, ref, weights = [], {}, {}, {}
-    for i in range(n_jobs):
-        if perf is not None:
-            for _ in range(100):
-                model = rng.choice(perf.models)
-                g = rng.choice([x for x in (1, 1, 2, 4, 8, 16) if x <= max_gpus])
-                opts, r = perf(model, g, per_machine)
-                if r is not None:
-                    break
-            else:
-                raise SolverError("no model of the perf model's zoo fits its request")
-            guar = rng.random() < guaranteed_frac
-            jid = f"j{i:04d}"
-            jobs.append(Job(id=jid, requested=Resources(g, r.cpus, 0.0), model=model, tenant="A" if guar else "B",
-                            plan=r.plan, job_class=JobClass.GUARANTEED if guar else JobClass.BEST_EFFORT,
-                            reconfigurable=True, min_resources=Resources(g, r.cpus // 2, 0.0) if guar else None))
-            options[jid], ref[jid] = tuple(opts), r.throughput
-            weights[jid] = float(rng.choice([1, 1, 2]))
-            continue
-        model = rng.choice(sorted(_ZOO))
-        g = rng.choice([x for x in (1, 1, 2, 4, 8, 16) if x <= max_gpus])
-        opts = _synthetic_options(model, max_gpus, per_machine)
-        n_req = -(-g // per_machine)
-        req = [o for o in opts if o.gpus == g and o.machines == n_req]
-        if not req:
-            req = [o for o in _synthetic_options(model, g, per_machine) if o.gpus == g]
-        r = max(req, key=lambda o: (o.cpus, o.throughput))
-        if r not in opts:
-            opts.append(r)
-        guar = rng.random() < guaranteed_frac
-        jid = f"j{i:04d}"
-        jobs.append(Job(id=jid, requested=Resources(g, r.cpus, r.mem_gb), model=model, tenant="A" if guar else "B",
-                        plan=r.plan, job_class=JobClass.GUARANTEED if guar else JobClass.BEST_EFFORT,
-                        reconfigurable=True, min_resources=Resources(g, r.cpus // 2, 0.0) if guar else None))
-        options[jid] = tuple(opts)
-        ref[jid] = r.throughput
-        weights[jid] = float(rng.choice([1, 1, 2]))
-    quotas = {"A": Resources(cluster.total_gpus // 2, 0, 0.0)} if guaranteed_frac > 0 else {}
-    current = Allocation()
-    if running_frac > 0:
-        state = ClusterState(cluster)
-        placed = []
-        for j in jobs:
-            if rng.random() >= running_frac:
-                continue
-            o = next(o for o in options[j.id] if o.gpus == j.requested.gpus and o.plan == j.plan
-                     and o.cpus == j.requested.cpus)
-            ms = [m for m in cluster.machines if o.share <= state.free(m)][: o.machines]
-            if len(ms) == o.machines:
-                pl = {m: o.share for m in ms}
-                state.allocate(j.id, pl)
-                placed.append(JobAllocation(j.id, o.plan, pl))
-        current = Allocation.of(placed)
-    base = Instance(cluster, tuple(jobs), current=current, quotas=quotas)
-    return JointInstance(base, options, ref, weights, objective, reconfig_penalty)
+__all__ = ["GAP_NOTE", "PERF_CPU_LEVELS", "PRICINGS", "Footprint", "JobOption", "JointInstance", "JointObjective",
+           "changed", "covering_option", "footprint", "joint_objective", "make_allocation", "option_throughput",
+           "split_evenly", "table_price"]

@@ -1,17 +1,20 @@
 r"""Exact two-stage solve of the joint problem for option tables that do not aggregate exactly.
 
-1. Solve the machine-class MIP (:func:`formulations.joint.class_model`, capacities pooled per class
-   of identical machines): a relaxation, so its dual bound :math:`B` bounds the problem and its
-   solution picks an option :math:`o_j` per job.
-2. Pack exactly those options on the real machines with the per-machine model restricted to them.
-   If every chosen job is placed, the allocation's objective equals the relaxation's value, so it is
-   optimal whenever stage 1 proved its own optimum (gap to :math:`B` = 0).
+1. Solve the class MIP (:func:`formulations.joint_pooled.class_model`: capacities pooled per class
+   of identical machines, racks ignored): a relaxation, so its dual bound :math:`B` bounds the
+   problem and its solution picks an option (or keeping the running allocation) per job.
+2. Pack exactly those choices on the real machines: first greedily (:mod:`formulations.joint_pack`,
+   O(jobs x machines)), then, if some choice did not fit, with the per-machine model restricted to
+   them (warm-started from the greedy packing). If every chosen job is placed, the allocation's
+   objective equals the relaxation's value, so it is optimal whenever stage 1 proved its own optimum
+   (gap to :math:`B` within the tolerance).
 3. Otherwise solve the full per-machine model, warm-started from stage 2 where the backend takes
    hints, and keep the better allocation; the bound is the tighter of :math:`B` and stage 3's.
 
-The answer is honest in every case: the objective is recomputed on the whole instance, the bound is
-always a valid one, and the result is called optimal only when the two meet (relative gap <= the
-tolerance). Time is shared 40 / 30 / 30 % over the stages.
+The objective is recomputed on the whole instance, the bound is always a valid one, and the status
+follows the one rule (:func:`~formulations.result.termination_of`): optimal only when objective and
+bound meet within the tolerance. The time limit is a wall-clock budget over all stages (40 / 30 %
+of what is left to stages 1 / 2, the rest to stage 3); each stage is reported in the notes.
 """
 
 from __future__ import annotations
@@ -19,11 +22,21 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from schedlab.formulations.backends import get_backend
+from schedlab.formulations.backends import get_backend, incompatibility
 from schedlab.formulations.base import solve
-from schedlab.formulations.joint import JointFormulation, aggregation_ok, class_model
+from schedlab.formulations.joint import JointFormulation, pooled_ok
 from schedlab.formulations.joint_instance import JointInstance, joint_objective
-from schedlab.formulations.result import SolutionStatus, SolveParams, SolveResult, Termination, relative_gap
+from schedlab.formulations.joint_pack import pack_greedy
+from schedlab.formulations.joint_pooled import class_model
+from schedlab.formulations.result import (
+    SolutionStatus,
+    SolveParams,
+    SolveResult,
+    Termination,
+    relative_gap,
+    termination_of,
+)
+from schedlab.topology.errors import SolverError
 
 
 class JointTwoStage:
@@ -32,59 +45,84 @@ class JointTwoStage:
     def solve(self, inst: JointInstance, backend: str = "highs", params: SolveParams | None = None) -> SolveResult:
         params = params or SolveParams()
         form = JointFormulation()
-        if aggregation_ok(inst)[0]:
+        if pooled_ok(inst)[0]:
             return solve(form, inst, backend, params)
         be = get_backend(backend)
+        t0 = time.perf_counter()
         lim = params.time_limit_s
 
         def share(f: float) -> SolveParams:
-            return params.with_(warm_start=None, time_limit_s=None if lim is None else max(0.1, f * lim))
+            if lim is None:
+                return params.with_(warm_start=None)
+            return params.with_(warm_start=None, time_limit_s=max(0.05, f * (lim - (time.perf_counter() - t0))))
 
-        t0 = time.perf_counter()
-        mdl, zs = class_model(inst, integral=True)
+        mdl, rows = class_model(inst, integral=True)
+        why = incompatibility(be, mdl)
+        if why:
+            raise SolverError(why)
         build_s = time.perf_counter() - t0
         raw = be.solve(mdl, share(0.4))
-        notes = [f"stage 1 (class MIP): {raw.termination.value}, bound {raw.dual_bound}"]
+        limit_hit = bool(raw.limit_hit)
+        notes = [f"stage 1 (class MIP): {raw.termination.value}, bound {raw.dual_bound}, "
+                 f"{time.perf_counter() - t0:.2f} s"]
         if raw.termination is Termination.INFEASIBLE:
-            return self._result(inst, be, params, Termination.INFEASIBLE, None, None, None, build_s,
-                                time.perf_counter() - t0, notes)
-        bound = raw.dual_bound if raw.dual_bound is not None else None
-        best = None
+            return self._result(inst, be, params, Termination.INFEASIBLE, None, None, build_s, t0, notes, False)
+        bound = raw.dual_bound if raw.termination.has_solution else None
+        best = best_obj = None
         if raw.values is not None:
-            chosen = {jid: k for (jid, k), z in zs.items() if raw.values[z.index] > 0.5}
-            opts = {j.id: (inst.options[j.id][chosen[j.id]],) if j.id in chosen else () for j in inst.base.jobs}
-            sub = dataclasses.replace(inst, options=opts)
-            r2 = solve(JointFormulation(aggregate=False), sub, backend, share(0.3))
-            notes.append(f"stage 2 (pack chosen options): {r2.termination.value}")
-            if r2.allocation is not None:
-                best = r2.allocation
-        best_obj = joint_objective(inst, best) if best is not None else None
-        done = (best_obj is not None and bound is not None and relative_gap(best_obj, bound) <= params.rel_gap)
-        if not done:
-            left = None if lim is None else max(0.1, lim - (time.perf_counter() - t0))
+            opts, chosen = {}, {}  # the chosen option per job, or keeping its running allocation
+            for r in rows.values():  # a row may count a class of identical jobs
+                todo = [j.id for j in r.jobs]
+                for k, z in sorted(r.z.items()):
+                    for _ in range(int(round(raw.values[z.index]))):
+                        jid = todo.pop(0)
+                        opts[jid] = (inst.options[jid][k],)
+                        chosen[jid] = inst.options[jid][k]
+                if r.keep is not None and raw.values[r.keep.index] > 0.5:
+                    chosen[todo[0]] = "keep"
+                opts.update({jid: () for jid in todo})
+            t2 = time.perf_counter()
+            greedy = pack_greedy(inst, chosen)
+            if not form.verify(inst, greedy):
+                best, best_obj = greedy, joint_objective(inst, greedy)
+            notes.append(f"stage 2a (greedy packing): {len(greedy)} of {len(chosen)} choices placed, "
+                         f"{time.perf_counter() - t2:.2f} s")
+            gap = relative_gap(best_obj, bound)
+            if gap is None or gap > params.rel_gap:
+                sub = dataclasses.replace(inst, options=opts)
+                r2 = solve(JointFormulation(aggregate=False), sub, backend, share(0.5).with_(warm_start=best))
+                limit_hit |= r2.termination is Termination.FEASIBLE_AT_LIMIT
+                notes.append(f"stage 2 (pack the chosen options, MIP): {r2.termination.value}, "
+                             f"{r2.phases['wall_s']:.2f} s")
+                if r2.allocation is not None:
+                    obj2 = joint_objective(inst, r2.allocation)
+                    if best_obj is None or obj2 > best_obj:
+                        best, best_obj = r2.allocation, obj2
+        gap = relative_gap(best_obj, bound)
+        if gap is None or gap > params.rel_gap:
+            left = None if lim is None else max(0.05, lim - (time.perf_counter() - t0))
             r3 = solve(form, inst, backend, params.with_(time_limit_s=left, warm_start=best))
-            notes.append(f"stage 3 (full per-machine model): {r3.termination.value}, bound {r3.dual_bound}")
+            limit_hit |= r3.termination in (Termination.FEASIBLE_AT_LIMIT, Termination.NO_SOLUTION_AT_LIMIT)
+            notes.append(f"stage 3 (full per-machine model): {r3.termination.value}, bound {r3.dual_bound}, "
+                         f"{r3.phases['wall_s']:.2f} s")
+            if r3.termination is Termination.INFEASIBLE:
+                return self._result(inst, be, params, Termination.INFEASIBLE, None, None, build_s, t0, notes, False)
             if r3.allocation is not None and (best_obj is None or r3.objective > best_obj):
                 best, best_obj = r3.allocation, r3.objective
             if r3.dual_bound is not None:
                 bound = r3.dual_bound if bound is None else min(bound, r3.dual_bound)
-            if r3.termination is Termination.INFEASIBLE:
-                return self._result(inst, be, params, Termination.INFEASIBLE, None, None, None, build_s,
-                                    time.perf_counter() - t0, notes)
-        gap = relative_gap(best_obj, bound)
-        if best is None:
-            term = Termination.NO_SOLUTION_AT_LIMIT if params.limited else Termination.ERROR
-        elif gap is not None and gap <= params.rel_gap:
-            term = Termination.OPTIMAL
-        else:
-            term = Termination.FEASIBLE_AT_LIMIT
-        return self._result(inst, be, params, term, best, best_obj, bound, build_s, time.perf_counter() - t0, notes)
+        raw_term = Termination.OPTIMAL if best is not None else Termination.NO_SOLUTION_AT_LIMIT
+        term = termination_of(raw_term, best_obj, bound, params.rel_gap, limit_hit)
+        return self._result(inst, be, params, term, best, bound, build_s, t0, notes, limit_hit)
 
-    def _result(self, inst, be, params, term, alloc, obj, bound, build_s, total_s, notes) -> SolveResult:
-        status = {Termination.OPTIMAL: SolutionStatus.OPTIMAL, Termination.FEASIBLE_AT_LIMIT: SolutionStatus.FEASIBLE,
-                  Termination.INFEASIBLE: SolutionStatus.INFEASIBLE}.get(term, SolutionStatus.UNDETERMINED)
+    def _result(self, inst, be, params, term, alloc, bound, build_s, t0, notes, limit_hit) -> SolveResult:
+        wall = time.perf_counter() - t0
+        obj = joint_objective(inst, alloc) if alloc is not None else None
+        t = time.perf_counter()
         viol = tuple(JointFormulation().verify(inst, alloc)) if alloc is not None else None
+        verify_s = time.perf_counter() - t
         threads = {"cpsat": params.effective_threads, "cbc": params.effective_threads, "scip": 1, "scipy": 1}
-        return SolveResult(self.name, be.name, be.version(), term, status, "max", obj, obj, bound, build_s,
-                           total_s - build_s, threads.get(be.name), params.seed,
-                           allocation=alloc, solution=alloc, notes=tuple(notes), violations=viol)
+        return SolveResult(self.name, be.name, be.version(), term, SolutionStatus.of(term), "max", obj, obj, bound,
+                           build_s, wall - build_s, threads.get(be.name), params.seed, allocation=alloc, solution=alloc,
+                           notes=tuple(notes), violations=viol, verify_s=verify_s, wall_s=time.perf_counter() - t0,
+                           time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap)

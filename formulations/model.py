@@ -264,6 +264,20 @@ class Model:
                   self.constraints, self.objective, self.sense)
         return m
 
+    def nonzeros(self) -> int:
+        return sum(len(c.terms) for c in self.constraints)
+
+    def point(self, values: Mapping[int, float]) -> list[float]:
+        """A full value vector from a sparse assignment (unnamed variables at 0, clamped into
+        their bounds when 0 is outside them)."""
+        out = []
+        for v in self.vars:
+            x = float(values.get(v.index, 0.0))
+            if v.index not in values:
+                x = min(max(x, v.lb), v.ub)
+            out.append(x)
+        return out
+
     def stats(self) -> dict[str, int]:
         return {"vars": len(self.vars), "int_vars": sum(v.integer for v in self.vars),
                 "constraints": len(self.constraints),

@@ -1,4 +1,7 @@
-r"""Offline clairvoyant schedule bound (CP-SAT intervals + cumulative).
+r"""Offline clairvoyant **non-preemptive** schedules (method ``offline-nonpreemptive``; CP-SAT
+intervals + cumulative). Its values bound only policies that never preempt: for preemptive ones
+use ``offline-preemptive`` (:mod:`formulations.offline_bounds`), which is also added here as a row
+``objective >= preemptive bound`` (valid, it bounds every schedule) to give CP-SAT a real dual bound.
 
 Jobs :math:`j` with arrival :math:`r_j`, known integer duration :math:`d_j` (placement-independent)
 and a rigid gang of :math:`g_j` GPUs; machines :math:`m` with free GPUs :math:`G_m`. Integer start
@@ -13,14 +16,17 @@ and a rigid gang of :math:`g_j` GPUs; machines :math:`m` with free GPUs :math:`G
    \min\ \frac{1}{n}\sum_j (e_j - r_j)\ \text{(avg JCT)}\quad\text{or}\quad \min\ \max_j e_j\ \text{(makespan)}
 
 ``mode="machine"`` solves the per-machine model (a schedule with placements; its optimum is the
-best possible value). ``mode="total"`` keeps only the total-GPU cumulative: a relaxation whose
-optimum (or dual bound) is a **lower bound** for any schedule, at any size CP-SAT can prove.
-Needs the ``intervals`` capability (CP-SAT).
+best non-preemptive value). ``mode="total"`` keeps only the total-GPU cumulative: a relaxation whose
+dual bound is a **lower bound for non-preemptive schedules**; its solution is not a runnable
+schedule, so the result reports no ``objective`` in that mode, only the bound. Needs the
+``intervals`` capability (CP-SAT).
 """
 
 from __future__ import annotations
 
+import math
 import random
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +34,8 @@ from typing import Any
 from schedlab.formulations import io
 from schedlab.formulations.base import Built
 from schedlab.formulations.model import LinExpr, Model
+from schedlab.formulations.offline_bounds import PreemptiveBound, preemptive_bound
+from schedlab.formulations.result import SolutionStatus, SolveParams, SolveResult, Termination
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.instance import Instance
@@ -120,8 +128,19 @@ def schedule_violations(inst: OfflineInstance, sched: OfflineSchedule) -> list[s
     return out
 
 
+def lower_bound(inst: OfflineInstance) -> PreemptiveBound:
+    """:func:`formulations.offline_bounds.preemptive_bound` of the instance's jobs on its free GPUs."""
+    gpus = sum(max(0, inst.base.capacity(m).gpus) for m in inst.base.cluster.machines)
+    jobs = [(j.arrival, float(j.duration), j.requested.gpus) for j in inst.base.jobs]
+    return preemptive_bound(jobs, gpus, inst.objective)
+
+
 class OfflineFormulation:
-    name = "offline-bound"
+    name = "offline-nonpreemptive"
+
+    def is_relaxation(self, inst: OfflineInstance) -> bool:
+        """Total-GPU mode: the solution is a relaxation's, not a schedule (only its bound counts)."""
+        return inst.mode == "total"
 
     def build(self, inst: OfflineInstance) -> Built:
         mdl = Model(f"offline-{inst.mode}", sense="min")
@@ -148,15 +167,21 @@ class OfflineFormulation:
             for m in mach:
                 mdl.cumulative(ivs, [k[j.id, m] for j in inst.base.jobs], caps[m], f"cum[{m}]")
         n = max(1, len(inst.base.jobs))
+        lb = lower_bound(inst).value
         if inst.objective == "makespan":
-            C = mdl.integer("makespan", 0, H)
+            C = mdl.integer("makespan", min(H, math.ceil(lb - 1e-9)), H)
             for j in inst.base.jobs:
                 mdl.add(C - ends[j.id] >= 0)
             mdl.minimize(C)
         else:
-            obj = LinExpr({}, -sum(j.arrival for j in inst.base.jobs) / n)
+            arrivals = sum(j.arrival for j in inst.base.jobs)
+            obj = LinExpr({}, -arrivals / n)
+            total = LinExpr()
             for e in ends.values():
                 obj.add_term(e.index, 1.0 / n)
+                total.add_term(e.index, 1.0)
+            if ends:
+                mdl.add(total >= math.ceil(n * lb + arrivals - 1e-6), "preemptive-bound")
             mdl.minimize(obj)
         return Built(mdl, {"s": starts, "k": k, "machines": mach})
 
@@ -198,3 +223,26 @@ def generate_offline(cluster: Cluster, n_jobs: int, *, seed: int = 0, mean_gap: 
                         duration=float(rng.randint(600, 7200))))
         t += int(rng.expovariate(1 / mean_gap))
     return OfflineInstance(Instance(cluster, tuple(jobs)), objective, mode)
+
+
+class PreemptiveBoundMethod:
+    """Method ``offline-preemptive``: :func:`lower_bound` (combinatorial, exact for its relaxations;
+    no backend needed). The result carries no ``objective`` (there is no schedule), only the bound."""
+
+    name = "offline-preemptive"
+
+    def solve(self, inst: OfflineInstance, backend: str = "none", params: SolveParams | None = None) -> SolveResult:
+        params = params or SolveParams()
+        t0 = time.perf_counter()
+        b = lower_bound(inst)
+        wall = time.perf_counter() - t0
+        parts = ", ".join(f"{k} {v:.6g}" for k, v in b.parts.items())
+        return SolveResult(self.name, "none", "schedlab SRPT relaxations", Termination.OPTIMAL, SolutionStatus.OPTIMAL,
+                           "min", None, b.value, b.value, 0.0, wall, 1, params.seed,
+                           notes=(f"lower bound for preemptive (and non-preemptive) schedules; relaxations: {parts}",
+                                  f"backend {backend!r} not used: the bound is combinatorial"),
+                           wall_s=wall, time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap)
+
+
+#: which offline bound an online policy is compared with (``PolicySpec.preemptive``)
+BOUND_METHOD = {True: "offline-preemptive", False: "offline-nonpreemptive"}

@@ -1,12 +1,23 @@
 """POP-style partitioning (Narayanan et al., SOSP'21): split an instance's jobs and machines ``k``
 ways, solve the sub-problems independently (in worker processes when ``parallel``), merge.
 
-Jobs are shuffled with ``seed`` and dealt round-robin; machines are dealt round-robin in an order
-that spreads every capacity class (and, for tier placement, whole racks when there are at least
-``k``) evenly. Tenant quotas are split evenly. The merged solution is evaluated with the whole
-problem's objective function and verified on the whole instance; the bound is the whole problem's
-relaxation bound where the formulation has one (joint: machine-class LP; tier: fractional
-knapsack), else ``None``. A merged result is never called optimal unless it meets that bound.
+**Partition.** Running jobs go with the part holding their machines; the others are shuffled with
+``seed`` and dealt, largest first, to the part with the least GPU demand. Machines are dealt as
+whole racks when there are at least ``k`` racks (so rack-tier placements stay possible), else
+round-robin in an order that spreads every capacity class evenly. Quotas are shared in proportion.
+
+**Repair.** A part that is infeasible on its own (its jobs must all be placed and its machines
+cannot hold them) is merged with the part holding the most free GPUs and the merged part is solved
+again; this repeats until every part is feasible. The last possible merge is the whole problem, so
+POP reports ``infeasible`` only when the whole problem is.
+
+**Status and bound.** The merged solution is re-scored with the whole problem's objective and
+verified on the whole instance. The bound is the whole problem's relaxation where the formulation
+has one (joint: class LP, first, within a fifth of the time budget; tier: fractional knapsack), else
+``None``: it is reported only when it is valid. The status follows the one rule
+(:func:`~formulations.result.termination_of`): ``optimal`` only when the objective meets that bound;
+otherwise ``feasible-at-limit`` when some part hit its limit and ``feasible`` when none did. A part
+without a solution makes POP's status that part's (its worst part's).
 """
 
 from __future__ import annotations
@@ -24,22 +35,29 @@ from schedlab.formulations.base import Formulation, solve
 from schedlab.formulations.joint import JointFormulation, relaxation_bound
 from schedlab.formulations.joint_instance import JointInstance
 from schedlab.formulations.joint_twostage import JointTwoStage
-from schedlab.formulations.result import SolutionStatus, SolveParams, SolveResult, Termination, relative_gap
+from schedlab.formulations.result import (
+    SolutionStatus,
+    SolveParams,
+    SolveResult,
+    Termination,
+    termination_of,
+)
 from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, tier_relaxation_bound
 from schedlab.formulations.tiresias import TiresiasFormulation, TiresiasInstance, TiresiasSolution
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.resources import Resources
+from schedlab.topology.errors import SolverError
 
 
 def _deal(items: list, k: int) -> list[list]:
     return [items[i::k] for i in range(k)]
 
 
-def _machine_parts(inst: Any, k: int, by_rack: bool) -> list[list[str]]:
+def _machine_parts(inst: Any, k: int) -> list[list[str]]:
     cl = inst.base.cluster
     elig = list(inst.eligible_machines)
-    if by_rack and len(cl.racks) >= k:
+    if len(cl.racks) >= k:
         es = set(elig)
         return [[m for r in racks for m in cl.machines_in(r) if m in es] for racks in _deal(list(cl.racks), k)]
     byc: dict[tuple, list[str]] = defaultdict(list)
@@ -50,23 +68,14 @@ def _machine_parts(inst: Any, k: int, by_rack: bool) -> list[list[str]]:
     return _deal(order, k)
 
 
-def _sub_base(base: Instance, jobs: list, machines: set[str], k: int) -> Instance:
-    ids = {j.id for j in jobs}
-    cur = Allocation.of(ja for ja in base.current if ja.job_id in ids and set(ja.placement) <= machines)
-    quotas = {t: Resources(q.gpus // k, q.cpus // k, q.mem_gb / k) for t, q in base.quotas.items()}
-    return Instance(base.cluster, tuple(jobs), current=cur, quotas=quotas, reserved=base.reserved, time=base.time)
-
-
-def partition(inst: Any, k: int, seed: int) -> list[Any]:
-    """``k`` sub-instances with disjoint jobs and machines."""
+def partition_groups(inst: Any, k: int, seed: int) -> list[tuple[list, list[str]]]:
+    """``k`` groups ``(jobs, machines)``, disjoint and covering (module docstring)."""
     rng = random.Random(seed)
-    jobs = list(inst.base.jobs)
-    # running jobs go with the part holding their machines; the rest are dealt round-robin
-    mparts = _machine_parts(inst, k, isinstance(inst, TierInstance))
+    mparts = _machine_parts(inst, k)
     owner = {m: i for i, p in enumerate(mparts) for m in p}
     buckets: list[list] = [[] for _ in range(k)]
     free = []
-    for j in jobs:
+    for j in inst.base.jobs:
         cur = inst.base.current.get(j.id)
         parts = {owner.get(m) for m in cur.placement} if cur is not None else set()
         if len(parts) == 1 and None not in parts:
@@ -74,16 +83,35 @@ def partition(inst: Any, k: int, seed: int) -> list[Any]:
         else:
             free.append(j)
     rng.shuffle(free)
-    free.sort(key=lambda j: -j.requested.gpus)  # deal big jobs first so parts balance (stable after shuffle)
+    free.sort(key=lambda j: -j.requested.gpus)  # big jobs first so parts balance (stable after shuffle)
+    demand = [sum(x.requested.gpus for x in b) for b in buckets]
     for j in free:
-        i = min(range(k), key=lambda i: sum(x.requested.gpus for x in buckets[i]))
+        i = min(range(k), key=lambda i: demand[i])
         buckets[i].append(j)
-    out = []
-    for i in range(k):
-        ms = set(mparts[i])
-        order = tuple(m for m in inst.eligible_machines if m in ms)
-        out.append(dataclasses.replace(inst, base=_sub_base(inst.base, buckets[i], ms, k), machines=order))
-    return out
+        demand[i] += j.requested.gpus
+    return [(buckets[i], mparts[i]) for i in range(k)]
+
+
+#: per-job mappings of the instance kinds, restricted to a part's jobs (smaller payloads)
+JOB_MAPS = ("options", "ref_throughput", "weights", "ps", "overhead")
+
+
+def sub_instance(inst: Any, jobs: list, machines: list[str], share: float) -> Any:
+    """The sub-problem of ``jobs`` on ``machines`` with ``share`` of every quota."""
+    base: Instance = inst.base
+    ids = {j.id for j in jobs}
+    ms = set(machines)
+    cur = Allocation.of(ja for ja in base.current if ja.job_id in ids and set(ja.placement) <= ms)
+    quotas = {t: Resources(int(q.gpus * share), int(q.cpus * share), q.mem_gb * share) for t, q in base.quotas.items()}
+    sub = Instance(base.cluster, tuple(jobs), current=cur, quotas=quotas, reserved=base.reserved, time=base.time)
+    order = tuple(m for m in inst.eligible_machines if m in ms)
+    per_job = {f: {j: v for j, v in getattr(inst, f).items() if j in ids} for f in JOB_MAPS if hasattr(inst, f)}
+    return dataclasses.replace(inst, base=sub, machines=order, **per_job)
+
+
+def partition(inst: Any, k: int, seed: int) -> list[Any]:
+    """``k`` sub-instances with disjoint jobs and machines."""
+    return [sub_instance(inst, js, ms, 1 / k) for js, ms in partition_groups(inst, k, seed)]
 
 
 def _encode(sol: Any) -> Any:
@@ -107,10 +135,14 @@ def _merge(kind: str, sols: list[Any]) -> Any:
     return Allocation.of(ja for s in sols for ja in s)
 
 
-#: instance kind -> (formulation factory, whole-problem bound or None)
-POP_KINDS: dict[str, tuple[Callable[[], Formulation], Callable[[Any], float | None] | None]] = {
-    JointInstance.KIND: (JointFormulation, relaxation_bound),
-    TierInstance.KIND: (TierFormulation, tier_relaxation_bound),
+def _joint_bound(inst: JointInstance, time_limit_s: float | None) -> float | None:
+    return relaxation_bound(inst, "highs", time_limit_s=time_limit_s or 120.0)
+
+
+#: instance kind -> (formulation factory, whole-problem bound (inst, seconds) or None)
+POP_KINDS: dict[str, tuple[Callable[[], Formulation], Callable[[Any, float | None], float | None] | None]] = {
+    JointInstance.KIND: (JointFormulation, _joint_bound),
+    TierInstance.KIND: (TierFormulation, lambda inst, _t: tier_relaxation_bound(inst)),
     TiresiasInstance.KIND: (TiresiasFormulation, None),
 }
 
@@ -128,12 +160,27 @@ def _solve_part(kind: str, sub: dict, backend: str, params: SolveParams) -> dict
 
 class POP:
     """``POP(k).solve(inst, backend, params)``: partitioned solve of a joint, tier or Tiresias instance.
-    Each sub-problem gets ``time_limit_s * min(k, workers) / k`` so the whole run fits the limit."""
+    The time limit is a wall-clock budget: each round of parts gets what is left, shared so that
+    ``min(k, workers)`` parts run at a time."""
 
     def __init__(self, k: int = 4, *, parallel: bool = False, workers: int | None = None) -> None:
         if k < 1:
-            raise ValueError("POP needs k >= 1")
+            raise SolverError(f"POP needs k >= 1, got {k}")
         self.k, self.parallel, self.workers = k, parallel, workers
+
+    def _run(self, kind: str, subs: list, backend: str, params: SolveParams, deadline: float | None) -> list[dict]:
+        workers = min(len(subs), self.workers or params.effective_threads) if self.parallel else 1
+        sub_params = params.with_(warm_start=None, threads=1 if workers > 1 else params.threads)
+        if deadline is not None:
+            left = max(0.05, deadline - time.perf_counter())
+            rounds = -(-len(subs) // workers)
+            sub_params = sub_params.with_(time_limit_s=max(0.05, left / rounds))
+        payloads = [s.to_dict() for s in subs]
+        if workers > 1:
+            with ProcessPoolExecutor(max_workers=workers) as ex:
+                return list(ex.map(_solve_part, [kind] * len(subs), payloads, [backend] * len(subs),
+                                   [sub_params] * len(subs)))
+        return [_solve_part(kind, p, backend, sub_params) for p in payloads]
 
     def solve(self, inst: Any, backend: str = "cpsat", params: SolveParams | None = None) -> SolveResult:
         params = params or SolveParams()
@@ -141,41 +188,51 @@ class POP:
         form_f, bound_f = POP_KINDS[kind]
         form = form_f()
         t0 = time.perf_counter()
-        subs = partition(inst, self.k, params.seed)
-        workers = min(self.k, self.workers or params.effective_threads) if self.parallel else 1
-        sub_params = params.with_(warm_start=None, threads=1 if self.parallel else params.threads)
-        if params.time_limit_s is not None:
-            sub_params = sub_params.with_(time_limit_s=max(0.1, params.time_limit_s * workers / self.k))
-        bound = bound_f(inst) if bound_f is not None else None
+        deadline = None if params.time_limit_s is None else t0 + params.time_limit_s
+        groups = partition_groups(inst, self.k, params.seed)
+        shares = [1 / self.k] * self.k
+        bound = None
+        if bound_f is not None:  # the whole problem's relaxation, within a fifth of the budget
+            bound = bound_f(inst, None if deadline is None else max(0.05, 0.2 * params.time_limit_s))
         build_s = time.perf_counter() - t0
         t1 = time.perf_counter()
-        payloads = [s.to_dict() for s in subs]
-        if self.parallel and workers > 1:
-            with ProcessPoolExecutor(max_workers=workers) as ex:
-                parts = list(ex.map(_solve_part, [kind] * self.k, payloads, [backend] * self.k, [sub_params] * self.k))
-        else:
-            parts = [_solve_part(kind, p, backend, sub_params) for p in payloads]
+        parts = self._run(kind, [sub_instance(inst, js, ms, sh) for (js, ms), sh in zip(groups, shares, strict=True)],
+                          backend, params, deadline)
+        notes = []
+        while True:  # repair: merge an infeasible part with the freest other part, solve it again
+            bad = next((i for i, p in enumerate(parts) if p["termination"] == Termination.INFEASIBLE.value), None)
+            if bad is None or len(parts) == 1:
+                break
+            free = [sum(inst.base.capacity(m).gpus for m in ms) - sum(j.requested.gpus for j in js) for js, ms in groups]
+            other = max((i for i in range(len(groups)) if i != bad), key=lambda i: free[i])
+            merged = (groups[bad][0] + groups[other][0], groups[bad][1] + groups[other][1])
+            share = shares[bad] + shares[other]
+            notes.append(f"pop: part {bad} infeasible alone, merged with part {other} and solved again")
+            keep = [i for i in range(len(groups)) if i not in (bad, other)]
+            groups, shares = [groups[i] for i in keep] + [merged], [shares[i] for i in keep] + [share]
+            parts = [parts[i] for i in keep] + self._run(kind, [sub_instance(inst, *merged, share)], backend, params,
+                                                         deadline)
         solve_s = time.perf_counter() - t1
         terms = [Termination(p["termination"]) for p in parts]
-        notes = [f"pop: k={self.k}, {'parallel x' + str(workers) if workers > 1 else 'sequential'}, "
-                 f"sub-problem terminations: {', '.join(t.value for t in terms)}"]
-        if not all(t.has_solution for t in terms):
-            bad = next(t for t in terms if not t.has_solution)
-            return SolveResult(f"pop-{form.name}", backend, parts[0]["version"], bad, SolutionStatus.UNDETERMINED,
-                               "max" if kind != TiresiasInstance.KIND else "min", None, None, bound, build_s, solve_s,
-                               parts[0]["threads"], params.seed, message="a sub-problem has no solution",
-                               notes=tuple(notes))
-        merged = _merge(kind, [_decode(kind, p["solution"]) for p in parts])
-        obj = form.objective(inst, merged)
-        viol = tuple(form.verify(inst, merged))
-        sense = "min" if kind == TiresiasInstance.KIND or (kind == TierInstance.KIND and inst.mode is TierMode.MIN_OVERHEAD) else "max"
-        gap = relative_gap(obj, bound)
-        term = Termination.OPTIMAL if gap is not None and gap <= params.rel_gap else Termination.FEASIBLE_AT_LIMIT
-        return SolveResult(f"pop-{form.name}", backend, parts[0]["version"], term,
-                           SolutionStatus.OPTIMAL if term is Termination.OPTIMAL else SolutionStatus.FEASIBLE, sense,
-                           obj, obj, bound, build_s, solve_s, parts[0]["threads"], params.seed,
-                           allocation=form.allocation_of(merged), solution=merged, notes=tuple(notes),
-                           model_stats={"parts": self.k,
-                                        "sub_build_s_max": round(max(p["build_s"] for p in parts), 3),
-                                        "sub_solve_s_max": round(max(p["solve_s"] for p in parts), 3)},
-                           violations=viol)
+        limit_hit = any(t in (Termination.FEASIBLE_AT_LIMIT, Termination.NO_SOLUTION_AT_LIMIT) for t in terms)
+        notes.insert(0, f"pop: k={self.k}, {len(parts)} part(s) solved, terminations: "
+                        f"{', '.join(t.value for t in terms)}")
+        sense = "min" if kind == TiresiasInstance.KIND or (kind == TierInstance.KIND and inst.mode is TierMode.MIN_OVERHEAD) \
+            else "max"
+        common = dict(build_s=build_s, solve_s=solve_s, threads=parts[0]["threads"], seed=params.seed,
+                      time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap)
+        worst = max(terms, key=lambda t: t.severity)
+        if not worst.has_solution:
+            return SolveResult(f"pop-{form.name}", backend, parts[0]["version"], worst, SolutionStatus.of(worst),
+                               sense, None, None, None, message="a part has no solution" if len(parts) > 1 else
+                               parts[0]["message"], notes=tuple(notes), wall_s=time.perf_counter() - t0, **common)
+        merged_sol = _merge(kind, [_decode(kind, p["solution"]) for p in parts])
+        t2 = time.perf_counter()
+        obj = form.objective(inst, merged_sol)
+        viol = tuple(form.verify(inst, merged_sol))
+        verify_s = time.perf_counter() - t2
+        term = termination_of(Termination.OPTIMAL, obj, bound, params.rel_gap, limit_hit)
+        return SolveResult(f"pop-{form.name}", backend, parts[0]["version"], term, SolutionStatus.of(term), sense,
+                           obj, obj, bound, allocation=form.allocation_of(merged_sol), solution=merged_sol,
+                           notes=tuple(notes), model_stats={"parts": len(parts)}, violations=viol, verify_s=verify_s,
+                           wall_s=time.perf_counter() - t0, **common)

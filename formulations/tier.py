@@ -34,7 +34,7 @@ from types import MappingProxyType
 from typing import Any
 
 from schedlab.formulations import io
-from schedlab.formulations.base import Built
+from schedlab.formulations.base import Built, check_deadline
 from schedlab.formulations.model import LinExpr, Model
 from schedlab.perfmodel.network import comm_overhead
 from schedlab.perfmodel.plans import ExecutionPlan
@@ -119,7 +119,7 @@ def tier_objective(inst: TierInstance, allocation: Allocation) -> float:
 class TierFormulation:
     name = "tier-placement"
 
-    def build(self, inst: TierInstance) -> Built:
+    def build(self, inst: TierInstance, deadline: float | None = None) -> Built:
         nodes = inst.base.cluster.graph.nodes
         mach = [m for m in inst.eligible_machines if inst.free_gpus(m) > 0]
         racks: dict[str, list[str]] = defaultdict(list)
@@ -133,6 +133,7 @@ class TierFormulation:
         data: dict[str, Any] = {"a": {}, "b": {}, "n": {}, "x": {}}
         contrib: dict[str, LinExpr] = {}
         for job in inst.base.jobs:
+            check_deadline(deadline)
             g = job.requested.gpus
             o = inst.overhead[job.id]
             coef = [g / (1 + v) if maxim else g * v for v in o]
@@ -244,6 +245,34 @@ class TierFormulation:
                 if not set(ja.placement) <= elig]
         return out
 
+    def point(self, inst: TierInstance, built: Built, allocation: Allocation) -> tuple[dict[int, float], list[str]]:
+        """The model's variables at ``allocation``: level = the real tier; identical jobs and the
+        machines of one rack with equal free GPUs are first permuted into the model's order (the
+        objective is unchanged)."""
+        alloc = canonical_tier(inst, built, allocation)
+        d = built.data
+        nodes = inst.base.cluster.graph.nodes
+        vals: dict[int, float] = {}
+        problems = []
+        for ja in alloc:
+            ms = [m for m, r in ja.placement.items() if r.gpus > 0]
+            t = placement_tier(inst, ja)
+            key = {Tier.MACHINE: ("a", (ja.job_id, ms[0] if ms else None)),
+                   Tier.RACK: ("b", (ja.job_id, nodes[ms[0]]["rack"] if ms else None)),
+                   Tier.NETWORK: ("n", ja.job_id)}[t]
+            v = d[key[0]].get(key[1])
+            if v is None:
+                problems.append(f"job {ja.job_id!r}: no {t.name.lower()}-level variable for its placement")
+            else:
+                vals[v.index] = 1.0
+            for m in ms:
+                x = d["x"].get((ja.job_id, m))
+                if x is None:
+                    problems.append(f"job {ja.job_id!r}: machine {m!r} outside the model")
+                else:
+                    vals[x.index] = float(ja.placement[m].gpus)
+        return vals, problems
+
     def hints(self, inst: TierInstance, built: Built, allocation: Allocation) -> dict[int, float]:
         h = {v.index: 0.0 for v in built.model.vars}
         nodes = inst.base.cluster.graph.nodes
@@ -259,6 +288,42 @@ class TierFormulation:
             for m in ms:
                 h[built.data["x"][ja.job_id, m].index] = float(ja.placement[m].gpus)
         return h
+
+
+def canonical_tier(inst: TierInstance, built: Built, allocation: Allocation) -> Allocation:
+    """``allocation`` permuted by the model's symmetries: identical jobs (equal demand and overheads)
+    take their objective terms in non-increasing (max-throughput) or non-decreasing (min-overhead)
+    order; machines of one rack with equal free GPUs carry non-increasing loads."""
+    maxim = inst.mode is TierMode.MAX_THROUGHPUT
+    twins: dict[tuple, list[str]] = defaultdict(list)
+    for job in inst.base.jobs:
+        twins[(job.requested.gpus, inst.overhead[job.id])].append(job.id)
+    single = Allocation.of(JobAllocation(ja.job_id, ja.plan, ja.placement) for ja in allocation)
+    moved = {}
+    for ids in twins.values():
+        def term(j: str) -> float:
+            ja = allocation.get(j)
+            return -1.0 if ja is None else tier_objective(inst, Allocation.of([ja]))
+        ranked = sorted(ids, key=lambda j: (allocation.get(j) is None, -term(j) if maxim else term(j)))
+        for new, old in zip(ids, ranked, strict=True):
+            if allocation.get(old) is not None:
+                ja = allocation[old]
+                moved[new] = JobAllocation(new, ja.plan, ja.placement)
+    single = Allocation.of(moved.values())
+    load: dict[str, int] = defaultdict(int)
+    for ja in single:
+        for m, r in ja.placement.items():
+            load[m] += r.gpus
+    rename = {}
+    nodes = inst.base.cluster.graph.nodes
+    classes: dict[tuple, list[str]] = defaultdict(list)
+    for m in inst.eligible_machines:
+        if inst.free_gpus(m) > 0:
+            classes[(nodes[m]["rack"], inst.free_gpus(m))].append(m)
+    for cls in classes.values():
+        rename.update(zip(sorted(cls, key=lambda m: -load[m]), cls, strict=True))
+    return Allocation.of(JobAllocation(ja.job_id, ja.plan, {rename.get(m, m): r for m, r in ja.placement.items()})
+                         for ja in single)
 
 
 def tier_relaxation_bound(inst: TierInstance) -> float:

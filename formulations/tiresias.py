@@ -23,7 +23,6 @@ Traffic is in integer MB so CP-SAT needs no scaling.
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,18 +30,15 @@ from types import MappingProxyType
 from typing import Any
 
 from schedlab.formulations import io
-from schedlab.formulations.base import Built
+from schedlab.formulations.base import Built, check_deadline
 from schedlab.formulations.model import LinExpr, Model
-from schedlab.perfmodel.network import tensor_sizes
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.instance import Instance
-from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.verify import validate_allocation
 from schedlab.topology.checks import integer
-from schedlab.topology.cluster import Cluster
-from schedlab.topology.errors import SpecError
+from schedlab.topology.errors import SolverError, SpecError
 
 MAX_MB = 10**12
 """Largest size (MB), traffic (MB) or CPU count an instance may state (bounds the model's coefficients)."""
@@ -136,8 +132,14 @@ def node_traffic(inst: TiresiasInstance, sol: TiresiasSolution) -> dict[str, flo
     return T
 
 
-def tiresias_objective(inst: TiresiasInstance, sol: TiresiasSolution) -> float:
-    """THE objective: the maximum per-node network traffic (MB)."""
+def tiresias_objective(inst: TiresiasInstance, sol: TiresiasSolution | Allocation) -> float:
+    """THE objective: the maximum per-node network traffic (MB). A plain :class:`Allocation` (a
+    heuristic's, workers only) is first completed with parameter servers by
+    :func:`formulations.tiresias_gen.complete` (the rule is stated there); every job must be placed."""
+    if isinstance(sol, Allocation):
+        from schedlab.formulations.tiresias_gen import complete
+
+        sol = complete(inst, sol)
     return max(node_traffic(inst, sol).values(), default=0.0)
 
 
@@ -148,10 +150,11 @@ class TiresiasFormulation:
 
     name = "tiresias-ilp"
 
-    def __init__(self, method: str = "auto") -> None:
+    def __init__(self, method: str = "auto", *, prune: bool = True) -> None:
         if method not in ("auto", "bilinear", "configurations"):
-            raise ValueError(f"unknown Tiresias ILP method {method!r}")
+            raise SolverError(f"unknown Tiresias ILP method {method!r}")
         self.method = method
+        self.prune = prune  # configurations: drop those above a greedy placement's traffic (never optimal)
 
     def _nodes(self, inst: TiresiasInstance) -> list[str]:
         need = sum(j.requested.gpus + len(inst.ps[j.id].ps_sizes) for j in inst.base.jobs)
@@ -166,13 +169,13 @@ class TiresiasFormulation:
             keep.update(ms[:need])
         return [m for m in inst.eligible_machines if m in keep], [ms[:need] for ms in classes.values()]
 
-    def build(self, inst: TiresiasInstance) -> Built:
+    def build(self, inst: TiresiasInstance, deadline: float | None = None) -> Built:
         one = len(inst.base.jobs) == 1
         if self.method == "configurations" or (self.method == "auto" and one):
             if not one:
-                raise ValueError("the configuration model places exactly one job")
+                raise SolverError("the configuration model places exactly one job")
             return self._build_configs(inst)
-        return self._build_bilinear(inst)
+        return self._build_bilinear(inst, deadline)
 
     def _build_configs(self, inst: TiresiasInstance) -> Built:
         r"""Exact single-job model over node *configurations* (no bilinear term, no symmetry).
@@ -194,12 +197,14 @@ class TiresiasFormulation:
                 groups[(max(0, c.gpus), max(0, c.cpus), inst.traffic.get(m, 0))].append(m)
         mdl = Model("tiresias-configurations", sense="min")
         base_t = max((inst.traffic.get(m, 0) for m in inst.eligible_machines), default=0)
-        greedy = greedy_placement(inst)
+        from schedlab.formulations.tiresias_gen import greedy_placement
+
+        greedy = greedy_placement(inst) if self.prune else None
         ub = tiresias_objective(inst, greedy) if greedy is not None else base_t + 2 * W * M
         T = mdl.integer("T", base_t, ub)
         workers, nodes_used = LinExpr(), {}
         ps_rows = [LinExpr() for _ in range(K)]
-        cfgs = []
+        cfgs, ns, us = [], {}, {}
         for key, ms in groups.items():
             g, cpu, t = key
             N = len(ms)
@@ -222,7 +227,7 @@ class TiresiasFormulation:
                     elif cap == 1:
                         mdl.add(T - tc * n >= 0)
                     else:
-                        u = mdl.binary(f"u[{key},{w},{mask}]")
+                        u = us[key, w, mask] = mdl.binary(f"u[{key},{w},{mask}]")
                         mdl.add(n - cap * u <= 0)
                         mdl.add(T - tc * u >= 0)
                     used.add_term(n.index, 1)
@@ -230,6 +235,7 @@ class TiresiasFormulation:
                     for j in S:
                         ps_rows[j].add_term(n.index, 1)
                     cfgs.append((key, w, tuple(S), n))
+                    ns[key, w, mask] = n
             if used.terms:
                 mdl.add(used <= N, f"nodes[{key}]")
             nodes_used[key] = ms
@@ -237,9 +243,9 @@ class TiresiasFormulation:
         for j, e in enumerate(ps_rows):
             mdl.add(e == 1, f"ps[{j}]")
         mdl.minimize(T)
-        return Built(mdl, {"mode": "configurations", "cfgs": cfgs, "groups": nodes_used})
+        return Built(mdl, {"mode": "configurations", "cfgs": cfgs, "groups": nodes_used, "n": ns, "u": us, "T": T})
 
-    def _build_bilinear(self, inst: TiresiasInstance) -> Built:
+    def _build_bilinear(self, inst: TiresiasInstance, deadline: float | None = None) -> Built:
         nodes, classes = self._nodes(inst)
         mdl = Model("tiresias-ilp", sense="min")
         base_t = max((inst.traffic.get(m, 0) for m in inst.eligible_machines), default=0)
@@ -250,7 +256,9 @@ class TiresiasFormulation:
         cpu = {i: LinExpr() for i in nodes}
         w_of: dict[tuple[str, str], Any] = {}
         p_of: dict[tuple[str, int, str], Any] = {}
+        q_of: dict[tuple[str, int, str], Any] = {}
         for job in inst.base.jobs:
+            check_deadline(deadline)
             ps = inst.ps[job.id]
             W, M = job.requested.gpus, ps.model_size
             tot = LinExpr()
@@ -269,7 +277,7 @@ class TiresiasFormulation:
                     cpu[i].add_term(p.index, ps.cpus_per_ps)
                     traffic[i].add_term(p.index, W * s)
                     if U > 0:
-                        q = mdl.integer(f"q[{job.id},{j},{i}]", 0, U)
+                        q = q_of[job.id, j, i] = mdl.integer(f"q[{job.id},{j},{i}]", 0, U)
                         mdl.add(q - w <= 0)
                         mdl.add(q - U * p <= 0)
                         mdl.add(q - w - U * p >= -U)
@@ -296,7 +304,7 @@ class TiresiasFormulation:
             for a, b in zip(cls, cls[1:], strict=False):
                 mdl.add(key[a] - key[b] >= 0, f"sym[{a},{b}]")
         mdl.minimize(T)
-        return Built(mdl, {"mode": "bilinear", "nodes": nodes, "w": w_of, "p": p_of})
+        return Built(mdl, {"mode": "bilinear", "nodes": nodes, "w": w_of, "p": p_of, "q": q_of, "T": T})
 
     def extract(self, inst: TiresiasInstance, built: Built, values: list[float]) -> TiresiasSolution:
         if built.data["mode"] == "configurations":
@@ -344,6 +352,14 @@ class TiresiasFormulation:
         ja = JobAllocation(job.id, ExecutionPlan(dp=job.requested.gpus), pl)
         return TiresiasSolution(Allocation.of([ja]), {job.id: tuple(where)})
 
+    def point(self, inst: TiresiasInstance, built: Built, sol: TiresiasSolution) -> tuple[dict[int, float], list[str]]:
+        """The model's variables at ``sol`` (nodes of a class permuted into the model's order)."""
+        from schedlab.formulations.tiresias_gen import point_bilinear, point_configs
+
+        if built.data["mode"] == "configurations":
+            return point_configs(inst, built, sol)
+        return point_bilinear(inst, built, sol, self._nodes(inst)[1])
+
     def hints(self, inst: TiresiasInstance, built: Built, allocation: Allocation) -> dict[int, float]:
         if built.data["mode"] == "configurations":
             return {}
@@ -352,72 +368,3 @@ class TiresiasFormulation:
             ja = allocation.get(jid)
             h[w.index] = float(ja.placement[i].gpus) if ja is not None and i in ja.placement else 0.0
         return h
-
-
-def greedy_placement(inst: TiresiasInstance) -> TiresiasSolution | None:
-    """A quick feasible single-job placement (consolidate workers on the freest, quietest nodes; each
-    PS on the worker node with most workers and a free CPU, else any node with one), or ``None``."""
-    (job,) = inst.base.jobs
-    ps = inst.ps[job.id]
-    caps = {m: inst.base.capacity(m) for m in inst.eligible_machines}
-    order = sorted(caps, key=lambda m: (-caps[m].gpus, inst.traffic.get(m, 0)))
-    left, w = job.requested.gpus, {}
-    cpu = {m: caps[m].cpus for m in caps}
-    for m in order:
-        k = min(left, max(0, caps[m].gpus), cpu[m] // ps.cpus_per_worker if ps.cpus_per_worker else left)
-        if k > 0:
-            w[m] = k
-            cpu[m] -= k * ps.cpus_per_worker
-            left -= k
-        if left == 0:
-            break
-    if left:
-        return None
-    where = []
-    for _ in ps.ps_sizes:
-        cands = sorted((m for m in caps if cpu[m] >= ps.cpus_per_ps), key=lambda m: (-w.get(m, 0), inst.traffic.get(m, 0)))
-        if not cands:
-            return None
-        where.append(cands[0])
-        cpu[cands[0]] -= ps.cpus_per_ps
-    pl = {m: Resources(w.get(m, 0), w.get(m, 0) * ps.cpus_per_worker + where.count(m) * ps.cpus_per_ps, 0.0)
-          for m in set(w) | set(where)}
-    return TiresiasSolution(Allocation.of([JobAllocation(job.id, ExecutionPlan(dp=job.requested.gpus), pl)]),
-                            {job.id: tuple(where)})
-
-
-#: parameter-server models (tensor sizes from :func:`perfmodel.tensor_sizes`)
-PS_MODELS = ("vgg16", "alexnet", "resnet50", "inception3")
-
-
-def split_tensors(tensors: tuple[float, ...], k: int) -> tuple[int, ...]:
-    """Largest-first onto the least-loaded of ``k`` parameter servers; PS sizes rounded to whole MB
-    (at least 1) so traffic stays integral."""
-    loads = [0.0] * k
-    for t in sorted(tensors, reverse=True):
-        loads[loads.index(min(loads))] += t
-    return tuple(max(1, round(x)) for x in loads if x > 0)
-
-
-def generate_tiresias(cluster: Cluster, n_jobs: int = 1, *, seed: int = 0, gpus: int = 32, busy: float = 0.5,
-                      ps_per_job: int | None = None, cpus_per_worker: int = 2, cpus_per_ps: int = 2) -> TiresiasInstance:
-    """A seeded snapshot: each machine is busy with probability ``busy`` (random used GPUs, CPUs, and
-    existing traffic 100-500 MB per used GPU); ``n_jobs`` jobs of ``gpus`` workers (the first; later
-    ones random powers of two up to it), ``ps_per_job`` PS (default ``max(1, gpus // 8)``)."""
-    rng = random.Random(seed)
-    reserved, traffic = {}, {}
-    for m in cluster.machines:
-        spec = cluster.machine(m)
-        if rng.random() < busy:
-            used = rng.randint(1, spec.gpus)
-            reserved[m] = Resources(used, min(spec.cpus, used * cpus_per_worker), 0.0)
-            traffic[m] = used * rng.randint(100, 500)
-    jobs, ps = [], {}
-    for a in range(n_jobs):
-        g = gpus if a == 0 else rng.choice([x for x in (1, 2, 4, 8, 16, 32) if x <= gpus])
-        model = rng.choice(PS_MODELS)
-        k = ps_per_job or max(1, g // 8)
-        jid = f"t{a:03d}"
-        jobs.append(Job(id=jid, requested=Resources(g, g * cpus_per_worker), model=model, global_batch=32 * g))
-        ps[jid] = PSJob(split_tensors(tuple(t / 1e6 for t in tensor_sizes(model)), k), cpus_per_worker, cpus_per_ps)
-    return TiresiasInstance(Instance(cluster, tuple(jobs), reserved=reserved), ps, traffic)

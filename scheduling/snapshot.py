@@ -29,8 +29,9 @@ from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, FreeIndex, JobRuntime, JobStatus, JobView, Policy
 from schedlab.scheduling.resources import Resources
+from schedlab.scheduling.verify import validate_allocation
 from schedlab.topology.cluster import Cluster
-from schedlab.topology.errors import AllocationError, CapacityError
+from schedlab.topology.errors import AllocationError, CapacityError, PolicyError
 
 Estimate = Callable[[Job, ExecutionPlan, Mapping[str, Resources]], float]
 
@@ -126,9 +127,17 @@ def apply_decision(instance: Instance, decision) -> Allocation:
 
 def snapshot_decide(policy: Policy, instance: Instance, *, estimate: Estimate | None = None,
                     semantics: str = "realistic") -> Allocation:
-    """One decision of ``policy`` on ``instance``, by its own ``schedule`` (no second copy)."""
+    """One decision of ``policy`` on ``instance``, by its own ``schedule`` (no second copy), checked by
+    the one verifier (:func:`scheduling.verify.validate_allocation`): a violation is a
+    :class:`PolicyError` naming the policy and every violated rule."""
     view = snapshot_view(instance, estimate=estimate, semantics=semantics)
-    return apply_decision(instance, policy.schedule(view))
+    alloc = apply_decision(instance, policy.schedule(view))
+    bad = validate_allocation(instance, alloc)
+    if bad:
+        name = getattr(policy, "name", type(policy).__name__)
+        raise PolicyError(f"policy {name!r} decided an invalid allocation: " + "; ".join(str(v) for v in bad[:5])
+                          + (f" (+{len(bad) - 5} more)" if len(bad) > 5 else ""))
+    return alloc
 
 
 class PolicyBase:

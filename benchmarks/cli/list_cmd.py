@@ -32,6 +32,13 @@ def _policy_lines(spec) -> list[str]:
     return lines
 
 
+def _unavailable_backends() -> dict[str, str]:
+    """Backends whose module is not installed, with the reason (a cheap check: nothing is imported)."""
+    from schedlab.formulations.backends import BACKENDS, quick_availability
+
+    return {b: av.reason for b in BACKENDS if not (av := quick_availability(b)).ok}
+
+
 def list_command(
     registry: str | None = typer.Argument(None, metavar="REGISTRY",
                                           help=f"Only this registry: {', '.join(REGISTRY_NAMES)}."),
@@ -46,10 +53,13 @@ def list_command(
     names = [registry] if registry is not None else list(REGISTRY_SOURCES)
     regs = {n: sorted(items) for n, items in registries(names).items()}
     policies = all_policies() if "policies" in regs else {}
+    missing = _unavailable_backends() if "backends" in regs else {}
     if format is not ListFormat.text:
         data: dict = dict(regs)
         if "policies" in data:
             data["policies"] = {n: policies[n].describe() for n in regs["policies"]}
+        if "backends" in data:
+            data["backends_unavailable"] = missing
         if format is ListFormat.json:
             typer.echo(json.dumps(data, indent=2))
         else:
@@ -63,5 +73,7 @@ def list_command(
             if name == "policies":
                 for line in _policy_lines(policies[item]):
                     typer.echo(line)
+            elif name == "backends" and item in missing:
+                typer.echo(f"  {item}  [unavailable: {missing[item]}]")
             else:
                 typer.echo(f"  {item}")

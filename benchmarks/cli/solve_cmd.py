@@ -4,6 +4,7 @@ it with a backend, verify the extracted allocation/schedule and print the result
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import typer
@@ -21,23 +22,47 @@ DEFAULT_CLUSTER = {"joint": "rubick-64", "tiresias-placement": "philly", "tier-p
 DEFAULT_JOBS = {"joint": 30, "tiresias-placement": 1, "tier-placement": 30, "offline": 8}
 
 
+def _per_kind(d: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in d.items())
+
+
+def _time_limit(value: float | None) -> float | None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"must be a finite number of seconds > 0, got {value}")
+    return value
+
+
+def threads_text(res) -> str:
+    """The thread count the backend used, in words where it chose itself."""
+    if res.threads is not None:
+        return str(res.threads)
+    return {"highs": "HiGHS's own default (MathOpt passes no thread count)"}.get(res.backend, "the solver's default")
+
+
 def solve_command(
     instance: Path | None = typer.Option(None, "--instance", help="Instance JSON file (see --save)."),
-    generate: str | None = typer.Option(None, "--generate",
-                                        help=f"Generate an instance of this kind: {', '.join(DEFAULT_CLUSTER)}."),
-    jobs: int | None = typer.Option(None, "--jobs", min=1, help="Jobs to generate."),
-    cluster: str | None = typer.Option(None, "--cluster", help="Cluster preset or spec file for --generate."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the generator and the solver."),
-    method: str = typer.Option(..., "--method", help="Formulation (schedlab list formulations)."),
-    backend: str = typer.Option("cpsat", "--backend", help="Solver backend (schedlab list backends)."),
-    time_limit: float | None = typer.Option(60.0, "--time-limit", help="Wall-clock limit in seconds."),
-    threads: int | None = typer.Option(None, "--threads", min=1, help="Solver threads (default: every core; clamped to the cores)."),
-    source: str = typer.Option("synthetic", "--source",
+    generate: str | None = typer.Option(None, "--generate", metavar="KIND",
+                                        help=f"Generate an instance: {', '.join(DEFAULT_CLUSTER)}."),
+    jobs: int | None = typer.Option(None, "--jobs", min=1, help=f"Jobs to generate (default per kind: "
+                                    f"{_per_kind(DEFAULT_JOBS)})."),
+    cluster: str | None = typer.Option(None, "--cluster", metavar="PRESET|FILE",
+                                       help=f"Cluster preset or spec file for --generate (default per kind: "
+                                            f"{_per_kind(DEFAULT_CLUSTER)})."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the generator and the solver."),
+    method: str = typer.Option(..., "--method", metavar="METHOD", help="Formulation (schedlab list formulations)."),
+    backend: str = typer.Option("cpsat", "--backend", metavar="BACKEND", help="Solver backend (schedlab list backends)."),
+    time_limit: float | None = typer.Option(60.0, "--time-limit", callback=_time_limit, metavar="SECONDS",
+                                            help="Wall-clock budget in seconds (> 0) for the whole solve: build, "
+                                                 "translate, solve, extract and verify."),
+    threads: int | None = typer.Option(None, "--threads", min=1,
+                                       help="Solver threads (default: every core; clamped to the cores)."),
+    source: str = typer.Option("synthetic", "--source", metavar="SOURCE",
                                help="Joint option tables: synthetic or perfmodel (PerfModel.options)."),
     save: Path | None = typer.Option(None, "--save", help="Also write the (generated) instance here."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
 ) -> None:
-    """Solve an exact formulation and print status, objective, bound, gap, times and the verifier's verdict."""
+    """Solve an exact formulation and print status, objective, bound, gap, the time of every phase, the
+    threads used and the verifier's verdict."""
     from schedlab.formulations import BACKENDS, GENERATORS, METHODS, SolveParams, load_instance, save_instance
 
     if (instance is None) == (generate is None):
@@ -69,11 +94,16 @@ def solve_command(
         typer.echo(json.dumps(out, indent=2, sort_keys=True, default=str))
     else:
         gap = "n/a" if out["gap"] is None else f"{100 * out['gap']:.4f} %"
-        typer.echo(f"{method} on {inst.KIND} ({out['instance']['jobs']} jobs, {out['instance']['cluster']}) "
-                   f"with {res.backend} ({res.backend_version}): {out['status']}")
-        typer.echo(f"  objective {out['objective']}  bound {out['bound']}  gap {gap}")
-        typer.echo(f"  build {out['build_s']:.3f} s  solve {out['solve_s']:.3f} s  threads {out['threads']}  "
-                   f"verified {out['verified']}")
+        typer.echo(f"{inst.KIND} on {inst.base.cluster.name} ({len(inst.base.jobs)} jobs): {method} with "
+                   f"{res.backend} ({res.backend_version}): {out['status']}")
+        typer.echo(f"  objective {out['objective']}  bound {out['bound']}  gap {gap} "
+                   f"(tolerance {res.rel_gap_tolerance:g})")
+        ph = res.phases
+        limit = "no limit" if time_limit is None else f"limit {time_limit:g} s"
+        typer.echo(f"  wall {ph['wall_s']:.3f} s ({limit}): build {ph['build_s']:.3f}, translate "
+                   f"{ph['translate_s']:.3f}, solve {ph['solve_s']:.3f}, extract {ph['extract_s']:.3f}, verify "
+                   f"{ph['verify_s']:.3f}, other {ph['other_s']:.3f}")
+        typer.echo(f"  threads {threads_text(res)}  verified {out['verified']}")
         for v in out["violations"]:
             typer.echo(f"  violation: {v}")
         for n in out["notes"]:

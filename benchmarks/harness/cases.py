@@ -112,7 +112,7 @@ class GapCase:
 class BoundCase:
     """``policy`` online on ``GENERATORS["offline"](cluster, jobs, seed=seed, **generator)`` (arrivals and
     known durations, speed independent of placement) against the offline bound valid for it: the
-    non-preemptive ``offline-bound`` for non-preemptive policies, the preemptive bound for the others
+    ``offline-nonpreemptive`` for non-preemptive policies, ``offline-preemptive`` for the others
     (``schedlab.benchmarks.harness.gap.offline_bound_method``), solved on ``backend`` within
     ``time_limit_s``."""
 

@@ -17,16 +17,24 @@ from dataclasses import fields
 from typing import Any
 
 from schedlab.benchmarks.harness.cases import BoundCase, GapCase
-from schedlab.formulations import GENERATORS, METHODS, OBJECTIVES, SolveParams, Termination, relative_gap
+from schedlab.formulations import (
+    BOUND_METHOD,
+    GENERATORS,
+    METHODS,
+    OBJECTIVES,
+    SolveParams,
+    Termination,
+    relative_gap,
+)
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.verify import validate_allocation
 from schedlab.topology.errors import SolverError, SpecError
 from schedlab.topology.presets import load_cluster
 
 #: online bound per ``PolicySpec.preemptive``: the METHODS name of the offline bound valid for such
-#: policies. THE place to switch when the preemptive offline bound lands (``None``: no such method yet;
-#: the trivial bound ``JCT_j >= d_j`` is used and the record says so).
-OFFLINE_BOUND_METHOD: dict[bool, str | None] = {False: "offline-bound", True: None}
+#: policies (``formulations.BOUND_METHOD``: ``offline-nonpreemptive`` / ``offline-preemptive``). A name
+#: that is not in ``METHODS`` falls back to the trivial bound ``JCT_j >= d_j`` and the record says so.
+OFFLINE_BOUND_METHOD: Mapping[bool, str | None] = BOUND_METHOD
 
 #: the method name of a relaxation bound (no solution, a proven bound) for the kinds in :data:`RELAXATIONS`
 LP_BOUND = "lp-bound"
@@ -81,26 +89,9 @@ def make_instance(kind: str, cluster: str, jobs: int, seed: int, generator: Mapp
     return GENERATORS[kind](load_cluster(cluster), jobs, seed=seed, **dict(generator))
 
 
-def _tiresias_solution(inst: Any, allocation: Allocation) -> Any:
-    """Interim (until ``OBJECTIVES["tiresias-placement"]`` takes a plain Allocation): the parameter
-    servers of each placed job go round-robin over its worker machines, most workers first."""
-    from schedlab.formulations.tiresias import TiresiasSolution
-
-    hosts = {}
-    for ja in allocation:
-        ms = sorted(ja.placement, key=lambda m: (-ja.placement[m].gpus, m))
-        k = len(inst.ps[ja.job_id].ps_sizes)
-        hosts[ja.job_id] = tuple(ms[i % len(ms)] for i in range(k))
-    return TiresiasSolution(allocation, hosts)
-
-
 def score(kind: str, inst: Any, allocation: Allocation) -> float:
-    """THE objective of ``kind`` (``OBJECTIVES``) on a plain allocation (a policy's snapshot decision).
-
-    The one function to simplify after the merge: once every placement kind's objective accepts an
-    ``Allocation``, this is ``OBJECTIVES[kind](inst, allocation)``."""
-    if kind == "tiresias-placement":
-        return OBJECTIVES[kind](inst, _tiresias_solution(inst, allocation))
+    """THE objective of ``kind`` (``OBJECTIVES``) on a plain allocation (a policy's snapshot decision;
+    the Tiresias objective completes it with parameter servers by its stated rule)."""
     return OBJECTIVES[kind](inst, allocation)
 
 

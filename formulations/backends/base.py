@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from dataclasses import dataclass
 from typing import Protocol
 
 from schedlab.formulations.model import Model
-from schedlab.formulations.result import RawResult, SolveParams
+from schedlab.formulations.result import RawResult, SolveParams, Termination
 
 #: Capability names a backend may declare (see :meth:`Model.requirements` for what models need).
 CAPABILITIES = ("mip", "continuous", "intervals", "warm_start", "dual_bound", "deterministic")
@@ -30,6 +31,19 @@ class Backend(Protocol):
     def version(self) -> str: ...
 
     def solve(self, model: Model, params: SolveParams) -> RawResult: ...
+
+
+def spent(params: SolveParams, t0: float, row: int) -> bool:
+    """For translation loops: every 1,024 rows, whether the budget (``params.time_limit_s`` from
+    ``t0``) is already spent, so a backend stops translating instead of overrunning."""
+    return (params.time_limit_s is not None and row % 1024 == 0
+            and time.perf_counter() - t0 > params.time_limit_s)
+
+
+def out_of_time(t0: float, threads: int | None) -> RawResult:
+    return RawResult(Termination.NO_SOLUTION_AT_LIMIT, None, None, None, 0.0, threads,
+                     "the time limit was spent translating the model", translate_s=time.perf_counter() - t0,
+                     limit_hit=True)
 
 
 def incompatibility(backend: Backend, model: Model) -> str | None:

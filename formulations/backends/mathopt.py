@@ -11,7 +11,7 @@ import datetime as dt
 import math
 import time
 
-from schedlab.formulations.backends.base import Availability, quiet_stdout
+from schedlab.formulations.backends.base import Availability, out_of_time, quiet_stdout, spent
 from schedlab.formulations.model import Model
 from schedlab.formulations.result import RawResult, SolveParams, Termination
 
@@ -54,9 +54,12 @@ class MathOptBackend:
     def solve(self, model: Model, params: SolveParams) -> RawResult:
         from ortools.math_opt.python import mathopt
 
+        t0 = time.perf_counter()
         m = mathopt.Model(name=model.name)
         xs = [m.add_variable(lb=v.lb, ub=v.ub, is_integer=v.integer, name=v.name) for v in model.vars]
-        for c in model.constraints:
+        for r, c in enumerate(model.constraints):
+            if spent(params, t0, r):
+                return out_of_time(t0, 1 if self._solver == "GSCIP" else None)
             lc = m.add_linear_constraint(lb=c.lb, ub=c.ub, name=c.name)
             for i, k in c.terms.items():
                 lc.set_coefficient(xs[i], k)
@@ -64,7 +67,7 @@ class MathOptBackend:
             m.objective.set_linear_coefficient(xs[i], k)
         m.objective.offset = model.objective.const
         m.objective.is_maximize = model.maximizing
-        sp = mathopt.SolveParameters(relative_gap_tolerance=params.rel_gap, random_seed=params.seed,
+        sp = mathopt.SolveParameters(relative_gap_tolerance=params.backend_rel_gap, random_seed=params.seed,
                                      enable_output=params.verbose)
         threads = None
         if self._threads_param:
@@ -72,22 +75,22 @@ class MathOptBackend:
             threads = params.effective_threads
         else:
             threads = 1 if self._solver == "GSCIP" else None
-        if params.time_limit_s is not None:
-            sp.time_limit = dt.timedelta(seconds=params.time_limit_s)
         if params.node_limit is not None:
             sp.node_limit = params.node_limit
         mp = None
         if model.hints and "warm_start" in self.capabilities:
             hint = mathopt.SolutionHint(variable_values={xs[i]: v for i, v in model.hints.items()})
             mp = mathopt.ModelSolveParameters(solution_hints=[hint])
-        t0 = time.perf_counter()
+        translate_s = time.perf_counter() - t0
+        if params.time_limit_s is not None:
+            sp.time_limit = dt.timedelta(seconds=max(0.01, params.time_limit_s - translate_s))
+        t1 = time.perf_counter()
         try:
             with quiet_stdout(not params.verbose):
                 r = mathopt.solve(m, self._type(), params=sp, model_params=mp)
         except Exception as e:  # noqa: BLE001
-            return RawResult(Termination.ERROR, None, None, None, time.perf_counter() - t0, threads,
-                             f"{type(e).__name__}: {e}")
-        el = time.perf_counter() - t0
+            return RawResult(Termination.ERROR, None, None, None, time.perf_counter() - t1, threads,
+                             f"{type(e).__name__}: {e}", translate_s=translate_s, limit_hit=False)
         R = mathopt.TerminationReason
         reason = r.termination.reason
         has = r.has_primal_feasible_solution()
@@ -110,8 +113,11 @@ class MathOptBackend:
             term = Termination.UNBOUNDED if reason == R.UNBOUNDED else Termination.ERROR
         else:
             term = Termination.FEASIBLE_AT_LIMIT if has else Termination.ERROR
+        limit_hit = reason in (R.FEASIBLE, R.NO_SOLUTION_FOUND)
+        el = time.perf_counter() - t1  # the solve and reading its answer
         return RawResult(term, values, primal, dual, el, threads,
-                         f"{reason.name}: {r.termination.detail}".strip(": "))
+                         f"{reason.name}: {r.termination.detail}".strip(": "), translate_s=translate_s,
+                         limit_hit=limit_hit)
 
 
 def highs() -> MathOptBackend:

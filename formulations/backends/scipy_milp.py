@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import time
 
-from schedlab.formulations.backends.base import Availability, quiet_stdout
+from schedlab.formulations.backends.base import Availability, out_of_time, quiet_stdout, spent
 from schedlab.formulations.model import Model
 from schedlab.formulations.result import RawResult, SolveParams, Termination
 
@@ -32,6 +32,7 @@ class ScipyBackend:
         from scipy.optimize import Bounds, LinearConstraint, milp
         from scipy.sparse import csr_array
 
+        t0 = time.perf_counter()
         n = len(model.vars)
         sign = -1.0 if model.maximizing else 1.0
         c = np.zeros(n)
@@ -42,6 +43,8 @@ class ScipyBackend:
         rows, cols, data = [], [], []
         lbs, ubs = [], []
         for r, con in enumerate(model.constraints):
+            if spent(params, t0, r):
+                return out_of_time(t0, 1)
             for i, k in con.terms.items():
                 rows.append(r)
                 cols.append(i)
@@ -52,15 +55,15 @@ class ScipyBackend:
         if model.constraints:
             A = csr_array((data, (rows, cols)), shape=(len(model.constraints), n))
             cons = [LinearConstraint(A, np.array(lbs), np.array(ubs))]
-        opts = {"disp": params.verbose, "mip_rel_gap": params.rel_gap}
+        opts = {"disp": params.verbose, "mip_rel_gap": params.backend_rel_gap}
+        translate_s = time.perf_counter() - t0
         if params.time_limit_s is not None:
-            opts["time_limit"] = params.time_limit_s
+            opts["time_limit"] = max(0.01, params.time_limit_s - translate_s)
         if params.node_limit is not None:
             opts["node_limit"] = params.node_limit
-        t0 = time.perf_counter()
+        t1 = time.perf_counter()
         with quiet_stdout(not params.verbose):
             res = milp(c, constraints=cons, integrality=integrality, bounds=bounds, options=opts)
-        el = time.perf_counter() - t0
         values = [float(x) for x in res.x] if res.x is not None else None
         const = model.objective.const
         primal = sign * res.fun + const if values is not None and res.fun is not None else None
@@ -80,4 +83,6 @@ class ScipyBackend:
             term = Termination.FEASIBLE_AT_LIMIT
         else:
             term = Termination.ERROR
-        return RawResult(term, values, primal, dual, el, 1, f"status={res.status}: {res.message}")
+        el = time.perf_counter() - t1  # the solve and reading its answer
+        return RawResult(term, values, primal, dual, el, 1, f"status={res.status}: {res.message}",
+                         translate_s=translate_s, limit_hit=res.status not in (0, 2, 3))

@@ -38,6 +38,7 @@ from schedlab.perfmodel.environment import shape_placements
 from schedlab.perfmodel.facade import PerfModel
 from schedlab.perfmodel.memory import plan_host_memory_gb
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
+from schedlab.perfmodel.search import structural_problem
 from schedlab.perfmodel.zoo import resolve_name
 from schedlab.scheduling.feasible import plan_runs
 from schedlab.scheduling.job import Job
@@ -248,7 +249,7 @@ class CurveBook:
                     continue
                 for p in shape_placements(self.cluster, g):
                     cpus = self._cpus_of(p)
-                    if self.fixed_plan_runs(job, plan, p):
+                    if self.scaled_plan_runs(job, plan, p):
                         raw[g - 1] = max(raw[g - 1], pm.throughput(job.model, plan, p, cpus, global_batch=b))
         hit = self._gpu[key] = hull_slopes(raw)
         return hit
@@ -268,7 +269,7 @@ class CurveBook:
             plan = self.family_plan(jm.family, g) if jm.family is not None else None
             places = shape_placements(self.cluster, g) if plan is not None else []
             for p in places:
-                if self.fixed_plan_runs(job, plan, p):
+                if self.scaled_plan_runs(job, plan, p):
                     cpus = np.arange(g, cmax + 1)
                     t = pm.throughputs(job.model, [plan] * cpus.size, p, cpus, global_batch=b)
                     raw[g - 1:] = np.maximum(raw[g - 1:], t)
@@ -280,6 +281,19 @@ class CurveBook:
         """Whether a user-fixed plan (Rubick-N/-R, rigid jobs) runs on ``counts``: the verifier's rules
         (:func:`scheduling.feasible.plan_runs`), not the perf model's stricter search rules."""
         return plan_runs(job, plan, counts, self.cluster)
+
+    def scaled_plan_runs(self, job: Job, plan: ExecutionPlan, counts: dict[str, int]) -> bool:
+        """Whether ``plan``, the job's plan family scaled by the scheduler (Rubick-R, Sia), runs on
+        ``counts``: the verifier's rules, and unless it is the user's own plan also the perf model's
+        structural rules (global batch divisible by ``d*a*m``): a plan the scheduler derives is one the
+        perf model's search could have chosen, so the exact joint model holds it too."""
+        if not self.fixed_plan_runs(job, plan, counts):
+            return False
+        if plan == job.requested_plan:
+            return True
+        spec = self.pm.spec(resolve_name(job.model))
+        batch = job.global_batch or spec.global_batch
+        return structural_problem(spec, plan, list(counts.values()), batch) is None
 
     def _cpus_of(self, placement: dict[str, int]) -> int:
         return sum(self.cluster.machine(m).cpus for m in placement)
@@ -326,7 +340,7 @@ class CurveBook:
         out: PlanChoice | None = None
         pm, b = self.pm, job.global_batch
         if not jm.known:
-            if g == job.requested.gpus:
+            if g == job.requested.gpus and self.fixed_plan_runs(job, job.requested_plan, counts):
                 out = PlanChoice(job.requested_plan, jm.ref)
         elif mode.replans:
             if mode is Mode.FULL or g == job.requested.gpus:
@@ -339,7 +353,7 @@ class CurveBook:
         else:
             plan = self.family_plan(jm.family, g) if mode is Mode.RESOURCES else (
                 job.requested_plan if g == job.requested.gpus else None)
-            if plan is not None and self.fixed_plan_runs(job, plan, counts):
+            if plan is not None and self.scaled_plan_runs(job, plan, counts):
                 out = PlanChoice(plan, pm.throughput(job.model, plan, counts, max(cpus, g), global_batch=b))
         self._plans[key] = out
         return out

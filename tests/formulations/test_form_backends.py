@@ -85,12 +85,23 @@ def test_continuous_lp(name, need_backend):
     assert r.termination is Termination.OPTIMAL and r.primal_bound == pytest.approx(5.0)
 
 
-def test_cpsat_rejects_continuous_variables_via_capabilities():
-    from schedlab.formulations.backends import get_backend, incompatibility
-
-    m = Model("lp")
-    m.var("x", 0, 1)
-    assert "continuous" in (incompatibility(get_backend("cpsat"), m) or "")
+def test_cpsat_states_its_integer_scaling_and_keeps_the_bound_valid(need_backend):
+    # max-min over real coefficients: t <= 0.1234567891 a, t <= 0.3 b (binaries): both on,
+    # t = min(0.1234567891, 0.3) = 0.1234567891. t bounds two rows, so CP-SAT keeps it on a fixed-point
+    # grid (1e-6); the precision is stated and the dual bound is never below the true optimum.
+    be = need_backend("cpsat")
+    m = Model("maxmin")
+    a, b = m.binary("a"), m.binary("b")
+    t = m.var("t", 0.0, 1.0)
+    m.add(t - 0.1234567891 * a <= 0)
+    m.add(t - 0.3 * b <= 0)
+    m.add(a + b <= 2)
+    m.maximize(t)
+    r = be.solve(m, SolveParams(threads=1, seed=0))
+    assert r.termination is Termination.OPTIMAL
+    assert r.precision is not None and 0 < r.precision < 1e-5
+    assert r.primal_bound == pytest.approx(0.1234567891, abs=2e-6)
+    assert r.dual_bound >= 0.1234567891 - 1e-12
 
 
 @pytest.mark.parametrize("name", list(BACKENDS))

@@ -9,9 +9,10 @@ import pytest
 
 @pytest.mark.parametrize("kind,method,cluster,backend,jobs", [
     ("joint", "joint", "rubick-64", "highs", 6),
-    ("tiresias-placement", "tiresias-ilp", "philly", "cpsat", 1),
+    ("tiresias-placement", "tiresias-ilp", "tiresias-60", "cpsat", 1),
     ("tier-placement", "tier-placement", "dally-2", "scip", 6),
-    ("offline", "offline-bound", "tiresias-60", "cpsat", 4),
+    ("offline", "offline-nonpreemptive", "tiresias-60", "cpsat", 4),
+    ("offline", "offline-preemptive", "tiresias-60", "cpsat", 4),
     ("joint", "pop-joint", "rubick-64", "scipy", 6),
 ])
 def test_json_output(kind, method, cluster, backend, jobs, tmp_path, cli):
@@ -20,13 +21,18 @@ def test_json_output(kind, method, cluster, backend, jobs, tmp_path, cli):
              "--time-limit", "20", "--format", "json", "--save", str(path)])
     assert r.code == 0, r.out
     out = json.loads(r.out)
-    for key in ("status", "objective", "bound", "gap", "build_s", "solve_s", "backend", "verified"):
+    for key in ("status", "objective", "bound", "gap", "build_s", "translate_s", "solve_s", "extract_s", "verify_s",
+                "other_s", "wall_s", "time_limit_s", "rel_gap_tolerance", "threads", "backend", "verified"):
         assert key in out
+    if method == "offline-preemptive":  # a bound, no schedule
+        assert out["objective"] is None and out["bound"] > 0
+        return
     assert out["verified"] is True and out["backend"] == backend
     r2 = cli("solve", *["--instance", str(path), "--method", method, "--backend", backend, "--time-limit", "20",
               "--format", "json"])
     assert r2.code == 0
     assert json.loads(r2.out)["objective"] == pytest.approx(out["objective"])
+    assert out["status"] != "infeasible"
 
 
 def test_errors_name_the_problem(tmp_path, cli):
@@ -38,3 +44,62 @@ def test_errors_name_the_problem(tmp_path, cli):
     bad.write_text('{"kind": "joint",\n "base": }')
     r = cli("solve", *["--instance", str(bad), "--method", "joint"])
     assert r.code == 2 and "line 2" in r.err
+
+
+@pytest.mark.parametrize("limit", ["0", "-1", "-5", "nan"])
+def test_time_limit_must_be_positive(limit, cli):
+    # regression (issue 9 / 11.6): --time-limit 0 or -1 ended in a ValueError traceback (exit 1)
+    r = cli("solve", "--generate", "joint", "--jobs", "2", "--method", "joint", "--time-limit", limit)
+    assert r.code == 2 and "--time-limit" in r.err and "Traceback" not in r.err
+
+
+def test_text_output_names_kind_cluster_and_threads(cli):
+    r = cli("solve", "--generate", "joint", "--jobs", "4", "--method", "joint", "--backend", "cpsat",
+            "--threads", "1", "--time-limit", "20")
+    assert r.code == 0, r.err
+    assert "joint on rubick-64 (4 jobs)" in r.out and "threads 1" in r.out
+    assert "build" in r.out and "translate" in r.out and "verify" in r.out
+
+
+def test_help_states_the_defaults_per_kind(cli):
+    r = cli("solve", "--help")
+    text = " ".join(r.out.split())
+    assert "joint rubick-64" in text and "tiresias-placement philly" in text and "joint 30" in text
+
+
+def test_solver_errors_exit_2_with_one_line(cli):
+    r = cli("solve", "--generate", "offline", "--jobs", "2", "--method", "offline-nonpreemptive", "--backend", "highs")
+    assert r.code == 2 and r.err.startswith("error:") and "intervals" in r.err
+
+
+def test_list_marks_unavailable_backends(cli, monkeypatch):
+    from schedlab.formulations import backends
+    from schedlab.formulations.backends.base import Availability
+
+    real = backends.quick_availability
+    monkeypatch.setattr(backends, "quick_availability",
+                        lambda name: Availability(False, "module x is not installed") if name == "scip" else real(name))
+    r = cli("list", "backends")
+    assert r.code == 0 and "scip  [unavailable: module x is not installed]" in r.out
+    assert "cpsat\n" in r.out.replace("  cpsat\n", "cpsat\n")
+    r = cli("list", "backends", "--format", "json")
+    assert json.loads(r.out)["backends_unavailable"] == {"scip": "module x is not installed"}
+
+
+def _doc_commands() -> list[list[str]]:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "formulations.md").read_text()
+    block = text.split("## CLI", 1)[1].split("\n\n")[1]
+    return [line.split()[1:] for line in block.splitlines() if line.strip().startswith("schedlab solve")]
+
+
+@pytest.mark.parametrize("argv", _doc_commands(), ids=lambda a: a[a.index("--method") + 1])
+def test_documented_commands_give_an_answer(argv, cli):
+    # every `schedlab solve` command of docs/formulations.md runs and answers (issue 9: the documented
+    # tiresias-ilp example was infeasible on tiresias-60)
+    r = cli(*argv, "--format", "json")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert out["status"] not in ("infeasible", "error", "no-solution-at-limit")
+    assert out["objective"] is not None or out["bound"] is not None

@@ -1,15 +1,18 @@
 """POP partitioning: merged solutions are valid on the whole instance, never beat the whole optimum,
-and the reported whole-problem bound is valid."""
+the reported whole-problem bound is valid, parts infeasible alone are repaired (POP is infeasible
+only when the whole problem is), and POP's status is its worst part's."""
 
 from __future__ import annotations
 
 import pytest
 
 from schedlab.formulations import POP, JointFormulation, SolveParams, Termination, solve
-from schedlab.formulations.joint_instance import generate_joint
+from schedlab.formulations import pop as pop_mod
+from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.pop import partition
-from schedlab.formulations.tier import TierFormulation, generate_tier
-from schedlab.formulations.tiresias import TiresiasFormulation, generate_tiresias
+from schedlab.formulations.tier import TierFormulation, TierMode, generate_tier
+from schedlab.formulations.tiresias import TiresiasFormulation
+from schedlab.formulations.tiresias_gen import generate_tiresias
 from schedlab.scheduling import validate_allocation
 from schedlab.topology import preset
 
@@ -37,7 +40,8 @@ def test_pop_joint_valid_and_bounded(joint_inst):
     assert r.verified and validate_allocation(joint_inst.base, r.allocation) == []
     assert r.objective <= whole.objective + 1e-9
     assert r.dual_bound >= whole.objective - 1e-6
-    assert r.termination in (Termination.FEASIBLE_AT_LIMIT, Termination.OPTIMAL)
+    # no part hit its limit: never "feasible-at-limit" (issue 11.2); optimal only if it meets the bound
+    assert r.termination in (Termination.FEASIBLE, Termination.OPTIMAL)
     one = POP(1).solve(joint_inst, "highs", P)
     assert one.objective == pytest.approx(whole.objective)
 
@@ -49,7 +53,7 @@ def test_pop_parallel_equals_sequential(joint_inst):
 
 
 def test_pop_tier_and_tiresias():
-    tier = generate_tier(preset("dally-4"), 30, seed=2)
+    tier = generate_tier(preset("dally-2"), 12, seed=2)
     whole = solve(TierFormulation(), tier, "highs", P)
     r = POP(2).solve(tier, "highs", P)
     assert r.verified and r.objective <= whole.objective + 1e-9 <= r.dual_bound + 2e-9
@@ -57,3 +61,48 @@ def test_pop_tier_and_tiresias():
     whole = solve(TiresiasFormulation(), tir, "cpsat", P)
     r = POP(2).solve(tir, "cpsat", P)
     assert r.verified and r.dual_bound is None and r.objective >= whole.objective - 1e-9
+
+
+def test_pop_tiresias_repairs_a_part_infeasible_alone():
+    # regression (issue 11.2): `schedlab solve --generate tiresias-placement --cluster tiresias-60
+    # --method pop-tiresias-ilp --backend highs` said infeasible; --method tiresias-ilp gave 12080
+    inst = generate_tiresias(preset("tiresias-60"), 1, seed=0)
+    whole = solve(TiresiasFormulation(), inst, "highs", P)
+    r = POP(4).solve(inst, "highs", P)
+    assert whole.termination is Termination.OPTIMAL and whole.objective == pytest.approx(12080.0)
+    assert r.termination.has_solution and r.verified and r.objective >= whole.objective - 1e-9
+    assert any("infeasible alone" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pop_infeasible_only_when_the_whole_is(seed):
+    # place-all tier instances (min-overhead): parts are often infeasible alone; POP must agree with
+    # the whole problem on feasibility (checked by solving it whole)
+    inst = generate_tier(preset("dally-2"), 8 + 2 * seed, seed=seed, busy=0.5, mode=TierMode.MIN_OVERHEAD)
+    whole = solve(TierFormulation(), inst, "highs", P)
+    r = POP(4).solve(inst, "highs", P)
+    assert (r.termination is Termination.INFEASIBLE) == (whole.termination is Termination.INFEASIBLE)
+    if r.termination.has_solution:
+        assert r.verified and r.objective >= whole.objective - 1e-9
+
+
+def test_pop_status_is_its_worst_part(monkeypatch, joint_inst):
+    # a part at its limit makes POP "feasible-at-limit"; a part without a solution makes POP that
+    real = pop_mod._solve_part
+    calls = []
+
+    def fake(kind, sub, backend, params, term):
+        out = real(kind, sub, backend, params)
+        calls.append(1)
+        if len(calls) == 2:
+            out["termination"] = term
+            if term == Termination.NO_SOLUTION_AT_LIMIT.value:
+                out["solution"] = None
+        return out
+
+    for term, expect in ((Termination.FEASIBLE_AT_LIMIT, Termination.FEASIBLE_AT_LIMIT),
+                         (Termination.NO_SOLUTION_AT_LIMIT, Termination.NO_SOLUTION_AT_LIMIT)):
+        calls.clear()
+        monkeypatch.setattr(pop_mod, "_solve_part", lambda *a, term=term: fake(*a, term.value))
+        r = POP(3).solve(joint_inst, "highs", P)
+        assert r.termination is expect

@@ -17,11 +17,9 @@ from schedlab.formulations.tiresias import (
     TiresiasFormulation,
     TiresiasInstance,
     TiresiasSolution,
-    generate_tiresias,
-    greedy_placement,
-    split_tensors,
     tiresias_objective,
 )
+from schedlab.formulations.tiresias_gen import generate_tiresias, greedy_placement, split_tensors
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
 from schedlab.topology import preset

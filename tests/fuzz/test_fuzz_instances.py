@@ -67,7 +67,7 @@ def test_solve_fuzzed_instances(doc, data):
 
 
 DIRECT = {"joint": "joint", "tiresias-placement": "tiresias-ilp", "tier-placement": "tier-placement",
-          "offline": "offline-bound"}
+          "offline": "offline-nonpreemptive"}
 
 
 @pytest.mark.parametrize("doc", base_instances(), ids=lambda d: d["kind"])

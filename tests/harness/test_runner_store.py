@@ -60,7 +60,7 @@ def test_gap_is_against_the_best_proven_bound(small_run):
         if len(lp):
             assert lp["bound"].iloc[0] >= opt - 1e-6  # a relaxation bounds a maximisation from above
     b = df[df["case_type"] == "bound"].iloc[0]
-    assert b["extra"]["bound_method"] == "offline-bound@cpsat" and b["bound"] <= b["objective"] + 1e-6
+    assert b["extra"]["bound_method"] == "offline-nonpreemptive@cpsat" and b["bound"] <= b["objective"] + 1e-6
 
 
 def test_resume_skips_stored_runs_and_touches_nothing(small_run, small_suite):

@@ -28,6 +28,8 @@ class KindPlan:
     gap: tuple[int, ...]
     scale_jobs: tuple[int, ...]
     scale_fixed_jobs: int = 8
+    #: keyword arguments of the kind's generator (``formulations.GENERATORS[kind]``)
+    generator: tuple[tuple[str, object], ...] = ()
 
 
 #: the ``scale`` suite's clusters: jobs grow on the first, GPUs grow along all of them (same machines)
@@ -36,7 +38,10 @@ SCALE_CLUSTERS = ("dally-2", "dally-4", "dally-8", "dally-16")
 
 #: instance kind -> sizes (unknown kinds, e.g. a plugin's, get :data:`DEFAULT_PLAN`)
 KIND_PLANS: dict[str, KindPlan] = {
-    "joint": KindPlan("rubick-64", (8, 16), (8, 16, 32, 64, 128, 256), (8, 16, 32, 64, 128, 256)),
+    # perf-model option tables: the models Rubick knows (on the synthetic zoo it would keep every job rigid),
+    # on a fragmented cluster (a third of the machines partly busy)
+    "joint": KindPlan("rubick-64", (8, 16), (8, 16, 32, 64, 128, 256), (8, 16, 32, 64, 128, 256),
+                      generator=(("source", "perfmodel"), ("busy", 0.3))),
     "tiresias-placement": KindPlan("tiresias-60", (1, 2), (1, 2, 4, 8, 16, 32), (1, 2, 4, 8, 16, 32),
                                    scale_fixed_jobs=2),
     "tier-placement": KindPlan("dally-2", (4, 8), (4, 8, 16, 32, 64, 128), (4, 8, 16, 32, 64, 128)),
@@ -128,16 +133,18 @@ def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, tim
     policies = twin_kinds().get(kind, [])
     exact = exact_method(kind)
     bes = backends(99 if all_backends else n_backends)
+    gen = dict(_plan(kind).generator)
     cases: list[Case] = []
     for n in sizes:
         for s in seeds:
-            cases += [GapCase(kind, cluster, n, p, seed=s, time_limit_s=time_limit_s) for p in policies]
+            kw = {"seed": s, "time_limit_s": time_limit_s, "generator": gen}
+            cases += [GapCase(kind, cluster, n, p, **kw) for p in policies]
             if exact is not None:
-                cases += [GapCase(kind, cluster, n, exact, b, seed=s, time_limit_s=time_limit_s) for b in bes]
+                cases += [GapCase(kind, cluster, n, exact, b, **kw) for b in bes]
             if pop and pop_method(kind) is not None:
-                cases.append(GapCase(kind, cluster, n, pop_method(kind), bes[0], seed=s, time_limit_s=time_limit_s))
+                cases.append(GapCase(kind, cluster, n, pop_method(kind), bes[0], **kw))
             if lp and kind in RELAXATIONS:
-                cases.append(GapCase(kind, cluster, n, LP_BOUND, seed=s, time_limit_s=time_limit_s))
+                cases.append(GapCase(kind, cluster, n, LP_BOUND, **kw))
     return cases
 
 

@@ -6,14 +6,16 @@ Integer ``k[j,m]`` (GPUs of job j on machine m) and binary ``y[j]`` (job j place
     sum_j k[j,m] <= free_m          (capacity)
     maximise sum_j g_j * y_j
 
-The harness scores its allocation with the kind's own objective (effective GPUs, tier-aware), so the
-gap suite measures what ignoring tiers costs.
+``objective`` is the model's own (GPUs placed: the solver's status is checked against it). The harness
+scores the allocation with the kind's objective, ``OBJECTIVES["tier-placement"]`` (effective GPUs,
+tier-aware), so the gap suite measures what ignoring tiers costs; the model's bound on GPUs placed is
+also a valid bound on effective GPUs in max-throughput mode (effective GPUs never exceed GPUs).
 """
 
 from schedlab.benchmarks.harness.plugins import FormulationPlugin
 from schedlab.formulations.base import Built
 from schedlab.formulations.model import LinExpr, Model
-from schedlab.formulations.tier import TierInstance, tier_objective
+from schedlab.formulations.tier import TierInstance
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.resources import Resources
@@ -54,7 +56,7 @@ class PackFirst:
                              for j, pl in per.items())
 
     def objective(self, inst: TierInstance, solution: Allocation) -> float:
-        return tier_objective(inst, solution)
+        return float(sum(r.gpus for ja in solution for r in ja.placement.values()))
 
     def allocation_of(self, solution: Allocation) -> Allocation:
         return solution

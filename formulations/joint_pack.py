@@ -1,0 +1,90 @@
+"""Greedy packing of chosen joint options onto the real machines (stage 2a of the two-stage solve).
+
+Given one option per job (or "keep the running allocation"), place them largest first: running
+allocations that are kept go where they are; a one-machine option takes the machine with the fewest
+free GPUs that holds it (and its CPUs and memory); a spread option takes, inside the rack with the
+most free GPUs (rack tier) or anywhere (network tier), pieces that are multiples of its divisor on the
+machines with the most free GPUs, CPUs and memory in proportion. A job that does not fit is left
+queued. When every job fits, the allocation is worth exactly the class relaxation's value, so the
+two-stage solve is done; otherwise it warm-starts the packing MIP. O(jobs x machines).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+
+from schedlab.formulations.joint_common import priced_allocation
+from schedlab.formulations.joint_instance import JobOption, JointInstance
+from schedlab.scheduling.allocation import Allocation
+from schedlab.topology.tiers import Tier
+
+
+def pack_greedy(inst: JointInstance, chosen: Mapping[str, JobOption | str]) -> Allocation:
+    base = inst.base
+    cl = base.cluster
+    mach = [m for m in inst.eligible_machines if base.capacity(m).gpus > 0]
+    free = {m: [base.capacity(m).gpus, base.capacity(m).cpus, base.capacity(m).mem_gb] for m in mach}
+    racks: dict[str, list[str]] = defaultdict(list)
+    for m in mach:
+        racks[cl.rack_of(m)].append(m)
+    out = []
+    for jid, ch in chosen.items():  # kept allocations first: they do not move
+        if ch == "keep":
+            cur = base.current[jid]
+            out.append(cur)
+            for m, r in cur.placement.items():
+                if m in free:
+                    free[m] = [free[m][0] - r.gpus, free[m][1] - r.cpus, free[m][2] - r.mem_gb]
+    todo = sorted(((jid, o) for jid, o in chosen.items() if isinstance(o, JobOption)), key=lambda t: (-t[1].gpus, t[0]))
+    for jid, o in todo:
+        cpg, mpg = o.cpus / o.gpus, o.mem_gb / o.gpus
+        if o.single:
+            fits = [m for m in mach if free[m][0] >= o.gpus and free[m][1] >= o.cpus and free[m][2] >= o.mem_gb - 1e-9]
+            if not fits:
+                continue
+            m = min(fits, key=lambda m: (free[m][0], m))
+            gpus = {m: o.gpus}
+        else:
+            groups = list(racks.values()) if o.tier is Tier.RACK and len(racks) > 1 else [mach]
+            gpus = None
+            for ms in sorted(groups, key=lambda ms: -sum(free[m][0] for m in ms)):
+                gpus = _spread(o, ms, free, cpg, mpg)
+                if gpus is not None:
+                    break
+            if gpus is None:
+                continue
+        cpus = _integral_share(o.cpus, gpus)
+        mem = {m: o.mem_gb * k / o.gpus for m, k in gpus.items()}
+        for m, k in gpus.items():
+            free[m] = [free[m][0] - k, free[m][1] - cpus[m], free[m][2] - mem[m]]
+        out.append(priced_allocation(inst, base.job(jid), o, gpus, cpus, mem))
+    return Allocation.of(out)
+
+
+def _spread(o: JobOption, machines: list[str], free: dict, cpg: float, mpg: float) -> dict[str, int] | None:
+    """Pieces (multiples of the divisor) on the machines with the most room, or ``None``."""
+    left, gpus = o.gpus, {}
+    for m in sorted(machines, key=lambda m: (-free[m][0], m)):
+        room = min(free[m][0], int(max(0, free[m][1] - 1) // cpg) if cpg else free[m][0],  # 1 CPU for rounding
+                   int((free[m][2] + 1e-9) // mpg) if mpg else free[m][0])
+        k = min(left, room) // o.divisor * o.divisor
+        if k > 0:
+            gpus[m] = k
+            left -= k
+        if left == 0:
+            return gpus
+    return None
+
+
+def _integral_share(cpus: int, gpus: Mapping[str, int]) -> dict[str, float]:
+    """Whole CPUs in proportion to GPUs, rounded up on every machine but the last (never below the
+    proportional share, so the total still meets the option)."""
+    tot = sum(gpus.values())
+    out, left = {}, cpus
+    items = list(gpus.items())
+    for i, (m, k) in enumerate(items):
+        c = left if i == len(items) - 1 else min(left, -(-cpus * k // tot))
+        out[m] = float(c)
+        left -= c
+    return out

@@ -1,0 +1,222 @@
+"""Containment: every heuristic's snapshot decision, and random valid allocations, are feasible points
+of the exact model with the same objective value, so ``gap >= 0`` always holds.
+
+The heuristic side is generic: every policy of ``all_policies()`` whose ``PolicySpec.twins`` names
+the kind is checked (FIFO today; Rubick, Tiresias and Dally policies join when they register).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from functools import cache
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from schedlab.benchmarks.registry import all_policies
+from schedlab.formulations import OBJECTIVES, SolveParams, Termination
+from schedlab.formulations.base import solve
+from schedlab.formulations.containment import check
+from schedlab.formulations.joint import JointFormulation
+from schedlab.formulations.joint_instance import footprint
+from schedlab.formulations.joint_options import _syn_plans, generate_joint
+from schedlab.formulations.tier import TierFormulation, generate_tier
+from schedlab.formulations.tiresias import TiresiasFormulation
+from schedlab.formulations.tiresias_gen import generate_tiresias
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.scheduling import Allocation, Instance, JobAllocation, Resources, validate_allocation
+from schedlab.topology import preset
+
+REG = all_policies()
+KINDS = ("joint", "tier-placement", "tiresias-placement")
+P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
+
+
+@cache
+def instances(kind: str, seed: int) -> tuple:
+    if kind == "joint":
+        return (generate_joint(preset("rubick-64"), 16, seed=seed, source="perfmodel"),
+                generate_joint(preset("rubick-64"), 16, seed=seed, running_frac=0.4, reconfig_penalty=0.3),
+                generate_joint(preset("dally-2"), 20, seed=seed, guaranteed_frac=0.3))
+    if kind == "tier-placement":
+        return (generate_tier(preset("dally-2"), 14, seed=seed),)
+    return (generate_tiresias(preset("tiresias-60"), 3, seed=seed, gpus=8, busy=0.3),)
+
+
+def placed_only(inst, alloc):
+    """A Tiresias instance restricted to the jobs a heuristic placed (the ILP places all of its jobs)."""
+    if inst.KIND != "tiresias-placement" or all(j.id in alloc for j in inst.base.jobs):
+        return inst
+    jobs = tuple(j for j in inst.base.jobs if j.id in alloc)
+    return dataclasses.replace(inst, base=Instance(inst.base.cluster, jobs, reserved=inst.base.reserved),
+                               ps={j.id: inst.ps[j.id] for j in jobs})
+
+
+TWINS = [(kind, name) for kind in KINDS for name in sorted(REG) if kind in REG[name].twins]
+
+
+def test_every_kind_has_a_twin_policy():
+    assert {k for k, _ in TWINS} == set(KINDS)
+
+
+@pytest.mark.parametrize("kind,name", TWINS)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_heuristic_decisions_are_feasible_points_of_their_twin(kind, name, seed):
+    for inst in instances(kind, seed):
+        alloc = REG[name].decide(inst.base, seed=seed)
+        inst = placed_only(inst, alloc)
+        rep = check(inst, alloc)
+        assert rep.ok, f"{name} on {kind} (seed {seed}):\n{rep}"
+
+
+@pytest.mark.parametrize("kind,name", TWINS)
+def test_gap_is_never_negative(kind, name):
+    # the exact optimum is at least (max) / at most (min) the heuristic's value on the same instance
+    inst = instances(kind, 0)[0]
+    alloc = REG[name].decide(inst.base, seed=0)
+    inst = placed_only(inst, alloc)
+    value = OBJECTIVES[kind](inst, alloc)
+    form = {"joint": JointFormulation, "tier-placement": TierFormulation,
+            "tiresias-placement": TiresiasFormulation}[kind]()
+    r = solve(form, inst, "highs", P)
+    assert r.termination is Termination.OPTIMAL
+    if r.sense == "max":
+        assert r.objective >= value - 1e-9 and r.dual_bound >= value - 1e-9
+    else:
+        assert r.objective <= value + 1e-9 and r.dual_bound <= value + 1e-9
+
+
+# ----------------------------------------------------------------- random valid allocations
+def _split(rng: random.Random, g: int, free: dict[str, int], unit: int = 1) -> dict[str, int] | None:
+    """A random split of ``g`` GPUs in multiples of ``unit`` over machines with free GPUs."""
+    out: dict[str, int] = {}
+    left = g
+    ms = [m for m, f in free.items() if f >= unit]
+    rng.shuffle(ms)
+    for m in ms:
+        if left == 0:
+            break
+        cap = min(free[m] - out.get(m, 0), left) // unit
+        if cap:
+            k = unit * rng.randint(1, cap)
+            out[m] = out.get(m, 0) + k
+            left -= k
+    return out if left == 0 else None
+
+
+def random_joint_allocation(inst, rng: random.Random) -> Allocation:
+    base = inst.base
+    free = {m: base.capacity(m) for m in base.cluster.machines}
+    out = []
+    for job in sorted(base.jobs, key=lambda _: rng.random()):
+        cur = base.current.get(job.id)
+        if cur is not None and rng.random() < 0.5 and all(r <= free[m] for m, r in cur.placement.items()):
+            out.append(cur)
+            for m, r in cur.placement.items():
+                free[m] = free[m] - r
+            continue
+        if rng.random() < 0.3:
+            continue
+        sizes = sorted({o.gpus for _, o in inst.admissible(job)})
+        g = rng.choice(sizes)
+        counts = _split(rng, g, {m: r.gpus for m, r in free.items()})
+        if counts is None:
+            continue
+        cpus = {m: rng.randint(min(free[m].cpus, k), min(free[m].cpus, 12 * k)) for m, k in counts.items()}
+        probe = JobAllocation(job.id, ExecutionPlan(dp=g), {m: Resources(k, cpus[m], 0.0) for m, k in counts.items()})
+        fp = footprint(inst, probe)
+        if inst.pricing == "perfmodel":
+            from schedlab.perfmodel.memory import plan_host_memory_gb
+
+            pm = inst.pricer.pm
+            plans = pm.enumerate_plans(job.model, dict(counts), max(1, fp.cpus))
+            need = {p: plan_host_memory_gb(pm.spec(job.model), p) for p in plans}
+        else:
+            plans = [p for p in _syn_plans(job.model, g) if all(k % p.tp == 0 for k in counts.values())]
+            need = dict.fromkeys(plans, 4.0 * g)
+        if not plans or fp.cpus < g:
+            continue
+        plan = rng.choice(plans)
+        mem = {m: need[plan] * k / g * (1 + rng.random() * 0.2) for m, k in counts.items()}
+        if any(mem[m] > free[m].mem_gb for m in counts):
+            continue
+        pl = {m: Resources(k, cpus[m], mem[m]) for m, k in counts.items()}
+        for m, r in pl.items():
+            free[m] = free[m] - r
+        out.append(JobAllocation(job.id, plan, pl))
+    return Allocation.of(out)
+
+
+@cache
+def joint_pool() -> tuple:
+    return (generate_joint(preset("rubick-64"), 12, seed=5, source="perfmodel", running_frac=0.4, reconfig_penalty=0.2),
+            generate_joint(preset("rubick-64"), 12, seed=6, running_frac=0.3),
+            generate_joint(preset("dally-2"), 12, seed=7, max_gpus=16))
+
+
+@settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), which=st.integers(0, 2))
+def test_random_valid_joint_allocations_are_contained(seed, which):
+    inst = joint_pool()[which]
+    alloc = random_joint_allocation(inst, random.Random(seed))
+    assume(validate_allocation(inst.base, alloc) == [])
+    rep = check(inst, alloc)
+    assert rep.ok, str(rep)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_random_valid_tier_and_tiresias_allocations_are_contained(seed):
+    rng = random.Random(seed)
+    tier = instances("tier-placement", 0)[0]
+    free = {m: tier.free_gpus(m) for m in tier.base.cluster.machines}
+    out = []
+    for job in tier.base.jobs:
+        counts = _split(rng, job.requested.gpus, free) if rng.random() < 0.6 else None
+        if counts:
+            for m, k in counts.items():
+                free[m] -= k
+            out.append(JobAllocation(job.id, ExecutionPlan(dp=job.requested.gpus),
+                                     {m: Resources(k, 0, 0.0) for m, k in counts.items()}))
+    alloc = Allocation.of(out)
+    assume(validate_allocation(tier.base, alloc) == [])
+    assert check(tier, alloc).ok
+
+    tir = instances("tiresias-placement", 0)[0]
+    cpw = {j.id: tir.ps[j.id].cpus_per_worker for j in tir.base.jobs}
+    free = {m: min(tir.base.capacity(m).gpus, tir.base.capacity(m).cpus // 2) for m in tir.base.cluster.machines}
+    out = []
+    for job in tir.base.jobs:
+        counts = _split(rng, job.requested.gpus, free)
+        assume(counts is not None)
+        for m, k in counts.items():
+            free[m] -= k
+        out.append(JobAllocation(job.id, ExecutionPlan(dp=job.requested.gpus),
+                                 {m: Resources(k, k * cpw[job.id], 0.0) for m, k in counts.items()}))
+    alloc = Allocation.of(out)
+    assume(validate_allocation(tir.base, alloc) == [])
+    rep = check(tir, alloc)
+    assert rep.ok, str(rep)
+
+
+def test_check_detects_what_the_model_excludes(make_cluster):
+    # the check can fail: two jobs on one 4-GPU machine with 6 GPUs in all break a capacity row, and a
+    # guaranteed job below its SLO has no admissible option
+    from schedlab.formulations.joint_instance import JobOption, JointInstance
+    from schedlab.scheduling import Job, JobClass
+
+    cl = make_cluster()
+    m0 = cl.machines[0]
+    plan = ExecutionPlan(dp=3)
+    jobs = (Job("a", Resources(3, 3, 0.0), reconfigurable=True), Job("b", Resources(3, 3, 0.0), reconfigurable=True,
+                                                                     job_class=JobClass.GUARANTEED))
+    opts = {j.id: (JobOption(3, 3, 1, 3.0, plan), JobOption(1, 1, 1, 0.5, ExecutionPlan(dp=1))) for j in jobs}
+    inst = JointInstance(Instance(cl, jobs), opts, {"a": 3.0, "b": 3.0})
+    over = Allocation.of([JobAllocation(j.id, plan, {m0: Resources(3, 3, 0.0)}) for j in jobs])
+    rep = check(inst, over)
+    assert not rep.ok and any("cap" in p for p in rep.problems)
+    slow = Allocation.of([JobAllocation("b", ExecutionPlan(dp=1), {m0: Resources(1, 1, 0.0)})])
+    rep = check(inst, slow)
+    assert not rep.ok and any("no option" in p for p in rep.problems)
