@@ -8,11 +8,15 @@ Each family keeps its own registry in its package and is merged here; formulatio
 
 from __future__ import annotations
 
+from schedlab.heuristics.baselines import BASELINE_POLICIES
 from schedlab.heuristics.fifo import FIFO_POLICIES, FifoPolicy
+from schedlab.heuristics.tiresias import TIRESIAS_POLICIES
 from schedlab.scheduling.registry import PolicyRegistry
 
 POLICIES: PolicyRegistry = PolicyRegistry.merged(
     FIFO_POLICIES,
+    TIRESIAS_POLICIES,
+    BASELINE_POLICIES,
 )
 
 __all__ = ["POLICIES", "FifoPolicy"]

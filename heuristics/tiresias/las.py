@@ -1,0 +1,409 @@
+"""Discretized 2D-LAS and 2D-Gittins (Tiresias §3.2, Algorithm 1) as an online policy.
+
+* **Attained service** ``a = W_J x t_J`` (GPUs x running seconds, the view's ``attained_service``),
+  counted from the job's last promotion.
+* **K queues** with upper thresholds ``Q_1^hi < ... < Q_{K-1}^hi``; a new job enters Q1; a running job
+  is **demoted** at the exact instant ``a`` reaches its queue's threshold: the policy asks the
+  simulator for a timer at ``now + (Q_q^hi - a) / W_J`` (never polling; a restoring job's deadline is
+  re-computed when it runs again).
+* **Order inside a queue**: 2D-LAS serves jobs FIFO by the time they first ran in the queue (then the
+  never-run ones by entry), so skipped jobs do not cause extra preemptions (§3.2); 2D-Gittins serves
+  waiting jobs by their Gittins index (:mod:`.gittins`, quantum = what is left of the queue's
+  interval), the last queue FIFO as 2D-LAS (Δ = ∞, §3.2). Before a distribution exists (no file, fewer
+  than ``min_history`` finished jobs) 2D-Gittins orders as 2D-LAS.
+* **Pass** (after every batch of events that changes something): queues from Q1 down, waiting jobs in
+  order; a job that fits in the unclaimed GPUs is claimed; one that would fit if lower queues gave
+  theirs back preempts their jobs, lowest priority first (reserved claims first, then running jobs;
+  victims not needed after all are kept); jobs that do not fit are skipped (all-or-nothing gangs, no
+  head-of-line blocking). Jobs of the same queue never preempt each other. Claimed jobs are placed by
+  :mod:`.placement` (skewed ones consolidated, waiting at most ``pack_wait_s``); a claimed job that
+  cannot be placed yet (its GPUs are still checkpointing, or fragmented) keeps its claim.
+* **PROMOTEKNOB**: a waiting job of a lower queue whose waiting time since it last ran after a
+  promotion reaches ``knob x`` its executed time since that promotion goes back to Q1, both clocks
+  reset (§3.2), at the exact instant (a timer), never polling.
+
+Cost: a pass costs O((started + preempted) x log(sizes) + K x sizes), independent of how many jobs
+wait or run (:mod:`.queues`); a batch that changes nothing costs O(events).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+from schedlab.heuristics.fifo import QuotaLedger
+from schedlab.heuristics.tiresias.gittins import History, ServiceDistribution, load_samples
+from schedlab.heuristics.tiresias.params import DEFAULT_PACKLIMIT, queue_limits
+from schedlab.heuristics.tiresias.placement import JobTraits, PacklimitLearner, Starter
+from schedlab.heuristics.tiresias.queues import CKPT, MLFQ, RESV, RUN, WAIT, QJob
+from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, Timer
+from schedlab.scheduling.snapshot import PolicyBase
+
+EPS_T = 1e-9   # a deadline at ``now`` (the timer's own time) is due
+EPS_A = 1e-6   # GPU-seconds of float error tolerated at a threshold
+
+
+class TiresiasPolicy(PolicyBase):
+    """2D-LAS (``gittins=False``) or 2D-Gittins; parameters in :mod:`.params`."""
+
+    oracle = False
+
+    def __init__(self, *, seed: int = 0, queues: int = 2, threshold: float = 3600.0,
+                 thresholds: tuple[float, ...] | None = None, knob: float | None = None,
+                 packlimit: float = DEFAULT_PACKLIMIT, learn_packlimit: bool = False, pack_wait_s: float = 300.0,
+                 gittins: bool = False, distribution: str | None = None, min_history: int = 20,
+                 name: str | None = None) -> None:
+        super().__init__(seed=seed)
+        self.name = name or ("2d-gittins" if gittins else "2d-las")
+        self.k = queues
+        self.limits = queue_limits(queues, threshold, thresholds)
+        self.knob = knob
+        self.gittins = gittins
+        self.pack_wait_s = pack_wait_s
+        self.learner = PacklimitLearner(packlimit) if learn_packlimit else None
+        self._packlimit = packlimit
+        self.min_history = min_history
+        self._file_dist = ServiceDistribution(load_samples(distribution)) if distribution else None
+        self.traits = JobTraits()
+        self.starter = Starter(self.traits)
+        self._view: ClusterView | None = None
+        self._reset()
+
+    @property
+    def packlimit(self) -> float:
+        return self.learner.value if self.learner is not None else self._packlimit
+
+    def _reset(self) -> None:
+        self.st = MLFQ(self.k)
+        self.history = History(self.min_history)
+        self._dem: list[tuple[float, int, str]] = []
+        self._pro: list[tuple[float, int, str]] = []
+        self._pack: list[tuple[float, int, str]] = []
+        self._asked: set[float] = set()
+        self.demotions = 0
+        self.promotions = 0
+
+    @property
+    def dist(self) -> ServiceDistribution | None:
+        return self._file_dist if self._file_dist is not None else self.history.distribution
+
+    # ------------------------------------------------------------- keys
+    def _k0(self, view: ClusterView, j: QJob) -> float:
+        if not self.gittins or j.q >= self.k - 1:
+            return 0.0
+        d = self.dist
+        if d is None:
+            return 0.0
+        return -float(d.index(view.job(j.id).attained_service - j.svc0, self.limits[j.q]))
+
+    def _to_waiting(self, view: ClusterView, j: QJob) -> None:
+        j.k0 = self._k0(view, j)
+        self.st.add_waiting(j)
+        if self.knob is not None and j.q > 0:
+            self._push_promotion(view, j)
+
+    def _rekey(self, view: ClusterView) -> None:
+        """The distribution changed: every waiting job of a Gittins queue gets its new index."""
+        for q in range(self.k - 1):
+            jobs = [self.st.jobs[key[3]] for lst in self.st.wait[q].values() for key in lst]
+            self.st.wait[q] = {}
+            for j in jobs:
+                j.k0 = self._k0(view, j)
+                self.st.add_waiting(j)
+
+    # -------------------------------------------------------- deadlines
+    def _push_demotion(self, view: ClusterView, j: QJob) -> None:
+        if j.q < self.k - 1:
+            a = view.job(j.id).attained_service - j.svc0
+            heapq.heappush(self._dem, (view.now + max(self.limits[j.q] - a, 0.0) / j.g, j.ver, j.id))
+
+    def _push_promotion(self, view: ClusterView, j: QJob) -> None:
+        jv = view.job(j.id)
+        t_j = jv.executed_time - j.exec0
+        waited = jv.waiting_time - (j.wait0 if j.wait0 is not None else jv.waiting_time)
+        heapq.heappush(self._pro, (view.now + max(self.knob * t_j - waited, 0.0), j.ver, j.id))
+
+    def _due(self, heap: list, now: float, state: int) -> list[QJob]:
+        out = []
+        while heap and heap[0][0] <= now + EPS_T:
+            _, ver, jid = heapq.heappop(heap)
+            j = self.st.jobs.get(jid)
+            if j is not None and j.ver == ver and j.state == state:
+                out.append(j)
+        return out
+
+    def _next_deadline(self) -> float:
+        best = math.inf
+        for heap, state in ((self._dem, RUN), (self._pro, WAIT), (self._pack, RESV)):
+            while heap:
+                _, ver, jid = heap[0]
+                j = self.st.jobs.get(jid)
+                if j is not None and j.ver == ver and j.state == state:
+                    best = min(best, heap[0][0])
+                    break
+                heapq.heappop(heap)
+        return best
+
+    # ----------------------------------------------------------- events
+    def _arrive(self, view: ClusterView, jid: str, seq: int) -> QJob:
+        j = QJob(jid, view.job(jid).job, seq)
+        j.stamp = self.st.next_stamp()
+        self.st.jobs[jid] = j
+        self._to_waiting(view, j)
+        return j
+
+    def _rebuild(self, view: ClusterView) -> None:
+        """State from the view alone (first pass, snapshot form): each job's queue from its attained
+        service, running jobs first by start time, then waiting ones that ran, then the rest in queue order."""
+        self._reset()
+        st = self.st
+        rows = []
+        for n, jv in enumerate(view.running()):
+            rows.append((0, jv.first_start if jv.first_start is not None else view.now, n, jv))
+        for n, jv in enumerate(view.queue()):
+            ran = jv.executed_time > 0
+            rows.append((1 if ran else 2, jv.first_start if ran and jv.first_start is not None else 0.0, n, jv))
+        for seq, (kind, _, _, jv) in enumerate(sorted(rows, key=lambda r: r[:3])):
+            j = QJob(jv.id, jv.job, seq)
+            a = jv.attained_service
+            j.q = next((q for q, lim in enumerate(self.limits) if a < lim - EPS_A), self.k - 1)
+            j.stamp = st.next_stamp()
+            j.band = 0 if kind < 2 else 1
+            st.jobs[jv.id] = j
+            if kind == 0:
+                j.wait0 = jv.waiting_time
+                if jv.status is JobStatus.CHECKPOINTING:
+                    j.state = CKPT
+                    st.ckpt_gpus += j.g
+                else:
+                    st.add_running(j)
+                    self._push_demotion(view, j)
+            else:
+                j.wait0 = jv.waiting_time if kind == 1 else None
+                self._to_waiting(view, j)
+
+    def _complete(self, view: ClusterView, jid: str) -> bool:
+        j = self.st.jobs.pop(jid, None)
+        if j is None:
+            return False
+        self.st.detach(j)
+        if self._file_dist is None and self.gittins and self.history.add(view.job(jid).attained_service):
+            self._rekey(view)
+        return True
+
+    # ------------------------------------------------------------- pass
+    def schedule(self, view: ClusterView) -> Decision:
+        now = view.now
+        st = self.st
+        dirty = False
+        if view is not self._view:
+            self._view = view
+            self._rebuild(view)
+            dirty = True
+        else:
+            for ev in view.events:
+                kind, jid = ev.kind, ev.job_id
+                if kind is EventKind.ARRIVAL:
+                    self._arrive(view, jid, len(st.jobs))
+                    dirty = True
+                elif kind is EventKind.COMPLETION:
+                    dirty |= self._complete(view, jid)
+                elif kind is EventKind.PREEMPT_DONE:
+                    j = st.jobs.get(jid)
+                    if j is not None and j.state == CKPT:
+                        st.ckpt_gpus -= j.g
+                        self._to_waiting(view, j)
+                        dirty = True
+                elif kind is EventKind.RECONF_DONE:
+                    j = st.jobs.get(jid)
+                    if j is not None and j.state == RUN:
+                        self._push_demotion(view, j)
+        for j in self._due(self._dem, now, RUN):
+            jv = view.job(j.id)
+            a = jv.attained_service - j.svc0
+            if a >= self.limits[j.q] - EPS_A:
+                st.remove_running(j)
+                while j.q < self.k - 1 and a >= self.limits[j.q] - EPS_A:
+                    j.q += 1
+                j.band, j.stamp, j.ver = 0, st.next_stamp(), j.ver + 1
+                st.add_running(j)
+                self._push_demotion(view, j)
+                self.demotions += 1
+                dirty = True
+            elif jv.status is JobStatus.RUNNING:
+                self._push_demotion(view, j)
+        if self.knob is not None:
+            for j in self._due(self._pro, now, WAIT):
+                jv = view.job(j.id)
+                t_j = jv.executed_time - j.exec0
+                waited = jv.waiting_time - (j.wait0 if j.wait0 is not None else jv.waiting_time)
+                if waited >= self.knob * t_j - EPS_A:
+                    st.remove_waiting(j)
+                    j.q, j.band, j.stamp, j.ver = 0, 1, st.next_stamp(), j.ver + 1
+                    j.svc0, j.exec0, j.wait0 = jv.attained_service, jv.executed_time, None
+                    self._to_waiting(view, j)
+                    self.promotions += 1
+                    dirty = True
+                else:
+                    self._push_promotion(view, j)
+        for j in self._due(self._pack, now, RESV):
+            j.pack_expired = True
+            dirty = True
+        d = self._pass(view) if dirty else None
+        timers = self._timers(now)
+        if d is None:
+            return Decision(timers=timers)
+        start, preempt = d
+        return Decision(start=start, preempt=preempt, timers=timers)
+
+    def _timers(self, now: float) -> tuple[Timer, ...]:
+        self._asked = {t for t in self._asked if t > now}
+        t = self._next_deadline()
+        if t > now + EPS_T and t < math.inf and t not in self._asked:
+            self._asked.add(t)
+            return (Timer(t, "tiresias"),)
+        return ()
+
+    def _running_order(self, view: ClusterView, q: int):
+        """Running jobs of queue ``q``, lowest priority first."""
+        st = self.st
+        jobs = [st.jobs[key[3]] for key in reversed(st.run[q])]
+        d = self.dist
+        if self.gittins and q < self.k - 1 and d is not None and len(jobs) > 1:
+            import numpy as np
+
+            a = np.array([view.job(j.id).attained_service - j.svc0 for j in jobs])
+            g = d.index(a, self.limits[q])
+            order = sorted(range(len(jobs)), key=lambda i: (g[i], -jobs[i].stamp))
+            jobs = [jobs[i] for i in order]
+        return jobs
+
+    def _pass(self, view: ClusterView) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
+        st = self.st
+        instant = view.checkpoint_s == 0
+        free = view.cluster.total_gpus - sum(st.held) - st.ckpt_gpus
+        quota = _Quota(view, st) if view.quotas else None
+        preempted: list[QJob] = []
+        for q in range(self.k):
+            below = st.below(q)
+            cap = [free + below]
+            if cap[0] <= 0:
+                break
+            claimed: list[QJob] = []
+            for s, _, key in st.walk(q, cap):
+                j = st.jobs[key[3]]
+                if quota is not None and not quota.fits(j):
+                    continue
+                if s > free:
+                    got = self._evict(view, q, s - free, instant, preempted, quota)
+                    free += got
+                    below -= got
+                claimed.append(j)
+                free -= s
+                cap[0] = free + below
+                if quota is not None:
+                    quota.charge(j, 1)
+            for j in claimed:
+                st.remove_waiting(j)
+                st.add_reserved(j)
+        return self._place(view, preempted, instant)
+
+    def _evict(self, view: ClusterView, q: int, need: int, instant: bool, preempted: list[QJob],
+               quota: _Quota | None) -> int:
+        """Free at least ``need`` claimed GPUs from queues below ``q`` (see the module docstring)."""
+        st = self.st
+        chosen: list[QJob] = []
+        got = 0
+        for v in st.victims(q, lambda qq: self._running_order(view, qq)):
+            chosen.append(v)
+            got += v.g
+            if got >= need:
+                break
+        spare = got - need
+        freed = 0
+        for v in reversed(chosen):  # highest priority first: keep those the claim does not need
+            if v.g <= spare:
+                spare -= v.g
+                continue
+            freed += v.g
+            if v.state == RESV:
+                st.remove_reserved(v)
+                v.ver += 1
+                v.pack_deadline, v.pack_expired = None, False
+                self._to_waiting(view, v)
+                if quota is not None:
+                    quota.charge(v, -1)
+            else:
+                st.remove_running(v)
+                v.ver += 1
+                preempted.append(v)
+                if instant:
+                    self._to_waiting(view, v)
+                    if quota is not None:
+                        quota.charge(v, -1)
+                else:
+                    v.state = CKPT
+                    st.ckpt_gpus += v.g
+        return freed
+
+    def _place(self, view: ClusterView, preempted: list[QJob], instant: bool
+               ) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
+        st = self.st
+        ps = self.starter.pass_state(view, [v.id for v in preempted])
+        starts: dict[str, JobAllocation] = {}
+        now = view.now
+        limit = self.packlimit
+        for j in sorted((st.jobs[jid] for jid in st.resv), key=lambda x: (x.q, x.key)):
+            job = j.job
+            skew = self.traits.skew(job)
+            skewed = skew > limit
+            ja = self.starter.start(view, ps, job, consolidate=skewed,
+                                    allow_spread=not skewed or j.pack_expired or self.pack_wait_s == 0)
+            if ja is None:
+                if skewed and not j.pack_expired and j.pack_deadline is None:
+                    j.pack_deadline = now + self.pack_wait_s
+                    heapq.heappush(self._pack, (j.pack_deadline, j.ver, j.id))
+                continue
+            st.remove_reserved(j)
+            j.k0 = 0.0
+            if j.band == 1:
+                j.band, j.stamp = 0, st.next_stamp()
+            j.ver += 1
+            j.pack_deadline, j.pack_expired = None, False
+            st.add_running(j)
+            jv = view.job(j.id)
+            if j.wait0 is None:
+                j.wait0 = jv.waiting_time
+            self._push_demotion(view, j)
+            starts[j.id] = ja
+            if self.learner is not None:
+                self.learner.observe(view, job, ja.placement, skew)
+        return starts, tuple(v.id for v in preempted)
+
+
+class _Quota(QuotaLedger):
+    """Guaranteed jobs' quota usage per tenant over the jobs that hold resources (the view's running
+    ones, checkpointing included) or claim them (reserved); ``charge(j, -1)`` gives a job's back."""
+
+    __slots__ = ()
+
+    def __init__(self, view: ClusterView, st: MLFQ) -> None:
+        super().__init__(view)
+        for jid in st.resv:
+            super().charge(st.jobs[jid].job)
+
+    def charge(self, j: QJob, sign: int) -> None:  # type: ignore[override]
+        job = j.job
+        if not (job.guaranteed and job.tenant in self.quotas):
+            return
+        if sign > 0:
+            super().charge(job)
+        else:
+            self.used[job.tenant] = self.used[job.tenant] - job.quota_usage
+
+    def fits(self, j: QJob) -> bool:  # type: ignore[override]
+        return super().fits(j.job) if j.job.guaranteed and j.job.tenant in self.quotas else True
+
+
+__all__ = ["TiresiasPolicy"]
