@@ -10,9 +10,12 @@ jobs every 60 s. Our version, each choice stated:
   the fewest machines of one rack) for every model, skew ignored; if no consolidated placement is free
   the job is spread over the most fragmented machines rather than kept waiting.
 * **Time-slicing**: when jobs wait that do not fit (the GPUs are over-subscribed) a timer fires every
-  ``quantum_s`` (the artifact's 60 s); at each tick, jobs that have waited the longest (by the time
+  slice = ``max(quantum_s, 2 x checkpoint time / switch_share)`` (the artifact's 60 s when preemption
+  is free; Gandiva suspends at mini-batch boundaries in well under a second, but our cost model
+  charges a checkpoint and a restore per switch, so slices grow until switching costs at most
+  ``switch_share`` of a slice, 780 s under ``realistic`` costs); at each tick, jobs that have waited the longest (by the time
   they last entered the queue) take the GPUs of running jobs that have held theirs for at least one
-  quantum, oldest slice first (suspend/resume = a preemption charged by the cost model; our verifier
+  slice, oldest slice first (suspend/resume = a preemption charged by the cost model; our verifier
   never lets two jobs share a GPU, so Gandiva's GPU sharing by memory is replaced by this rotation).
   A job whose GPUs are still being checkpointed keeps its turn until they are free (or the next tick).
 * **Migration**: after a job finishes, up to ``max_migrations`` running jobs spread over more machines
@@ -34,6 +37,9 @@ from schedlab.scheduling.snapshot import PolicyBase
 
 class GandivaParams(PolicyParams):
     quantum_s: float = Field(60.0, gt=0, description="time slice of over-subscribed GPUs (seconds)")
+    switch_share: float = Field(0.1, gt=0, le=1, description="at most this share of a slice is spent suspending "
+                                                            "and resuming: slice = max(quantum_s, 2 x checkpoint "
+                                                            "time / switch_share)")
     migrate: bool = Field(True, description="move spread jobs onto fewer machines when that becomes possible")
     max_migrations: int = Field(4, ge=0, description="migrations per decision at most")
 
@@ -43,16 +49,18 @@ class GandivaLike(PolicyBase):
 
     oracle = False
 
-    def __init__(self, *, seed: int = 0, quantum_s: float = 60.0, migrate: bool = True, max_migrations: int = 4,
-                 name: str = "gandiva") -> None:
+    def __init__(self, *, seed: int = 0, quantum_s: float = 60.0, switch_share: float = 0.1, migrate: bool = True,
+                 max_migrations: int = 4, name: str = "gandiva") -> None:
         super().__init__(seed=seed)
         self.name = name
         self.quantum_s = quantum_s
+        self.switch_share = switch_share
         self.migrate = migrate
         self.max_migrations = max_migrations
         self.traits = JobTraits()
         self.starter = Starter(self.traits)
         self._view: ClusterView | None = None
+        self._slice = quantum_s
         self._tick: float | None = None      # the outstanding slice timer
         self._turns: list[str] = []          # jobs owed GPUs freed by a slice switch (in order)
         self.switches = 0
@@ -63,6 +71,7 @@ class GandivaLike(PolicyBase):
         if view is not self._view:
             self._view, self._tick, self._turns = view, None, []
         tick = any(e.kind is EventKind.TIMER and e.tag == "gandiva-slice" for e in view.events)
+        self._slice = max(self.quantum_s, 2.0 * view.checkpoint_s / self.switch_share)
         if tick and self._tick is not None and self._tick <= now:
             self._tick = None
         ps = self.starter.pass_state(view)
@@ -88,7 +97,7 @@ class GandivaLike(PolicyBase):
             starts.update(self._migrations(view, ps))
         timers = ()
         if waiting and self._tick is None and (view.running_count or starts):
-            self._tick = now + self.quantum_s
+            self._tick = now + self._slice
             timers = (Timer(self._tick, "gandiva-slice"),)
         return Decision(start=starts, preempt=tuple(preempt), timers=timers)
 
@@ -96,7 +105,7 @@ class GandivaLike(PolicyBase):
         """Time-slice switch: the longest-waiting jobs take the GPUs of jobs that ran a full quantum."""
         now = view.now
         pool = sorted((jv for jv in view.running() if jv.status is JobStatus.RUNNING and jv.last_start is not None
-                       and now - jv.last_start >= self.quantum_s - 1e-9), key=lambda jv: (jv.last_start, jv.id))
+                       and now - jv.last_start >= self._slice - 1e-9), key=lambda jv: (jv.last_start, jv.id))
         spare = sum(jv.job.requested.gpus for jv in pool)
         out: list[str] = []
         for jv in sorted(waiting, key=lambda jv: (jv.queued_since, jv.id)):

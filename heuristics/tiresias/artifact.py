@@ -49,7 +49,7 @@ class ArtifactTiresias(PolicyBase):
     def __init__(self, *, seed: int = 0, queues: int = 3, threshold: float = 3250.0,
                  thresholds: tuple[float, ...] | None = None, knob: float | None = None, gittins: bool = False,
                  distribution: str | None = None, min_history: int = 20, packlimit: float = DEFAULT_PACKLIMIT,
-                 name: str | None = None) -> None:
+                 preempt_margin: float = 0.0, name: str | None = None) -> None:
         super().__init__(seed=seed)
         self.name = name or ("dlas-gpu-gittins" if gittins else "dlas-gpu")
         self.k = queues
@@ -73,6 +73,13 @@ class ArtifactTiresias(PolicyBase):
         self.ckpt: set[str] = set()
         self.exec0: dict[str, float] = {}
         self.wait_mark: dict[str, float | None] = {}
+        self.g: dict[str, int] = {}
+        self.sub: dict[str, float] = {}
+        self.e: dict[str, int] = {}
+        self.pos: dict[str, int] = {}
+        self.rank: dict[str, float] = {}
+        self._ranked: ArtifactGittins | None = None
+        self._npos = 0
         self.history = History(self.min_history)
         self._table = self._file
         self._jump = math.inf
@@ -80,19 +87,27 @@ class ArtifactTiresias(PolicyBase):
         self.promotions = 0
 
     # ------------------------------------------------------------ state
-    def _add(self, jid: str, q: int = 0) -> None:
+    def _add(self, view: ClusterView, jid: str, q: int = 0) -> None:
+        job = view.job(jid).job
+        self.g[jid] = job.requested.gpus
+        self.sub[jid] = job.arrival
+        self._npos += 1
+        self.pos[jid] = self._npos  # runnable order (arrival order)
+        self.e[jid] = self._executed_at(view, jid, 0.0)
+        if self._table is not None:
+            self.rank[jid] = self._table.rank(self.e[jid] * self.g[jid])
         self.runnable[jid] = None
         self.qid[jid] = q
         self.queues[q].append(jid)
-        self.exec0[jid] = 0.0
-        self.wait_mark[jid] = None
+        self.exec0.setdefault(jid, 0.0)
+        self.wait_mark.setdefault(jid, None)
 
     def _rebuild(self, view: ClusterView) -> None:
         self._reset()
         for jv in list(view.running()) + list(view.queue()):
             a = jv.attained_service
             q = next((i for i, lim in enumerate(self.limits) if a < lim), self.k - 1)
-            self._add(jv.id, q)
+            self._add(view, jv.id, q)
             if jv.status is JobStatus.CHECKPOINTING:
                 self.ckpt.add(jv.id)
             elif jv.status.holds_resources:
@@ -101,6 +116,10 @@ class ArtifactTiresias(PolicyBase):
 
     def _executed(self, view: ClusterView, jid: str) -> int:
         return whole(view.job(jid).executed_time - self.exec0[jid])
+
+    @staticmethod
+    def _executed_at(view: ClusterView, jid: str, base: float) -> int:
+        return whole(view.job(jid).executed_time - base)
 
     # ------------------------------------------------------------- pass
     def schedule(self, view: ClusterView) -> Decision:
@@ -116,47 +135,62 @@ class ArtifactTiresias(PolicyBase):
                 jid = e.job_id
                 if e.kind is EventKind.COMPLETION and jid in self.runnable:
                     del self.runnable[jid]
+                    for d in (self.g, self.sub, self.e, self.pos, self.rank, self.exec0, self.wait_mark):
+                        d.pop(jid, None)
                     self.queues[self.qid.pop(jid)].remove(jid)
                     self.running.discard(jid)
                     if self.gittins and self._file is None and self.history.add(view.job(jid).attained_service):
                         self._table = ArtifactGittins(self.history.samples, self.delta)
                 elif e.kind is EventKind.ARRIVAL:
-                    self._add(jid)
+                    self._add(view, jid)
                 elif e.kind is EventKind.PREEMPT_DONE:
                     self.ckpt.discard(jid)
-        rank: dict[str, float] = {}
         table = self._table
-        for jid in self.runnable:  # the artifact's update loop, in runnable order
-            g = view.job(jid).job.requested.gpus
-            e = self._executed(view, jid)
+        g_of, e_of, rank = self.g, self.e, self.rank
+        demoted = []
+        for jid in self.running:  # the artifact's update loop (running jobs; pending ones do not change)
+            e = e_of[jid] = self._executed(view, jid)
             q = self.qid[jid]
-            if jid in self.running:
-                if q < self.k - 1 and e * g >= self.limits[q]:
-                    self.queues[q].remove(jid)
-                    self.queues[q + 1].append(jid)
-                    self.qid[jid] = q + 1
-                    self.demotions += 1
-            elif self.knob is not None and q > 0 and e > 0 and self._promote_due(view, jid, e):
-                self.queues[q].remove(jid)
-                self.queues[0].append(jid)
-                self.qid[jid] = 0
-                self.exec0[jid] = view.job(jid).executed_time
-                self.wait_mark[jid] = None
-                self.promotions += 1
-                e = 0
+            if q < self.k - 1 and e * g_of[jid] >= self.limits[q]:
+                demoted.append(jid)
             if table is not None:
-                rank[jid] = table.rank(e * g)
+                rank[jid] = table.rank(e * g_of[jid])
+        for jid in sorted(demoted, key=self.pos.__getitem__):  # appended in runnable order
+            q = self.qid[jid]
+            self.queues[q].remove(jid)
+            self.queues[q + 1].append(jid)
+            self.qid[jid] = q + 1
+            self.demotions += 1
+        if self.knob is not None:
+            for jid in self.runnable:
+                q = self.qid[jid]
+                if jid not in self.running and q > 0 and e_of[jid] > 0 and self._promote_due(view, jid, e_of[jid]):
+                    self.queues[q].remove(jid)
+                    self.queues[0].append(jid)
+                    self.qid[jid] = 0
+                    self.exec0[jid] = view.job(jid).executed_time
+                    self.wait_mark[jid] = None
+                    self.promotions += 1
+                    e_of[jid] = 0
+                    if table is not None:
+                        rank[jid] = table.rank(0)
         if table is not None:
-            sub = {jid: view.job(jid).job.arrival for jid in self.runnable}
+            if self._ranked is not table:  # a new table: every job's rank changes
+                self._ranked = table
+                for jid in self.runnable:
+                    rank[jid] = table.rank(e_of[jid] * g_of[jid])
+            sub = self.sub
+            key = {j: (rank[j], -sub[j]) for j in self.runnable}
             for queue in self.queues:
-                queue.sort(key=lambda j: (rank[j], -sub[j]), reverse=True)
+                queue.sort(key=key.__getitem__, reverse=True)
         # every GPU released and reassigned
-        free = view.cluster.total_gpus - sum(view.job(j).job.requested.gpus for j in self.ckpt)
+        free = view.cluster.total_gpus - sum(g_of[j] for j in self.ckpt)
         chosen: set[str] = set()
+        ckpt = self.ckpt
         for queue in self.queues:
             for jid in queue:
-                g = view.job(jid).job.requested.gpus
-                if jid not in self.ckpt and free >= g:
+                g = g_of[jid]
+                if free >= g and jid not in ckpt:
                     chosen.add(jid)
                     free -= g
         preempt = [j for j in self.running if j not in chosen]
@@ -172,7 +206,7 @@ class ArtifactTiresias(PolicyBase):
                 self.wait_mark[jid] = view.job(jid).waiting_time
         self._jump = self._next_jump(view)
         timers = (Timer(float(self._jump), "dlas-jump"),) if self._jump < math.inf else ()
-        return Decision(start=starts, preempt=tuple(sorted(preempt, key=lambda j: self.qid[j])), timers=timers)
+        return Decision(start=starts, preempt=tuple(sorted(preempt, key=self.pos.__getitem__)), timers=timers)
 
     def _promote_due(self, view: ClusterView, jid: str, e: int) -> bool:
         mark = self.wait_mark[jid]
@@ -197,15 +231,14 @@ class ArtifactTiresias(PolicyBase):
         for jid in self.running:
             q = self.qid[jid]
             if q < self.k - 1:
-                g = view.job(jid).job.requested.gpus
-                t = (self.limits[q] - self._executed(view, jid)) // g + now
+                t = (self.limits[q] - self.e[jid]) // self.g[jid] + now
                 if now < t < best:
                     best = t
         if self.knob is not None:
             for jid in self.runnable:
                 if jid in self.running or self.qid[jid] == 0:
                     continue
-                e = self._executed(view, jid)
+                e = self.e[jid]
                 mark = self.wait_mark[jid]
                 if e > 0 and mark is not None:
                     diff = int(e * self.knob - whole(view.job(jid).waiting_time - mark))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from bisect import bisect_right
 from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -173,11 +174,7 @@ class ArtifactGittins:
         return self.ranks[i] if i < len(data) else 0.0
 
 
-def _first_above(data: list[int], a: float) -> int:
-    """Index of the first sample ``> a`` (``len(data)`` if none)."""
-    from bisect import bisect_right
-
-    return bisect_right(data, a)
+_first_above = bisect_right  # index of the first sample > a (len(data) if none)
 
 
 __all__ = ["ArtifactGittins", "History", "ServiceDistribution", "load_samples"]

@@ -29,6 +29,7 @@ wait or run (:mod:`.queues`); a batch that changes nothing costs O(events).
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 
 from schedlab.heuristics.fifo import QuotaLedger
@@ -53,7 +54,7 @@ class TiresiasPolicy(PolicyBase):
                  thresholds: tuple[float, ...] | None = None, knob: float | None = None,
                  packlimit: float = DEFAULT_PACKLIMIT, learn_packlimit: bool = False, pack_wait_s: float = 300.0,
                  gittins: bool = False, distribution: str | None = None, min_history: int = 20,
-                 name: str | None = None) -> None:
+                 preempt_margin: float = 0.5, name: str | None = None) -> None:
         super().__init__(seed=seed)
         self.name = name or ("2d-gittins" if gittins else "2d-las")
         self.k = queues
@@ -64,6 +65,7 @@ class TiresiasPolicy(PolicyBase):
         self.learner = PacklimitLearner(packlimit) if learn_packlimit else None
         self._packlimit = packlimit
         self.min_history = min_history
+        self.margin = preempt_margin
         self._file_dist = ServiceDistribution(load_samples(distribution)) if distribution else None
         self.traits = JobTraits()
         self.starter = Starter(self.traits)
@@ -125,13 +127,13 @@ class TiresiasPolicy(PolicyBase):
         heapq.heappush(self._pro, (view.now + max(self.knob * t_j - waited, 0.0), j.ver, j.id))
 
     def _due(self, heap: list, now: float, state: int) -> list[QJob]:
-        out = []
+        out: dict[str, QJob] = {}  # a job may have several entries for the same version
         while heap and heap[0][0] <= now + EPS_T:
             _, ver, jid = heapq.heappop(heap)
             j = self.st.jobs.get(jid)
             if j is not None and j.ver == ver and j.state == state:
-                out.append(j)
-        return out
+                out[jid] = j
+        return list(out.values())
 
     def _next_deadline(self) -> float:
         best = math.inf
@@ -265,19 +267,25 @@ class TiresiasPolicy(PolicyBase):
             return (Timer(t, "tiresias"),)
         return ()
 
-    def _running_order(self, view: ClusterView, q: int):
-        """Running jobs of queue ``q``, lowest priority first."""
-        st = self.st
-        jobs = [st.jobs[key[3]] for key in reversed(st.run[q])]
-        d = self.dist
-        if self.gittins and q < self.k - 1 and d is not None and len(jobs) > 1:
-            import numpy as np
+    def _gittins_queue(self, q: int) -> bool:
+        return self.gittins and q < self.k - 1 and self.dist is not None
 
-            a = np.array([view.job(j.id).attained_service - j.svc0 for j in jobs])
-            g = d.index(a, self.limits[q])
-            order = sorted(range(len(jobs)), key=lambda i: (g[i], -jobs[i].stamp))
-            jobs = [jobs[i] for i in order]
-        return jobs
+    def _running_index(self, view: ClusterView, q: int) -> list[tuple[float, QJob]]:
+        """``(G, job)`` of the running jobs of Gittins queue ``q``, lowest index first (ties: latest start)."""
+        import numpy as np
+
+        jobs = [self.st.jobs[key[3]] for key in self.st.run[q]]
+        if not jobs:
+            return []
+        a = np.array([view.job(j.id).attained_service - j.svc0 for j in jobs])
+        g = np.atleast_1d(self.dist.index(a, self.limits[q]))
+        return sorted(((float(g[i]), jobs[i]) for i in range(len(jobs))), key=lambda x: (x[0], -x[1].stamp))
+
+    def _running_order(self, view: ClusterView, q: int) -> list[QJob]:
+        """Running jobs of queue ``q``, lowest priority first."""
+        if self._gittins_queue(q):
+            return [j for _, j in self._running_index(view, q)]
+        return [self.st.jobs[key[3]] for key in reversed(self.st.run[q])]
 
     def _pass(self, view: ClusterView) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
         st = self.st
@@ -287,65 +295,83 @@ class TiresiasPolicy(PolicyBase):
         preempted: list[QJob] = []
         for q in range(self.k):
             below = st.below(q)
-            cap = [free + below]
+            # 2D-Gittins: a waiting job may also preempt running jobs of its own queue with a lower index
+            same = self._running_index(view, q) if self._gittins_queue(q) else []
+            cap = [free + below + sum(j.g for _, j in same)]
             if cap[0] <= 0:
                 break
             claimed: list[QJob] = []
+            back: list[QJob] = []  # same-queue victims: back to waiting once the walk is over
             for s, _, key in st.walk(q, cap):
                 j = st.jobs[key[3]]
-                if quota is not None and not quota.fits(j):
+                if quota is not None and not quota.ok(j):
                     continue
                 if s > free:
-                    got = self._evict(view, q, s - free, instant, preempted, quota)
+                    mine = []
+                    if s > free + below:
+                        g_w = -key[0]
+                        mine = [v for gv, v in same if gv * (1.0 + self.margin) < g_w and v.state == RUN]
+                        if free + below + sum(v.g for v in mine) < s:
+                            cap[0] = min(cap[0], s - 1)  # later jobs have lower indices: none of size >= s fits
+                            continue
+                    got, lower = self._evict(view, q, s - free, instant, preempted, quota, mine, back)
                     free += got
-                    below -= got
+                    below -= lower
                 claimed.append(j)
                 free -= s
-                cap[0] = free + below
+                cap[0] = min(cap[0], free + below + sum(v.g for _, v in same if v.state == RUN))
                 if quota is not None:
-                    quota.charge(j, 1)
+                    quota.add(j)
             for j in claimed:
                 st.remove_waiting(j)
                 st.add_reserved(j)
+            for v in back:
+                self._to_waiting(view, v)
         return self._place(view, preempted, instant)
 
     def _evict(self, view: ClusterView, q: int, need: int, instant: bool, preempted: list[QJob],
-               quota: _Quota | None) -> int:
-        """Free at least ``need`` claimed GPUs from queues below ``q`` (see the module docstring)."""
+               quota: _Quota | None, mine: list[QJob], back: list[QJob]) -> tuple[int, int]:
+        """Free at least ``need`` claimed GPUs from queues below ``q``, then from ``mine`` (running jobs
+        of queue ``q`` with a lower Gittins index), lowest priority first; returns (freed, freed below)."""
         st = self.st
         chosen: list[QJob] = []
         got = 0
-        for v in st.victims(q, lambda qq: self._running_order(view, qq)):
+        for v in itertools.chain(st.victims(q, lambda qq: self._running_order(view, qq)), mine):
             chosen.append(v)
             got += v.g
             if got >= need:
                 break
         spare = got - need
-        freed = 0
+        freed = lower = 0
         for v in reversed(chosen):  # highest priority first: keep those the claim does not need
             if v.g <= spare:
                 spare -= v.g
                 continue
             freed += v.g
+            lower += v.g if v.q > q else 0
             if v.state == RESV:
                 st.remove_reserved(v)
                 v.ver += 1
                 v.pack_deadline, v.pack_expired = None, False
                 self._to_waiting(view, v)
                 if quota is not None:
-                    quota.charge(v, -1)
+                    quota.give_back(v)
             else:
                 st.remove_running(v)
                 v.ver += 1
                 preempted.append(v)
                 if instant:
-                    self._to_waiting(view, v)
+                    if v.q == q:
+                        v.state = WAIT
+                        back.append(v)
+                    else:
+                        self._to_waiting(view, v)
                     if quota is not None:
-                        quota.charge(v, -1)
+                        quota.give_back(v)
                 else:
                     v.state = CKPT
                     st.ckpt_gpus += v.g
-        return freed
+        return freed, lower
 
     def _place(self, view: ClusterView, preempted: list[QJob], instant: bool
                ) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
@@ -384,26 +410,28 @@ class TiresiasPolicy(PolicyBase):
 
 class _Quota(QuotaLedger):
     """Guaranteed jobs' quota usage per tenant over the jobs that hold resources (the view's running
-    ones, checkpointing included) or claim them (reserved); ``charge(j, -1)`` gives a job's back."""
+    ones, checkpointing included) or claim them (reserved)."""
 
     __slots__ = ()
 
     def __init__(self, view: ClusterView, st: MLFQ) -> None:
         super().__init__(view)
         for jid in st.resv:
-            super().charge(st.jobs[jid].job)
+            self.add(st.jobs[jid])
 
-    def charge(self, j: QJob, sign: int) -> None:  # type: ignore[override]
-        job = j.job
-        if not (job.guaranteed and job.tenant in self.quotas):
-            return
-        if sign > 0:
-            super().charge(job)
-        else:
-            self.used[job.tenant] = self.used[job.tenant] - job.quota_usage
+    def _counted(self, j: QJob) -> bool:
+        return j.job.guaranteed and j.job.tenant in self.quotas
 
-    def fits(self, j: QJob) -> bool:  # type: ignore[override]
-        return super().fits(j.job) if j.job.guaranteed and j.job.tenant in self.quotas else True
+    def add(self, j: QJob) -> None:
+        if self._counted(j):
+            self.charge(j.job)
+
+    def give_back(self, j: QJob) -> None:
+        if self._counted(j):
+            self.used[j.job.tenant] = self.used[j.job.tenant] - j.job.quota_usage
+
+    def ok(self, j: QJob) -> bool:
+        return self.fits(j.job) if self._counted(j) else True
 
 
 __all__ = ["TiresiasPolicy"]
