@@ -110,6 +110,7 @@ class TiresiasPolicy(PolicyBase):
         for q in range(self.k - 1):
             jobs = [self.st.jobs[key[3]] for lst in self.st.wait[q].values() for key in lst]
             self.st.wait[q] = {}
+            self.st.n_wait -= len(jobs)
             for j in jobs:
                 j.k0 = self._k0(view, j)
                 self.st.add_waiting(j)
@@ -202,6 +203,7 @@ class TiresiasPolicy(PolicyBase):
         if view is not self._view:
             self._view = view
             self._rebuild(view)
+            st = self.st
             dirty = True
         else:
             for ev in view.events:
@@ -252,7 +254,7 @@ class TiresiasPolicy(PolicyBase):
         for j in self._due(self._pack, now, RESV):
             j.pack_expired = True
             dirty = True
-        d = self._pass(view) if dirty else None
+        d = self._pass(view) if dirty and (self.st.n_wait or self.st.resv) else None
         timers = self._timers(now)
         if d is None:
             return Decision(timers=timers)

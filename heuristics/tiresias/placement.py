@@ -24,6 +24,7 @@ largest threshold), over the last ``window`` observations.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Mapping
 
@@ -80,12 +81,13 @@ def place_spread(view: ClusterView, job: Job, ps: PassState, *, min_gpu_mem: flo
     idx = view.index
     counts: dict[str, int] = {}
     need = g
+    touched = ps.eff if ps else None
     for k in range(1, cluster.max_gpus_per_machine + 1):
         usable = k - k % tp
         if usable <= 0:
             continue
-        cands = [m for m in idx.machines_with(k) if m not in ps] + list(ps.buckets[k]) if ps else \
-            list(idx.machines_with(k))
+        cands = idx.machines_with(k) if touched is None else itertools.chain(
+            (m for m in idx.machines_with(k) if m not in touched), tuple(ps.buckets[k]))
         for m in cands:
             if min_gpu_mem and cluster.machine(m).gpu_memory_gb < min_gpu_mem:
                 continue

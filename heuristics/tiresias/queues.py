@@ -65,6 +65,7 @@ class MLFQ:
         self.resv: dict[str, None] = {}
         self.held = [0] * k
         self.ckpt_gpus = 0
+        self.n_wait = 0
         self._stamp = 0
 
     def next_stamp(self) -> int:
@@ -75,11 +76,13 @@ class MLFQ:
     def add_waiting(self, j: QJob) -> None:
         j.state = WAIT
         insort(self.wait[j.q].setdefault(j.g, []), j.key)
+        self.n_wait += 1
 
     def remove_waiting(self, j: QJob) -> None:
         lst = self.wait[j.q][j.g]
         i = bisect_left(lst, j.key)
         del lst[i]
+        self.n_wait -= 1
         if not lst:
             del self.wait[j.q][j.g]
 
@@ -113,9 +116,6 @@ class MLFQ:
         else:
             self.ckpt_gpus -= j.g
         j.ver += 1
-
-    def waiting_count(self) -> int:
-        return sum(len(lst) for w in self.wait for lst in w.values())
 
     # --------------------------------------------------------------- queries
     def below(self, q: int) -> int:
