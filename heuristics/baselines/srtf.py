@@ -48,6 +48,8 @@ class ShortestRemaining(PolicyBase):
         self.starter = Starter(JobTraits())
         self._view: ClusterView | None = None
         self.order: list[str] = []
+        self.rem: dict[str, float] = {}
+        self.gpus: dict[str, int] = {}
 
     def _remaining(self, view: ClusterView, jid: str) -> float:
         jv = view.job(jid)
@@ -59,22 +61,37 @@ class ShortestRemaining(PolicyBase):
         return _snap(rem * job.requested.gpus) if self.gpu_weighted else rem
 
     def schedule(self, view: ClusterView) -> Decision:
+        rem = self.rem
         if view is not self._view:
             self._view = view
             self.order = [jv.id for jv in view.running()] + [jv.id for jv in view.queue()]
+            rem.clear()
+            rem.update((jid, self._remaining(view, jid)) for jid in self.order)
         else:
             done = {e.job_id for e in view.events if e.kind is EventKind.COMPLETION}
             if done:
                 self.order = [j for j in self.order if j not in done]
-            self.order.extend(e.job_id for e in view.events if e.kind is EventKind.ARRIVAL)
-        rem = {jid: self._remaining(view, jid) for jid in self.order}
+                for j in done:
+                    rem.pop(j, None)
+                    self.gpus.pop(j, None)
+            for e in view.events:
+                if e.kind is EventKind.ARRIVAL:
+                    self.order.append(e.job_id)
+                    rem[e.job_id] = self._remaining(view, e.job_id)
+            for jv in view.running():  # only running jobs' remaining time changes
+                rem[jv.id] = self._remaining(view, jv.id)
         self.order.sort(key=rem.__getitem__)
-        ckpt = [jid for jid in self.order if view.job(jid).status is JobStatus.CHECKPOINTING]
-        free = view.cluster.total_gpus - sum(view.job(j).job.requested.gpus for j in ckpt)
+        ckpt = {jv.id: jv.job.requested.gpus for jv in view.running() if jv.status is JobStatus.CHECKPOINTING}
+        free = view.cluster.total_gpus - sum(ckpt.values())
         chosen: list[str] = []
+        gpus = self.gpus
         for jid in self.order:
-            g = view.job(jid).job.requested.gpus
-            if g <= free and view.job(jid).status is not JobStatus.CHECKPOINTING:
+            if free <= 0:
+                break
+            g = gpus.get(jid)
+            if g is None:
+                g = gpus[jid] = view.job(jid).job.requested.gpus
+            if g <= free and jid not in ckpt:
                 chosen.append(jid)
                 free -= g
         keep = set(chosen)

@@ -6,7 +6,10 @@ added to this dict; the harness issue adds ``quick``, ``gap``, ``scale`` and ``a
 from __future__ import annotations
 
 from schedlab.benchmarks.harness.cases import SuiteBuilder
+from schedlab.benchmarks.harness.suites.tiresias import tiresias_suite
 
-SUITES: dict[str, SuiteBuilder] = {}
+SUITES: dict[str, SuiteBuilder] = {
+    "tiresias": tiresias_suite,
+}
 
 __all__ = ["SUITES"]
