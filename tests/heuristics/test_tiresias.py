@@ -206,3 +206,26 @@ def test_knob_on_every_job_finishes(mk):
     for name in ("2d-las", "2d-gittins"):
         res = simulate(c, w.jobs, POLICIES.build(name, {"knob": 1, "threshold": 600}))
         assert res.unfinished == () and len(res.jobs) == len(w.jobs)
+
+
+def test_placement_changes_speed_under_realistic_semantics(mk):
+    """Realistic semantics time a placement with the perf model's network overhead: two machines x 4
+    GPUs, a 1-GPU job holds one GPU of m0. A 4-GPU VGG16 job (skew 0.74) is consolidated on m1 (one
+    machine); with PACKLIMIT = 1 (never consolidate) it is spread 3 + 1 over both machines (rack tier)
+    and runs slower by exactly the rate model's ratio of the two placements."""
+    from schedlab.benchmarks.workloads import generators as gen
+    from schedlab.benchmarks.workloads.convert import trace_to_jobs
+
+    c = mk.cluster(2, 4)
+    tr = gen.synthetic_trace("t", [0.0, 1.0], [1, 4], [10_000.0, 3_600.0], models=["resnet50", "vgg16"])
+    jobs = trace_to_jobs(tr, c)
+    rec = {}
+    for limit in (0.4, 1.0):
+        r = Recorder(keep_segments=True)
+        res = simulate(c, jobs, POLICIES.build("2d-las", {"packlimit": limit, "threshold": 1e9}), recorder=r)
+        x = next(j for j in res.jobs if j.job_id == "t-1")
+        seg = next(s for s in r.segments if s.job_id == "t-1")
+        rec[limit] = (x.end - x.first_start, len(seg.placement), seg.iter_time)
+    (t_con, n_con, it_con), (t_spr, n_spr, it_spr) = rec[0.4], rec[1.0]
+    assert (n_con, n_spr) == (1, 2)
+    assert t_spr > t_con and t_spr / t_con == pytest.approx(it_spr / it_con)
