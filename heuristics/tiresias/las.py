@@ -32,6 +32,8 @@ import heapq
 import itertools
 import math
 
+import numpy as np
+
 from schedlab.heuristics.fifo import QuotaLedger
 from schedlab.heuristics.tiresias.gittins import History, ServiceDistribution, load_samples
 from schedlab.heuristics.tiresias.params import DEFAULT_PACKLIMIT, queue_limits
@@ -180,7 +182,7 @@ class TiresiasPolicy(PolicyBase):
                     j.state = CKPT
                     st.ckpt_gpus += j.g
                 else:
-                    st.add_running(j)
+                    self._set_running(view, j)
                     self._push_demotion(view, j)
             else:
                 j.wait0 = jv.waiting_time if kind == 1 else None
@@ -222,6 +224,7 @@ class TiresiasPolicy(PolicyBase):
                 elif kind is EventKind.RECONF_DONE:
                     j = st.jobs.get(jid)
                     if j is not None and j.state == RUN:
+                        j.a_ref, j.t_ref = view.job(jid).attained_service, now  # its restore is over
                         self._push_demotion(view, j)
         for j in self._due(self._dem, now, RUN):
             jv = view.job(j.id)
@@ -231,7 +234,7 @@ class TiresiasPolicy(PolicyBase):
                 while j.q < self.k - 1 and a >= self.limits[j.q] - EPS_A:
                     j.q += 1
                 j.band, j.stamp, j.ver = 0, st.next_stamp(), j.ver + 1
-                st.add_running(j)
+                self._set_running(view, j)
                 self._push_demotion(view, j)
                 self.demotions += 1
                 dirty = True
@@ -272,22 +275,34 @@ class TiresiasPolicy(PolicyBase):
     def _gittins_queue(self, q: int) -> bool:
         return self.gittins and q < self.k - 1 and self.dist is not None
 
-    def _running_index(self, view: ClusterView, q: int) -> list[tuple[float, QJob]]:
-        """``(G, job)`` of the running jobs of Gittins queue ``q``, lowest index first (ties: latest start)."""
-        import numpy as np
-
+    def _running_index(self, view: ClusterView, q: int) -> tuple[np.ndarray, list[QJob]]:
+        """Indices and jobs of the running jobs of Gittins queue ``q``, lowest index first (ties: latest
+        start). Attained service is extrapolated from when each job last started running
+        (``a_ref + GPUs x elapsed``; a restoring job's from the end of its restore), so a pass costs
+        O(running) in numpy."""
         jobs = [self.st.jobs[key[3]] for key in self.st.run[q]]
         if not jobs:
-            return []
-        a = np.array([view.job(j.id).attained_service - j.svc0 for j in jobs])
+            return np.empty(0), []
+        now = view.now
+        n = len(jobs)
+        a = np.fromiter((j.a_ref + j.g * max(now - j.t_ref, 0.0) - j.svc0 for j in jobs), float, n)
         g = np.atleast_1d(self.dist.index(a, self.limits[q]))
-        return sorted(((float(g[i]), jobs[i]) for i in range(len(jobs))), key=lambda x: (x[0], -x[1].stamp))
+        order = np.lexsort((-np.fromiter((j.stamp for j in jobs), float, n), g))
+        return g[order], [jobs[i] for i in order]
 
     def _running_order(self, view: ClusterView, q: int) -> list[QJob]:
         """Running jobs of queue ``q``, lowest priority first."""
         if self._gittins_queue(q):
-            return [j for _, j in self._running_index(view, q)]
+            return self._running_index(view, q)[1]
         return [self.st.jobs[key[3]] for key in reversed(self.st.run[q])]
+
+    def _set_running(self, view: ClusterView, j: QJob) -> None:
+        """``j`` runs from now; a preempted job restarting under costly preemption restores first (no
+        service until its ``RECONF_DONE`` event refreshes the reference point)."""
+        self.st.add_running(j)
+        jv = view.job(j.id)
+        restoring = jv.status is JobStatus.QUEUED and jv.preemptions > 0 and view.checkpoint_s > 0
+        j.a_ref, j.t_ref = jv.attained_service, math.inf if restoring else view.now
 
     def _pass(self, view: ClusterView) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
         st = self.st
@@ -298,8 +313,10 @@ class TiresiasPolicy(PolicyBase):
         for q in range(self.k):
             below = st.below(q)
             # 2D-Gittins: a waiting job may also preempt running jobs of its own queue with a lower index
-            same = self._running_index(view, q) if self._gittins_queue(q) else []
-            cap = [free + below + sum(j.g for _, j in same)]
+            gq = self._gittins_queue(q)
+            same: list[QJob] | None = None  # their indices, computed once when first needed
+            same_g = np.empty(0)
+            cap = [free + below + (st.run_gpus[q] if gq else 0)]
             if cap[0] <= 0:
                 break
             claimed: list[QJob] = []
@@ -309,10 +326,13 @@ class TiresiasPolicy(PolicyBase):
                 if quota is not None and not quota.ok(j):
                     continue
                 if s > free:
-                    mine = []
+                    mine: list[QJob] = []
                     if s > free + below:
-                        g_w = -key[0]
-                        mine = [v for gv, v in same if gv * (1.0 + self.margin) < g_w and v.state == RUN]
+                        if same is None:
+                            same_g, same = self._running_index(view, q)
+                            same_g = same_g * (1.0 + self.margin)
+                        n = int(np.searchsorted(same_g, -key[0], side="left"))  # low enough to be preempted
+                        mine = [v for v in same[:n] if v.state == RUN]
                         if free + below + sum(v.g for v in mine) < s:
                             cap[0] = min(cap[0], s - 1)  # later jobs have lower indices: none of size >= s fits
                             continue
@@ -321,7 +341,7 @@ class TiresiasPolicy(PolicyBase):
                     below -= lower
                 claimed.append(j)
                 free -= s
-                cap[0] = min(cap[0], free + below + sum(v.g for _, v in same if v.state == RUN))
+                cap[0] = min(cap[0], free + below + (st.run_gpus[q] if gq else 0))
                 if quota is not None:
                     quota.add(j)
             for j in claimed:
@@ -399,7 +419,7 @@ class TiresiasPolicy(PolicyBase):
                 j.band, j.stamp = 0, st.next_stamp()
             j.ver += 1
             j.pack_deadline, j.pack_expired = None, False
-            st.add_running(j)
+            self._set_running(view, j)
             jv = view.job(j.id)
             if j.wait0 is None:
                 j.wait0 = jv.waiting_time

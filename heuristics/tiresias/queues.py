@@ -30,7 +30,7 @@ class QJob:
     first ran after that (``δ_J = waiting - wait0``); ``ver`` invalidates its heap deadlines."""
 
     __slots__ = ("id", "job", "g", "q", "state", "band", "stamp", "k0", "ver", "svc0", "exec0", "wait0",
-                 "pack_deadline", "pack_expired", "seq")
+                 "pack_deadline", "pack_expired", "seq", "a_ref", "t_ref")
 
     def __init__(self, jid: str, job, seq: int) -> None:
         self.id = jid
@@ -48,6 +48,8 @@ class QJob:
         self.pack_deadline: float | None = None
         self.pack_expired = False
         self.seq = seq
+        self.a_ref = 0.0  # attained service when it last started running (Gittins victims' index)
+        self.t_ref = 0.0
 
     @property
     def key(self) -> tuple:
@@ -64,6 +66,7 @@ class MLFQ:
         self.run: list[list[tuple]] = [[] for _ in range(k)]
         self.resv: dict[str, None] = {}
         self.held = [0] * k
+        self.run_gpus = [0] * k  # GPUs of the running jobs of each queue (held = running + reserved)
         self.ckpt_gpus = 0
         self.n_wait = 0
         self._stamp = 0
@@ -90,11 +93,13 @@ class MLFQ:
         j.state = RUN
         insort(self.run[j.q], j.key)
         self.held[j.q] += j.g
+        self.run_gpus[j.q] += j.g
 
     def remove_running(self, j: QJob) -> None:
         lst = self.run[j.q]
         del lst[bisect_left(lst, j.key)]
         self.held[j.q] -= j.g
+        self.run_gpus[j.q] -= j.g
 
     def add_reserved(self, j: QJob) -> None:
         j.state = RESV
