@@ -96,15 +96,19 @@ class FifoPolicy(PolicyBase):
         return Decision(start=starts)
 
     def _need(self, job: Job) -> float:
-        """GB per GPU the job's requested plan needs (perf model's estimate; 0 for unknown models), so
-        that on clusters with mixed GPU sizes a job only goes where it fits."""
-        key = (job.model, job.global_batch, job.plan, job.requested.gpus)
-        need = self._mem.get(key)
-        if need is None:
-            name = resolve_name(job.model)
-            need = 0.0 if name is None else plan_gpu_memory_gb(get_model(name), job.requested_plan, job.global_batch)
-            self._mem[key] = need
-        return need
+        return gpu_memory_need(job, self._mem)
+
+
+def gpu_memory_need(job: Job, cache: dict[tuple, float]) -> float:
+    """GB per GPU the job's requested plan needs (perf model's estimate; 0 for unknown models), so
+    that on clusters with mixed GPU sizes a job only goes where it fits; memoised in ``cache``."""
+    key = (job.model, job.global_batch, job.plan, job.requested.gpus)
+    need = cache.get(key)
+    if need is None:
+        name = resolve_name(job.model)
+        need = 0.0 if name is None else plan_gpu_memory_gb(get_model(name), job.requested_plan, job.global_batch)
+        cache[key] = need
+    return need
 
 
 class QuotaLedger:
@@ -231,8 +235,12 @@ def _fill(job: Job, machines: list[str], ps: PassState, tp: int) -> dict[str, Re
         m = max(free, key=lambda x: free[x])
         counts[m] = free.pop(m)
         need -= counts[m]
-    if need:
-        return None
+    return None if need else split_checked(job, counts, ps)
+
+
+def split_checked(job: Job, counts: dict[str, int], ps: PassState) -> dict[str, Resources] | None:
+    """``{machine: gpus}`` -> ``{machine: Resources}`` (CPUs and memory in proportion to GPUs), or
+    ``None`` if a machine lacks the CPUs or memory of its share."""
     placement = split_resources(job, counts)
     for m, r in placement.items():
         if not r <= ps.free(m):

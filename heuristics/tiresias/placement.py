@@ -28,13 +28,12 @@ import itertools
 from collections import deque
 from collections.abc import Mapping
 
-from schedlab.heuristics.fifo import PassState, place_consolidated
-from schedlab.perfmodel.memory import plan_gpu_memory_gb
+from schedlab.heuristics.fifo import PassState, gpu_memory_need, place_consolidated, split_checked
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.zoo import get_model, resolve_name
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
-from schedlab.scheduling.policy import ClusterView, split_resources
+from schedlab.scheduling.policy import ClusterView
 from schedlab.scheduling.resources import Resources
 
 
@@ -63,13 +62,7 @@ class JobTraits:
             self._mixed = len({c.machine(m).gpu_memory_gb for m in c.machines if c.machine(m).gpus}) > 1
         if not self._mixed:
             return 0.0
-        key = (job.model, job.global_batch, job.plan, job.requested.gpus)
-        need = self._mem.get(key)
-        if need is None:
-            name = resolve_name(job.model)
-            need = 0.0 if name is None else plan_gpu_memory_gb(get_model(name), job.requested_plan, job.global_batch)
-            self._mem[key] = need
-        return need
+        return gpu_memory_need(job, self._mem)
 
 
 def place_spread(view: ClusterView, job: Job, ps: PassState, *, min_gpu_mem: float = 0.0
@@ -101,13 +94,7 @@ def place_spread(view: ClusterView, job: Job, ps: PassState, *, min_gpu_mem: flo
                 break
         if need == 0:
             break
-    if need:
-        return None
-    placement = split_resources(job, counts)
-    for m, r in placement.items():
-        if not r <= ps.free(m):
-            return None
-    return placement
+    return None if need else split_checked(job, counts, ps)
 
 
 def place_pool(view: ClusterView, job: Job, ps: PassState) -> dict[str, Resources] | None:
