@@ -43,16 +43,20 @@ from schedlab.topology.files import read_text
 class ServiceDistribution:
     """Sorted service samples (GPU-seconds) with prefix sums; :meth:`index` evaluates ``G``."""
 
-    __slots__ = ("samples", "_prefix", "n")
+    __slots__ = ("samples", "_prefix", "n", "_list", "_plist")
 
     def __init__(self, samples: Sequence[float] | np.ndarray) -> None:
         s = np.sort(np.asarray(samples, dtype=float))
         self.samples = s
         self.n = int(s.size)
         self._prefix = np.concatenate(([0.0], np.cumsum(s)))
+        self._list = s.tolist()            # the same, for the scalar path (no numpy call overhead)
+        self._plist = self._prefix.tolist()
 
     def index(self, a: float | np.ndarray, hi: float) -> float | np.ndarray:
         """``G(a)`` with quantum ``hi - a`` (``hi`` = the queue's upper threshold); 0 where undefined."""
+        if isinstance(a, (int, float)):
+            return self._index1(float(a), hi)
         s, pre, n = self.samples, self._prefix, self.n
         arr = np.asarray(a, dtype=float)
         i = np.searchsorted(s, arr, side="right")        # samples <= a
@@ -68,6 +72,19 @@ class ServiceDistribution:
         with np.errstate(divide="ignore", invalid="ignore"):
             g = np.where((num > 0) & (den > 0), num / np.where(den > 0, den, 1.0), 0.0)
         return float(g) if g.ndim == 0 else g
+
+
+    def _index1(self, a: float, hi: float) -> float:
+        s, pre, n = self._list, self._plist, self.n
+        i = bisect_right(s, a)
+        above = n - i
+        if math.isinf(hi):
+            num, tail = float(above > 0), pre[n] - pre[i]
+        else:
+            j = max(bisect_right(s, hi), i)
+            num, tail = float(j - i), pre[j] - pre[i] + hi * (n - j)
+        den = tail - a * above
+        return num / den if num > 0 and den > 0 else 0.0
 
 
 class History:

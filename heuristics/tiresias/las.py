@@ -31,6 +31,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -85,6 +86,7 @@ class TiresiasPolicy(PolicyBase):
         self._pro: list[tuple[float, int, str]] = []
         self._pack: list[tuple[float, int, str]] = []
         self._asked: set[float] = set()
+        self._stuck: set[str] = set()  # claims that could not be placed since GPUs were last given back
         self.demotions = 0
         self.promotions = 0
 
@@ -215,8 +217,10 @@ class TiresiasPolicy(PolicyBase):
                     dirty = True
                 elif kind is EventKind.COMPLETION:
                     dirty |= self._complete(view, jid)
+                    self._stuck.clear()
                 elif kind is EventKind.PREEMPT_DONE:
                     j = st.jobs.get(jid)
+                    self._stuck.clear()
                     if j is not None and j.state == CKPT:
                         st.ckpt_gpus -= j.g
                         self._to_waiting(view, j)
@@ -225,6 +229,7 @@ class TiresiasPolicy(PolicyBase):
                     j = st.jobs.get(jid)
                     if j is not None and j.state == RUN:
                         j.a_ref, j.t_ref = view.job(jid).attained_service, now  # its restore is over
+                        st.run_cols[j.q].refresh(j)
                         self._push_demotion(view, j)
         for j in self._due(self._dem, now, RUN):
             jv = view.job(j.id)
@@ -256,6 +261,7 @@ class TiresiasPolicy(PolicyBase):
                     self._push_promotion(view, j)
         for j in self._due(self._pack, now, RESV):
             j.pack_expired = True
+            self._stuck.discard(j.id)
             dirty = True
         d = self._pass(view) if dirty and (self.st.n_wait or self.st.resv) else None
         timers = self._timers(now)
@@ -275,34 +281,32 @@ class TiresiasPolicy(PolicyBase):
     def _gittins_queue(self, q: int) -> bool:
         return self.gittins and q < self.k - 1 and self.dist is not None
 
-    def _running_index(self, view: ClusterView, q: int) -> tuple[np.ndarray, list[QJob]]:
-        """Indices and jobs of the running jobs of Gittins queue ``q``, lowest index first (ties: latest
-        start). Attained service is extrapolated from when each job last started running
-        (``a_ref + GPUs x elapsed``; a restoring job's from the end of its restore), so a pass costs
-        O(running) in numpy."""
-        jobs = [self.st.jobs[key[3]] for key in self.st.run[q]]
-        if not jobs:
-            return np.empty(0), []
-        now = view.now
-        n = len(jobs)
-        a = np.fromiter((j.a_ref + j.g * max(now - j.t_ref, 0.0) - j.svc0 for j in jobs), float, n)
-        g = np.atleast_1d(self.dist.index(a, self.limits[q]))
-        order = np.lexsort((-np.fromiter((j.stamp for j in jobs), float, n), g))
-        return g[order], [jobs[i] for i in order]
+    def _running_index(self, view: ClusterView, q: int) -> tuple[np.ndarray, np.ndarray, list[QJob]]:
+        """The running jobs of Gittins queue ``q``: their indices sorted ascending (ties: latest start
+        first), the matching row order, and the rows' jobs. Attained service is extrapolated from when
+        each job last started running (``a_ref + GPUs x elapsed``; a restoring job's from the end of its
+        restore), so this costs O(running) in numpy."""
+        cols = self.st.run_cols[q]
+        if not cols.n:
+            return np.empty(0), np.empty(0, dtype=int), []
+        g = np.atleast_1d(self.dist.index(cols.attained(view.now), self.limits[q]))
+        order = np.lexsort((-cols.cols[4, :cols.n], g))
+        return g[order], order, list(cols.jobs)  # a copy: evictions reorder the rows
 
-    def _running_order(self, view: ClusterView, q: int) -> list[QJob]:
+    def _running_order(self, view: ClusterView, q: int) -> Iterator[QJob]:
         """Running jobs of queue ``q``, lowest priority first."""
         if self._gittins_queue(q):
-            return self._running_index(view, q)[1]
-        return [self.st.jobs[key[3]] for key in reversed(self.st.run[q])]
+            _, order, jobs = self._running_index(view, q)
+            return (jobs[i] for i in order)
+        return (self.st.jobs[key[3]] for key in reversed(self.st.run[q]))
 
     def _set_running(self, view: ClusterView, j: QJob) -> None:
         """``j`` runs from now; a preempted job restarting under costly preemption restores first (no
         service until its ``RECONF_DONE`` event refreshes the reference point)."""
-        self.st.add_running(j)
         jv = view.job(j.id)
         restoring = jv.status is JobStatus.QUEUED and jv.preemptions > 0 and view.checkpoint_s > 0
         j.a_ref, j.t_ref = jv.attained_service, math.inf if restoring else view.now
+        self.st.add_running(j)
 
     def _pass(self, view: ClusterView) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
         st = self.st
@@ -315,7 +319,7 @@ class TiresiasPolicy(PolicyBase):
             # 2D-Gittins: a waiting job may also preempt running jobs of its own queue with a lower index
             gq = self._gittins_queue(q)
             same: list[QJob] | None = None  # their indices, computed once when first needed
-            same_g = np.empty(0)
+            same_g = same_order = np.empty(0)
             cap = [free + below + (st.run_gpus[q] if gq else 0)]
             if cap[0] <= 0:
                 break
@@ -329,11 +333,19 @@ class TiresiasPolicy(PolicyBase):
                     mine: list[QJob] = []
                     if s > free + below:
                         if same is None:
-                            same_g, same = self._running_index(view, q)
+                            same_g, same_order, same = self._running_index(view, q)
                             same_g = same_g * (1.0 + self.margin)
+                        lo = int(np.searchsorted(same_g, 0.0, side="right"))  # index 0: beyond the samples
                         n = int(np.searchsorted(same_g, -key[0], side="left"))  # low enough to be preempted
-                        mine = [v for v in same[:n] if v.state == RUN]
-                        if free + below + sum(v.g for v in mine) < s:
+                        short, got = s - free - below, 0  # GPUs its own queue must give
+                        for i in same_order[lo:n]:
+                            v = same[i]
+                            if v.state == RUN:
+                                mine.append(v)
+                                got += v.g
+                                if got >= short:
+                                    break
+                        if got < short:
                             cap[0] = min(cap[0], s - 1)  # later jobs have lower indices: none of size >= s fits
                             continue
                     got, lower = self._evict(view, q, s - free, instant, preempted, quota, mine, back)
@@ -373,6 +385,7 @@ class TiresiasPolicy(PolicyBase):
             lower += v.g if v.q > q else 0
             if v.state == RESV:
                 st.remove_reserved(v)
+                self._stuck.discard(v.id)
                 v.ver += 1
                 v.pack_deadline, v.pack_expired = None, False
                 self._to_waiting(view, v)
@@ -402,13 +415,17 @@ class TiresiasPolicy(PolicyBase):
         starts: dict[str, JobAllocation] = {}
         now = view.now
         limit = self.packlimit
-        for j in sorted((st.jobs[jid] for jid in st.resv), key=lambda x: (x.q, x.key)):
+        stuck = self._stuck
+        if preempted and instant:
+            stuck.clear()  # GPUs given back in this decision: every claim may fit now
+        for j in sorted((st.jobs[jid] for jid in st.resv if jid not in stuck), key=lambda x: (x.q, x.key)):
             job = j.job
             skew = self.traits.skew(job)
             skewed = skew > limit
             ja = self.starter.start(view, ps, job, consolidate=skewed,
                                     allow_spread=not skewed or j.pack_expired or self.pack_wait_s == 0)
             if ja is None:
+                stuck.add(j.id)  # retried once GPUs are given back (or its consolidation wait ends)
                 if skewed and not j.pack_expired and j.pack_deadline is None:
                     j.pack_deadline = now + self.pack_wait_s
                     heapq.heappush(self._pack, (j.pack_deadline, j.ver, j.id))

@@ -115,7 +115,7 @@ def place_job(view: ClusterView, job: Job, ps: PassState, *, consolidate: bool, 
         if p is not None or not allow_spread:
             return p
     p = place_spread(view, job, ps, min_gpu_mem=mem)
-    if p is None and not consolidate:
+    if p is None and not consolidate and (job.requested.cpus or job.requested.mem_gb):
         p = place_consolidated(view, job, ps, min_gpu_mem=mem)  # CPUs per machine may need a compact shape
     return p
 

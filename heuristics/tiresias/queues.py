@@ -20,6 +20,8 @@ import heapq
 from bisect import bisect_left, insort
 from collections.abc import Iterator
 
+import numpy as np
+
 WAIT, RESV, RUN, CKPT = 0, 1, 2, 3
 STATE_NAMES = ("waiting", "reserved", "running", "checkpointing")
 
@@ -56,6 +58,46 @@ class QJob:
         return (self.k0, self.band, self.stamp, self.id)
 
 
+class RunArrays:
+    """The running jobs of one queue as numpy columns (``a_ref``, ``t_ref``, GPUs, ``svc0``, stamp) with
+    O(1) add / remove (swap with the last row), so a Gittins queue's indices are computed in numpy."""
+
+    __slots__ = ("n", "cols", "jobs", "pos")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.cols = np.zeros((5, 64))
+        self.jobs: list[QJob] = []
+        self.pos: dict[str, int] = {}
+
+    def add(self, j: QJob) -> None:
+        if self.n == self.cols.shape[1]:
+            self.cols = np.concatenate([self.cols, np.zeros_like(self.cols)], axis=1)
+        self.pos[j.id] = self.n
+        self.jobs.append(j)
+        self.n += 1
+        self.refresh(j)
+
+    def refresh(self, j: QJob) -> None:
+        self.cols[:, self.pos[j.id]] = (j.a_ref, j.t_ref, j.g, j.svc0, j.stamp)
+
+    def remove(self, j: QJob) -> None:
+        i = self.pos.pop(j.id)
+        last = self.n - 1
+        if i != last:
+            moved = self.jobs[last]
+            self.jobs[i] = moved
+            self.cols[:, i] = self.cols[:, last]
+            self.pos[moved.id] = i
+        self.jobs.pop()
+        self.n -= 1
+
+    def attained(self, now: float) -> np.ndarray:
+        """``a_ref + GPUs x max(now - t_ref, 0) - svc0`` of every row."""
+        c = self.cols[:, :self.n]
+        return c[0] + c[2] * np.maximum(now - c[1], 0.0) - c[3]
+
+
 class MLFQ:
     """``K`` queues of :class:`QJob` (see the module docstring)."""
 
@@ -67,6 +109,7 @@ class MLFQ:
         self.resv: dict[str, None] = {}
         self.held = [0] * k
         self.run_gpus = [0] * k  # GPUs of the running jobs of each queue (held = running + reserved)
+        self.run_cols = [RunArrays() for _ in range(k)]
         self.ckpt_gpus = 0
         self.n_wait = 0
         self._stamp = 0
@@ -94,12 +137,14 @@ class MLFQ:
         insort(self.run[j.q], j.key)
         self.held[j.q] += j.g
         self.run_gpus[j.q] += j.g
+        self.run_cols[j.q].add(j)
 
     def remove_running(self, j: QJob) -> None:
         lst = self.run[j.q]
         del lst[bisect_left(lst, j.key)]
         self.held[j.q] -= j.g
         self.run_gpus[j.q] -= j.g
+        self.run_cols[j.q].remove(j)
 
     def add_reserved(self, j: QJob) -> None:
         j.state = RESV
@@ -151,4 +196,4 @@ class MLFQ:
             yield from order_running(q)
 
 
-__all__ = ["CKPT", "MLFQ", "QJob", "RESV", "RUN", "STATE_NAMES", "WAIT"]
+__all__ = ["CKPT", "MLFQ", "QJob", "RESV", "RUN", "STATE_NAMES", "WAIT", "RunArrays"]
