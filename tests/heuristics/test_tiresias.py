@@ -229,3 +229,20 @@ def test_placement_changes_speed_under_realistic_semantics(mk):
     (t_con, n_con, it_con), (t_spr, n_spr, it_spr) = rec[0.4], rec[1.0]
     assert (n_con, n_spr) == (1, 2)
     assert t_spr > t_con and t_spr / t_con == pytest.approx(it_spr / it_con)
+
+
+def test_snapshot_decisions_on_the_tiresias_ilp_input():
+    """The twins' input (``formulations.GENERATORS["tiresias-placement"]``): the snapshot decision of
+    each policy scored by that ILP is a verified allocation that places every job it can."""
+    from schedlab.formulations import GENERATORS
+    from schedlab.topology import preset
+
+    c = preset("tiresias-60")
+    for name, spec in POLICIES.items():
+        if "tiresias-placement" not in spec.twins:
+            continue
+        for seed in range(3):
+            inst = GENERATORS["tiresias-placement"](c, 3, seed=seed, gpus=8).base
+            alloc = spec.decide(inst)
+            assert validate_allocation(inst, alloc) == [], (name, seed)
+            assert set(alloc.assignments) == {j.id for j in inst.jobs}, (name, seed)  # room for all three
