@@ -4,7 +4,8 @@ A Philly-like workload (``philly`` named workload, ``--jobs`` jobs, arrivals com
 is replayed under ``realistic`` semantics so that the queue grows past ``--queued`` jobs; every call
 of the policy's ``schedule`` is timed (``time.perf_counter``) with the queue length it saw. Reported:
 decision time (mean / median / p99) over the decisions taken with at least ``--queued`` jobs queued,
-and the mean per queue-length band (flat = a decision costs what changes, not the queue's length).
+and per queue-length band the mean, the jobs started or preempted per decision and the time per
+(change + 1) (flat = a decision costs what changes, not the queue's length).
 
     python -m schedlab.benchmarks.bench_tiresias [--policy 2d-las] [--jobs 20000] [--load 40]
                                                  [--queued 5000] [--json]
@@ -21,7 +22,7 @@ import numpy as np
 
 
 class Timed:
-    """Wraps a policy; records (queue length, running jobs, seconds) per decision."""
+    """Wraps a policy; records (queue length, running jobs, seconds, jobs started + preempted) per decision."""
 
     def __init__(self, inner) -> None:
         self.inner = inner
@@ -32,7 +33,8 @@ class Timed:
     def schedule(self, view):
         t = time.perf_counter()
         d = self.inner.schedule(view)
-        self.calls.append((view.queue_length, view.running_count, time.perf_counter() - t))
+        self.calls.append((view.queue_length, view.running_count, time.perf_counter() - t,
+                           len(d.start) + len(d.preempt)))
         return d
 
 
@@ -59,13 +61,16 @@ def main(argv: list[str] | None = None) -> int:
     res = Simulator(cluster, w.jobs, pol, semantics=a.semantics).run()
     wall = time.perf_counter() - t0
     calls = np.array(pol.calls, dtype=float)
-    q, run, dt = calls[:, 0], calls[:, 1], calls[:, 2] * 1e3
+    q, run, dt, ch = calls[:, 0], calls[:, 1], calls[:, 2] * 1e3, calls[:, 3]
     sel = q >= a.queued
     bands = {}
     for lo, hi in ((0, 100), (100, 1000), (1000, 5000), (5000, 10000), (10000, 10**9)):
         m = (q >= lo) & (q < hi)
         if m.any():
-            bands[f"{lo}-{hi if hi < 10**9 else 'inf'}"] = {"decisions": int(m.sum()), "mean_ms": float(dt[m].mean())}
+            bands[f"{lo}-{hi if hi < 10**9 else 'inf'}"] = {
+                "decisions": int(m.sum()), "mean_ms": float(dt[m].mean()),
+                "changes_per_decision": float(ch[m].mean()),
+                "ms_per_change_plus_one": float(dt[m].sum() / (ch[m].sum() + m.sum()))}
     out = {
         "policy": a.policy, "jobs": a.jobs, "load": a.load, "semantics": a.semantics, "cluster_gpus": cluster.total_gpus,
         "decisions": int(len(dt)), "max_queued": int(q.max()), "max_running": int(run.max()),

@@ -22,7 +22,7 @@ BASELINE_POLICIES = PolicyRegistry()
 BASELINE_POLICIES.register(PolicySpec(
     "best-effort", FifoPolicy, "Best-effort: FIFO that skips jobs that do not fit (YARN-CS without head-of-line "
     "blocking; = fifo with blocking=false)", PolicyFamily.BASELINE, FifoParams, preset={"blocking": False},
-    twins=("tiresias-placement",), reference="Tiresias (NSDI'19) §6"))
+    reference="Tiresias (NSDI'19) §6"))
 for _name, _w, _what in (("srtf", False, "SRTF: preemptive shortest remaining time first (oracle)"),
                          ("srsf", True, "SRSF: preemptive shortest remaining service (time x GPUs) first (oracle)"),
                          ("shortest", False, "the Tiresias artifact's shortest (= srtf)"),

@@ -34,9 +34,9 @@ class LasParams(PolicyParams):
                                                                         "(largest tensor / model size) exceeds "
                                                                         "it are consolidated, the rest spread")
     learn_packlimit: bool = Field(False, description="re-learn PACKLIMIT from the slowdown of spread jobs seen so "
-                                                     "far (a 1-D linear classifier on skew)")
+                                                     "far (a 1-D linear classifier on skew; not with discipline=artifact)")
     pack_wait_s: float = Field(300.0, ge=0, description="longest wait for a consolidated placement of a skewed "
-                                                        "job before it is spread (seconds)")
+                                                        "job before it is spread (seconds; discipline=artifact never waits)")
 
     @field_validator("thresholds")
     @classmethod
@@ -73,7 +73,8 @@ class GittinsParams(LasParams):
                                                        "of the workload's jobs finished so far")
     preempt_margin: float = Field(0.5, ge=0, description="a waiting job preempts a running job of its own queue "
                                                           "only if its index is at least (1 + margin) times that "
-                                                          "job's (hysteresis against preemption ping-pong)")
+                                                          "job's (hysteresis against preemption ping-pong; not with "
+                                                          "discipline=artifact, which sorts by its rank table)")
     min_history: int = Field(20, ge=1, description="finished jobs needed before the history is used; until then "
                                                    "(and without a file) jobs in a queue are ordered as 2D-LAS")
 
