@@ -9,7 +9,8 @@ Parts (option ``parts``, all by default):
 * ``testbed`` — the paper's 480-job testbed workload (``tiresias-480``) on ``tiresias-60``: 2D-LAS and
   2D-Gittins (K = 2, 3,200 GPU-s, knob off, as the testbed) vs YARN-CS, Best-effort, SRTF, SRSF,
   Gandiva-like, under ``realistic`` semantics (with the cost of a preemption Tiresias measured,
-  ``--costs tiresias``) and ``tiresias`` semantics.
+  ``--costs tiresias``) and ``tiresias`` semantics; under ``realistic`` also 2D-LAS with PACKLIMIT
+  learned from the measured slowdowns (``2d-las-learned``).
 * ``philly`` — the whole Philly table (82,247 jobs) on the ``philly`` preset, same policies (2D-LAS /
   2D-Gittins with the paper's simulation defaults: K = 2, 1 GPU-hour), both semantics.
 * ``loaded`` — the same with arrivals compressed ``load``-fold (default 5: offered load about 0.78 of
@@ -87,6 +88,9 @@ def _compared(source: WorkloadSource, prefix: str, semantics: Iterable[str], las
             params = dict(las_params) if pol in ("2d-las", "2d-gittins") else {}
             out.append(ReplayCase(source, pol, params, semantics=sem, costs=costs if sem == "realistic" else None,
                                   label=f"{prefix}/{sem}/{pol}"))
+        if sem == "realistic":  # placement matters only here: PACKLIMIT learned from measured slowdowns
+            out.append(ReplayCase(source, "2d-las", {**las_params, "learn_packlimit": True}, semantics=sem,
+                                  costs=costs, label=f"{prefix}/{sem}/2d-las-learned"))
     return out
 
 
