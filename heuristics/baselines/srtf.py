@@ -50,6 +50,7 @@ class ShortestRemaining(PolicyBase):
         self.order: list[str] = []
         self.rem: dict[str, float] = {}
         self.gpus: dict[str, int] = {}
+        self.stale = False  # keys not refreshed during an uncontended spell
 
     def _remaining(self, view: ClusterView, jid: str) -> float:
         jv = view.job(jid)
@@ -61,36 +62,47 @@ class ShortestRemaining(PolicyBase):
         return _snap(rem * job.requested.gpus) if self.gpu_weighted else rem
 
     def schedule(self, view: ClusterView) -> Decision:
-        rem = self.rem
+        rem, gpus = self.rem, self.gpus
         if view is not self._view:
             self._view = view
             self.order = [jv.id for jv in view.running()] + [jv.id for jv in view.queue()]
             rem.clear()
-            rem.update((jid, self._remaining(view, jid)) for jid in self.order)
+            gpus.clear()
+            for jid in self.order:
+                rem[jid] = self._remaining(view, jid)
+                gpus[jid] = view.job(jid).job.requested.gpus
+            self.stale = False
         else:
             done = {e.job_id for e in view.events if e.kind is EventKind.COMPLETION}
             if done:
                 self.order = [j for j in self.order if j not in done]
                 for j in done:
                     rem.pop(j, None)
-                    self.gpus.pop(j, None)
+                    gpus.pop(j, None)
             for e in view.events:
                 if e.kind is EventKind.ARRIVAL:
                     self.order.append(e.job_id)
                     rem[e.job_id] = self._remaining(view, e.job_id)
+                    gpus[e.job_id] = view.job(e.job_id).job.requested.gpus
+        if sum(gpus.values()) <= view.cluster.total_gpus:
+            # every active job fits: all run, nothing to sort (the order is refreshed when it matters)
+            self.stale = True
+            return self._start_all(view)
+        if self.stale:
+            for jid in self.order:  # back from an uncontended spell: every key
+                rem[jid] = self._remaining(view, jid)
+            self.stale = False
+        else:
             for jv in view.running():  # only running jobs' remaining time changes
                 rem[jv.id] = self._remaining(view, jv.id)
         self.order.sort(key=rem.__getitem__)
         ckpt = {jv.id: jv.job.requested.gpus for jv in view.running() if jv.status is JobStatus.CHECKPOINTING}
         free = view.cluster.total_gpus - sum(ckpt.values())
         chosen: list[str] = []
-        gpus = self.gpus
         for jid in self.order:
             if free <= 0:
                 break
-            g = gpus.get(jid)
-            if g is None:
-                g = gpus[jid] = view.job(jid).job.requested.gpus
+            g = gpus[jid]
             if g <= free and jid not in ckpt:
                 chosen.append(jid)
                 free -= g
@@ -105,6 +117,15 @@ class ShortestRemaining(PolicyBase):
                 if ja is not None:  # else (realistic semantics) it waits for the next event
                     starts[jid] = ja
         return Decision(start=starts, preempt=preempt)
+
+    def _start_all(self, view: ClusterView) -> Decision:
+        ps = self.starter.pass_state(view)
+        starts: dict[str, JobAllocation] = {}
+        for jv in view.queue():
+            ja = self.starter.start(view, ps, jv.job, consolidate=True)
+            if ja is not None:
+                starts[jv.id] = ja
+        return Decision(start=starts)
 
 
 __all__ = ["ShortestParams", "ShortestRemaining"]
