@@ -8,11 +8,13 @@ Each family keeps its own registry in its package and is merged here; formulatio
 
 from __future__ import annotations
 
+from schedlab.heuristics.baselines import BASELINE_POLICIES
 from schedlab.heuristics.baselines.antman import ANTMAN_POLICIES, AntManPolicy
 from schedlab.heuristics.baselines.synergy import SYNERGY_POLICIES, SynergyPolicy
 from schedlab.heuristics.dally import DALLY_POLICIES
 from schedlab.heuristics.fifo import FIFO_POLICIES, FifoPolicy
 from schedlab.heuristics.rubick import RUBICK_POLICIES, RubickPolicy
+from schedlab.heuristics.tiresias import TIRESIAS_POLICIES
 from schedlab.scheduling.registry import PolicyRegistry
 
 POLICIES: PolicyRegistry = PolicyRegistry.merged(
@@ -21,6 +23,8 @@ POLICIES: PolicyRegistry = PolicyRegistry.merged(
     RUBICK_POLICIES,
     SYNERGY_POLICIES,
     ANTMAN_POLICIES,
+    TIRESIAS_POLICIES,
+    BASELINE_POLICIES,
 )
 
 __all__ = ["POLICIES", "AntManPolicy", "FifoPolicy", "RubickPolicy", "SynergyPolicy"]

@@ -235,8 +235,12 @@ def _fill(job: Job, machines: list[str], ps: PassState, tp: int) -> dict[str, Re
         m = max(free, key=lambda x: free[x])
         counts[m] = free.pop(m)
         need -= counts[m]
-    if need:
-        return None
+    return None if need else split_checked(job, counts, ps)
+
+
+def split_checked(job: Job, counts: dict[str, int], ps: PassState) -> dict[str, Resources] | None:
+    """``{machine: gpus}`` -> ``{machine: Resources}`` (CPUs and memory in proportion to GPUs), or
+    ``None`` if a machine lacks the CPUs or memory of its share."""
     placement = split_resources(job, counts)
     for m, r in placement.items():
         if not r <= ps.free(m):

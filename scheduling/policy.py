@@ -330,15 +330,19 @@ class ClusterView:
     ``queue`` is in queue-entry order (arrival, or return from preemption); ``running`` holds the jobs
     holding resources. ``estimate(job, plan, placement)`` gives the simulator's seconds per iteration
     (policies that model speed use it or the perf model directly; oracles may read ``job.duration``).
+    ``checkpoint_s`` is the checkpoint time of a preemption: 0 means a preempted job's resources are
+    free for the same decision's starts (the simulator releases them first), otherwise they come back
+    with a ``PREEMPT_DONE`` event.
     """
 
     __slots__ = ("_now", "cluster", "_queue", "_holding", "_views", "_state_free", "index", "events",
-                 "quotas", "_estimate", "semantics")
+                 "quotas", "_estimate", "semantics", "checkpoint_s")
 
     def __init__(self, *, cluster: Cluster, queue: Mapping[str, JobRuntime], holding: Mapping[str, JobRuntime],
                  views: Mapping[str, JobView], free: Mapping[str, Resources], index: FreeIndex,
                  quotas: Mapping[str, Resources], estimate: Callable[[Job, ExecutionPlan, Mapping[str, Resources]],
-                                                                      float], semantics: str) -> None:
+                                                                      float], semantics: str,
+                 checkpoint_s: float = 0.0) -> None:
         self._now = 0.0
         self.cluster = cluster
         self._queue = queue
@@ -350,6 +354,7 @@ class ClusterView:
         self.quotas = quotas
         self._estimate = estimate
         self.semantics = semantics
+        self.checkpoint_s = checkpoint_s
 
     @property
     def now(self) -> float:

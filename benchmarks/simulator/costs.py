@@ -10,8 +10,13 @@
 reconfiguration, speed from the placement (perf model / Dally tiers). ``COSTS`` also holds the
 Tiresias measurement (221 preemptions cost 13,724 s: about 62 s each, split evenly between checkpoint
 and restore) and ``free``. ``tiresias`` semantics: the Tiresias
-simulator's assumptions: free preemption, speed independent of placement, allocation by GPU count
-only (CPU and memory requests dropped).
+simulator's assumptions (its artifact, scheme ``count``; ``docs/simulator.md``): free preemption,
+speed independent of placement, allocation by GPU count only (CPU and memory requests dropped), the
+cluster as one pool of GPUs (a job fits when enough GPUs are free anywhere), jobs larger than the
+cluster kept as they are (they never run), and whole-second clocks (arrivals and durations floored
+to whole seconds as the artifact reads them; completion times exact whole seconds). ``reference``
+semantics: tiresias' costs, speed and GPU-only requests on the real machines (placement still bounded
+by machine sizes, no pooling, no rounding).
 """
 
 from __future__ import annotations
@@ -54,17 +59,28 @@ def cost_model(name: str) -> CostModel:
 
 @dataclass(frozen=True, slots=True)
 class Semantics:
-    """``placement_speed``: rates depend on the placement; ``gpu_only``: requests keep GPUs only."""
+    """``placement_speed``: rates depend on the placement; ``gpu_only``: requests keep GPUs only;
+    ``pooled``: the cluster is one pool of GPUs (one machine holding them all); ``keep_oversized``:
+    jobs larger than the cluster are kept (never run) instead of refused, and a trace conversion's
+    cut of them is undone; ``whole_seconds``: arrivals and durations are whole seconds and completion
+    times are exact whole seconds (the Tiresias artifact's integer clock)."""
 
     name: str
     costs: CostModel
     placement_speed: bool
     gpu_only: bool
+    pooled: bool = False
+    keep_oversized: bool = False
+    whole_seconds: bool = False
 
 
 SEMANTICS: dict[str, Semantics] = {
     "realistic": Semantics("realistic", CostModel(), placement_speed=True, gpu_only=False),
-    "tiresias": Semantics("tiresias", CostModel(0.0, 0.0, 0.0), placement_speed=False, gpu_only=True),
+    # the reference rates on the real machines: free preemption, speed independent of placement, GPU-only
+    # requests, but placement still bounded by machines (isolates scheduling from placement speed)
+    "reference": Semantics("reference", CostModel(0.0, 0.0, 0.0), placement_speed=False, gpu_only=True),
+    "tiresias": Semantics("tiresias", CostModel(0.0, 0.0, 0.0), placement_speed=False, gpu_only=True, pooled=True,
+                          keep_oversized=True, whole_seconds=True),
 }
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from schedlab.benchmarks.simulator.artifact import ArtifactNotes, artifact_jobs, pooled_cluster, snap
 from schedlab.benchmarks.simulator.costs import CostModel, Semantics
 from schedlab.benchmarks.simulator.costs import semantics as get_semantics
 from schedlab.benchmarks.simulator.events import EventQueue
@@ -82,9 +83,14 @@ class SimResult:
         return self.events / self.wall_s if self.wall_s > 0 else float("inf")
 
 
-def prepare_jobs(jobs: Iterable[Job], sem: Semantics) -> tuple[Job, ...]:
-    """Under ``gpu_only`` semantics requests keep their GPUs only (Tiresias: allocation by GPU count)."""
+def prepare_jobs(jobs: Iterable[Job], sem: Semantics, total_gpus: int | None = None,
+                 notes: ArtifactNotes | None = None) -> tuple[Job, ...]:
+    """Under ``gpu_only`` semantics requests keep their GPUs only (Tiresias: allocation by GPU count);
+    under ``keep_oversized`` / ``whole_seconds`` the jobs are read as the Tiresias artifact reads them
+    (:func:`~schedlab.benchmarks.simulator.artifact.artifact_jobs`)."""
     out = tuple(jobs)
+    if (sem.keep_oversized or sem.whole_seconds) and total_gpus is not None:
+        out = artifact_jobs(out, total_gpus, notes=notes)
     if sem.gpu_only:
         out = tuple(j if (j.requested.cpus == 0 and j.requested.mem_gb == 0) else
                     replace(j, requested=Resources(j.requested.gpus), min_resources=None) for j in out)
@@ -108,6 +114,8 @@ class Simulator:
                  short_s: float = 4 * 3600.0) -> None:
         sem = get_semantics(semantics) if isinstance(semantics, str) else semantics
         self.semantics = sem
+        if sem.pooled:
+            cluster = pooled_cluster(cluster)  # the Tiresias artifact's one pool of GPUs
         self.cluster = cluster
         self.policy = policy
         self.policy_name = getattr(policy, "name", type(policy).__name__)
@@ -119,13 +127,15 @@ class Simulator:
         self.progress_every = progress_every
         self.small_gpus = small_gpus if small_gpus is not None else cluster.max_gpus_per_machine
         self.short_s = short_s
-        self.jobs = prepare_jobs(jobs, sem)
         total = cluster.total_gpus
+        self.notes = ArtifactNotes()
+        self.jobs = prepare_jobs(jobs, sem, total, self.notes)
+        self._snap = sem.whole_seconds
         self._rt: dict[str, JobRuntime] = {}
         for i, j in enumerate(self.jobs):
             if j.id in self._rt:
                 raise SpecError(f"duplicate job id {j.id!r}", source="<workload>", field="id")
-            if j.requested.gpus > total:
+            if j.requested.gpus > total and not sem.keep_oversized:
                 raise SpecError(f"job {j.id!r} requests {j.requested.gpus} GPUs; cluster {cluster.name!r} has "
                                 f"{total}", source="<workload>", field="num_gpus")
             self._rt[j.id] = JobRuntime(j, i)
@@ -139,7 +149,7 @@ class Simulator:
         self._views = {jid: JobView(rt, clock) for jid, rt in self._rt.items()}
         self.view = ClusterView(cluster=cluster, queue=self._queue, holding=self._holding, views=self._views,
                                 free=self.state.free_map, index=self.index, quotas=MappingProxyType(self.quotas),
-                                estimate=self._estimate, semantics=sem.name)
+                                estimate=self._estimate, semantics=sem.name, checkpoint_s=self.costs.checkpoint_s)
         arrivals = sorted(((j.arrival, rt.seq, j.id) for j, rt in ((j, self._rt[j.id]) for j in self.jobs)))
         self.events = EventQueue([(a, jid) for a, _, jid in arrivals])
         self._seg_start: dict[str, float] = {}
@@ -190,7 +200,10 @@ class Simulator:
         rt.rate = 1.0 / rt.iter_time
         rt.version += 1
         remaining = rt.job.iterations - rt.progress
-        self.events.push(t + max(remaining, 0.0) * rt.iter_time, EventKind.COMPLETION, rt.job.id, rt.version)
+        end = t + max(remaining, 0.0) * rt.iter_time
+        if self._snap:
+            end = snap(end)  # whole-second clock (tiresias semantics): float error must not split a batch
+        self.events.push(end, EventKind.COMPLETION, rt.job.id, rt.version)
 
     def _release(self, rt: JobRuntime) -> None:
         placement = self.state.release(rt.job.id)
@@ -414,6 +427,9 @@ class Simulator:
         counters = getattr(policy, "counters", None)  # fallbacks a policy applied, counted (e.g. Rubick's)
         if counters:
             metrics["policy_counters"] = dict(counters)
+        if self.semantics.keep_oversized or self.semantics.whole_seconds:
+            metrics["oversized_jobs"] = self.notes.oversized  # kept uncut: they never run
+            metrics["rounded_jobs"] = self.notes.rounded      # times floored to whole seconds
         sources = dict(getattr(self.rates, "sources", {}) or {})
         return SimResult(self.policy_name, self.recorder, metrics, unfinished, interrupted, self.n_events,
                          self.n_passes, wall, self._now, sources)

@@ -293,7 +293,9 @@ class _Converter:
         elif tj.iterations is not None:
             iterations = float(tj.iterations)
         else:
-            iterations = duration / t_model
+            # a job shorter than one iteration is one iteration of its duration (and a tiny duration's
+            # quotient cannot underflow to 0 iterations)
+            iterations = max(1.0, duration / t_model)
         iter_time = duration / iterations
         attrs["iter_time"] = iter_time
         if kind == "tier":

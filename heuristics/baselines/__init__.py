@@ -1,2 +1,40 @@
-"""Baseline policies the papers compare against (one module each; each registers its own family
-registry, merged in ``heuristics/__init__.py``)."""
+"""Baselines of the papers' comparisons that are not a paper's own system.
+
+=================  ===================================================================
+``best-effort``    FIFO without head-of-line blocking (Tiresias §6; = ``fifo`` with
+                   ``blocking=False``); ``yarn-cs`` (with blocking) is FIFO's registry
+``srtf``           preemptive shortest remaining time first (oracle)
+``srsf``           preemptive shortest remaining service (time x GPUs) first (oracle)
+``shortest``       the Tiresias artifact's ``shortest`` (= ``srtf``)
+``shortest-gpu``   the Tiresias artifact's ``shortest-gpu`` (= ``srsf``)
+``gandiva``        Gandiva-like time-slicing, packing and migration (:mod:`.gandiva`)
+``synergy``        Synergy-like CPU/memory-aware allocation (:mod:`.synergy`, own registry)
+``antman``         AntMan-like opportunistic best-effort jobs (:mod:`.antman`, own registry)
+=================  ===================================================================
+"""
+
+from schedlab.heuristics.baselines.gandiva import GandivaLike, GandivaParams
+from schedlab.heuristics.baselines.srtf import ShortestParams, ShortestRemaining
+from schedlab.heuristics.fifo import FifoParams, FifoPolicy
+from schedlab.scheduling.registry import PolicyFamily, PolicyRegistry, PolicySpec
+
+_SRTF_REF = "Tiresias (NSDI'19) §6 baselines; artifact run_sim.py shortest_first_sim_jobs"
+
+BASELINE_POLICIES = PolicyRegistry()
+BASELINE_POLICIES.register(PolicySpec(
+    "best-effort", FifoPolicy, "Best-effort: FIFO that skips jobs that do not fit (YARN-CS without head-of-line "
+    "blocking; = fifo with blocking=false)", PolicyFamily.BASELINE, FifoParams, preset={"blocking": False},
+    reference="Tiresias (NSDI'19) §6"))
+for _name, _w, _what in (("srtf", False, "SRTF: preemptive shortest remaining time first (oracle)"),
+                         ("srsf", True, "SRSF: preemptive shortest remaining service (time x GPUs) first (oracle)"),
+                         ("shortest", False, "the Tiresias artifact's shortest (= srtf)"),
+                         ("shortest-gpu", True, "the Tiresias artifact's shortest-gpu (= srsf)")):
+    BASELINE_POLICIES.register(PolicySpec(
+        _name, ShortestRemaining, _what, PolicyFamily.BASELINE, ShortestParams, preset={"gpu_weighted": _w},
+        oracle=True, preemptive=True, reference=_SRTF_REF))
+BASELINE_POLICIES.register(PolicySpec(
+    "gandiva", GandivaLike, "Gandiva-like: network-agnostic time-slicing of over-subscribed GPUs, packing, "
+    "migration toward consolidation", PolicyFamily.BASELINE, GandivaParams, preemptive=True,
+    reference="Gandiva (OSDI'18) as compared in Tiresias (NSDI'19) §6"))
+
+__all__ = ["BASELINE_POLICIES", "GandivaLike", "GandivaParams", "ShortestParams", "ShortestRemaining"]

@@ -108,7 +108,7 @@ def check_conservation(jobs, res):
 @given(spec=jobs_strategy, backfill=st.booleans())
 def test_fifo_conservation(spec, backfill):
     jobs = make_jobs(spec)
-    res = simulate(CLUSTER, jobs, POLICIES.build("fifo-backfill" if backfill else "fifo"), semantics="tiresias",
+    res = simulate(CLUSTER, jobs, POLICIES.build("fifo-backfill" if backfill else "fifo"), semantics="reference",
                    recorder=Recorder(keep_segments=True))
     check_conservation(jobs, res)
     # rigid jobs at reference rates: GPU-seconds used = sum of g * iterations * iteration time
@@ -120,7 +120,7 @@ def test_fifo_conservation(spec, backfill):
 @given(spec=jobs_strategy, seed=st.integers(0, 10_000), ck=st.sampled_from([0.0, 3.0]))
 def test_chaos_conservation(spec, seed, ck):
     jobs = make_jobs(spec)
-    res = simulate(CLUSTER, jobs, ChaosPolicy(seed), semantics="tiresias", costs=CostModel(ck, ck, 2 * ck),
+    res = simulate(CLUSTER, jobs, ChaosPolicy(seed), semantics="reference", costs=CostModel(ck, ck, 2 * ck),
                    recorder=Recorder(keep_segments=True))
     check_conservation(jobs, res)
     recs = {r.job_id: r for r in res.jobs}

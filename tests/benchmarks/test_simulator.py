@@ -32,13 +32,13 @@ def by_id(res):
 
 def test_fifo_head_of_line_blocking_hand_timeline(t60):
     jobs = [rjob("a", 4, 100, 0), rjob("b", 60, 50, 10, it=2.0), rjob("c", 1, 10, 20)]
-    r = by_id(simulate(t60, jobs, POLICIES.build("fifo"), semantics="tiresias"))
+    r = by_id(simulate(t60, jobs, POLICIES.build("fifo"), semantics="reference"))
     # a runs 0-100; b needs the whole cluster: 100-200; c is blocked behind b: 200-210
     assert (r["a"].first_start, r["a"].end) == (0, 100)
     assert (r["b"].first_start, r["b"].end) == (100, 200)
     assert (r["c"].first_start, r["c"].end) == (200, 210)
     assert [r[j].queue_delay for j in "abc"] == [0, 90, 180]
-    r2 = by_id(simulate(t60, jobs, POLICIES.build("fifo-backfill"), semantics="tiresias"))
+    r2 = by_id(simulate(t60, jobs, POLICIES.build("fifo-backfill"), semantics="reference"))
     assert (r2["c"].first_start, r2["c"].end) == (20, 30)  # best-effort variant backfills
     assert (r2["b"].first_start, r2["b"].end) == (100, 200)
 
@@ -75,7 +75,7 @@ def test_preemption_costs_and_progress_kept(t60):
         (EventKind.PREEMPT_DONE, lambda v: Decision(start={"j": on("m1", j, 1)})),
     ])
     rec = Recorder(keep_segments=True)
-    res = simulate(t60, [j], pol, costs=CostModel(5.0, 5.0, 7.0), rates=None, semantics="tiresias", recorder=rec)
+    res = simulate(t60, [j], pol, costs=CostModel(5.0, 5.0, 7.0), rates=None, semantics="reference", recorder=rec)
     r = res.jobs[0]
     # run 0-30 (30 it), checkpoint 30-35, restore 35-40, run 40-110 (70 it)
     assert r.end == pytest.approx(110.0)
@@ -94,7 +94,7 @@ def test_reconfiguration_resize_integrates_progress_exactly(t60):
         (EventKind.ARRIVAL, lambda v: Decision(start={"j": on("m0", j, 2)}, timers=(Timer(20.0, "grow"),))),
         ("grow", lambda v: Decision(start={"j": on("m0", j, 4)})),
     ])
-    res = simulate(t60, [j], pol, costs=CostModel(0.0, 0.0, 6.0), semantics="tiresias")
+    res = simulate(t60, [j], pol, costs=CostModel(0.0, 0.0, 6.0), semantics="reference")
     r = res.jobs[0]
     # 0-20: 10 it on 2 GPUs; 20-26 reconfiguring on 4 GPUs; 26-116: 90 it
     assert r.end == pytest.approx(116.0)
@@ -107,21 +107,21 @@ def test_invalid_decisions_name_policy_and_violation(t60):
     j = rjob("j", 1, 10)
     bad_gang = Scripted([(EventKind.ARRIVAL, lambda v: Decision(start={"j": on("m0", j, 2)}))])
     with pytest.raises(PolicyError, match=r"(?s)scripted.*gang"):
-        simulate(t60, [j], bad_gang, semantics="tiresias")
+        simulate(t60, [j], bad_gang, semantics="reference")
     a, b = rjob("a", 4, 100), rjob("b", 1, 10, arrival=5)
     over = Scripted([(EventKind.ARRIVAL, lambda v: Decision(start={"a": on("m0", a, 4)})),
                      (EventKind.ARRIVAL, lambda v: Decision(start={"b": on("m0", b, 1)}))])
     with pytest.raises(PolicyError, match=r"(?s)capacity.*'rack0-m0'"):  # a holds m0: reserved in the check
-        simulate(t60, [a, b], over, semantics="tiresias")
+        simulate(t60, [a, b], over, semantics="reference")
     unknown = Scripted([(EventKind.ARRIVAL, lambda v: Decision(start={"zz": on("m0", j, 1)}))])
     with pytest.raises(PolicyError, match="unknown job 'zz'"):
-        simulate(t60, [j], unknown, semantics="tiresias")
+        simulate(t60, [j], unknown, semantics="reference")
     past = Scripted([(EventKind.ARRIVAL, lambda v: Decision(timers=(Timer(0.0),)))])
     with pytest.raises(PolicyError, match="not in the future"):
-        simulate(t60, [j], past, semantics="tiresias")
+        simulate(t60, [j], past, semantics="reference")
     ghost = Scripted([(EventKind.ARRIVAL, lambda v: Decision(start={"j": on("xx-nowhere", j, 1)}))])
     with pytest.raises(PolicyError, match="unknown machine"):
-        simulate(t60, [j], ghost, semantics="tiresias")
+        simulate(t60, [j], ghost, semantics="reference")
 
 
 def test_quota_counts_running_peers_of_the_tenant(t60):
@@ -130,7 +130,7 @@ def test_quota_counts_running_peers_of_the_tenant(t60):
     pol = Scripted([(EventKind.ARRIVAL, lambda v: Decision(start={"g1": on("m0", g1, 4)})),
                     (EventKind.ARRIVAL, lambda v: Decision(start={"g2": on("m1", g2, 2)}))])
     with pytest.raises(PolicyError, match="quota"):
-        simulate(t60, [g1, g2], pol, quotas={"A": Resources(5)}, semantics="tiresias")
+        simulate(t60, [g1, g2], pol, quotas={"A": Resources(5)}, semantics="reference")
 
 
 def test_job_larger_than_cluster_is_rejected(t60):
@@ -140,7 +140,7 @@ def test_job_larger_than_cluster_is_rejected(t60):
 
 def test_gpu_only_semantics_drops_cpu_requests(t60):
     j = Job("j", Resources(1, 1000), iterations=5, attrs={"iter_time": 1.0})  # 1000 CPUs fit nowhere
-    res = simulate(t60, [j], POLICIES.build("fifo"), semantics="tiresias")
+    res = simulate(t60, [j], POLICIES.build("fifo"), semantics="reference")
     assert res.jobs[0].end == 5.0
     res = simulate(t60, [j], POLICIES.build("fifo"), semantics="realistic")
     assert res.unfinished == ("j",) and not res.jobs
@@ -161,7 +161,7 @@ def test_ctrl_c_leaves_complete_records(t60, tmp_path):
             return self.inner.schedule(view)
 
     jobs = [rjob(f"j{i}", 1, 10, arrival=20.0 * i) for i in range(10)]  # each finishes before the next
-    res = simulate(t60, jobs, Interrupting(), semantics="tiresias", recorder=Recorder(tmp_path))
+    res = simulate(t60, jobs, Interrupting(), semantics="reference", recorder=Recorder(tmp_path))
     assert res.interrupted
     # passes: arrival j0 (1), completion j0 (2), arrival j1 (3), completion j1 (4), arrival j2 (5),
     # completion j2 (6: j2 is recorded when its completion event is handled, before the pass)
@@ -248,7 +248,7 @@ def test_view_is_live_and_read_only(t60):
         (EventKind.ARRIVAL, lambda v: Decision(start={"j": on("m0", j, 2)}, timers=(Timer(30.0, "look"),))),
         ("look", look),
     ])
-    simulate(t60, [j, q], pol, semantics="tiresias", until=40.0)
+    simulate(t60, [j, q], pol, semantics="reference", until=40.0)
     # at t = 30: j ran 30 s at 2 it/s on 2 GPUs; q (60 GPUs) has waited since t = 10
     assert seen == {"progress": 60.0, "attained": 60.0, "executed": 30.0, "rate": 2.0, "waiting": 20.0,
                     "status": "queued", "queue": ["q"], "running": ["j"], "free": 58, "now": 30.0}

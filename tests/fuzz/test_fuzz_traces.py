@@ -43,7 +43,8 @@ def replay_within_budget(w, c) -> None:
     sim = Simulator(c, w.jobs, all_policies().build("fifo", {}, seed=0), semantics="tiresias", progress=check,
                     progress_every=50)
     res = sim.run()
-    assert not res.unfinished and res.events <= budget
+    # the artifact's semantics keep jobs larger than the cluster uncut: they never run, and are counted
+    assert len(res.unfinished) == res.metrics.get("oversized_jobs", 0) and res.events <= budget
 
 
 def outcome(path, **kw):

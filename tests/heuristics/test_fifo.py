@@ -43,7 +43,7 @@ def test_consolidation_and_best_fit():
     jobs = [rjob("a", 3, 100), rjob("b", 2, 100, 1), rjob("c", 1, 100, 2), rjob("d", 8, 100, 3),
             rjob("e", 6, 100, 4)]
     pol = Recording(c)
-    simulate(c, jobs, pol, semantics="tiresias")
+    simulate(c, jobs, pol, semantics="reference")
     p = pol.placements
     assert list(p["a"].values()) == [3]
     m_a = next(iter(p["a"]))
@@ -58,11 +58,11 @@ def test_one_machine_jobs_never_split():
     c = preset("tiresias-60")
     # fill every machine to 3 of 4 GPUs: 12 free GPUs, but no machine can take a 2-GPU job
     jobs = [rjob(f"f{i}", 3, 100) for i in range(15)] + [rjob("x", 2, 10, 1), rjob("y", 1, 10, 2)]
-    res = simulate(c, jobs, POLICIES.build("fifo"), semantics="tiresias")
+    res = simulate(c, jobs, POLICIES.build("fifo"), semantics="reference")
     r = {x.job_id: x for x in res.jobs}
     assert r["x"].first_start == 100.0       # waits for a machine to free up
     assert r["y"].first_start == 100.0       # head-of-line blocked behind x (although it fits at t=2)
-    res = simulate(c, jobs, POLICIES.build("fifo-backfill"), semantics="tiresias")
+    res = simulate(c, jobs, POLICIES.build("fifo-backfill"), semantics="reference")
     r = {x.job_id: x for x in res.jobs}
     assert r["y"].first_start == 2.0 and r["x"].first_start == 100.0
 
@@ -70,7 +70,7 @@ def test_one_machine_jobs_never_split():
 def test_order_is_arrival_order():
     c = preset("tiresias-60")
     jobs = [rjob("big", 60, 10, 0), rjob("j1", 4, 5, 1), rjob("j2", 60, 5, 2), rjob("j3", 1, 5, 3)]
-    res = simulate(c, jobs, POLICIES.build("fifo"), semantics="tiresias", recorder=Recorder())
+    res = simulate(c, jobs, POLICIES.build("fifo"), semantics="reference", recorder=Recorder())
     starts = {x.job_id: x.first_start for x in res.jobs}
     assert starts == {"big": 0.0, "j1": 10.0, "j2": 15.0, "j3": 20.0}
 
@@ -81,7 +81,7 @@ def test_tp_plans_keep_tp_groups_inside_machines():
     c = preset("tiresias-60")
     j = Job("tp", Resources(8), iterations=5, plan=ExecutionPlan(dp=2, tp=4), attrs={"iter_time": 1.0})
     pol = Recording(c)
-    simulate(c, [rjob("a", 1, 100), j], pol, semantics="tiresias")
+    simulate(c, [rjob("a", 1, 100), j], pol, semantics="reference")
     assert sorted(pol.placements["tp"].values()) == [4, 4]
 
 
@@ -114,7 +114,7 @@ def test_mixed_gpu_memory_places_jobs_where_their_plan_fits():
     big = Job("big", Resources(2), iterations=5, model="bert_large", global_batch=128, attrs={"iter_time": 1.0})
     small = Job("small", Resources(2), iterations=5, arrival=1, attrs={"iter_time": 1.0})
     pol = Recording(c)
-    simulate(c, [big, small], pol, semantics="tiresias")
+    simulate(c, [big, small], pol, semantics="reference")
     gpu_mem = {m: c.machine(m).gpu_memory_gb for m in c.machines}
     assert [gpu_mem[m] for m in pol.placements["big"]] == [80.0]
     assert [gpu_mem[m] for m in pol.placements["small"]] == [16.0]  # best fit for a job with no model
@@ -125,7 +125,7 @@ def test_best_fit_within_one_pass():
     c = preset("tiresias-60")
     jobs = [rjob("a", 3, 100), rjob("b", 2, 100), rjob("c", 1, 100), rjob("d", 1, 100), rjob("e", 2, 100)]
     pol = Recording(c)
-    simulate(c, jobs, pol, semantics="tiresias")
+    simulate(c, jobs, pol, semantics="reference")
     p = pol.placements
     ma, mb = next(iter(p["a"])), next(iter(p["b"]))
     assert ma != mb

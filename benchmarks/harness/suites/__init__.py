@@ -10,6 +10,7 @@ from schedlab.benchmarks.harness.cases import SuiteBuilder
 from schedlab.benchmarks.harness.suites import dally
 from schedlab.benchmarks.harness.suites.builtin import BUILTIN
 from schedlab.benchmarks.harness.suites.rubick import rubick_suite
+from schedlab.benchmarks.harness.suites.tiresias import tiresias_suite
 
 SUITES: dict[str, SuiteBuilder] = {
     "quick": BUILTIN["quick"],
@@ -17,6 +18,7 @@ SUITES: dict[str, SuiteBuilder] = {
     "scale": BUILTIN["scale"],
     "dally": dally.build,
     "rubick": rubick_suite,
+    "tiresias": tiresias_suite,
     "all": BUILTIN["all"],
 }
 

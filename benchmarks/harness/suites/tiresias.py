@@ -1,0 +1,223 @@
+"""The Tiresias reproduction suite (``schedlab bench tiresias``; ``docs/REPRODUCTION.md`` § Tiresias).
+
+Parts (option ``parts``, all by default):
+
+* ``reference`` — the Tiresias artifact's own figures (``../shared/docs/tiresias-reference.md``):
+  three Philly virtual clusters x ``fifo``, ``dlas-gpu``, ``shortest``, ``dlas-gpu-gittins`` under
+  ``--semantics tiresias`` on the artifact's cluster specs (shipped here as ``tiresias_*.csv``), plus
+  VC 103959 (``dlas-gpu``'s demotion-time rounding). Ours must be within 0.5 % (we get them exactly).
+* ``testbed`` — the paper's 480-job testbed workload (``tiresias-480``) on ``tiresias-60``: 2D-LAS and
+  2D-Gittins (K = 2, 3,200 GPU-s, knob off, as the testbed) vs YARN-CS, Best-effort, SRTF, SRSF,
+  Gandiva-like, under ``realistic`` semantics (with the cost of a preemption Tiresias measured,
+  ``--costs tiresias``) and ``tiresias`` semantics; under ``realistic`` also 2D-LAS with PACKLIMIT
+  learned from the measured slowdowns (``2d-las-learned``).
+* ``philly`` — the whole Philly table (82,247 jobs) on the ``philly`` preset, same policies (2D-LAS /
+  2D-Gittins with the paper's simulation defaults: K = 2, 1 GPU-hour), both semantics.
+* ``loaded`` — the same with arrivals compressed ``load``-fold (default 5: offered load about 0.78 of
+  the cluster's GPUs; the table's own arrivals offer 0.16, so FIFO never queues there).
+* ``sensitivity`` — 2D-LAS and 2D-Gittins on the loaded replay (``tiresias`` semantics): K = 2, 3, 4
+  (thresholds 1 h, then doubling), the threshold 0.5 / 1 / 2 / 4 GPU-hours, PROMOTEKNOB 1, 2, 4, 8.
+
+``traces`` is the folder of the public traces (``philly/sia_philly_jobs.csv``,
+``tiresias/yarn-gput1000.csv``); the package never needs it, the suite's trace parts do.
+
+Run it: ``schedlab bench tiresias`` (the harness runner), or from Python::
+
+    from schedlab.benchmarks.harness import run_suite_replays
+    from schedlab.benchmarks.harness.suites.tiresias import tiresias_suite
+    results, rows = run_suite_replays(tiresias_suite(parts=("reference", "testbed")))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from schedlab.benchmarks.harness.cases import ReplayCase, ReproRow, Suite
+from schedlab.benchmarks.workloads.source import WorkloadSource
+from schedlab.topology.errors import SpecError
+
+HERE = Path(__file__).resolve().parent
+SPEC_8x4 = "tiresias_1x8x4.csv"   # 1 switch x 8 nodes x 4 GPUs
+SPEC_2x4x8 = "tiresias_2x4x8.csv"  # 2 switches x 4 nodes x 8 GPUs
+#: avg JCT (s) measured with the artifact (tiresias-reference.md): VC -> (cluster spec, {schedule: avg JCT})
+REFERENCE: Mapping[str, tuple[str, Mapping[str, float]]] = {
+    "0e4a51": (SPEC_8x4, {"fifo": 3_179_904.35, "dlas-gpu": 800_816.83, "shortest": 375_894.94,
+                          "dlas-gpu-gittins": 777_458.94}),
+    "7f04ca": (SPEC_2x4x8, {"fifo": 3_361_484.11, "dlas-gpu": 845_972.73, "shortest": 300_789.53,
+                            "dlas-gpu-gittins": 472_929.37}),
+    "2869ce": (SPEC_2x4x8, {"fifo": 220_700.31, "dlas-gpu": 143_913.24, "shortest": 123_130.22,
+                            "dlas-gpu-gittins": 211_614.63}),
+    "103959": (SPEC_8x4, {"dlas-gpu": 43_239.01}),
+}
+REFERENCE_TOLERANCE = 0.005
+PHILLY_TABLE = "philly/sia_philly_jobs.csv"
+YARN_GPUT = "tiresias/yarn-gput1000.csv"
+POLICIES_COMPARED = ("2d-las", "2d-gittins", "yarn-cs", "best-effort", "srtf", "srsf", "gandiva")
+PARTS = ("reference", "testbed", "philly", "loaded", "sensitivity")
+TESTBED_THRESHOLD = 3200.0  # GPU-s, the paper's testbed (§5.2)
+HOUR = 3600.0
+
+
+def spec_path(name: str) -> str:
+    return str(HERE / name)
+
+
+def vc_source(traces: str | Path, vc: str, spec: str) -> WorkloadSource:
+    """One Philly virtual cluster as the artifact reads it (its trace, its cluster spec)."""
+    return WorkloadSource(trace=str(Path(traces) / PHILLY_TABLE), trace_format="philly", vc=vc,
+                          cluster=spec_path(spec))
+
+
+def reference_params(schedule: str, traces: str | Path) -> dict[str, Any]:
+    return {"distribution": str(Path(traces) / YARN_GPUT)} if schedule == "dlas-gpu-gittins" else {}
+
+
+def _reference_cases(traces: str | Path) -> list[ReplayCase]:
+    return [ReplayCase(vc_source(traces, vc, spec), sched, reference_params(sched, traces), semantics="tiresias",
+                       label=f"reference/{vc}/{sched}")
+            for vc, (spec, figs) in REFERENCE.items() for sched in figs]
+
+
+def _compared(source: WorkloadSource, prefix: str, semantics: Iterable[str], las_params: Mapping[str, Any],
+              costs: str | None) -> list[ReplayCase]:
+    out = []
+    for sem in semantics:
+        for pol in POLICIES_COMPARED:
+            params = dict(las_params) if pol in ("2d-las", "2d-gittins") else {}
+            out.append(ReplayCase(source, pol, params, semantics=sem, costs=costs if sem == "realistic" else None,
+                                  label=f"{prefix}/{sem}/{pol}"))
+        if sem == "realistic":  # placement matters only here: PACKLIMIT learned from measured slowdowns
+            out.append(ReplayCase(source, "2d-las", {**las_params, "learn_packlimit": True}, semantics=sem,
+                                  costs=costs, label=f"{prefix}/{sem}/2d-las-learned"))
+    return out
+
+
+def _sensitivity_cases(source: WorkloadSource, prefix: str) -> list[ReplayCase]:
+    out = []
+    for pol in ("2d-las", "2d-gittins"):
+        variants: list[tuple[str, dict[str, Any]]] = [
+            ("K=3", {"queues": 3, "threshold": HOUR}), ("K=4", {"queues": 4, "threshold": HOUR})]
+        variants += [(f"threshold={h:g}h", {"threshold": h * HOUR}) for h in (0.5, 2.0, 4.0)]
+        variants += [(f"knob={k}", {"knob": float(k)}) for k in (1, 2, 4, 8)]
+        out += [ReplayCase(source, pol, p, semantics="tiresias", label=f"{prefix}/{pol}/{name}") for name, p in variants]
+    return out
+
+
+def tiresias_suite(*, traces: str = "../shared/traces", parts: Iterable[str] = PARTS,
+                   semantics: Iterable[str] = ("realistic", "tiresias"), load: float = 5.0, seed: int = 0) -> Suite:
+    """The suite (see the module docstring); ``parts`` selects experiments, ``load`` the loaded replay's
+    time compression."""
+    parts = tuple(parts)
+    semantics = tuple(semantics)
+    bad = [p for p in parts if p not in PARTS]
+    if bad:
+        raise SpecError(f"unknown part {bad[0]!r}; known: {', '.join(PARTS)}", source="<suite tiresias>",
+                        field="parts")
+    if not load > 0:
+        raise SpecError(f"load must be > 0, got {load!r}", source="<suite tiresias>", field="load")
+    cases: list[ReplayCase] = []
+    table = str(Path(traces) / PHILLY_TABLE)
+    philly = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed)
+    loaded = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed, load=load)
+    sim_defaults = {"threshold": HOUR}
+    if "reference" in parts:
+        cases += _reference_cases(traces)
+    if "testbed" in parts:
+        cases += _compared(WorkloadSource(workload="tiresias-480", seed=seed), "testbed", semantics,
+                           {"threshold": TESTBED_THRESHOLD}, "tiresias")
+    if "philly" in parts:
+        cases += _compared(philly, "philly", semantics, sim_defaults, "tiresias")
+    if "loaded" in parts:
+        cases += _compared(loaded, f"philly-x{load:g}", semantics, sim_defaults, "tiresias")
+    if "sensitivity" in parts:
+        cases += _sensitivity_cases(loaded, f"sensitivity-x{load:g}")
+    return Suite("tiresias", "Tiresias (NSDI'19): the artifact's figures, the testbed and Philly comparisons, "
+                 "sensitivity", tuple(cases), reproduce=lambda r: reproduce(r, load=load), paper=PAPER)
+
+
+PAPER = ("Tiresias: A GPU Cluster Manager for Distributed Deep Learning (NSDI'19) §5.2-5.4; the artifact's "
+         "figures from docs/tiresias-reference.md")
+
+
+# ------------------------------------------------------------------ reproduction rows
+def _get(results: Mapping[str, Mapping[str, Any]], label: str, key: str) -> float | None:
+    m = results.get(label)
+    v = m.get(key) if m is not None else None
+    return float(v) if v is not None else None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b not in (None, 0.0) else None
+
+
+def reproduce(results: Mapping[str, Mapping[str, Any]], *, load: float = 5.0) -> list[ReproRow]:
+    """Our figures beside the paper's / the artifact's (rows only for the parts that ran)."""
+    rows: list[ReproRow] = []
+    for vc, (_, figs) in REFERENCE.items():
+        for sched, fig in figs.items():
+            ours = _get(results, f"reference/{vc}/{sched}", "avg_jct")
+            if ours is not None:
+                off = abs(ours / fig - 1)
+                rows.append(ReproRow(f"artifact avg JCT, VC {vc}, {sched}", fig, ours, "s",
+                                     f"{off:.4%} off (tolerance {REFERENCE_TOLERANCE:.1%})"))
+    for sem in ("realistic", "tiresias"):
+        rows += _compare_rows(results, f"testbed/{sem}", f"testbed, {sem}", TESTBED_PAPER)
+        rows += _compare_rows(results, f"philly/{sem}", f"Philly table, {sem}", PHILLY_PAPER)
+        rows += _compare_rows(results, f"philly-x{load:g}/{sem}", f"Philly x{load:g} load, {sem}", PHILLY_PAPER)
+    base = {pol: _get(results, f"philly-x{load:g}/tiresias/{pol}", "avg_jct") for pol in ("2d-las", "2d-gittins")}
+    for label in sorted(k for k in results if k.startswith(f"sensitivity-x{load:g}/")):
+        _, pol, var = label.split("/")
+        paper = {"K=3": 0.99, "K=4": 0.99, "threshold=0.5h": "slightly > 1"}.get(var, "about 1")
+        rows.append(ReproRow(f"sensitivity x{load:g}, {pol} {var}: avg JCT / (K=2, 1 h, no knob)", paper,
+                             _ratio(_get(results, label, "avg_jct"), base.get(pol)), "x",
+                             f"p95 {_get(results, label, 'p95_jct')}, preemptions {_get(results, label, 'preemptions')}"))
+    return rows
+
+
+#: paper figures: quantity -> (numerator policy, denominator policy, metric, paper value)
+TESTBED_PAPER = (
+    ("avg JCT YARN-CS / 2D-LAS", "yarn-cs", "2d-las", "avg_jct", 5.5),
+    ("median JCT YARN-CS / 2D-LAS", "yarn-cs", "2d-las", "median_jct", 27.0),
+    ("avg JCT 2D-Gittins / 2D-LAS", "2d-gittins", "2d-las", "avg_jct", 1.06),
+    ("avg JCT SRTF / 2D-LAS", "srtf", "2d-las", "avg_jct", 0.74),
+    ("makespan YARN-CS / 2D-LAS", "yarn-cs", "2d-las", "makespan", 33270 / 27400),
+)
+PHILLY_PAPER = (
+    ("avg JCT YARN-CS / 2D-LAS", "yarn-cs", "2d-las", "avg_jct", 2.4),
+    ("avg JCT Best-effort / 2D-LAS", "best-effort", "2d-las", "avg_jct", 1.5),
+    ("avg JCT Gandiva-like / 2D-LAS", "gandiva", "2d-las", "avg_jct", 2.0),
+    ("median JCT YARN-CS / 2D-LAS", "yarn-cs", "2d-las", "median_jct", 30.8),
+    ("median JCT Best-effort / 2D-LAS", "best-effort", "2d-las", "median_jct", 9.0),
+    ("avg JCT 2D-Gittins / 2D-LAS", "2d-gittins", "2d-las", "avg_jct", "<= 1"),
+    ("avg JCT 2D-Gittins / SRSF", "2d-gittins", "srsf", "avg_jct", "about 1.1"),
+)
+ABSOLUTE = {"testbed": {"2d-las": {"makespan": 27400.0, "preemptions": 221.0, "avg_queue": "about 1000"},
+                        "2d-gittins": {"makespan": 27510.0, "preemptions": 297.0},
+                        "srtf": {"makespan": 28070.0, "preemptions": 316.0},
+                        "yarn-cs": {"makespan": 33270.0, "avg_queue": "> 8000"}}}
+
+
+def _compare_rows(results, prefix: str, what: str, paper) -> list[ReproRow]:
+    if not any(k.startswith(prefix + "/") for k in results):
+        return []
+    rows = []
+    for quantity, num, den, metric, fig in paper:
+        rows.append(ReproRow(f"{what}: {quantity}", fig,
+                             _ratio(_get(results, f"{prefix}/{num}", metric), _get(results, f"{prefix}/{den}", metric)),
+                             "x"))
+    part = prefix.split("/")[0]
+    for pol in POLICIES_COMPARED:
+        label = f"{prefix}/{pol}"
+        if label not in results:
+            continue
+        for metric in ("avg_jct", "median_jct", "p95_jct", "makespan", "avg_queue", "preemptions"):
+            fig = ABSOLUTE.get(part, {}).get(pol, {}).get(metric)
+            rows.append(ReproRow(f"{what}: {pol} {metric}", fig, _get(results, label, metric),
+                                 "" if metric == "preemptions" else "s"))
+    return rows
+
+
+__all__ = ["PARTS", "POLICIES_COMPARED", "REFERENCE", "REFERENCE_TOLERANCE", "reference_params", "reproduce",
+           "spec_path", "tiresias_suite", "vc_source"]

@@ -1,0 +1,476 @@
+"""Discretized 2D-LAS and 2D-Gittins (Tiresias §3.2, Algorithm 1) as an online policy.
+
+* **Attained service** ``a = W_J x t_J`` (GPUs x running seconds, the view's ``attained_service``),
+  counted from the job's last promotion.
+* **K queues** with upper thresholds ``Q_1^hi < ... < Q_{K-1}^hi``; a new job enters Q1; a running job
+  is **demoted** at the exact instant ``a`` reaches its queue's threshold: the policy asks the
+  simulator for a timer at ``now + (Q_q^hi - a) / W_J`` (never polling; a restoring job's deadline is
+  re-computed when it runs again).
+* **Order inside a queue**: 2D-LAS serves jobs FIFO by the time they first ran in the queue (then the
+  never-run ones by entry), so skipped jobs do not cause extra preemptions (§3.2); 2D-Gittins serves
+  waiting jobs by their Gittins index (:mod:`.gittins`, quantum = what is left of the queue's
+  interval), the last queue FIFO as 2D-LAS (Δ = ∞, §3.2). Before a distribution exists (no file, fewer
+  than ``min_history`` finished jobs) 2D-Gittins orders as 2D-LAS.
+* **Pass** (after every batch of events that changes something): queues from Q1 down, waiting jobs in
+  order; a job that fits in the unclaimed GPUs is claimed; one that would fit if lower queues gave
+  theirs back preempts their jobs, lowest priority first (reserved claims first, then running jobs;
+  victims not needed after all are kept); jobs that do not fit are skipped (all-or-nothing gangs, no
+  head-of-line blocking). Jobs of the same queue never preempt each other. Claimed jobs are placed by
+  :mod:`.placement` (skewed ones consolidated, waiting at most ``pack_wait_s``); a claimed job that
+  cannot be placed yet (its GPUs are still checkpointing, or fragmented) keeps its claim.
+* **PROMOTEKNOB**: a waiting job of a lower queue whose waiting time since it last ran after a
+  promotion reaches ``knob x`` its executed time since that promotion goes back to Q1, both clocks
+  reset (§3.2), at the exact instant (a timer), never polling.
+
+Cost: a pass costs O((started + preempted) x log(sizes) + K x sizes), independent of how many jobs
+wait or run (:mod:`.queues`); a batch that changes nothing costs O(events).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Iterator
+
+import numpy as np
+
+from schedlab.heuristics.fifo import QuotaLedger
+from schedlab.heuristics.tiresias.gittins import History, ServiceDistribution, load_samples
+from schedlab.heuristics.tiresias.params import DEFAULT_PACKLIMIT, queue_limits
+from schedlab.heuristics.tiresias.placement import JobTraits, PacklimitLearner, Starter
+from schedlab.heuristics.tiresias.queues import CKPT, MLFQ, RESV, RUN, WAIT, QJob
+from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, Timer
+from schedlab.scheduling.snapshot import PolicyBase
+
+EPS_T = 1e-9   # a deadline at ``now`` (the timer's own time) is due
+EPS_A = 1e-6   # GPU-seconds of float error tolerated at a threshold
+
+
+class TiresiasPolicy(PolicyBase):
+    """2D-LAS (``gittins=False``) or 2D-Gittins; parameters in :mod:`.params`."""
+
+    oracle = False
+
+    def __init__(self, *, seed: int = 0, queues: int = 2, threshold: float = 3600.0,
+                 thresholds: tuple[float, ...] | None = None, knob: float | None = None,
+                 packlimit: float = DEFAULT_PACKLIMIT, learn_packlimit: bool = False, pack_wait_s: float = 300.0,
+                 gittins: bool = False, distribution: str | None = None, min_history: int = 20,
+                 preempt_margin: float = 0.5, name: str | None = None) -> None:
+        super().__init__(seed=seed)
+        self.name = name or ("2d-gittins" if gittins else "2d-las")
+        self.k = queues
+        self.limits = queue_limits(queues, threshold, thresholds)
+        self.knob = knob
+        self.gittins = gittins
+        self.pack_wait_s = pack_wait_s
+        self.learner = PacklimitLearner(packlimit) if learn_packlimit else None
+        self._packlimit = packlimit
+        self.min_history = min_history
+        self.margin = preempt_margin
+        self._file_dist = ServiceDistribution(load_samples(distribution)) if distribution else None
+        self.traits = JobTraits()
+        self.starter = Starter(self.traits)
+        self._view: ClusterView | None = None
+        self._reset()
+
+    @property
+    def packlimit(self) -> float:
+        return self.learner.value if self.learner is not None else self._packlimit
+
+    def _reset(self) -> None:
+        self.st = MLFQ(self.k)
+        self.history = History(self.min_history)
+        self._dem: list[tuple[float, int, str]] = []
+        self._pro: list[tuple[float, int, str]] = []
+        self._pack: list[tuple[float, int, str]] = []
+        self._asked: set[float] = set()
+        self._stuck: set[str] = set()  # claims that could not be placed since GPUs were last given back
+        self.demotions = 0
+        self.promotions = 0
+
+    @property
+    def dist(self) -> ServiceDistribution | None:
+        return self._file_dist if self._file_dist is not None else self.history.distribution
+
+    # ------------------------------------------------------------- keys
+    def _k0(self, view: ClusterView, j: QJob) -> float:
+        if not self.gittins or j.q >= self.k - 1:
+            return 0.0
+        d = self.dist
+        if d is None:
+            return 0.0
+        return -float(d.index(view.job(j.id).attained_service - j.svc0, self.limits[j.q]))
+
+    def _to_waiting(self, view: ClusterView, j: QJob) -> None:
+        j.k0 = self._k0(view, j)
+        self.st.add_waiting(j)
+        if self.knob is not None and j.q > 0:
+            self._push_promotion(view, j)
+
+    def _rekey(self, view: ClusterView) -> None:
+        """The distribution changed: every waiting job of a Gittins queue gets its new index."""
+        for q in range(self.k - 1):
+            jobs = [self.st.jobs[key[3]] for lst in self.st.wait[q].values() for key in lst]
+            self.st.wait[q] = {}
+            self.st.n_wait -= len(jobs)
+            for j in jobs:
+                j.k0 = self._k0(view, j)
+                self.st.add_waiting(j)
+
+    # -------------------------------------------------------- deadlines
+    def _push_demotion(self, view: ClusterView, j: QJob) -> None:
+        if j.q < self.k - 1:
+            a = view.job(j.id).attained_service - j.svc0
+            heapq.heappush(self._dem, (view.now + max(self.limits[j.q] - a, 0.0) / j.g, j.ver, j.id))
+
+    def _push_promotion(self, view: ClusterView, j: QJob) -> None:
+        jv = view.job(j.id)
+        t_j = jv.executed_time - j.exec0
+        waited = jv.waiting_time - (j.wait0 if j.wait0 is not None else jv.waiting_time)
+        heapq.heappush(self._pro, (view.now + max(self.knob * t_j - waited, 0.0), j.ver, j.id))
+
+    def _due(self, heap: list, now: float, state: int) -> list[QJob]:
+        out: dict[str, QJob] = {}  # a job may have several entries for the same version
+        while heap and heap[0][0] <= now + EPS_T:
+            _, ver, jid = heapq.heappop(heap)
+            j = self.st.jobs.get(jid)
+            if j is not None and j.ver == ver and j.state == state:
+                out[jid] = j
+        return list(out.values())
+
+    def _next_deadline(self) -> float:
+        best = math.inf
+        for heap, state in ((self._dem, RUN), (self._pro, WAIT), (self._pack, RESV)):
+            while heap:
+                _, ver, jid = heap[0]
+                j = self.st.jobs.get(jid)
+                if j is not None and j.ver == ver and j.state == state:
+                    best = min(best, heap[0][0])
+                    break
+                heapq.heappop(heap)
+        return best
+
+    # ----------------------------------------------------------- events
+    def _arrive(self, view: ClusterView, jid: str, seq: int) -> QJob:
+        j = QJob(jid, view.job(jid).job, seq)
+        j.stamp = self.st.next_stamp()
+        self.st.jobs[jid] = j
+        self._to_waiting(view, j)
+        return j
+
+    def _rebuild(self, view: ClusterView) -> None:
+        """State from the view alone (first pass, snapshot form): each job's queue from its attained
+        service, running jobs first by start time, then waiting ones that ran, then the rest in queue order."""
+        self._reset()
+        st = self.st
+        rows = []
+        for n, jv in enumerate(view.running()):
+            rows.append((0, jv.first_start if jv.first_start is not None else view.now, n, jv))
+        for n, jv in enumerate(view.queue()):
+            ran = jv.executed_time > 0
+            rows.append((1 if ran else 2, jv.first_start if ran and jv.first_start is not None else 0.0, n, jv))
+        for seq, (kind, _, _, jv) in enumerate(sorted(rows, key=lambda r: r[:3])):
+            j = QJob(jv.id, jv.job, seq)
+            a = jv.attained_service
+            j.q = next((q for q, lim in enumerate(self.limits) if a < lim - EPS_A), self.k - 1)
+            j.stamp = st.next_stamp()
+            j.band = 0 if kind < 2 else 1
+            st.jobs[jv.id] = j
+            if kind == 0:
+                j.wait0 = jv.waiting_time
+                if jv.status is JobStatus.CHECKPOINTING:
+                    j.state = CKPT
+                    st.ckpt_gpus += j.g
+                else:
+                    self._set_running(view, j)
+                    self._push_demotion(view, j)
+            else:
+                j.wait0 = jv.waiting_time if kind == 1 else None
+                self._to_waiting(view, j)
+
+    def _complete(self, view: ClusterView, jid: str) -> bool:
+        j = self.st.jobs.pop(jid, None)
+        if j is None:
+            return False
+        self.st.detach(j)
+        if self._file_dist is None and self.gittins and self.history.add(view.job(jid).attained_service):
+            self._rekey(view)
+        return True
+
+    # ------------------------------------------------------------- pass
+    def schedule(self, view: ClusterView) -> Decision:
+        now = view.now
+        st = self.st
+        dirty = False
+        if view is not self._view:
+            self._view = view
+            self._rebuild(view)
+            st = self.st
+            dirty = True
+        else:
+            for ev in view.events:
+                kind, jid = ev.kind, ev.job_id
+                if kind is EventKind.ARRIVAL:
+                    self._arrive(view, jid, len(st.jobs))
+                    dirty = True
+                elif kind is EventKind.COMPLETION:
+                    dirty |= self._complete(view, jid)
+                    self._stuck.clear()
+                elif kind is EventKind.PREEMPT_DONE:
+                    j = st.jobs.get(jid)
+                    self._stuck.clear()
+                    if j is not None and j.state == CKPT:
+                        st.ckpt_gpus -= j.g
+                        self._to_waiting(view, j)
+                        dirty = True
+                elif kind is EventKind.RECONF_DONE:
+                    j = st.jobs.get(jid)
+                    if j is not None and j.state == RUN:
+                        j.a_ref, j.t_ref = view.job(jid).attained_service, now  # its restore is over
+                        st.run_cols[j.q].refresh(j)
+                        self._push_demotion(view, j)
+        for j in self._due(self._dem, now, RUN):
+            jv = view.job(j.id)
+            a = jv.attained_service - j.svc0
+            if a >= self.limits[j.q] - EPS_A:
+                st.remove_running(j)
+                while j.q < self.k - 1 and a >= self.limits[j.q] - EPS_A:
+                    j.q += 1
+                j.band, j.stamp, j.ver = 0, st.next_stamp(), j.ver + 1
+                self._set_running(view, j)
+                self._push_demotion(view, j)
+                self.demotions += 1
+                dirty = True
+            elif jv.status is JobStatus.RUNNING:
+                self._push_demotion(view, j)
+        if self.knob is not None:
+            for j in self._due(self._pro, now, WAIT):
+                jv = view.job(j.id)
+                t_j = jv.executed_time - j.exec0
+                waited = jv.waiting_time - (j.wait0 if j.wait0 is not None else jv.waiting_time)
+                if waited >= self.knob * t_j - EPS_A:
+                    st.remove_waiting(j)
+                    j.q, j.band, j.stamp, j.ver = 0, 1, st.next_stamp(), j.ver + 1
+                    j.svc0, j.exec0, j.wait0 = jv.attained_service, jv.executed_time, None
+                    self._to_waiting(view, j)
+                    self.promotions += 1
+                    dirty = True
+                else:
+                    self._push_promotion(view, j)
+        for j in self._due(self._pack, now, RESV):
+            j.pack_expired = True
+            self._stuck.discard(j.id)
+            dirty = True
+        d = self._pass(view) if dirty and (self.st.n_wait or self.st.resv) else None
+        timers = self._timers(now)
+        if d is None:
+            return Decision(timers=timers)
+        start, preempt = d
+        return Decision(start=start, preempt=preempt, timers=timers)
+
+    def _timers(self, now: float) -> tuple[Timer, ...]:
+        self._asked = {t for t in self._asked if t > now}
+        t = self._next_deadline()
+        if t > now + EPS_T and t < math.inf and t not in self._asked:
+            self._asked.add(t)
+            return (Timer(t, "tiresias"),)
+        return ()
+
+    def _gittins_queue(self, q: int) -> bool:
+        return self.gittins and q < self.k - 1 and self.dist is not None
+
+    def _running_index(self, view: ClusterView, q: int) -> tuple[np.ndarray, np.ndarray, list[QJob]]:
+        """The running jobs of Gittins queue ``q``: their indices sorted ascending (ties: latest start
+        first), the matching row order, and the rows' jobs. Attained service is extrapolated from when
+        each job last started running (``a_ref + GPUs x elapsed``; a restoring job's from the end of its
+        restore), so this costs O(running) in numpy."""
+        cols = self.st.run_cols[q]
+        if not cols.n:
+            return np.empty(0), np.empty(0, dtype=int), []
+        g = np.atleast_1d(self.dist.index(cols.attained(view.now), self.limits[q]))
+        order = np.lexsort((-cols.cols[4, :cols.n], g))
+        return g[order], order, list(cols.jobs)  # a copy: evictions reorder the rows
+
+    def _running_order(self, view: ClusterView, q: int) -> Iterator[QJob]:
+        """Running jobs of queue ``q``, lowest priority first."""
+        if self._gittins_queue(q):
+            _, order, jobs = self._running_index(view, q)
+            return (jobs[i] for i in order)
+        return (self.st.jobs[key[3]] for key in reversed(self.st.run[q]))
+
+    def _set_running(self, view: ClusterView, j: QJob) -> None:
+        """``j`` runs from now; a preempted job restarting under costly preemption restores first (no
+        service until its ``RECONF_DONE`` event refreshes the reference point)."""
+        jv = view.job(j.id)
+        restoring = jv.status is JobStatus.QUEUED and jv.preemptions > 0 and view.checkpoint_s > 0
+        j.a_ref, j.t_ref = jv.attained_service, math.inf if restoring else view.now
+        self.st.add_running(j)
+
+    def _pass(self, view: ClusterView) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
+        st = self.st
+        instant = view.checkpoint_s == 0
+        free = view.cluster.total_gpus - sum(st.held) - st.ckpt_gpus
+        quota = _Quota(view, st) if view.quotas else None
+        preempted: list[QJob] = []
+        for q in range(self.k):
+            below = st.below(q)
+            # 2D-Gittins: a waiting job may also preempt running jobs of its own queue with a lower index
+            gq = self._gittins_queue(q)
+            same: list[QJob] | None = None  # their indices, computed once when first needed
+            same_g = same_order = np.empty(0)
+            cap = [free + below + (st.run_gpus[q] if gq else 0)]
+            if cap[0] <= 0:
+                break
+            claimed: list[QJob] = []
+            back: list[QJob] = []  # same-queue victims: back to waiting once the walk is over
+            for s, _, key in st.walk(q, cap):
+                j = st.jobs[key[3]]
+                if quota is not None and not quota.ok(j):
+                    continue
+                if s > free:
+                    mine: list[QJob] = []
+                    if s > free + below:
+                        if same is None:
+                            same_g, same_order, same = self._running_index(view, q)
+                            same_g = same_g * (1.0 + self.margin)
+                        lo = int(np.searchsorted(same_g, 0.0, side="right"))  # index 0: beyond the samples
+                        n = int(np.searchsorted(same_g, -key[0], side="left"))  # low enough to be preempted
+                        short, got = s - free - below, 0  # GPUs its own queue must give
+                        for i in same_order[lo:n]:
+                            v = same[i]
+                            if v.state == RUN:
+                                mine.append(v)
+                                got += v.g
+                                if got >= short:
+                                    break
+                        if got < short:
+                            cap[0] = min(cap[0], s - 1)  # later jobs have lower indices: none of size >= s fits
+                            continue
+                    got, lower = self._evict(view, q, s - free, instant, preempted, quota, mine, back)
+                    free += got
+                    below -= lower
+                claimed.append(j)
+                free -= s
+                cap[0] = min(cap[0], free + below + (st.run_gpus[q] if gq else 0))
+                if quota is not None:
+                    quota.add(j)
+            for j in claimed:
+                st.remove_waiting(j)
+                st.add_reserved(j)
+            for v in back:
+                self._to_waiting(view, v)
+        return self._place(view, preempted, instant)
+
+    def _evict(self, view: ClusterView, q: int, need: int, instant: bool, preempted: list[QJob],
+               quota: _Quota | None, mine: list[QJob], back: list[QJob]) -> tuple[int, int]:
+        """Free at least ``need`` claimed GPUs from queues below ``q``, then from ``mine`` (running jobs
+        of queue ``q`` with a lower Gittins index), lowest priority first; returns (freed, freed below)."""
+        st = self.st
+        chosen: list[QJob] = []
+        got = 0
+        for v in itertools.chain(st.victims(q, lambda qq: self._running_order(view, qq)), mine):
+            chosen.append(v)
+            got += v.g
+            if got >= need:
+                break
+        spare = got - need
+        freed = lower = 0
+        for v in reversed(chosen):  # highest priority first: keep those the claim does not need
+            if v.g <= spare:
+                spare -= v.g
+                continue
+            freed += v.g
+            lower += v.g if v.q > q else 0
+            if v.state == RESV:
+                st.remove_reserved(v)
+                self._stuck.discard(v.id)
+                v.ver += 1
+                v.pack_deadline, v.pack_expired = None, False
+                self._to_waiting(view, v)
+                if quota is not None:
+                    quota.give_back(v)
+            else:
+                st.remove_running(v)
+                v.ver += 1
+                preempted.append(v)
+                if instant:
+                    if v.q == q:
+                        v.state = WAIT
+                        back.append(v)
+                    else:
+                        self._to_waiting(view, v)
+                    if quota is not None:
+                        quota.give_back(v)
+                else:
+                    v.state = CKPT
+                    st.ckpt_gpus += v.g
+        return freed, lower
+
+    def _place(self, view: ClusterView, preempted: list[QJob], instant: bool
+               ) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
+        st = self.st
+        ps = self.starter.pass_state(view, [v.id for v in preempted])
+        starts: dict[str, JobAllocation] = {}
+        now = view.now
+        limit = self.packlimit
+        stuck = self._stuck
+        if preempted and instant:
+            stuck.clear()  # GPUs given back in this decision: every claim may fit now
+        for j in sorted((st.jobs[jid] for jid in st.resv if jid not in stuck), key=lambda x: (x.q, x.key)):
+            job = j.job
+            skew = self.traits.skew(job)
+            skewed = skew > limit
+            ja = self.starter.start(view, ps, job, consolidate=skewed,
+                                    allow_spread=not skewed or j.pack_expired or self.pack_wait_s == 0)
+            if ja is None:
+                stuck.add(j.id)  # retried once GPUs are given back (or its consolidation wait ends)
+                if skewed and not j.pack_expired and j.pack_deadline is None:
+                    j.pack_deadline = now + self.pack_wait_s
+                    heapq.heappush(self._pack, (j.pack_deadline, j.ver, j.id))
+                continue
+            st.remove_reserved(j)
+            j.k0 = 0.0
+            if j.band == 1:
+                j.band, j.stamp = 0, st.next_stamp()
+            j.ver += 1
+            j.pack_deadline, j.pack_expired = None, False
+            self._set_running(view, j)
+            jv = view.job(j.id)
+            if j.wait0 is None:
+                j.wait0 = jv.waiting_time
+            self._push_demotion(view, j)
+            starts[j.id] = ja
+            if self.learner is not None:
+                self.learner.observe(view, job, ja.placement, skew)
+        return starts, tuple(v.id for v in preempted)
+
+
+class _Quota(QuotaLedger):
+    """Guaranteed jobs' quota usage per tenant over the jobs that hold resources (the view's running
+    ones, checkpointing included) or claim them (reserved)."""
+
+    __slots__ = ()
+
+    def __init__(self, view: ClusterView, st: MLFQ) -> None:
+        super().__init__(view)
+        for jid in st.resv:
+            self.add(st.jobs[jid])
+
+    def _counted(self, j: QJob) -> bool:
+        return j.job.guaranteed and j.job.tenant in self.quotas
+
+    def add(self, j: QJob) -> None:
+        if self._counted(j):
+            self.charge(j.job)
+
+    def give_back(self, j: QJob) -> None:
+        if self._counted(j):
+            self.used[j.job.tenant] = self.used[j.job.tenant] - j.job.quota_usage
+
+    def ok(self, j: QJob) -> bool:
+        return self.fits(j.job) if self._counted(j) else True
+
+
+__all__ = ["TiresiasPolicy"]

@@ -1,0 +1,236 @@
+"""Tiresias' skew-based placement (§3.3), and the PACKLIMIT learner.
+
+A job's skew ``S_J`` = largest tensor / model size (``perfmodel.network.skew``; the Tiresias profiler
+measures it, our perf model knows the architectures). If ``S_J > PACKLIMIT`` the job is
+**consolidated** on as few machines as possible (one machine when it fits in one, else the fewest
+machines, preferring one rack: the YARN-CS placement of :func:`heuristics.fifo.place_consolidated`);
+when no consolidated placement is free it waits, at most ``pack_wait_s``, then is spread. The others
+are **spread to reduce fragmentation**: GPUs are taken from the machines with the fewest free GPUs
+first, so whole machines stay free for the jobs that need them. Jobs of models the perf model does
+not know have skew ``attrs["skew"]`` or 0 (spread). Per-machine shares are multiples of the plan's
+TP degree; CPUs and memory are split in proportion to GPUs; on clusters mixing GPU memory sizes a job
+only goes where its plan fits (perf model's memory estimate). On a one-machine cluster (the
+``tiresias`` semantics' pool) every placement is that machine.
+
+**Learning PACKLIMIT** (§3.3: "a simple linear classifier ... using a job's placement and
+corresponding performance as features"): every job started on more than one machine is an
+observation ``(skew, slowdown)`` with ``slowdown = t_iter(placement) / t_iter(consolidated shape)``
+from the simulator's rate model (``view.estimate``: the perf model under ``realistic`` semantics), so
+consolidation is measured, not assumed. A job is *sensitive* when its slowdown exceeds
+``1 + tolerance``; PACKLIMIT is refitted every ``every`` observations as the 1-D decision threshold on
+skew with the fewest misclassified observations (the midpoint between neighbouring skews; ties: the
+largest threshold), over the last ``window`` observations.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Mapping
+
+from schedlab.heuristics.fifo import PassState, place_consolidated, plan_memory_need, split_checked
+from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.perfmodel.zoo import get_model, resolve_name
+from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.job import Job
+from schedlab.scheduling.policy import ClusterView
+from schedlab.scheduling.resources import Resources
+
+
+class JobTraits:
+    """Per-model skew and per-(model, batch, plan) GPU memory need, cached."""
+
+    __slots__ = ("_skew", "_mem", "_mixed")
+
+    def __init__(self) -> None:
+        self._skew: dict[str, float] = {}
+        self._mem: dict[tuple, float] = {}
+        self._mixed: bool | None = None
+
+    def skew(self, job: Job) -> float:
+        s = self._skew.get(job.model)
+        if s is None:
+            name = resolve_name(job.model)
+            s = float(get_model(name).skew) if name is not None else float(job.attrs.get("skew", 0.0))
+            self._skew[job.model] = s
+        return s
+
+    def min_gpu_mem(self, view: ClusterView, job: Job) -> float:
+        """GB per GPU the job's plan needs, on clusters mixing GPU memory sizes (else 0)."""
+        if self._mixed is None:
+            c = view.cluster
+            self._mixed = len({c.machine(m).gpu_memory_gb for m in c.machines if c.machine(m).gpus}) > 1
+        if not self._mixed:
+            return 0.0
+        return plan_memory_need(job, self._mem)
+
+
+def place_spread(view: ClusterView, job: Job, ps: PassState, *, min_gpu_mem: float = 0.0
+                 ) -> dict[str, Resources] | None:
+    """``job``'s GPUs from the machines with the fewest free GPUs first (see the module docstring)."""
+    g = job.requested.gpus
+    tp = job.requested_plan.tp
+    cluster = view.cluster
+    idx = view.index
+    counts: dict[str, int] = {}
+    need = g
+    touched = ps.eff if ps else None
+    for k in range(1, cluster.max_gpus_per_machine + 1):
+        usable = k - k % tp
+        if usable <= 0:
+            continue
+        cands = idx.machines_with(k) if touched is None else itertools.chain(
+            (m for m in idx.machines_with(k) if m not in touched), tuple(ps.buckets[k]))
+        for m in cands:
+            if min_gpu_mem and cluster.machine(m).gpu_memory_gb < min_gpu_mem:
+                continue
+            take = min(usable, need)
+            take -= take % tp
+            if take <= 0:
+                continue
+            counts[m] = take
+            need -= take
+            if need == 0:
+                break
+        if need == 0:
+            break
+    return None if need else split_checked(job, counts, ps)
+
+
+def place_pool(view: ClusterView, job: Job, ps: PassState) -> dict[str, Resources] | None:
+    """One-machine clusters (the ``tiresias`` semantics' pool): that machine if the job fits."""
+    m = view.cluster.machines[0]
+    return {m: job.requested} if job.requested <= ps.free(m) else None
+
+
+def place_job(view: ClusterView, job: Job, ps: PassState, *, consolidate: bool, allow_spread: bool,
+              traits: JobTraits) -> dict[str, Resources] | None:
+    """Consolidated placement when ``consolidate`` (falling back to a spread one when ``allow_spread``),
+    else a spread one; ``None`` when nothing fits now."""
+    if len(view.cluster.machines) == 1:
+        return place_pool(view, job, ps)
+    mem = traits.min_gpu_mem(view, job)
+    if consolidate:
+        p = place_consolidated(view, job, ps, min_gpu_mem=mem)
+        if p is not None or not allow_spread:
+            return p
+    p = place_spread(view, job, ps, min_gpu_mem=mem)
+    if p is None and not consolidate and (job.requested.cpus or job.requested.mem_gb):
+        p = place_consolidated(view, job, ps, min_gpu_mem=mem)  # CPUs per machine may need a compact shape
+    return p
+
+
+class Starter:
+    """Starts jobs one after the other on what is free in this pass: a :class:`PassState` that counts
+    the GPUs of jobs preempted in the same decision as free when preemption is instant
+    (``view.checkpoint_s == 0``: the simulator releases them before the starts), and one cached plain
+    data-parallel plan per GPU count for jobs without a plan."""
+
+    __slots__ = ("traits", "_plans")
+
+    def __init__(self, traits: JobTraits) -> None:
+        self.traits = traits
+        self._plans: dict[int, ExecutionPlan] = {}
+
+    def pass_state(self, view: ClusterView, preempted=()) -> PassState:
+        ps = PassState(view)
+        if view.checkpoint_s == 0:
+            for jid in preempted:
+                for m, r in view.job(jid).allocation.placement.items():
+                    ps.take(m, r.scale(-1))
+        return ps
+
+    def start(self, view: ClusterView, ps: PassState, job: Job, *, consolidate: bool,
+              allow_spread: bool = True) -> JobAllocation | None:
+        """``job`` placed (and taken from ``ps``), or ``None`` when it does not fit now."""
+        p = place_job(view, job, ps, consolidate=consolidate, allow_spread=allow_spread, traits=self.traits)
+        if p is None:
+            return None
+        for m, r in p.items():
+            ps.take(m, r)
+        plan = job.plan
+        if plan is None:
+            g = job.requested.gpus
+            plan = self._plans.get(g)
+            if plan is None:
+                plan = self._plans[g] = ExecutionPlan(dp=g)
+        return JobAllocation(job.id, plan, p)
+
+
+def consolidated_shape(view: ClusterView, gpus: int) -> dict[str, Resources]:
+    """The most consolidated shape of ``gpus`` GPUs on the empty cluster (a reference for slowdowns)."""
+    c = view.cluster
+    for m in c.machines:
+        if c.machine(m).gpus >= gpus:
+            return {m: Resources(gpus)}
+    for rack in c.racks:
+        ms = sorted(c.machines_in(rack), key=lambda m: -c.machine(m).gpus)
+        if sum(c.machine(m).gpus for m in ms) >= gpus:
+            break
+    else:
+        ms = sorted(c.machines, key=lambda m: -c.machine(m).gpus)
+    out: dict[str, Resources] = {}
+    left = gpus
+    for m in ms:
+        k = min(c.machine(m).gpus, left)
+        if k:
+            out[m] = Resources(k)
+            left -= k
+        if not left:
+            break
+    return out
+
+
+class PacklimitLearner:
+    """Learns PACKLIMIT from observed slowdowns of spread jobs (see the module docstring)."""
+
+    __slots__ = ("value", "tolerance", "every", "obs", "_since", "refits")
+
+    def __init__(self, initial: float, *, tolerance: float = 0.1, every: int = 20, window: int = 2000) -> None:
+        self.value = initial
+        self.tolerance = tolerance
+        self.every = every
+        self.obs: deque[tuple[float, bool]] = deque(maxlen=window)
+        self._since = 0
+        self.refits = 0
+
+    def observe(self, view: ClusterView, job: Job, placement: Mapping[str, Resources], skew: float) -> None:
+        if sum(1 for r in placement.values() if r.gpus > 0) <= 1:
+            return
+        plan = job.requested_plan
+        t_here = view.estimate(job, plan, placement)
+        t_ref = view.estimate(job, plan, consolidated_shape(view, job.requested.gpus))
+        self.add(skew, t_here / t_ref > 1.0 + self.tolerance if t_ref > 0 else False)
+
+    def add(self, skew: float, sensitive: bool) -> None:
+        self.obs.append((skew, sensitive))
+        self._since += 1
+        if self._since >= self.every:
+            self._since = 0
+            self.value = fit_threshold(self.obs, self.value)
+            self.refits += 1
+
+
+def fit_threshold(obs, current: float) -> float:
+    """The threshold ``t`` minimising ``#{sensitive, skew <= t} + #{insensitive, skew > t}``
+    (skews sorted; candidate thresholds are 0, the midpoints, and 1; ties keep the largest)."""
+    pts = sorted(obs)
+    if not pts:
+        return current
+    n_sens_total = sum(1 for _, y in pts if y)
+    # threshold below every point: all predicted sensitive -> errors = insensitive count
+    best_err, best_t = len(pts) - n_sens_total, 0.0
+    err = best_err
+    for i, (s, y) in enumerate(pts):
+        err += 1 if y else -1  # point i moves to the "not consolidated" side
+        nxt = pts[i + 1][0] if i + 1 < len(pts) else 1.0
+        if nxt == s and i + 1 < len(pts):
+            continue
+        t = (s + nxt) / 2.0 if i + 1 < len(pts) else 1.0
+        if err <= best_err:
+            best_err, best_t = err, t
+    return best_t
+
+
+__all__ = ["JobTraits", "PacklimitLearner", "Starter", "consolidated_shape", "fit_threshold", "place_job", "place_pool",
+           "place_spread"]

@@ -1,0 +1,199 @@
+"""The multi-level queues of discretized 2D-LAS / 2D-Gittins, kept incrementally.
+
+Each queue ``q`` holds its *waiting* jobs bucketed by GPU count, every bucket a sorted list of keys,
+and its *running* jobs sorted by key. A key is ``(k0, band, stamp, job)``:
+
+* ``k0`` = ``-G`` (the Gittins index, :mod:`.gittins`) in the Gittins queues, else 0;
+* ``band`` 0 for a job that has run in this queue (ordered by ``stamp`` = when it first ran here:
+  Tiresias' *FIFO by start time*), 1 for one that has not (ordered by when it entered the queue);
+* ``stamp`` a counter, unique, increasing in the order of events.
+
+So "the first waiting job of ``q`` with at most ``r`` GPUs" merges the heads of the buckets of size
+``<= r`` (:meth:`MLFQ.walk`, a heap over at most as many buckets as distinct GPU counts): a pass costs
+what it starts and preempts, not the number of queued or running jobs. ``held[q]`` is the GPUs held or
+claimed by the queue's running and reserved jobs.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left, insort
+from collections.abc import Iterator
+
+import numpy as np
+
+WAIT, RESV, RUN, CKPT = 0, 1, 2, 3
+STATE_NAMES = ("waiting", "reserved", "running", "checkpointing")
+
+
+class QJob:
+    """A job's place in the queues. ``svc0``/``exec0``: attained service and executed time at its last
+    promotion (``a = attained - svc0``, ``t_J = executed - exec0``); ``wait0``: waiting time when it
+    first ran after that (``δ_J = waiting - wait0``); ``ver`` invalidates its heap deadlines."""
+
+    __slots__ = ("id", "job", "g", "q", "state", "band", "stamp", "k0", "ver", "svc0", "exec0", "wait0",
+                 "pack_deadline", "pack_expired", "seq", "a_ref", "t_ref")
+
+    def __init__(self, jid: str, job, seq: int) -> None:
+        self.id = jid
+        self.job = job
+        self.g = job.requested.gpus
+        self.q = 0
+        self.state = WAIT
+        self.band = 1
+        self.stamp = 0
+        self.k0 = 0.0
+        self.ver = 0
+        self.svc0 = 0.0
+        self.exec0 = 0.0
+        self.wait0: float | None = None
+        self.pack_deadline: float | None = None
+        self.pack_expired = False
+        self.seq = seq
+        self.a_ref = 0.0  # attained service when it last started running (Gittins victims' index)
+        self.t_ref = 0.0
+
+    @property
+    def key(self) -> tuple:
+        return (self.k0, self.band, self.stamp, self.id)
+
+
+class RunArrays:
+    """The running jobs of one queue as numpy columns (``a_ref``, ``t_ref``, GPUs, ``svc0``, stamp) with
+    O(1) add / remove (swap with the last row), so a Gittins queue's indices are computed in numpy."""
+
+    __slots__ = ("n", "cols", "jobs", "pos")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.cols = np.zeros((5, 64))
+        self.jobs: list[QJob] = []
+        self.pos: dict[str, int] = {}
+
+    def add(self, j: QJob) -> None:
+        if self.n == self.cols.shape[1]:
+            self.cols = np.concatenate([self.cols, np.zeros_like(self.cols)], axis=1)
+        self.pos[j.id] = self.n
+        self.jobs.append(j)
+        self.n += 1
+        self.refresh(j)
+
+    def refresh(self, j: QJob) -> None:
+        self.cols[:, self.pos[j.id]] = (j.a_ref, j.t_ref, j.g, j.svc0, j.stamp)
+
+    def remove(self, j: QJob) -> None:
+        i = self.pos.pop(j.id)
+        last = self.n - 1
+        if i != last:
+            moved = self.jobs[last]
+            self.jobs[i] = moved
+            self.cols[:, i] = self.cols[:, last]
+            self.pos[moved.id] = i
+        self.jobs.pop()
+        self.n -= 1
+
+    def attained(self, now: float) -> np.ndarray:
+        """``a_ref + GPUs x max(now - t_ref, 0) - svc0`` of every row."""
+        c = self.cols[:, :self.n]
+        return c[0] + c[2] * np.maximum(now - c[1], 0.0) - c[3]
+
+
+class MLFQ:
+    """``K`` queues of :class:`QJob` (see the module docstring)."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.jobs: dict[str, QJob] = {}
+        self.wait: list[dict[int, list[tuple]]] = [dict() for _ in range(k)]
+        self.run: list[list[tuple]] = [[] for _ in range(k)]
+        self.resv: dict[str, None] = {}
+        self.held = [0] * k
+        self.run_gpus = [0] * k  # GPUs of the running jobs of each queue (held = running + reserved)
+        self.run_cols = [RunArrays() for _ in range(k)]
+        self.ckpt_gpus = 0
+        self.n_wait = 0
+        self._stamp = 0
+
+    def next_stamp(self) -> int:
+        self._stamp += 1
+        return self._stamp
+
+    # ------------------------------------------------------------ membership
+    def add_waiting(self, j: QJob) -> None:
+        j.state = WAIT
+        insort(self.wait[j.q].setdefault(j.g, []), j.key)
+        self.n_wait += 1
+
+    def remove_waiting(self, j: QJob) -> None:
+        lst = self.wait[j.q][j.g]
+        i = bisect_left(lst, j.key)
+        del lst[i]
+        self.n_wait -= 1
+        if not lst:
+            del self.wait[j.q][j.g]
+
+    def add_running(self, j: QJob) -> None:
+        j.state = RUN
+        insort(self.run[j.q], j.key)
+        self.held[j.q] += j.g
+        self.run_gpus[j.q] += j.g
+        self.run_cols[j.q].add(j)
+
+    def remove_running(self, j: QJob) -> None:
+        lst = self.run[j.q]
+        del lst[bisect_left(lst, j.key)]
+        self.held[j.q] -= j.g
+        self.run_gpus[j.q] -= j.g
+        self.run_cols[j.q].remove(j)
+
+    def add_reserved(self, j: QJob) -> None:
+        j.state = RESV
+        self.resv[j.id] = None
+        self.held[j.q] += j.g
+
+    def remove_reserved(self, j: QJob) -> None:
+        del self.resv[j.id]
+        self.held[j.q] -= j.g
+
+    def detach(self, j: QJob) -> None:
+        """Take ``j`` out of whatever structure holds it."""
+        if j.state == WAIT:
+            self.remove_waiting(j)
+        elif j.state == RUN:
+            self.remove_running(j)
+        elif j.state == RESV:
+            self.remove_reserved(j)
+        else:
+            self.ckpt_gpus -= j.g
+        j.ver += 1
+
+    # --------------------------------------------------------------- queries
+    def below(self, q: int) -> int:
+        return sum(self.held[q + 1:])
+
+    def walk(self, q: int, cap: list[int]) -> Iterator[tuple[int, int, tuple]]:
+        """Waiting jobs of queue ``q`` with at most ``cap[0]`` GPUs, in key order, as ``(size, index, key)``.
+        The caller may lower ``cap[0]`` as it goes (never raise it): buckets above it are dropped
+        without being read. The buckets must not change during the walk."""
+        buckets = self.wait[q]
+        heap = [(lst[0], s, 0) for s, lst in buckets.items() if s <= cap[0]]
+        heapq.heapify(heap)
+        while heap:
+            key, s, i = heapq.heappop(heap)
+            if s > cap[0]:
+                continue
+            yield s, i, key
+            if i + 1 < len(buckets[s]) and s <= cap[0]:
+                heapq.heappush(heap, (buckets[s][i + 1], s, i + 1))
+
+    def victims(self, q_from: int, order_running) -> Iterator[QJob]:
+        """Jobs holding or claiming GPUs in queues ``> q_from``, lowest priority first: per queue from the
+        last, reserved ones first (latest key first), then running ones in ``order_running(q)`` order."""
+        for q in range(self.k - 1, q_from, -1):
+            resv = sorted((self.jobs[j] for j in self.resv if self.jobs[j].q == q), key=lambda x: x.key,
+                          reverse=True)
+            yield from resv
+            yield from order_running(q)
+
+
+__all__ = ["CKPT", "MLFQ", "QJob", "RESV", "RUN", "STATE_NAMES", "WAIT", "RunArrays"]

@@ -1,0 +1,57 @@
+"""The ``tiresias`` reproduction suite: its cases, options and reproduction rows (the runs themselves
+are long: ``docs/REPRODUCTION.md``; the artifact figures are checked in tests/heuristics)."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedlab.benchmarks.harness.suites import SUITES
+from schedlab.benchmarks.harness.suites.tiresias import (
+    POLICIES_COMPARED,
+    REFERENCE,
+    reproduce,
+    tiresias_suite,
+)
+from schedlab.benchmarks.registry import all_policies
+from schedlab.topology.errors import SpecError
+from schedlab.topology.presets import load_cluster
+
+
+def test_registered_and_cases_are_valid():
+    suite = SUITES["tiresias"]()
+    labels = [c.label for c in suite.cases]
+    assert len(labels) == len(set(labels))
+    reg = all_policies()
+    for c in suite.cases:
+        reg.spec(c.policy).validate(c.params)  # every case's parameters validate
+    assert sum(1 for x in labels if x.startswith("reference/")) == sum(len(f) for _, f in REFERENCE.values())
+    assert {x.split("/")[-1] for x in labels if x.startswith("testbed/")} == {*POLICIES_COMPARED, "2d-las-learned"}
+    for spec, _ in REFERENCE.values():
+        assert load_cluster(next(c.source.cluster for c in suite.cases if c.source.cluster.endswith(spec))).total_gpus
+
+
+def test_parts_and_options():
+    s = tiresias_suite(parts=("testbed",), semantics=("tiresias",))
+    assert len(s.cases) == len(POLICIES_COMPARED) and all(c.semantics == "tiresias" for c in s.cases)
+    las = next(c for c in s.cases if c.policy == "2d-las")
+    assert las.params == {"threshold": 3200.0}
+    loaded = tiresias_suite(parts=("loaded",), load=8)
+    assert all(c.source.load == 8 and c.label.startswith("philly-x8/") for c in loaded.cases)
+    with pytest.raises(SpecError, match="unknown part"):
+        tiresias_suite(parts=("nope",))
+    with pytest.raises(SpecError, match="load"):
+        tiresias_suite(load=0)
+
+
+def test_reproduction_rows_put_ours_beside_the_paper():
+    res = {"reference/2869ce/fifo": {"avg_jct": 220_700.31},
+           "testbed/realistic/yarn-cs": {"avg_jct": 20_000.0, "median_jct": 20_000.0, "makespan": 60_000.0},
+           "testbed/realistic/2d-las": {"avg_jct": 10_000.0, "median_jct": 2_000.0, "makespan": 50_000.0}}
+    rows = {r.quantity: r for r in reproduce(res)}
+    ref = rows["artifact avg JCT, VC 2869ce, fifo"]
+    assert ref.paper == 220_700.31 and ref.ours == 220_700.31 and "0.0000% off" in ref.note
+    ratio = rows["testbed, realistic: avg JCT YARN-CS / 2D-LAS"]
+    assert ratio.paper == 5.5 and ratio.ours == 2.0
+    assert rows["testbed, realistic: median JCT YARN-CS / 2D-LAS"].ours == 10.0
+    assert rows["testbed, realistic: avg JCT SRTF / 2D-LAS"].ours is None  # not run
+    assert rows["testbed, realistic: 2d-las makespan"].paper == 27400.0
