@@ -152,7 +152,7 @@ def _get(results: Mapping[str, Mapping[str, Any]], lab: str, key: str) -> float 
     return None if v is None else float(v)
 
 
-def _awaits(system: str) -> str:
+def _missing(system: str) -> str:
     pol = SYSTEMS[system]
     return f"{pol!r} not registered (no run)" if system in BASELINES else ""
 
@@ -167,13 +167,13 @@ def reproduce(results: Mapping[str, Mapping[str, Any]]) -> list[ReproRow]:
             for system, paper in per.items():
                 ours = _get(results, label(SYSTEMS[system], 8, arrival), stat)
                 rows.append(ReproRow(f"{name} {stat} {system} (8 racks, {arrival})", float(paper), ours, "s",
-                                     _awaits(system) if ours is None else workload))
+                                     _missing(system) if ours is None else workload))
     racks = sorted({int(k.split("/")[1].split("-")[1]) for k in results if k.count("/") == 2})
     for what, key, base, arrival, paper in HEADLINES:
         for r in racks:
             ours = _improvement(_get(results, label("dally", r, arrival), key),
                                 _get(results, label(SYSTEMS[base], r, arrival), key))
-            note = _awaits(base) if ours is None else "1 - Dally / baseline"
+            note = _missing(base) if ours is None else "1 - Dally / baseline"
             rows.append(ReproRow(f"{what}: Dally vs {base}, {r} racks, {arrival}", paper, ours, "%", note))
     paper_tuner = {("batch", 8): 100 * (1 - 2828955 / 3128566), ("poisson", 8): 100 * (1 - 2831880 / 4960727)}
     for extra, how in (("", "with preemption"), (NO_PREEMPT, "preemption off (ablation)")):
