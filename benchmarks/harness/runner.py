@@ -320,7 +320,14 @@ def reproduce(suite: Suite, store: Store, keys: list[str]) -> list[ReproRow]:
 
     wanted = set(keys)
     df = frame(store.records(suite.name))
-    results = results_by_label(df[df["key"].isin(wanted)] if len(df) else df)
+    sel = df[df["key"].isin(wanted)] if len(df) else df
+    results = results_by_label(sel)
+    # cases with identical specs share one record (a key ignores the label) stored under the last label:
+    # every label of the suite must still see it (``keys`` are the suite's cases' keys, in order)
+    label_of = dict(zip(sel["key"], sel["label"], strict=True)) if len(sel) else {}
+    for case, key in zip(suite.cases, keys, strict=False):
+        if case.label not in results and label_of.get(key) in results:
+            results[case.label] = results[label_of[key]]
     try:
         return list(suite.reproduce(results))
     except Exception as e:  # noqa: BLE001 - a missing run (failed, killed) must not hide the others

@@ -1,6 +1,8 @@
 """Metrics of a run, from the job records and the state series.
 
-JCT = end - arrival; queueing delay = first start - arrival; makespan = last end - first arrival;
+JCT = end - arrival; queueing delay = first start - arrival; waiting = all time queued, including
+after preemptions (the two differ only for preemptive policies: a 2D-LAS job starts at once in Q1 and
+waits later, when it is demoted and preempted); makespan = last end - first arrival;
 utilisation = sum of GPU-seconds held / (cluster GPUs x makespan); communication overhead = exposed
 communication seconds / productive running seconds (sums over jobs). Percentiles use linear
 interpolation (numpy's default). Tiresias bins: *small* = at most ``small_gpus`` GPUs (4 on its
@@ -37,6 +39,7 @@ def summarize(jobs: Sequence[JobRecord], *, total_gpus: int, small_gpus: int = 8
     out.update(_stats(jct, "jct"))
     q = _stats(queue, "queue")
     out.update(q)
+    out.update(_stats(np.fromiter((r.waiting for r in jobs), float, n), "waiting"))
     if n:
         makespan = max(r.end for r in jobs) - min(r.arrival for r in jobs)
         held = sum(r.gpu_seconds for r in jobs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 
 import pytest
 
@@ -184,6 +185,12 @@ def test_metrics_hand_values():
     assert m["avg_jct"] == 250 and m["median_jct"] == 250
     assert m["p95_jct"] == pytest.approx(385) and m["p99_jct"] == pytest.approx(397)
     assert m["avg_queue"] == pytest.approx((0 + 50 + 0 + 100) / 4)
+    # waiting (all time queued) differs from the first-start queueing delay once a job is preempted:
+    # "b" queued 50 s before its start and 70 s after a preemption -> waits 0, 0, 100, 120
+    jobs[1] = dataclasses.replace(jobs[1], waiting=120.0)
+    w = summarize(jobs, total_gpus=20, small_gpus=8, short_s=1000)
+    assert w["avg_queue"] == m["avg_queue"] and w["avg_waiting"] == pytest.approx(220 / 4)
+    assert w["p95_waiting"] == pytest.approx(100 + 0.85 * 20)   # sorted 0, 0, 100, 120: rank 2.85
     assert m["makespan"] == 500
     gs = 100 + 2 * 150 + 8 * 300 + 16 * 300
     assert m["utilization"] == pytest.approx(gs / (20 * 500))

@@ -40,7 +40,7 @@ def test_bad_options_name_the_option(opts, field):
 
 def test_reproduce_rows_carry_paper_values_and_mark_missing_baselines():
     m = {"avg_jct": 100.0, "median_jct": 50.0, "p95_jct": 300.0, "p99_jct": 400.0, "makespan": 1000.0,
-         "p95_queue": 20.0, "p99_queue": 30.0, "comm_overhead": 0.1}
+         "p95_queue": 20.0, "p99_queue": 30.0, "p95_waiting": 40.0, "p99_waiting": 60.0, "comm_overhead": 0.1}
     results = {suite.label("dally", 8, "batch"): m,
                suite.label("dally-manual", 8, "batch"): {**m, "avg_jct": 125.0},
                suite.label("yarn-cs", 8, "batch"): {**m, "avg_jct": 200.0, "comm_overhead": 0.4}}
@@ -48,7 +48,12 @@ def test_reproduce_rows_carry_paper_values_and_mark_missing_baselines():
     t2 = rows["Table 2 avg_jct Dally (8 racks, batch)"]
     assert t2.paper == 2828955 and t2.ours == 100.0
     tir = rows["Table 2 avg_jct Tiresias (8 racks, batch)"]
-    assert tir.ours is None and "awaits" in tir.note
+    assert tir.ours is None and "not registered" in tir.note
+    with_tir = {**results, suite.label("2d-las", 8, "batch"): {**m, "p95_queue": 10.0, "p95_waiting": 80.0}}
+    rows_t = {r.quantity: r for r in suite.reproduce(with_tir)}
+    # first-start delay and all time queued can disagree in sign: 1 - 20/10 = -100 %, 1 - 40/80 = +50 %
+    assert rows_t[">P95 queueing delay: Dally vs Tiresias, 8 racks, batch"].ours == pytest.approx(-100.0)
+    assert rows_t[">P95 waiting (all time queued): Dally vs Tiresias, 8 racks, batch"].ours == pytest.approx(50.0)
     assert rows["average JCT: Dally vs Dally-manual, 8 racks, batch"].ours == pytest.approx(20.0)   # 1 - 100/125
     assert rows["average JCT: Dally vs Dally-manual, 8 racks, batch"].paper == pytest.approx(9.58, abs=0.01)
     assert rows["communication overhead: Dally vs YARN-CS, 8 racks, batch"].ours == pytest.approx(75.0)

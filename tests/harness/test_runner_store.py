@@ -113,3 +113,21 @@ def test_threads_times_workers_never_exceed_cores():
     w, t, notes = concurrency(1, 16, cores=4)
     assert (w, t) == (1, 4) and "threads clamped" in notes[0]
     assert math.prod(concurrency(None, 1, cores=2)[:2]) == 2
+
+
+def test_identical_cases_under_two_labels_both_reach_reproduce(tmp_path):
+    # the Rubick suite's "base-trace/rubick" and "load=1/rubick" are the same run (a key ignores the
+    # label): it is stored once, under the last label, and reproduce() must still see both labels
+    from schedlab.benchmarks.harness import GapCase, ReproRow, Suite
+
+    a = GapCase("joint", "rubick-64", 2, "fifo", seed=0, time_limit_s=5, label="first")
+    b = GapCase("joint", "rubick-64", 2, "fifo", seed=0, time_limit_s=5, label="second")
+    assert a.key == b.key
+
+    def reproduce(results):
+        return [ReproRow("same run", None, float(results["first"]["objective"] == results["second"]["objective"]),
+                         "", "")]
+
+    runs = run_bench(Suite("twins", "one run under two labels", (a, b), reproduce=reproduce),
+                     BenchOptions(out=tmp_path, workers=1))
+    assert [r.quantity for r in runs[0].repro] == ["same run"] and runs[0].repro[0].ours == 1.0
