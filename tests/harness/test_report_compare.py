@@ -103,3 +103,21 @@ def test_best_bound_is_the_tightest_proven_bound():
     out = with_best_bound(df).set_index("method")
     assert out.loc["h", "best_bound"] == 7.0 and out.loc["h", "bound_optimal"]
     assert out.loc["h", "gap"] == pytest.approx(1 / 8) and out.loc["e", "gap"] == 0.0
+
+
+def test_timeline_bins_are_time_weighted_means_by_hand():
+    from schedlab.benchmarks.harness.report.plots import binned_step
+
+    # y = 2 on [0,1), 0 on [1,3), 4 on [3,4): two bins of width 2 over [0, 4]
+    t, y = np.array([0.0, 1.0, 3.0, 4.0]), np.array([2.0, 0.0, 4.0, 9.0])
+    tb, yb = binned_step(t, y, n=2)
+    assert tb.tolist() == [0.0, 2.0]
+    assert yb.tolist() == [(2 * 1 + 0 * 1) / 2, (0 * 1 + 4 * 1) / 2]
+    # short series are drawn as they are; the area under a long one is kept
+    assert binned_step(t, y, n=10)[1] is y
+    rng = np.random.default_rng(0)
+    t = np.cumsum(rng.uniform(0.1, 2.0, 50_000))
+    y = rng.integers(0, 64, t.size).astype(float)
+    tb, yb = binned_step(t, y, n=1000)
+    assert len(tb) == 1000
+    assert np.sum(yb * (t[-1] - t[0]) / 1000) == pytest.approx(np.sum(y[:-1] * np.diff(t)), rel=1e-9)

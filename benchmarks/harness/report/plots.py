@@ -182,8 +182,27 @@ def jct_cdf(group: str, runs: list[tuple[str, pd.Series]], root: Path, path: Pat
     return _save(fig, path)
 
 
+#: most points a timeline line is drawn with; longer step series are binned (time-weighted means)
+TIMELINE_POINTS = 2000
+
+
+def binned_step(t: np.ndarray, y: np.ndarray, n: int = TIMELINE_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """A right-continuous step function ``y`` (value ``y[i]`` on ``[t[i], t[i+1])``) as at most ``n``
+    equal-width bins over ``[t[0], t[-1]]``, each holding the time-weighted mean
+    ``(1/w) * integral of y over the bin``; series with at most ``n`` points are returned as they are.
+    Exact integrals (cumulative sums at the breakpoints), so no peak is lost to sampling: it is averaged."""
+    if len(t) <= n or t[-1] <= t[0]:
+        return t, y
+    cum = np.concatenate(([0.0], np.cumsum(y[:-1] * np.diff(t))))
+    edges = np.linspace(t[0], t[-1], n + 1)
+    i = np.clip(np.searchsorted(t, edges, side="right") - 1, 0, len(t) - 1)
+    area = cum[i] + y[i] * (edges - t[i])
+    return edges[:-1], np.diff(area) / np.diff(edges)
+
+
 def timeline(group: str, runs: list[tuple[str, pd.Series]], root: Path, path: Path) -> Path | None:
-    """GPU utilisation and queue length over time (hours), a line per policy."""
+    """GPU utilisation and queue length over time (hours), a line per policy (series longer than
+    :data:`TIMELINE_POINTS` drawn as time-weighted bin means, :func:`binned_step`)."""
     fig = Figure(figsize=(7.5, 5.2), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
     col = colours(label for label, _ in runs)
@@ -191,9 +210,10 @@ def timeline(group: str, runs: list[tuple[str, pd.Series]], root: Path, path: Pa
     for label, x, s in _each(runs, root, "series.csv"):
         total = (x["metrics"] or {}).get("total_gpus") or x["gpus"] or max(1, int(s["used_gpus"].max()))
         t = s["time"].to_numpy(float) / 3600.0
-        top.step(t, 100 * s["used_gpus"].to_numpy(float) / float(total), where="post", color=col[label], label=label,
-                 lw=1.2)
-        bottom.step(t, s["queued"].to_numpy(float), where="post", color=col[label], label=label, lw=1.2)
+        tu, used = binned_step(t, 100 * s["used_gpus"].to_numpy(float) / float(total))
+        tq, queued = binned_step(t, s["queued"].to_numpy(float))
+        top.step(tu, used, where="post", color=col[label], label=label, lw=1.2)
+        bottom.step(tq, queued, where="post", color=col[label], label=label, lw=1.2)
         drawn = True
     if not drawn:
         return None
