@@ -71,9 +71,10 @@ def row(case: str, res, extra: dict | None = None) -> dict:
            "bound": d["bound"], "gap": d["gap"], "wall_s": d["wall_s"], "build_s": d["build_s"],
            "translate_s": d["translate_s"], "solve_s": d["solve_s"], "extract_s": d["extract_s"],
            "verify_s": d["verify_s"], "verified": d["verified"], "threads": d["threads"], "model": d["model"],
+           "notes": list(d.get("notes") or ()),
            "load1": round(os.getloadavg()[0], 2)}
     out.update(extra or {})
-    print(json.dumps({k: v for k, v in out.items() if k != "model"}), flush=True)
+    print(json.dumps({k: v for k, v in out.items() if k not in ("model", "notes")}), flush=True)
     return out
 
 
