@@ -127,7 +127,7 @@ def limits(rows: list, quick: bool, only_series: list[str] | None = None, sizes_
                     alive.remove(be)
 
 
-def scale(rows: list, quick: bool) -> None:
+def scale(rows: list, quick: bool, backends: list[str] | None = None) -> None:
     cl = dally(512)
     for name, kw in (("idle-synthetic", {}), ("busy-perfmodel", {"source": "perfmodel", "max_gpus": 16, "busy": 0.5})):
         t0 = time.perf_counter()
@@ -136,7 +136,7 @@ def scale(rows: list, quick: bool) -> None:
         t0 = time.perf_counter()
         lp = relaxation_bound(inst)
         lp_s = time.perf_counter() - t0
-        for be in ("highs", "cpsat"):
+        for be in backends or ("highs", "cpsat"):
             r = JointTwoStage().solve(inst, be, SolveParams(time_limit_s=LIMIT, seed=1))
             rows.append(row(f"scale-20000-{name}", r, {"gpus": cl.total_gpus, "lp_bound": lp, "lp_s": round(lp_s, 3),
                                                       "gap_to_lp": relative_gap(r.objective, lp),
@@ -149,12 +149,12 @@ def scale(rows: list, quick: bool) -> None:
                                                              "peak_rss_mb": round(peak_mb(), 1)}))
 
 
-def pop_vs_direct(rows: list, quick: bool) -> None:
+def pop_vs_direct(rows: list, quick: bool, backends: list[str] | None = None) -> None:
     for n in ((400,) if quick else (400, 1600, 6400)):
         cl = dally(_racks(n))
         inst = generate_joint(cl, n, seed=1, source="perfmodel", max_gpus=16, busy=0.5)
         lp = relaxation_bound(inst)
-        for be in ("highs", "cpsat"):
+        for be in backends or ("highs", "cpsat"):
             p = SolveParams(time_limit_s=LIMIT, seed=1)
             extra = {"jobs": n, "gpus": cl.total_gpus, "lp_bound": lp}
             r = JointTwoStage().solve(inst, be, p)
@@ -201,7 +201,7 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", choices=list(CASES), help="run only these cases")
     ap.add_argument("--series", nargs="*", choices=list(SERIES), help="limits: only these series")
     ap.add_argument("--sizes", nargs="*", type=int, help="limits: these sizes instead of the series' own (bisection)")
-    ap.add_argument("--backends", nargs="*", choices=BACKEND_NAMES, help="limits: only these backends")
+    ap.add_argument("--backends", nargs="*", choices=BACKEND_NAMES, help="limits, scale, pop-vs-direct: only these backends")
     a = ap.parse_args()
     meta = {"cores": os.cpu_count(), "cpsat_workers": SolveParams().effective_threads,
             "python": platform.python_version(), "backends": BACKEND_NAMES, "loadavg_before": os.getloadavg(),
@@ -210,6 +210,8 @@ def main() -> None:
     for name in a.only or CASES:
         if name == "limits":
             limits(rows, a.quick, a.series, a.sizes, a.backends)
+        elif name in ("scale", "pop-vs-direct"):
+            CASES[name](rows, a.quick, a.backends)
         else:
             CASES[name](rows, a.quick)
     meta["loadavg_after"] = os.getloadavg()
