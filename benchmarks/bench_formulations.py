@@ -18,6 +18,7 @@ Cases (seeded instances, seed 1; every backend that is available; CP-SAT and CBC
 * ``pop-vs-direct``: per-machine instances (perf-model options, half the machines partly busy, so
   the pooled model is not exact): the direct two-stage solve against POP (k = 8 and k = jobs / 32,
   parallel) with 60 s each;
+* ``reference``: the issue's reference point, 2,000 jobs on 4,096 GPUs: direct HiGHS against POP k=8;
 * ``budget``: the issue's reproduction, a 2 s limit on the 200-job per-machine joint model: the wall
   clock of the whole solve and its phases.
 
@@ -70,9 +71,10 @@ def row(case: str, res, extra: dict | None = None) -> dict:
            "bound": d["bound"], "gap": d["gap"], "wall_s": d["wall_s"], "build_s": d["build_s"],
            "translate_s": d["translate_s"], "solve_s": d["solve_s"], "extract_s": d["extract_s"],
            "verify_s": d["verify_s"], "verified": d["verified"], "threads": d["threads"], "model": d["model"],
+           "notes": list(d.get("notes") or ()),
            "load1": round(os.getloadavg()[0], 2)}
     out.update(extra or {})
-    print(json.dumps({k: v for k, v in out.items() if k != "model"}), flush=True)
+    print(json.dumps({k: v for k, v in out.items() if k not in ("model", "notes")}), flush=True)
     return out
 
 
@@ -100,12 +102,16 @@ SERIES: dict[str, tuple[list[int], Callable[[int], Any], Callable[..., Any]]] = 
 }
 
 
-def limits(rows: list, quick: bool, only_series: list[str] | None = None) -> None:
+def limits(rows: list, quick: bool, only_series: list[str] | None = None, sizes_override: list[int] | None = None,
+           backends: list[str] | None = None) -> None:
+    """Sizes ascending per series and backend until the first size not proven optimal within LIMIT.
+    ``sizes_override`` replaces every chosen series' sizes (a bisection step: give the bracket's midpoint)."""
     for name, (sizes, make, run) in SERIES.items():
         if only_series and name not in only_series:
             continue
-        alive = [b for b in BACKEND_NAMES]
-        for n in sizes[:3] if quick else sizes:
+        alive = list(backends or BACKEND_NAMES)
+        sizes = sorted(sizes_override) if sizes_override else sizes
+        for n in sizes[:3] if quick and not sizes_override else sizes:
             if not alive:
                 break
             inst = make(n)
@@ -121,7 +127,7 @@ def limits(rows: list, quick: bool, only_series: list[str] | None = None) -> Non
                     alive.remove(be)
 
 
-def scale(rows: list, quick: bool) -> None:
+def scale(rows: list, quick: bool, backends: list[str] | None = None) -> None:
     cl = dally(512)
     for name, kw in (("idle-synthetic", {}), ("busy-perfmodel", {"source": "perfmodel", "max_gpus": 16, "busy": 0.5})):
         t0 = time.perf_counter()
@@ -130,7 +136,7 @@ def scale(rows: list, quick: bool) -> None:
         t0 = time.perf_counter()
         lp = relaxation_bound(inst)
         lp_s = time.perf_counter() - t0
-        for be in ("highs", "cpsat"):
+        for be in backends or ("highs", "cpsat"):
             r = JointTwoStage().solve(inst, be, SolveParams(time_limit_s=LIMIT, seed=1))
             rows.append(row(f"scale-20000-{name}", r, {"gpus": cl.total_gpus, "lp_bound": lp, "lp_s": round(lp_s, 3),
                                                       "gap_to_lp": relative_gap(r.objective, lp),
@@ -143,12 +149,12 @@ def scale(rows: list, quick: bool) -> None:
                                                              "peak_rss_mb": round(peak_mb(), 1)}))
 
 
-def pop_vs_direct(rows: list, quick: bool) -> None:
+def pop_vs_direct(rows: list, quick: bool, backends: list[str] | None = None) -> None:
     for n in ((400,) if quick else (400, 1600, 6400)):
         cl = dally(_racks(n))
         inst = generate_joint(cl, n, seed=1, source="perfmodel", max_gpus=16, busy=0.5)
         lp = relaxation_bound(inst)
-        for be in ("highs", "cpsat"):
+        for be in backends or ("highs", "cpsat"):
             p = SolveParams(time_limit_s=LIMIT, seed=1)
             extra = {"jobs": n, "gpus": cl.total_gpus, "lp_bound": lp}
             r = JointTwoStage().solve(inst, be, p)
@@ -158,6 +164,26 @@ def pop_vs_direct(rows: list, quick: bool) -> None:
                 rows.append(row("pop-vs-direct-pop", r, extra | {"k": k, "gap_to_lp": relative_gap(r.objective, lp)}))
 
 
+def reference(rows: list, quick: bool) -> None:
+    """The issue's reference point: 2,000 jobs on 4,096 GPUs (``dally(64)``), direct ``joint`` on HiGHS
+    (the pooled model, exact on the idle synthetic instance) against POP k=8 (parallel) with 60 s each;
+    then the same on a half-busy perf-model instance, where the direct solve is the two-stage one."""
+    cl = dally(64)
+    variants = [("idle-synthetic", {}, lambda i, b, p: solve(JointFormulation(), i, b, p))]
+    if not quick:
+        variants.append(("busy-perfmodel", {"source": "perfmodel", "max_gpus": 16, "busy": 0.5},
+                         lambda i, b, p: JointTwoStage().solve(i, b, p)))
+    for name, kw, direct in variants:
+        inst = generate_joint(cl, 2000, seed=1, **kw)
+        lp = relaxation_bound(inst)
+        p = SolveParams(time_limit_s=LIMIT, seed=1)
+        extra = {"jobs": 2000, "gpus": cl.total_gpus, "lp_bound": lp}
+        r = direct(inst, "highs", p)
+        rows.append(row(f"reference-2000-{name}-direct", r, extra | {"gap_to_lp": relative_gap(r.objective, lp)}))
+        r = POP(8, parallel=True).solve(inst, "highs", p)
+        rows.append(row(f"reference-2000-{name}-pop8", r, extra | {"k": 8, "gap_to_lp": relative_gap(r.objective, lp)}))
+
+
 def budget(rows: list, quick: bool) -> None:
     inst = generate_joint(preset("dally-8"), 200, seed=1, running_frac=0.3, reconfig_penalty=0.2, max_gpus=32)
     for be in ("highs", "cpsat"):
@@ -165,7 +191,7 @@ def budget(rows: list, quick: bool) -> None:
         rows.append(row("budget-2s-200", r, {"limit_s": 2.0}))
 
 
-CASES = {"limits": limits, "scale": scale, "pop-vs-direct": pop_vs_direct, "budget": budget}
+CASES = {"limits": limits, "scale": scale, "pop-vs-direct": pop_vs_direct, "reference": reference, "budget": budget}
 
 
 def main() -> None:
@@ -174,6 +200,8 @@ def main() -> None:
     ap.add_argument("--out", default="bench_formulations.json", help="where to write the JSON rows")
     ap.add_argument("--only", nargs="*", choices=list(CASES), help="run only these cases")
     ap.add_argument("--series", nargs="*", choices=list(SERIES), help="limits: only these series")
+    ap.add_argument("--sizes", nargs="*", type=int, help="limits: these sizes instead of the series' own (bisection)")
+    ap.add_argument("--backends", nargs="*", choices=BACKEND_NAMES, help="limits, scale, pop-vs-direct: only these backends")
     a = ap.parse_args()
     meta = {"cores": os.cpu_count(), "cpsat_workers": SolveParams().effective_threads,
             "python": platform.python_version(), "backends": BACKEND_NAMES, "loadavg_before": os.getloadavg(),
@@ -181,7 +209,9 @@ def main() -> None:
     rows: list[dict] = []
     for name in a.only or CASES:
         if name == "limits":
-            limits(rows, a.quick, a.series)
+            limits(rows, a.quick, a.series, a.sizes, a.backends)
+        elif name in ("scale", "pop-vs-direct"):
+            CASES[name](rows, a.quick, a.backends)
         else:
             CASES[name](rows, a.quick)
     meta["loadavg_after"] = os.getloadavg()

@@ -6,11 +6,14 @@ free GPUs that holds it (and its CPUs and memory); a spread option takes, inside
 most free GPUs (rack tier) or anywhere (network tier), pieces that are multiples of its divisor on the
 machines with the most free GPUs, CPUs and memory in proportion. A job that does not fit is left
 queued. When every job fits, the allocation is worth exactly the class relaxation's value, so the
-two-stage solve is done; otherwise it warm-starts the packing MIP. O(jobs x machines).
+two-stage solve is done; otherwise it warm-starts the packing MIP. One-machine options look machines
+up by free GPUs (buckets), not by a scan; spread options are O(jobs x machines).
 """
 
 from __future__ import annotations
 
+import bisect
+from bisect import insort
 from collections import defaultdict
 from collections.abc import Mapping
 
@@ -36,14 +39,14 @@ def pack_greedy(inst: JointInstance, chosen: Mapping[str, JobOption | str]) -> A
             for m, r in cur.placement.items():
                 if m in free:
                     free[m] = [free[m][0] - r.gpus, free[m][1] - r.cpus, free[m][2] - r.mem_gb]
+    bucket = _ByFree({m: free[m][0] for m in mach})
     todo = sorted(((jid, o) for jid, o in chosen.items() if isinstance(o, JobOption)), key=lambda t: (-t[1].gpus, t[0]))
     for jid, o in todo:
         cpg, mpg = o.cpus / o.gpus, o.mem_gb / o.gpus
         if o.single:
-            fits = [m for m in mach if free[m][0] >= o.gpus and free[m][1] >= o.cpus and free[m][2] >= o.mem_gb - 1e-9]
-            if not fits:
+            m = bucket.first_fit(o, free)
+            if m is None:
                 continue
-            m = min(fits, key=lambda m: (free[m][0], m))
             gpus = {m: o.gpus}
         else:
             groups = list(racks.values()) if o.tier is Tier.RACK and len(racks) > 1 else [mach]
@@ -57,9 +60,34 @@ def pack_greedy(inst: JointInstance, chosen: Mapping[str, JobOption | str]) -> A
         cpus = _integral_share(o.cpus, gpus)
         mem = {m: o.mem_gb * k / o.gpus for m, k in gpus.items()}
         for m, k in gpus.items():
+            bucket.move(m, free[m][0], free[m][0] - k)
             free[m] = [free[m][0] - k, free[m][1] - cpus[m], free[m][2] - mem[m]]
         out.append(priced_allocation(inst, base.job(jid), o, gpus, cpus, mem))
     return Allocation.of(out)
+
+
+class _ByFree:
+    """Machines bucketed by free GPUs, names sorted in each bucket: the one-machine rule "fewest free
+    GPUs that hold the option, then the smallest name" without scanning every machine per job."""
+
+    def __init__(self, free_gpus: Mapping[str, int]) -> None:
+        self.buckets: dict[int, list[str]] = defaultdict(list)
+        for m, g in free_gpus.items():
+            self.buckets[g].append(m)
+        for b in self.buckets.values():
+            b.sort()
+
+    def move(self, m: str, old: int, new: int) -> None:
+        b = self.buckets[old]
+        del b[bisect.bisect_left(b, m)]
+        insort(self.buckets[new], m)
+
+    def first_fit(self, o: JobOption, free: Mapping[str, list]) -> str | None:
+        for g in sorted(k for k, b in self.buckets.items() if k >= o.gpus and b):
+            for m in self.buckets[g]:
+                if free[m][1] >= o.cpus and free[m][2] >= o.mem_gb - 1e-9:
+                    return m
+        return None
 
 
 def _spread(o: JobOption, machines: list[str], free: dict, cpg: float, mpg: float) -> dict[str, int] | None:

@@ -106,3 +106,16 @@ def test_pop_status_is_its_worst_part(monkeypatch, joint_inst):
         monkeypatch.setattr(pop_mod, "_solve_part", lambda *a, term=term: fake(*a, term.value))
         r = POP(3).solve(joint_inst, "highs", P)
         assert r.termination is expect
+
+
+def test_a_late_part_gets_only_what_is_left_of_its_round(monkeypatch):
+    # POP's rounds must not add their overruns up (20,000 jobs, k=16: 99-121 s for a 60 s budget)
+    import time
+
+    seen = []
+    monkeypatch.setattr(pop_mod, "_solve_part", lambda kind, sub, backend, params: seen.append(params.time_limit_s))
+    p = P.with_(time_limit_s=8.0)
+    pop_mod._part_until(time.time() + 1e4, 2.0, "joint", {}, "highs", p)  # on time: its share
+    pop_mod._part_until(time.time() - 1e4, 2.0, "joint", {}, "highs", p)  # its round is over: the floor
+    pop_mod._part_until(None, 2.0, "joint", {}, "highs", p)  # no budget: untouched
+    assert seen == [8.0, 2.0, 8.0]
