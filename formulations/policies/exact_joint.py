@@ -16,6 +16,13 @@ option tables from the perf model, reference throughputs, quotas left after rest
 preempted: a linear stand-in for Rubick's ``(T - N delta)/T > 0.97`` rule). Guaranteed jobs take only
 options at or above their SLO and minRes, within their tenant's quota (the joint model's rules).
 
+**Preemptions**: a preempted job holds its resources until its checkpoint is saved (a reconfigured
+one frees them within the decision), which the joint model does not know. When the optimum preempts
+running jobs, the round is solved again with those jobs out and their resources held
+(:func:`~schedlab.formulations.policies.joint_snapshot.holding`; counted ``re-solved:preemption``),
+until a solution preempts no one else: the decision preempts them and starts what fits beside them;
+what needed their resources starts at a later round.
+
 **Budget and fallbacks** (each counted in ``counters``, reported as ``metrics["policy_counters"]``):
 ``time_limit_s`` is a wall-clock budget for the whole round (tables, build, solve, extraction,
 verification). A solve that ends at a limit with an incumbent uses it (``incumbent:<status>``); one
@@ -43,7 +50,7 @@ from pydantic import Field, field_validator
 from schedlab.formulations.backends import BACKENDS, quick_availability
 from schedlab.formulations.base import MIN_SOLVE_S
 from schedlab.formulations.policies.base import RoundPolicy, ViewSnapshot
-from schedlab.formulations.policies.joint_snapshot import OptionTables, joint_snapshot
+from schedlab.formulations.policies.joint_snapshot import OptionTables, holding, joint_snapshot
 from schedlab.formulations.result import SolveParams, Termination
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
@@ -128,8 +135,6 @@ class ExactJointPolicy(RoundPolicy):
         return self._tables
 
     def round(self, snap: ViewSnapshot) -> Allocation:
-        from schedlab.formulations import METHODS  # the registry module imports this one
-
         t0 = time.perf_counter()
         inst = snap.instance
         key = (tuple(j.id for j in inst.jobs), dict(inst.current.assignments), dict(inst.reserved), dict(inst.quotas))
@@ -139,31 +144,51 @@ class ExactJointPolicy(RoundPolicy):
         self._steady, self.last_result = None, None
         jinst = joint_snapshot(snap, self.tables(inst.cluster), self.reconfig_penalty)
         left = self.time_limit_s - (time.perf_counter() - t0)
+        while True:
+            res = self._solve(jinst, left)
+            if res is None:
+                return inst.current
+            preempted = {ja.job_id for ja in jinst.base.current} - set(res.allocation.assignments)
+            if not preempted:
+                break
+            # the preempted jobs hold their resources until their checkpoint: solve again without
+            # them, their resources held, so that no start uses what they still hold
+            self.counters["re-solved:preemption"] += 1
+            jinst = holding(jinst, preempted)
+            left = self.time_limit_s - (time.perf_counter() - t0)
+        term = res.termination
+        target = res.allocation
+        if term is Termination.OPTIMAL and dict(target.assignments) == key[1]:
+            self._steady = key
+        return target
+
+    def _solve(self, jinst, left: float):
+        """One solve of ``jinst`` within ``left`` seconds; ``None`` (counted) when the round must keep
+        the running allocation."""
+        from schedlab.formulations import METHODS  # the registry module imports this one
+
         if left < MIN_SOLVE_S:
             self.counters["kept-current:budget"] += 1
-            return inst.current
+            return None
+        cur = jinst.base.current
         params = SolveParams(time_limit_s=left, node_limit=self.node_limit, deterministic_limit=self.deterministic_limit_s,
-                             threads=self.threads, seed=self.seed, warm_start=inst.current if len(inst.current) else None)
+                             threads=self.threads, seed=self.seed, warm_start=cur if len(cur) else None)
         self.counters["solves"] += 1
         try:
             res = METHODS[self.method][1](jinst, self.backend, params)
         except SolverError:
             self.counters["kept-current:solver-error"] += 1
-            return inst.current
+            return None
         self.last_result = res
-        term = res.termination
         if res.allocation is None:
-            self.counters[f"kept-current:{term.value}"] += 1
-            return inst.current
+            self.counters[f"kept-current:{res.termination.value}"] += 1
+            return None
         if res.violations:
             self.counters["kept-current:rejected"] += 1
-            return inst.current
-        if term is not Termination.OPTIMAL:
-            self.counters[f"incumbent:{term.value}"] += 1
-        target = res.allocation
-        if term is Termination.OPTIMAL and dict(target.assignments) == key[1]:
-            self._steady = key
-        return target
+            return None
+        if res.termination is not Termination.OPTIMAL:
+            self.counters[f"incumbent:{res.termination.value}"] += 1
+        return res
 
 
 EXACT_POLICIES = PolicyRegistry()

@@ -25,6 +25,10 @@ CPUs (at least one per GPU), as the simulator's guarantee check measures it; 1 f
 job has a perf-model table; otherwise ``table`` (each job runs its option's plan, so a rigid job
 never changes plan).
 
+**Preemptions** free resources only once the checkpoint is saved (the simulator's semantics; a
+reconfiguration frees them within the decision): :func:`holding` is the instance in which the jobs a
+decision preempts keep holding theirs.
+
 **Quotas**: jobs restoring or checkpointing are not in the decision (:func:`view_instance`) but
 still charge their tenant's quota, so the decision sees the quota left after them; when a quota
 component is used up, the tenant's queued guaranteed jobs sit this round out.
@@ -32,6 +36,7 @@ component is used up, the tenant's queued guaranteed jobs sit this round out.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 from schedlab.formulations.joint_instance import JobOption, JointInstance
@@ -39,6 +44,7 @@ from schedlab.formulations.joint_options import PerfOptions
 from schedlab.formulations.policies.base import ViewSnapshot
 from schedlab.perfmodel.environment import shape_placements
 from schedlab.perfmodel.zoo import resolve_name
+from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
@@ -128,9 +134,24 @@ def joint_snapshot(snap: ViewSnapshot, tables: OptionTables, reconfig_penalty: f
         options[job.id], ref[job.id], perf_table = tables.table(job)
         perf_priced &= perf_table
     base = Instance(inst.cluster, jobs, current=inst.current, quotas=quotas, reserved=inst.reserved,
-                    time=inst.time, progress=inst.progress)
+                    time=inst.time, progress={j: p for j, p in inst.progress.items() if j not in out})
     return JointInstance(base, options, ref, reconfig_penalty=reconfig_penalty,
                          pricing="perfmodel" if perf_priced and jobs else "table")
+
+
+def holding(jinst: JointInstance, preempted: set[str]) -> JointInstance:
+    """``jinst`` without the running jobs ``preempted``, whose resources stay held (``reserved``) until
+    their checkpoint is saved: what the rest may use in the decision that preempts them."""
+    base = jinst.base
+    reserved = dict(base.reserved)
+    for jid in preempted:
+        for m, r in base.current[jid].placement.items():
+            reserved[m] = reserved.get(m, Resources()) + r
+    rest = Instance(base.cluster, tuple(j for j in base.jobs if j.id not in preempted),
+                    current=Allocation.of(ja for ja in base.current if ja.job_id not in preempted),
+                    quotas=base.quotas, reserved=reserved, time=base.time,
+                    progress={j: p for j, p in base.progress.items() if j not in preempted})
+    return dataclasses.replace(jinst, base=rest)
 
 
 def quota_left(inst: Instance, frozen: tuple[Job, ...]) -> tuple[dict[str, Resources], set[str]]:
@@ -149,4 +170,4 @@ def quota_left(inst: Instance, frozen: tuple[Job, ...]) -> tuple[dict[str, Resou
     return quotas, out
 
 
-__all__ = ["SOURCES", "OptionTables", "joint_snapshot", "quota_left"]
+__all__ = ["SOURCES", "OptionTables", "holding", "joint_snapshot", "quota_left"]

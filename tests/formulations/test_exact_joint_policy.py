@@ -58,15 +58,33 @@ def test_unknown_models_place_the_most_jobs_by_hand(make_cluster):
 @pytest.mark.parametrize("penalty,kept", [(1.5, True), (0.5, False)])
 def test_reconfiguration_penalty_by_hand(make_cluster, penalty, kept):
     """A (4 GPUs) runs on the only machine, B and C (2 GPUs each) wait. Preempting A for B + C is worth
-    2 - pi (one running job changed), keeping A is worth 1: A stays iff pi > 1."""
+    2 - pi (one running job changed), keeping A is worth 1: A stays iff pi > 1. A preempted job holds
+    its GPUs until its checkpoint is saved, so the round is solved again with A out and its GPUs
+    held: B and C cannot start in the decision that preempts A (they start at a later round)."""
     cl = make_cluster(machines=1)
     m = cl.machines[0]
     cur = Allocation({"a": JobAllocation("a", ExecutionPlan(dp=4), {m: Resources(4, 4)})})
     inst = Instance(cl, (rigid("a", 4), rigid("b", 2), rigid("c", 2)), current=cur, time=100.0)
     alloc, pol = decide(inst, reconfig_penalty=penalty)
-    assert (sorted(alloc.assignments) == ["a"]) is kept
-    assert (sorted(alloc.assignments) == ["b", "c"]) is not kept
-    assert pol.last_result.objective == pytest.approx(1.0 if kept else 2.0 - penalty)
+    assert sorted(alloc.assignments) == (["a"] if kept else [])
+    assert pol.counters["re-solved:preemption"] == (0 if kept else 1)
+    assert pol.counters["solves"] == (1 if kept else 2)
+    if kept:
+        assert pol.last_result.objective == pytest.approx(1.0)
+
+
+def test_preempted_jobs_resources_wait_for_the_checkpoint_in_a_replay(make_cluster):
+    """A (4 GPUs, 1,000 s) starts at 0 alone; B and C (2 GPUs each, 600 s) arrive at 10. The 60 s round
+    preempts A (2 - 0.05 > 1); B and C start once A's checkpoint is saved, and A resumes after them."""
+    cl = make_cluster(machines=1)
+    jobs = (rigid("a", 4), rigid("b", 2, arrival=10.0, iterations=600.0), rigid("c", 2, arrival=10.0, iterations=600.0))
+    pol = SPEC.build(FAST, seed=0)
+    res = simulate(cl, jobs, pol)
+    r = {x.job_id: x for x in res.jobs}
+    assert res.unfinished == () and r["a"].preemptions == 1
+    assert r["b"].first_start > 60.0 and r["b"].first_start == r["c"].first_start
+    assert r["a"].end > r["b"].end
+    assert pol.counters["re-solved:preemption"] == 1
 
 
 def test_two_perf_model_jobs_split_one_machine_by_hand(make_cluster):
