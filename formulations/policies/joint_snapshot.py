@@ -140,17 +140,20 @@ def joint_snapshot(snap: ViewSnapshot, tables: OptionTables, reconfig_penalty: f
 
 
 def holding(jinst: JointInstance, preempted: set[str]) -> JointInstance:
-    """``jinst`` without the running jobs ``preempted``, whose resources stay held (``reserved``) until
-    their checkpoint is saved: what the rest may use in the decision that preempts them."""
+    """``jinst`` without the running jobs ``preempted``, whose resources stay held (``reserved``) and
+    whose quota stays charged until their checkpoint is saved: what the rest may use in the decision
+    that preempts them."""
     base = jinst.base
     reserved = dict(base.reserved)
     for jid in preempted:
         for m, r in base.current[jid].placement.items():
             reserved[m] = reserved.get(m, Resources()) + r
-    rest = Instance(base.cluster, tuple(j for j in base.jobs if j.id not in preempted),
-                    current=Allocation.of(ja for ja in base.current if ja.job_id not in preempted),
-                    quotas=base.quotas, reserved=reserved, time=base.time,
-                    progress={j: p for j, p in base.progress.items() if j not in preempted})
+    quotas, out = quota_left(base, tuple(base.job(j) for j in preempted))
+    gone = preempted | out
+    rest = Instance(base.cluster, tuple(j for j in base.jobs if j.id not in gone),
+                    current=Allocation.of(ja for ja in base.current if ja.job_id not in gone),
+                    quotas=quotas, reserved=reserved, time=base.time,
+                    progress={j: p for j, p in base.progress.items() if j not in gone})
     return dataclasses.replace(jinst, base=rest)
 
 

@@ -13,7 +13,7 @@ from schedlab.formulations.base import solve
 from schedlab.formulations.joint import JointFormulation
 from schedlab.formulations.joint_options import PerfOptions, generate_joint
 from schedlab.formulations.policies import ExactJointPolicy, joint_snapshot, view_instance
-from schedlab.formulations.policies.joint_snapshot import OptionTables, quota_left
+from schedlab.formulations.policies.joint_snapshot import OptionTables, holding, quota_left
 from schedlab.perfmodel.environment import shape_placements
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling import (
@@ -146,6 +146,14 @@ def test_quota_held_by_restoring_jobs_is_not_given_again(make_cluster):
     assert j.base.quotas["T"] == Resources(2)
     res = solve(JointFormulation(), j, "highs", SolveParams(threads=1))
     assert sorted(res.allocation.assignments) == ["small"]
+    # a preempted guaranteed job keeps its GPUs and its quota charge until its checkpoint is saved
+    m = cl.machines[0]
+    cur = Allocation({"run": JobAllocation("run", ExecutionPlan(dp=2), {m: Resources(2, 2)})})
+    inst = Instance(cl, (g("run", 2), g("big", 4)), current=cur, quotas={"T": Resources(4)})
+    h = holding(joint_snapshot(view_instance(snapshot_view(inst)), tables, 0.0), {"run"})
+    assert [x.id for x in h.base.jobs] == ["big"] and len(h.base.current) == 0
+    assert h.base.quotas["T"] == Resources(2) and h.base.reserved[m] == Resources(2, 2)
+    assert solve(JointFormulation(), h, "highs", SolveParams(threads=1)).allocation.assignments == {}
 
 
 def test_bad_parameters_name_the_field():
