@@ -44,7 +44,7 @@ from schedlab.formulations.offline import (
     generate_offline,
     offline_objective,
 )
-from schedlab.formulations.policies import SIA_POLICIES
+from schedlab.formulations.policies import EXACT_POLICIES, SIA_POLICIES
 from schedlab.formulations.pop import POP
 from schedlab.formulations.result import SolutionStatus, SolveParams, SolveResult, Termination, relative_gap
 from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, generate_tier, tier_objective
@@ -116,7 +116,7 @@ GAP_NOTES: dict[str, str] = {
 
 #: policies that solve a model in the loop (exact-in-the-loop, Sia-like); merged with
 #: ``heuristics.POLICIES`` by ``schedlab.benchmarks.registry.all_policies`` (no upward import)
-POLICIES: PolicyRegistry = PolicyRegistry.merged(SIA_POLICIES)
+POLICIES: PolicyRegistry = PolicyRegistry.merged(SIA_POLICIES, EXACT_POLICIES)
 
 __all__ = [
     "BACKENDS", "BOUND_METHOD", "GAP_NOTES", "POLICIES", "PreemptiveBoundMethod", "GENERATORS", "INSTANCE_KINDS", "METHODS", "OBJECTIVES", "POP", "Built", "Formulation", "JobOption",

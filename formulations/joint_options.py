@@ -251,15 +251,18 @@ class PerfOptions:
         slots = [racks[0][0]] + [m for r in racks[1:] for m in r]
         return dict(zip(slots, [q] + rest, strict=False)) if 1 + len(rest) <= len(slots) else None
 
-    def options(self, model: str, batch: int | None) -> list[JobOption]:
+    def options(self, model: str, batch: int | None, plan: ExecutionPlan | None = None) -> list[JobOption]:
+        """The option table of ``model`` at global batch ``batch``; with ``plan``, only that plan at its
+        GPU count (a job that may not change its plan)."""
         from schedlab.perfmodel.memory import plan_host_memory_gb
 
-        key = (model, batch)
+        key = (model, batch, plan)
         if key in self.cache:
             return self.cache[key]
         spec = self.pm.spec(model)
         out = []
-        for g in range(1, min(self.max_gpus, self.cluster.total_gpus) + 1):
+        sizes = [plan.gpus] if plan is not None else range(1, min(self.max_gpus, self.cluster.total_gpus) + 1)
+        for g in sizes:
             classes = [(Tier.MACHINE, g)] if g <= self.per else []
             classes += [(t, q) for t in self.tiers if t is not Tier.MACHINE
                         for q in range(1, min(g - 1, self.per) + 1) if g % q == 0]
@@ -267,7 +270,10 @@ class PerfOptions:
                 pl = self._placement(g, q, tier)
                 if pl is None:
                     continue
-                plans = self.pm.enumerate_plans(model, pl, global_batch=batch)
+                if plan is None:
+                    plans = self.pm.enumerate_plans(model, pl, global_batch=batch)
+                else:
+                    plans = [plan] if self.pm.plan_problem(model, plan, pl, global_batch=batch) is None else []
                 if not plans:
                     continue
                 host = [plan_host_memory_gb(spec, p) for p in plans]

@@ -14,10 +14,15 @@
   jobs the target leaves out.
 * :class:`RoundClock`: decisions every ``interval_s`` (a timer chain while jobs are active); an
   arrival or completion between rounds waits for the next round, as in Sia's and Gavel's simulators.
+* :class:`RoundPolicy`: the ``schedule`` of such a policy (snapshot form from
+  :class:`~schedlab.scheduling.snapshot.PolicyBase`): on a round, :func:`view_instance`, the
+  subclass's ``round(snap) -> Allocation``, :func:`decision_to`; ``counters`` are reported by the
+  simulator as ``metrics["policy_counters"]``.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from schedlab.scheduling.allocation import Allocation
@@ -25,6 +30,7 @@ from schedlab.scheduling.instance import Instance, JobProgress
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, Timer
 from schedlab.scheduling.resources import Resources
+from schedlab.scheduling.snapshot import PolicyBase
 
 
 @dataclass(frozen=True)
@@ -88,4 +94,28 @@ class RoundClock:
         return (Timer(self._pending, self.tag),)
 
 
-__all__ = ["RoundClock", "ViewSnapshot", "decision_to", "view_instance"]
+class RoundPolicy(PolicyBase):
+    """A policy that decides once per round (module docstring); subclasses set ``name`` and implement
+    :meth:`round`."""
+
+    def __init__(self, interval_s: float, *, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+        self.clock = RoundClock(interval_s, f"{self.name}-round")
+        self.counters: Counter[str] = Counter()
+
+    def schedule(self, view: ClusterView) -> Decision:
+        if not self.clock.due(view):
+            return Decision()
+        self.counters["rounds"] += 1
+        snap = view_instance(view)
+        timers = self.clock.next(view)
+        if not snap.instance.jobs:
+            return Decision(timers=timers)
+        return decision_to(snap.instance, self.round(snap), timers)
+
+    def round(self, snap: ViewSnapshot) -> Allocation:
+        """One round's target allocation of ``snap.instance``."""
+        raise NotImplementedError
+
+
+__all__ = ["RoundClock", "RoundPolicy", "ViewSnapshot", "decision_to", "view_instance"]

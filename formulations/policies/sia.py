@@ -32,14 +32,13 @@ still can, else waits.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
 
 from pydantic import Field
 
 from schedlab.formulations.backends import get_backend
 from schedlab.formulations.model import Model, lsum
-from schedlab.formulations.policies.base import RoundClock, ViewSnapshot, decision_to, view_instance
+from schedlab.formulations.policies.base import RoundPolicy, ViewSnapshot
 from schedlab.formulations.result import SolveParams
 from schedlab.perfmodel.environment import shape_placements
 from schedlab.perfmodel.facade import PerfModel
@@ -49,10 +48,9 @@ from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.feasible import plan_runs
 from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.job import Job
-from schedlab.scheduling.policy import ClusterView, Decision, split_resources
+from schedlab.scheduling.policy import split_resources
 from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
 from schedlab.scheduling.resources import Resources
-from schedlab.scheduling.snapshot import PolicyBase
 from schedlab.topology.cluster import Cluster
 
 Config = tuple[int, ExecutionPlan, float]  # (GPUs, plan, throughput)
@@ -69,7 +67,7 @@ class SiaParams(PolicyParams):
                                 "uses the best solution found, counted)")
 
 
-class SiaPolicy(PolicyBase):
+class SiaPolicy(RoundPolicy):
     """See the module docstring. ``counters`` counts rounds, MIP solves and fallbacks."""
 
     name = "sia"
@@ -77,23 +75,11 @@ class SiaPolicy(PolicyBase):
 
     def __init__(self, *, interval_s: float = 60.0, p: float = -0.5, lambda_n: float = 1.1, restart_s: float = 78.0,
                  backend: str = "highs", time_limit_s: float = 10.0, seed: int = 0) -> None:
-        super().__init__(seed=seed)
-        self.clock = RoundClock(interval_s, "sia-round")
+        super().__init__(interval_s, seed=seed)
         self.p, self.lambda_n, self.restart_s = p, lambda_n, restart_s
         self.backend, self.time_limit_s = backend, time_limit_s
-        self.counters: Counter[str] = Counter()
         self._pm: PerfModel | None = None
         self._configs: dict[tuple, tuple[Config, ...]] = {}
-
-    def schedule(self, view: ClusterView) -> Decision:
-        if not self.clock.due(view):
-            return Decision()
-        self.counters["rounds"] += 1
-        snap = view_instance(view)
-        timers = self.clock.next(view)
-        if not snap.instance.jobs:
-            return Decision(timers=timers)
-        return decision_to(snap.instance, self.round(snap), timers)
 
     # -------------------------------------------------------------- configs
     def configs(self, job: Job, cluster: Cluster) -> tuple[Config, ...]:
@@ -150,7 +136,6 @@ class SiaPolicy(PolicyBase):
 
     # -------------------------------------------------------------- the round
     def round(self, snap: ViewSnapshot) -> Allocation:
-        """One round's target allocation of ``snap.instance``."""
         inst = snap.instance
         cluster = inst.cluster
         m = Model("sia-round")
