@@ -458,19 +458,14 @@ class _Quota(QuotaLedger):
         for jid in st.resv:
             self.add(st.jobs[jid])
 
-    def _counted(self, j: QJob) -> bool:
-        return j.job.guaranteed and j.job.tenant in self.quotas
-
     def add(self, j: QJob) -> None:
-        if self._counted(j):
-            self.charge(j.job)
+        self.take(j.job)
 
     def give_back(self, j: QJob) -> None:
-        if self._counted(j):
-            self.used[j.job.tenant] = self.used[j.job.tenant] - j.job.quota_usage
+        self.release(j.job)
 
     def ok(self, j: QJob) -> bool:
-        return self.fits(j.job) if self._counted(j) else True
+        return self.admits(j.job)
 
 
 __all__ = ["TiresiasPolicy"]
