@@ -19,7 +19,7 @@ A pass costs O(jobs started + 1) queue steps, each O(max GPUs per machine) for o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from pydantic import Field
 
@@ -117,16 +117,39 @@ class QuotaLedger:
 
     __slots__ = ("quotas", "used")
 
-    def __init__(self, view: ClusterView) -> None:
+    def __init__(self, view: ClusterView, holding: Iterable[Job] | None = None) -> None:
+        """``holding``: the jobs that keep their resources (default: the view's running jobs; a policy
+        that reassigns every GPU at each event passes only those it cannot take them from)."""
         self.quotas = view.quotas
         self.used: dict[str, Resources] = {}
-        for jv in view.running():
-            job = jv.job
-            if job.guaranteed and job.tenant in self.quotas:
-                self.charge(job)
+        for job in (jv.job for jv in view.running()) if holding is None else holding:
+            self.take(job)
+
+    @classmethod
+    def after_preemption(cls, view: ClusterView, preempted: Iterable[str]) -> QuotaLedger:
+        """The usage once ``preempted`` are stopped: they keep charging while they checkpoint (the
+        verifier counts every job holding resources); with free preemption they release at once."""
+        gone = set(preempted) if view.checkpoint_s == 0 else set()
+        return cls(view, (jv.job for jv in view.running() if jv.id not in gone))
+
+    def counted(self, job: Job) -> bool:
+        return job.guaranteed and job.tenant in self.quotas
 
     def charge(self, job: Job) -> None:
         self.used[job.tenant] = self.used.get(job.tenant, Resources()) + job.quota_usage
+
+    def take(self, job: Job) -> None:
+        """Charge ``job`` if it counts against a quota (a guaranteed job of a tenant with one)."""
+        if self.counted(job):
+            self.charge(job)
+
+    def release(self, job: Job) -> None:
+        if self.counted(job):
+            self.used[job.tenant] = self.used[job.tenant] - job.quota_usage
+
+    def admits(self, job: Job) -> bool:
+        """``job`` may hold resources now: it does not count, or it fits its tenant's quota."""
+        return not self.counted(job) or self.fits(job)
 
     def fits(self, job: Job) -> bool:
         q = self.quotas[job.tenant]

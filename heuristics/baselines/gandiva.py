@@ -6,6 +6,7 @@ jobs every 60 s. Our version, each choice stated:
 
 * **Queue**: FIFO by arrival, no head-of-line blocking (a job that does not fit is skipped); jobs get
   exactly their requested GPUs (all-or-nothing).
+* **Quotas** (multi-tenant workloads): a guaranteed job beyond its tenant's quota is skipped too.
 * **Packing** (network-agnostic): the YARN-CS consolidated placement (best fit on one machine, else
   the fewest machines of one rack) for every model, skew ignored; if no consolidated placement is free
   the job is spread over the most fragmented machines rather than kept waiting.
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from schedlab.heuristics.fifo import place_consolidated
+from schedlab.heuristics.fifo import QuotaLedger, place_consolidated
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, Timer
@@ -78,21 +79,24 @@ class GandivaLike(PolicyBase):
         starts: dict[str, JobAllocation] = {}
         preempt: list[str] = []
         free = view.index.total
+        quota = QuotaLedger(view) if view.quotas else None
         # jobs owed a turn first, then everyone in FIFO order, skipping what does not fit
         queued = {jv.id: jv for jv in view.queue()}
         self._turns = [j for j in self._turns if j in queued]
         order = self._turns + [j for j in queued if j not in set(self._turns)]
         for jid in order:
             job = queued[jid].job
-            if job.requested.gpus <= free:
+            if job.requested.gpus <= free and (quota is None or quota.admits(job)):
                 ja = self.starter.start(view, ps, job, consolidate=True)
                 if ja is not None:
                     starts[jid] = ja
                     free -= job.requested.gpus
+                    if quota is not None:
+                        quota.take(job)
         self._turns = [j for j in self._turns if j not in starts]
         waiting = [queued[j] for j in order if j not in starts]
         if tick and waiting:
-            preempt = self._switch(view, waiting, starts, free)
+            preempt = self._switch(view, waiting, starts, free, quota)
         elif self.migrate and any(e.kind is EventKind.COMPLETION for e in view.events):
             starts.update(self._migrations(view, ps))
         timers = ()
@@ -101,8 +105,11 @@ class GandivaLike(PolicyBase):
             timers = (Timer(self._tick, "gandiva-slice"),)
         return Decision(start=starts, preempt=tuple(preempt), timers=timers)
 
-    def _switch(self, view: ClusterView, waiting, starts: dict[str, JobAllocation], free: int) -> list[str]:
-        """Time-slice switch: the longest-waiting jobs take the GPUs of jobs that ran a full quantum."""
+    def _switch(self, view: ClusterView, waiting, starts: dict[str, JobAllocation], free: int,
+                quota: QuotaLedger | None) -> list[str]:
+        """Time-slice switch: the longest-waiting jobs take the GPUs of jobs that ran a full quantum.
+        With tenants' quotas a guaranteed job takes a turn only if it fits its quota before its victims
+        give theirs back (conservative: it may wait for the next tick)."""
         now = view.now
         pool = sorted((jv for jv in view.running() if jv.status is JobStatus.RUNNING and jv.last_start is not None
                        and now - jv.last_start >= self._slice - 1e-9), key=lambda jv: (jv.last_start, jv.id))
@@ -110,14 +117,18 @@ class GandivaLike(PolicyBase):
         out: list[str] = []
         for jv in sorted(waiting, key=lambda jv: (jv.queued_since, jv.id)):
             g = jv.job.requested.gpus
-            if g > free + spare:
+            if g > free + spare or (quota is not None and not quota.admits(jv.job)):
                 continue
             while free < g and pool:
                 v = pool.pop(0)
                 out.append(v.id)
                 free += v.job.requested.gpus
                 spare -= v.job.requested.gpus
+                if quota is not None:
+                    quota.release(v.job)
             free -= g
+            if quota is not None:
+                quota.take(jv.job)
             self._turns.append(jv.id)
         self.switches += len(out)
         if out and view.checkpoint_s == 0:  # GPUs are free now: start the owed jobs in this decision

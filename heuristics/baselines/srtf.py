@@ -6,7 +6,8 @@ by the job's GPUs (remaining *service*, GPU-seconds). At every event (the Tiresi
 ``shortest`` / ``shortest-gpu``, ``run_sim.py``): the list of active jobs is sorted by that key
 (stable: ties keep the previous order, new jobs at the end), every GPU is released and reassigned in
 that order to the jobs that fit (no head-of-line blocking), and running jobs that no longer fit are
-preempted. Remaining times within 1e-6 s of a whole second are that second (so the artifact's integer
+preempted. A guaranteed job that would exceed its tenant's quota is skipped (multi-tenant workloads;
+the order decides who gets the quota). Remaining times within 1e-6 s of a whole second are that second (so the artifact's integer
 ties are ties here too).
 
 Placement: consolidated when possible, else spread (:func:`heuristics.tiresias.placement.place_job`);
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from schedlab.heuristics.fifo import QuotaLedger
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus
@@ -84,7 +86,7 @@ class ShortestRemaining(PolicyBase):
                     self.order.append(e.job_id)
                     rem[e.job_id] = self._remaining(view, e.job_id)
                     gpus[e.job_id] = view.job(e.job_id).job.requested.gpus
-        if sum(gpus.values()) <= view.cluster.total_gpus:
+        if not view.quotas and sum(gpus.values()) <= view.cluster.total_gpus:
             # every active job fits: all run, nothing to sort (the order is refreshed when it matters)
             self.stale = True
             return self._start_all(view)
@@ -98,24 +100,37 @@ class ShortestRemaining(PolicyBase):
         self.order.sort(key=rem.__getitem__)
         ckpt = {jv.id: jv.job.requested.gpus for jv in view.running() if jv.status is JobStatus.CHECKPOINTING}
         free = view.cluster.total_gpus - sum(ckpt.values())
+        # tenants' quotas (guaranteed jobs): only checkpointing jobs keep theirs, the rest is reassigned
+        quota = QuotaLedger(view, (view.job(j).job for j in ckpt)) if view.quotas else None
         chosen: list[str] = []
         for jid in self.order:
             if free <= 0:
                 break
             g = gpus[jid]
             if g <= free and jid not in ckpt:
+                if quota is not None:
+                    job = view.job(jid).job
+                    if not quota.admits(job):
+                        continue
+                    quota.take(job)
                 chosen.append(jid)
                 free -= g
         keep = set(chosen)
         preempt = tuple(jv.id for jv in view.running()
                         if jv.id not in keep and jv.status is not JobStatus.CHECKPOINTING)
         ps = self.starter.pass_state(view, preempt)
+        hold = QuotaLedger.after_preemption(view, preempt) if quota is not None else None
         starts: dict[str, JobAllocation] = {}
         for jid in chosen:
             if view.job(jid).status is JobStatus.QUEUED:
-                ja = self.starter.start(view, ps, view.job(jid).job, consolidate=True)
+                job = view.job(jid).job
+                if hold is not None and not hold.admits(job):
+                    continue  # its tenant's quota is still held by a checkpointing job: next event
+                ja = self.starter.start(view, ps, job, consolidate=True)
                 if ja is not None:  # else (realistic semantics) it waits for the next event
                     starts[jid] = ja
+                    if hold is not None:
+                        hold.take(job)
         return Decision(start=starts, preempt=preempt)
 
     def _start_all(self, view: ClusterView) -> Decision:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 
+from schedlab.heuristics.fifo import QuotaLedger
 from schedlab.heuristics.tiresias.gittins import ArtifactGittins, History, load_samples
 from schedlab.heuristics.tiresias.params import DEFAULT_PACKLIMIT, queue_limits
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
@@ -187,10 +188,18 @@ class ArtifactTiresias(PolicyBase):
         free = view.cluster.total_gpus - sum(g_of[j] for j in self.ckpt)
         chosen: set[str] = set()
         ckpt = self.ckpt
+        # tenants' quotas (multi-tenant workloads; the artifact has none): a guaranteed job beyond its
+        # tenant's quota is skipped like one that does not fit
+        quota = QuotaLedger(view, (view.job(j).job for j in ckpt)) if view.quotas else None
         for queue in self.queues:
             for jid in queue:
                 g = g_of[jid]
                 if free >= g and jid not in ckpt:
+                    if quota is not None:
+                        job = view.job(jid).job
+                        if not quota.admits(job):
+                            continue
+                        quota.take(job)
                     chosen.add(jid)
                     free -= g
         preempt = [j for j in self.running if j not in chosen]
@@ -215,12 +224,17 @@ class ArtifactTiresias(PolicyBase):
 
     def _start(self, view: ClusterView, jids: list[str], preempt: list[str]) -> dict[str, JobAllocation]:
         ps = self.starter.pass_state(view, preempt)
+        hold = QuotaLedger.after_preemption(view, preempt) if view.quotas else None
         out: dict[str, JobAllocation] = {}
         for jid in jids:
             job = view.job(jid).job
+            if hold is not None and not hold.admits(job):
+                continue  # its tenant's quota is still held by a checkpointing job: it stays pending
             ja = self.starter.start(view, ps, job, consolidate=self.traits.skew(job) > self.packlimit)
             if ja is not None:  # else (realistic semantics only) it stays pending
                 out[jid] = ja
+                if hold is not None:
+                    hold.take(job)
         return out
 
     def _next_jump(self, view: ClusterView) -> float:

@@ -411,6 +411,18 @@ class TiresiasPolicy(PolicyBase):
     def _place(self, view: ClusterView, preempted: list[QJob], instant: bool
                ) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
         st = self.st
+        if instant and preempted:
+            # a victim that a later queue's walk claimed again (GPUs a larger victim left over) keeps
+            # running where it is: neither preempted nor restarted in the same decision
+            again = [v for v in preempted if v.state == RESV]
+            for v in again:
+                st.remove_reserved(v)
+                v.k0, v.ver = 0.0, v.ver + 1
+                v.pack_deadline, v.pack_expired = None, False
+                self._set_running(view, v)
+                self._push_demotion(view, v)
+            if again:
+                preempted = [v for v in preempted if v.state != RUN]
         ps = self.starter.pass_state(view, [v.id for v in preempted])
         starts: dict[str, JobAllocation] = {}
         now = view.now
@@ -458,19 +470,14 @@ class _Quota(QuotaLedger):
         for jid in st.resv:
             self.add(st.jobs[jid])
 
-    def _counted(self, j: QJob) -> bool:
-        return j.job.guaranteed and j.job.tenant in self.quotas
-
     def add(self, j: QJob) -> None:
-        if self._counted(j):
-            self.charge(j.job)
+        self.take(j.job)
 
     def give_back(self, j: QJob) -> None:
-        if self._counted(j):
-            self.used[j.job.tenant] = self.used[j.job.tenant] - j.job.quota_usage
+        self.release(j.job)
 
     def ok(self, j: QJob) -> bool:
-        return self.fits(j.job) if self._counted(j) else True
+        return self.admits(j.job)
 
 
 __all__ = ["TiresiasPolicy"]

@@ -82,6 +82,21 @@ def test_artifact_discipline_demotes_late_by_its_rounding(mk):
     assert {r.job_id: r.first_start for r in art.jobs}["B"] == 3
 
 
+def test_victim_claimed_again_in_the_same_pass_keeps_running(mk):
+    """Free preemption, one pool of 5 GPUs, K = 2, threshold 10 GPU-s. Y (4 GPUs, 100 s) at 0 is
+    demoted at 2.5, X (1 GPU, 100 s) at 1 is demoted at 11 (later, so lower priority in Q2). A and B
+    (1 GPU, 5 s) arrive at 20 with no GPU free: A's claim evicts X (lowest priority, 1 GPU), B's
+    evicts Y (4 GPUs: 3 left over), and Q2's walk then claims X again for 1 of those 3. X must keep
+    running (it was once both started and preempted in one decision: the verifier's PolicyError).
+    A and B run 20-25; Y waits (4 > 2 free) and resumes at 25 with 80 s left -> 105; X never stops -> 101."""
+    c = mk.cluster(1, 5)
+    jobs = [mk.job("Y", 4, 100), mk.job("X", 1, 100, arrival=1), mk.job("A", 1, 5, arrival=20),
+            mk.job("B", 1, 5, arrival=20)]
+    res = simulate(c, jobs, POLICIES.build("2d-las", {"threshold": 10}), semantics="tiresias")
+    assert _ends(res) == {"Y": 105, "X": 101, "A": 25, "B": 25}
+    assert {r.job_id: r.preemptions for r in res.jobs} == {"Y": 1, "X": 0, "A": 0, "B": 0}
+
+
 def test_promoteknob_rescues_a_starving_job(mk):
     """One GPU, K = 2, threshold 10 GPU-s. A (19 s) runs 0-10 and is demoted; short jobs S_k (2 s,
     arriving at 2k + 1, k = 1..20) keep Q1 busy back to back from 10 to 50 (S_k runs

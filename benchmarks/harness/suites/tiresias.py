@@ -17,6 +17,8 @@ Parts (option ``parts``, all by default):
   the cluster's GPUs; the table's own arrivals offer 0.16, so FIFO never queues there).
 * ``sensitivity`` — 2D-LAS and 2D-Gittins on the loaded replay (``tiresias`` semantics): K = 2, 3, 4
   (thresholds 1 h, then doubling), the threshold 0.5 / 1 / 2 / 4 GPU-hours, PROMOTEKNOB 1, 2, 4, 8.
+* ``sensitivity-testbed`` — the same variants on the testbed workload (seconds instead of the loaded
+  replay's tens of minutes per run), with its own base (K = 2, 1 h, no knob).
 
 ``traces`` is the folder of the public traces (``philly/sia_philly_jobs.csv``,
 ``tiresias/yarn-gput1000.csv``); the package never needs it, the suite's trace parts do.
@@ -55,7 +57,7 @@ REFERENCE_TOLERANCE = 0.005
 PHILLY_TABLE = "philly/sia_philly_jobs.csv"
 YARN_GPUT = "tiresias/yarn-gput1000.csv"
 POLICIES_COMPARED = ("2d-las", "2d-gittins", "yarn-cs", "best-effort", "srtf", "srsf", "gandiva")
-PARTS = ("reference", "testbed", "philly", "loaded", "sensitivity")
+PARTS = ("reference", "testbed", "philly", "loaded", "sensitivity", "sensitivity-testbed")
 TESTBED_THRESHOLD = 3200.0  # GPU-s, the paper's testbed (§5.2)
 HOUR = 3600.0
 
@@ -94,11 +96,11 @@ def _compared(source: WorkloadSource, prefix: str, semantics: Iterable[str], las
     return out
 
 
-def _sensitivity_cases(source: WorkloadSource, prefix: str) -> list[ReplayCase]:
+def _sensitivity_cases(source: WorkloadSource, prefix: str, *, with_base: bool = False) -> list[ReplayCase]:
     out = []
     for pol in ("2d-las", "2d-gittins"):
-        variants: list[tuple[str, dict[str, Any]]] = [
-            ("K=3", {"queues": 3, "threshold": HOUR}), ("K=4", {"queues": 4, "threshold": HOUR})]
+        variants: list[tuple[str, dict[str, Any]]] = [("K=2", {"threshold": HOUR})] if with_base else []
+        variants += [("K=3", {"queues": 3, "threshold": HOUR}), ("K=4", {"queues": 4, "threshold": HOUR})]
         variants += [(f"threshold={h:g}h", {"threshold": h * HOUR}) for h in (0.5, 2.0, 4.0)]
         variants += [(f"knob={k}", {"knob": float(k)}) for k in (1, 2, 4, 8)]
         out += [ReplayCase(source, pol, p, semantics="tiresias", label=f"{prefix}/{pol}/{name}") for name, p in variants]
@@ -133,6 +135,9 @@ def tiresias_suite(*, traces: str = "../shared/traces", parts: Iterable[str] = P
         cases += _compared(loaded, f"philly-x{load:g}", semantics, sim_defaults, "tiresias")
     if "sensitivity" in parts:
         cases += _sensitivity_cases(loaded, f"sensitivity-x{load:g}")
+    if "sensitivity-testbed" in parts:
+        cases += _sensitivity_cases(WorkloadSource(workload="tiresias-480", seed=seed), "sensitivity-testbed",
+                                    with_base=True)
     return Suite("tiresias", "Tiresias (NSDI'19): the artifact's figures, the testbed and Philly comparisons, "
                  "sensitivity", tuple(cases), reproduce=lambda r: reproduce(r, load=load), paper=PAPER)
 
@@ -167,12 +172,16 @@ def reproduce(results: Mapping[str, Mapping[str, Any]], *, load: float = 5.0) ->
         rows += _compare_rows(results, f"philly/{sem}", f"Philly table, {sem}", PHILLY_PAPER)
         rows += _compare_rows(results, f"philly-x{load:g}/{sem}", f"Philly x{load:g} load, {sem}", PHILLY_PAPER)
     base = {pol: _get(results, f"philly-x{load:g}/tiresias/{pol}", "avg_jct") for pol in ("2d-las", "2d-gittins")}
-    for label in sorted(k for k in results if k.startswith(f"sensitivity-x{load:g}/")):
-        _, pol, var = label.split("/")
-        paper = {"K=3": 0.99, "K=4": 0.99, "threshold=0.5h": "slightly > 1"}.get(var, "about 1")
-        rows.append(ReproRow(f"sensitivity x{load:g}, {pol} {var}: avg JCT / (K=2, 1 h, no knob)", paper,
-                             _ratio(_get(results, label, "avg_jct"), base.get(pol)), "x",
-                             f"p95 {_get(results, label, 'p95_jct')}, preemptions {_get(results, label, 'preemptions')}"))
+    for prefix in (f"sensitivity-x{load:g}", "sensitivity-testbed"):
+        if prefix == "sensitivity-testbed":
+            base = {pol: _get(results, f"{prefix}/{pol}/K=2", "avg_jct") for pol in ("2d-las", "2d-gittins")}
+        for label in sorted(k for k in results if k.startswith(prefix + "/")):
+            _, pol, var = label.split("/")
+            paper = {"K=3": 0.99, "K=4": 0.99, "threshold=0.5h": "slightly > 1"}.get(var, "about 1")
+            rows.append(ReproRow(f"{prefix}, {pol} {var}: avg JCT / (K=2, 1 h, no knob)", paper,
+                                 _ratio(_get(results, label, "avg_jct"), base.get(pol)), "x",
+                                 f"p95 {_get(results, label, 'p95_jct')}, "
+                                 f"preemptions {_get(results, label, 'preemptions')}"))
     return rows
 
 
