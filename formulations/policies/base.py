@@ -5,7 +5,8 @@
 * :func:`view_instance` is the inverse of :func:`scheduling.snapshot.snapshot_view`: the active jobs
   (queued in queue order, then those holding resources), the allocation of the jobs that may change
   (RUNNING) as ``current``, the resources of jobs that may not (restoring after a restart or
-  reconfiguration, checkpointing before a preemption) as ``reserved`` capacity, the view's quotas
+  reconfiguration, checkpointing before a preemption), and capacity held outside the view's jobs
+  (a snapshot instance's own ``reserved``), as ``reserved`` capacity, the view's quotas
   and clock, and each job's accumulators as ``progress``. A formulation built on it (the joint
   plan + allocation model, Sia's job x configuration MIP) therefore decides exactly what the policy
   may change, and ``frozen`` lists the jobs it must leave alone.
@@ -31,6 +32,7 @@ from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, Timer
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.snapshot import PolicyBase
+from schedlab.scheduling.state import machine_capacity
 
 
 @dataclass(frozen=True)
@@ -57,8 +59,16 @@ def view_instance(view: ClusterView) -> ViewSnapshot:
                                           preemptions=jv.preemptions, last_change=jv.last_change)
         elif jv.allocation is not None:
             frozen.append(jv.job)
-            for m, r in jv.allocation.placement.items():
-                reserved[m] = reserved.get(m, Resources()) + r
+    # everything not free and not held by a RUNNING job is reserved: frozen jobs' resources, and capacity
+    # held outside the view's jobs (a snapshot instance's own ``reserved``, seen only as less free)
+    used: dict[str, Resources] = {}
+    for ja in current:
+        for m, r in ja.placement.items():
+            used[m] = used.get(m, Resources()) + r
+    for m in view.cluster.machines:
+        held = machine_capacity(view.cluster, m) - view.free(m) - used.get(m, Resources())
+        if held.gpus > 0 or held.cpus > 0 or held.mem_gb > 1e-9:
+            reserved[m] = Resources(max(held.gpus, 0), max(held.cpus, 0), max(held.mem_gb, 0.0))
     inst = Instance(view.cluster, tuple(jobs), current=Allocation.of(current), quotas=view.quotas,
                     reserved=reserved, time=view.now, progress=progress)
     return ViewSnapshot(inst, tuple(frozen))

@@ -214,3 +214,17 @@ def test_replay_finishes_every_job_same_seed_same_records(make_cluster):
         assert pol.counters["solves"] >= 2 and pol.counters["rounds-unchanged"] >= 1
         assert res.metrics["policy_counters"] == dict(pol.counters)
     assert runs[0] == runs[1]
+
+
+def test_capacity_held_outside_the_jobs_stays_held():
+    # a snapshot whose instance reserves 6 of rack0-m5's 8 GPUs (work outside the decision): the view
+    # shows that only as less free capacity; view_instance must give it back as reserved, and the
+    # policy's decision must fit in what is left (it once placed 14 GPUs on that machine)
+    from schedlab.scheduling.verify import validate_allocation
+    from schedlab.topology import preset
+
+    inst = generate_joint(preset("rubick-64"), 8, seed=0, source="perfmodel", busy=0.3)
+    assert dict(inst.base.reserved) == {"rack0-m5": Resources(6, 72, 1200.0)}
+    assert dict(view_instance(snapshot_view(inst.base)).instance.reserved) == dict(inst.base.reserved)
+    alloc = POLICIES.build("exact-joint", {}, seed=0).decide(inst.base, seed=0)
+    assert validate_allocation(inst.base, alloc) == []
