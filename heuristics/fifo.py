@@ -19,7 +19,7 @@ A pass costs O(jobs started + 1) queue steps, each O(max GPUs per machine) for o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable, Mapping
 
 from pydantic import Field
 
@@ -156,6 +156,27 @@ class QuotaLedger:
         u = self.used.get(job.tenant, Resources()) + job.quota_usage
         return ((not q.gpus or u.gpus <= q.gpus) and (not q.cpus or u.cpus <= q.cpus)
                 and (not q.mem_gb or u.mem_gb <= q.mem_gb + 1e-9))
+
+
+def fill_pool(view: ClusterView, order: Iterable[str], gpus: Mapping[str, int], free: int,
+              skip: Container[str], quota: QuotaLedger | None) -> list[str]:
+    """One pool of ``free`` GPUs filled in ``order``: each job (not in ``skip``) whose ``gpus[j]`` fit
+    what is left, and whose tenant's quota admits it, is taken (no head-of-line blocking). The
+    preemptive pool policies (SRTF/SRSF, the artifact's loop) share it."""
+    chosen: list[str] = []
+    for jid in order:
+        if free <= 0:
+            break
+        g = gpus[jid]
+        if g <= free and jid not in skip:
+            if quota is not None:
+                job = view.job(jid).job
+                if not quota.admits(job):
+                    continue
+                quota.take(job)
+            chosen.append(jid)
+            free -= g
+    return chosen
 
 
 class PassState:

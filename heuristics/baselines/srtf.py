@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from schedlab.heuristics.fifo import QuotaLedger
+from schedlab.heuristics.fifo import QuotaLedger, fill_pool
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus
@@ -102,19 +102,7 @@ class ShortestRemaining(PolicyBase):
         free = view.cluster.total_gpus - sum(ckpt.values())
         # tenants' quotas (guaranteed jobs): only checkpointing jobs keep theirs, the rest is reassigned
         quota = QuotaLedger(view, (view.job(j).job for j in ckpt)) if view.quotas else None
-        chosen: list[str] = []
-        for jid in self.order:
-            if free <= 0:
-                break
-            g = gpus[jid]
-            if g <= free and jid not in ckpt:
-                if quota is not None:
-                    job = view.job(jid).job
-                    if not quota.admits(job):
-                        continue
-                    quota.take(job)
-                chosen.append(jid)
-                free -= g
+        chosen = fill_pool(view, self.order, gpus, free, ckpt, quota)
         keep = set(chosen)
         preempt = tuple(jv.id for jv in view.running()
                         if jv.id not in keep and jv.status is not JobStatus.CHECKPOINTING)

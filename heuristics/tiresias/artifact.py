@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 
-from schedlab.heuristics.fifo import QuotaLedger
+from schedlab.heuristics.fifo import QuotaLedger, fill_pool
 from schedlab.heuristics.tiresias.gittins import ArtifactGittins, History, load_samples
 from schedlab.heuristics.tiresias.params import DEFAULT_PACKLIMIT, queue_limits
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
@@ -191,17 +191,7 @@ class ArtifactTiresias(PolicyBase):
         # tenants' quotas (multi-tenant workloads; the artifact has none): a guaranteed job beyond its
         # tenant's quota is skipped like one that does not fit
         quota = QuotaLedger(view, (view.job(j).job for j in ckpt)) if view.quotas else None
-        for queue in self.queues:
-            for jid in queue:
-                g = g_of[jid]
-                if free >= g and jid not in ckpt:
-                    if quota is not None:
-                        job = view.job(jid).job
-                        if not quota.admits(job):
-                            continue
-                        quota.take(job)
-                    chosen.add(jid)
-                    free -= g
+        chosen.update(fill_pool(view, (j for q in self.queues for j in q), g_of, free, ckpt, quota))
         preempt = [j for j in self.running if j not in chosen]
         starts = self._start(view, [j for q in self.queues for j in q if j in chosen and j not in self.running],
                              preempt)
