@@ -182,8 +182,9 @@ def fill_pool(view: ClusterView, order: Iterable[str], gpus: Mapping[str, int], 
 class PassState:
     """What one decision pass has tentatively taken, on top of the view's free resources.
 
-    Touched machines are bucketed by their remaining free GPUs, so best-fit among them costs
-    O(max GPUs per machine), not O(machines touched): a pass that starts k jobs costs O(k).
+    Touched machines are bucketed by their remaining free GPUs (only the counts that occur: a one-pool
+    cluster has thousands of GPUs on its one machine), so best-fit among them costs O(distinct free
+    counts), not O(machines touched): a pass that starts k jobs costs O(k log k).
     """
 
     __slots__ = ("view", "eff", "buckets", "rack_taken", "_cap")
@@ -192,7 +193,7 @@ class PassState:
         self.view = view
         self._cap = view.cluster.max_gpus_per_machine
         self.eff: dict[str, Resources] = {}            # effective free resources of touched machines
-        self.buckets: list[dict[str, None]] = [dict() for _ in range(self._cap + 1)]
+        self.buckets: dict[int, dict[str, None]] = {}  # free GPUs (capped) -> touched machines
         self.rack_taken: dict[str, int] = {}
 
     def __bool__(self) -> bool:
@@ -209,20 +210,28 @@ class PassState:
         """Tentatively use ``r`` on ``machine`` (negative amounts give resources back)."""
         old = self.free(machine)
         if machine in self.eff:
-            del self.buckets[min(old.gpus, self._cap)][machine]
+            k = min(old.gpus, self._cap)
+            del self.buckets[k][machine]
+            if not self.buckets[k]:
+                del self.buckets[k]
         new = old - r
         self.eff[machine] = new
-        self.buckets[min(max(new.gpus, 0), self._cap)][machine] = None
+        self.buckets.setdefault(min(max(new.gpus, 0), self._cap), {})[machine] = None
         rack = self.view.index.rack_of(machine)
         self.rack_taken[rack] = self.rack_taken.get(rack, 0) + r.gpus
 
     def best_touched(self, gpus: int, accept: Callable[[str], bool] | None, below: int | None) -> str | None:
         """The touched machine with the fewest free GPUs ``>= gpus`` (and ``< below``) that ``accept``s."""
-        for k in range(gpus, min(self._cap, (below or self._cap + 1) - 1) + 1):
+        hi = min(self._cap, (below or self._cap + 1) - 1)
+        for k in sorted(k for k in self.buckets if gpus <= k <= hi):
             for m in self.buckets[k]:
                 if accept is None or accept(m):
                     return m
         return None
+
+    def touched_with(self, gpus: int) -> tuple[str, ...]:
+        """Touched machines with exactly ``gpus`` free GPUs (capped at the largest machine)."""
+        return tuple(self.buckets.get(gpus, ()))
 
 
 def place_consolidated(view: ClusterView, job: Job, ps: PassState, *,

@@ -19,7 +19,7 @@ Jobs not named keep what they have. Views are live proxies valid during the call
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
@@ -236,14 +236,16 @@ class JobView:
 
 
 class FreeIndex:
-    """Free GPUs per machine and rack, kept incrementally (O(1) updates, O(max GPUs per machine)
-    best-fit queries). The simulator calls :meth:`_set`; policies only query.
+    """Free GPUs per machine and rack, kept incrementally (O(1) updates; best-fit and largest-block
+    queries scan free counts up to an upper bound of the largest, which updates raise and queries
+    lower: O(max free GPUs on a machine), amortised O(change) for a one-pool cluster's thousands of
+    GPUs on one machine). The simulator calls :meth:`_set`; policies only query.
 
     ``best_fit(g)``: the machine with the fewest free GPUs that still has ``>= g`` (ties: the machine
     that reached that free count first; deterministic).
     """
 
-    __slots__ = ("_cluster", "_free", "_buckets", "_rack_of", "_rack_free", "_total", "_max_cap")
+    __slots__ = ("_cluster", "_free", "_buckets", "_rack_of", "_rack_free", "_total", "_max_cap", "_top")
 
     def __init__(self, cluster: Cluster, free: Mapping[str, int]) -> None:
         self._cluster = cluster
@@ -258,6 +260,7 @@ class FreeIndex:
             self._buckets[g][m] = None
             self._rack_free[self._rack_of[m]] += g
         self._total = sum(self._free.values())
+        self._top = max(self._free.values(), default=0)  # >= every machine's free GPUs (lowered lazily)
 
     def _set(self, machine: str, gpus: int) -> None:
         old = self._free[machine]
@@ -265,6 +268,8 @@ class FreeIndex:
             return
         del self._buckets[old][machine]
         self._buckets[gpus][machine] = None
+        if gpus > self._top:
+            self._top = gpus
         self._free[machine] = gpus
         self._rack_free[self._rack_of[machine]] += gpus - old
         self._total += gpus - old
@@ -296,9 +301,13 @@ class FreeIndex:
         return MappingProxyType(self._rack_free)
 
     def largest_machine_block(self) -> int:
-        for g in range(self._max_cap, 0, -1):
+        """The most free GPUs on one machine; scans down from an upper bound kept by :meth:`_set`
+        (amortised O(change), not O(GPUs per machine): one-pool clusters have thousands)."""
+        for g in range(self._top, 0, -1):
             if self._buckets[g]:
+                self._top = g
                 return g
+        self._top = 0
         return 0
 
     def largest_rack_block(self) -> int:
@@ -311,7 +320,7 @@ class FreeIndex:
 
     def best_fit(self, gpus: int, accept: Callable[[str], bool] | None = None) -> str | None:
         """Machine with the fewest free GPUs ``>= gpus`` (and ``accept(machine)`` if given)."""
-        for g in range(max(gpus, 1), self._max_cap + 1):
+        for g in range(max(gpus, 1), self._top + 1):
             for m in self._buckets[g]:
                 if accept is None or accept(m):
                     return m
@@ -380,6 +389,19 @@ class ClusterView:
 
     def job(self, job_id: str) -> JobView:
         return self._views[job_id]
+
+    def remaining_of(self, job_ids: Iterable[str]) -> list[float]:
+        """``[self.job(j).remaining for j in job_ids]`` in one pass, the same floats (for policies that
+        refresh a key of every running job at every decision)."""
+        views = self._views
+        running = JobStatus.RUNNING
+        out = []
+        for jid in job_ids:
+            jv = views[jid]
+            rt = jv._rt
+            p = rt.progress + rt.rate * (jv._clock() - rt.t_mark) if rt.status is running else rt.progress
+            out.append(max(rt.job.iterations - p, 0.0))
+        return out
 
     def active(self) -> Iterator[JobView]:
         yield from self.queue()

@@ -2,13 +2,24 @@
 
 They know every job's duration (``Job.duration`` at the requested resources; ``oracle = True``).
 Remaining time = remaining iterations x (duration / iterations) seconds at the request; SRSF weighs it
-by the job's GPUs (remaining *service*, GPU-seconds). At every event (the Tiresias artifact's
-``shortest`` / ``shortest-gpu``, ``run_sim.py``): the list of active jobs is sorted by that key
-(stable: ties keep the previous order, new jobs at the end), every GPU is released and reassigned in
-that order to the jobs that fit (no head-of-line blocking), and running jobs that no longer fit are
-preempted. A guaranteed job that would exceed its tenant's quota is skipped (multi-tenant workloads;
-the order decides who gets the quota). Remaining times within 1e-6 s of a whole second are that second (so the artifact's integer
-ties are ties here too).
+by the job's GPUs (remaining *service*, GPU-seconds). Semantics (the Tiresias artifact's ``shortest`` /
+``shortest-gpu``, ``run_sim.py``): at every event the list of active jobs is sorted by that key (stable:
+ties keep the previous order, new jobs at the end), every GPU is released and reassigned in that order
+to the jobs that fit (no head-of-line blocking), and running jobs that no longer fit are preempted. A
+guaranteed job that would exceed its tenant's quota is skipped (multi-tenant workloads; the order
+decides who gets the quota). Remaining times within 1e-6 s of a whole second are that second (so the
+artifact's integer ties are ties here too). While every active job fits the keys are not refreshed
+and nothing is sorted (everything runs).
+
+Incremental form (same decisions as re-sorting every active job at every event). Every job carries a
+tie-break number ``tb`` such that the artifact's list is always ordered by ``(key, tb)``: keys only
+decrease, and a job whose key changes moves behind every job it now ties with (that job was already
+ahead of it), so at each sort the jobs whose key changed get fresh numbers in their previous order,
+then the jobs that arrived since the last sort (appended to the list) in arrival order. Queued jobs'
+keys never change: they wait in one sorted list per GPU count; a decision refreshes only the running
+jobs' keys and walks the merge of the running jobs and those lists until the pool is full, dropping a
+list as soon as its GPU count no longer fits. A decision costs O(running x log + started x log sizes),
+not O(active jobs).
 
 Placement: consolidated when possible, else spread (:func:`heuristics.tiresias.placement.place_job`);
 under ``realistic`` semantics a checkpointing job's GPUs are not reassigned until it is done, and a
@@ -16,6 +27,11 @@ job that cannot be placed yet stays queued until the next event.
 """
 
 from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Iterator, Mapping
+from heapq import heapify, heappop, heappush, merge
+from itertools import count
 
 from pydantic import Field
 
@@ -38,6 +54,9 @@ def _snap(x: float) -> float:
     return float(r) if abs(x - r) < 1e-6 else x
 
 
+Entry = tuple[float, int, str]  # (key, tie-break, job id): the artifact's list order
+
+
 class ShortestRemaining(PolicyBase):
     """SRTF (``gpu_weighted=False``) / SRSF (``True``); see the module docstring."""
 
@@ -49,63 +68,150 @@ class ShortestRemaining(PolicyBase):
         self.name = name or ("srsf" if gpu_weighted else "srtf")
         self.starter = Starter(JobTraits())
         self._view: ClusterView | None = None
-        self.order: list[str] = []
-        self.rem: dict[str, float] = {}
-        self.gpus: dict[str, int] = {}
-        self.stale = False  # keys not refreshed during an uncontended spell
+        self._reset()
 
+    def _reset(self) -> None:
+        self.key: dict[str, float] = {}        # the key at the last sort (arrival for jobs not sorted yet)
+        self.tb: dict[str, int] = {}           # tie-break: the list is ordered by (key, tb)
+        self.const: dict[str, tuple[float, float, int]] = {}  # duration, iterations, GPUs
+        self.pending: list[str] = []           # arrived since the last sort (the list's tail)
+        self.queued: dict[int, list[Entry]] = {}  # GPU count -> queued jobs sorted by (key, tb)
+        self.entry: dict[str, Entry] = {}      # queued job -> its entry in self.queued
+        self.running: dict[str, None] = {}     # running jobs at the last decision (ordered set)
+        self.demand = 0                        # GPUs requested by the active jobs
+        self.stale = True                      # no sorted structures (uncontended spell or fresh view)
+        self._tick = count()
+
+    # -------------------------------------------------------------- keys
     def _remaining(self, view: ClusterView, jid: str) -> float:
-        jv = view.job(jid)
-        job = jv.job
+        duration, iterations, g = self.const[jid]
+        rem = _snap(view.job(jid).remaining * duration / iterations)
+        return _snap(rem * g) if self.gpu_weighted else rem
+
+    def _admit(self, view: ClusterView, jid: str) -> None:
+        job = view.job(jid).job
         if job.duration is None:
             raise SpecError(f"job {jid!r} has no duration: {self.name} is an oracle and needs it",
                             source=f"<job {jid!r}>", field="duration")
-        rem = _snap(jv.remaining * job.duration / job.iterations)
-        return _snap(rem * job.requested.gpus) if self.gpu_weighted else rem
+        self.const[jid] = (job.duration, job.iterations, job.requested.gpus)
+        self.key[jid] = self._remaining(view, jid)
+        self.pending.append(jid)
+        self.demand += job.requested.gpus
 
+    def _drop(self, jid: str) -> None:
+        self._unqueue(jid)
+        self.demand -= self.const.pop(jid)[2]
+        self.key.pop(jid, None)
+        self.tb.pop(jid, None)
+        self.running.pop(jid, None)
+
+    def _enqueue(self, jid: str) -> None:
+        e = (self.key[jid], self.tb[jid], jid)
+        self.entry[jid] = e
+        insort(self.queued.setdefault(self.const[jid][2], []), e)
+
+    def _unqueue(self, jid: str) -> None:
+        e = self.entry.pop(jid, None)
+        if e is not None:
+            lst = self.queued[self.const[jid][2]]
+            del lst[bisect_left(lst, e)]
+
+    # -------------------------------------------------------------- the sort, incrementally
+    def _refresh(self, view: ClusterView, jids: list[str]) -> None:
+        """New keys for ``jids``; those whose key changed, then the pending arrivals, get fresh
+        tie-breaks (the stable sort puts them behind every job they now tie with)."""
+        key, tb, const, weighted = self.key, self.tb, self.const, self.gpu_weighted
+        changed: list[tuple[float, int, str]] = []
+        pending = set(self.pending)
+        for jid, left in zip(jids, view.remaining_of(jids), strict=True):
+            duration, iterations, g = const[jid]
+            k = left * duration / iterations  # = _remaining(view, jid), inlined: every running job, every event
+            r = round(k)
+            if abs(k - r) < 1e-6:
+                k = float(r)
+            if weighted:
+                k *= g
+                r = round(k)
+                if abs(k - r) < 1e-6:
+                    k = float(r)
+            if jid in pending:
+                key[jid] = k
+            elif k != key[jid]:
+                changed.append((key[jid], tb[jid], jid))
+                key[jid] = k
+        changed.sort()
+        for _, _, jid in changed:
+            tb[jid] = next(self._tick)
+        for jid in self.pending:
+            if jid in key:  # (not finished during an uncontended spell)
+                tb[jid] = next(self._tick)
+        self.pending.clear()
+
+    def _rebuild(self, view: ClusterView) -> None:
+        """Back from an uncontended spell (or a fresh view): every key, then the sorted lists."""
+        self._refresh(view, [j for j in self.const])
+        self.queued.clear()
+        self.entry.clear()
+        self.running = {jv.id: None for jv in view.running()}
+        for jid in self.const:
+            if jid not in self.running:
+                self._enqueue(jid)
+        self.stale = False
+
+    def _sync(self, view: ClusterView) -> None:
+        """Running jobs now: those that stopped running join the queued lists, started ones leave them,
+        the running ones' keys are refreshed."""
+        now = {jv.id: None for jv in view.running()}
+        for jid in self.running:
+            if jid not in now and jid in self.const:
+                self._enqueue(jid)
+        for jid in now:
+            if jid not in self.running:
+                self._unqueue(jid)
+        self.running = now
+        self._refresh(view, list(now))
+
+    # -------------------------------------------------------------- decisions
     def schedule(self, view: ClusterView) -> Decision:
-        rem, gpus = self.rem, self.gpus
         if view is not self._view:
             self._view = view
-            self.order = [jv.id for jv in view.running()] + [jv.id for jv in view.queue()]
-            rem.clear()
-            gpus.clear()
-            for jid in self.order:
-                rem[jid] = self._remaining(view, jid)
-                gpus[jid] = view.job(jid).job.requested.gpus
-            self.stale = False
+            self._reset()
+            for jv in list(view.running()) + list(view.queue()):  # the artifact's initial list order
+                self._admit(view, jv.id)
         else:
-            done = {e.job_id for e in view.events if e.kind is EventKind.COMPLETION}
-            if done:
-                self.order = [j for j in self.order if j not in done]
-                for j in done:
-                    rem.pop(j, None)
-                    gpus.pop(j, None)
+            for e in view.events:
+                if e.kind is EventKind.COMPLETION and e.job_id in self.const:
+                    self._drop(e.job_id)
             for e in view.events:
                 if e.kind is EventKind.ARRIVAL:
-                    self.order.append(e.job_id)
-                    rem[e.job_id] = self._remaining(view, e.job_id)
-                    gpus[e.job_id] = view.job(e.job_id).job.requested.gpus
-        if not view.quotas and sum(gpus.values()) <= view.cluster.total_gpus:
+                    self._admit(view, e.job_id)
+        if not view.quotas and self.demand <= view.cluster.total_gpus:
             # every active job fits: all run, nothing to sort (the order is refreshed when it matters)
             self.stale = True
             return self._start_all(view)
         if self.stale:
-            for jid in self.order:  # back from an uncontended spell: every key
-                rem[jid] = self._remaining(view, jid)
-            self.stale = False
+            self._rebuild(view)
         else:
-            for jv in view.running():  # only running jobs' remaining time changes
-                rem[jv.id] = self._remaining(view, jv.id)
-        self.order.sort(key=rem.__getitem__)
-        ckpt = {jv.id: jv.job.requested.gpus for jv in view.running() if jv.status is JobStatus.CHECKPOINTING}
+            arrived = [j for j in self.pending if j in self.const]
+            self._sync(view)
+            for jid in arrived:  # the list's tail, with their fresh tie-breaks
+                self._enqueue(jid)
+        key, tb = self.key, self.tb
+        ranked = sorted([(key[j], tb[j], j) for j in self.running])  # running jobs in the list's order
+        run = [e[2] for e in ranked]
+        ckpt = {jv.id: jv.job.requested.gpus for jv in view.running() if jv.status is JobStatus.CHECKPOINTING} \
+            if view.checkpoint_s else {}
         free = view.cluster.total_gpus - sum(ckpt.values())
         # tenants' quotas (guaranteed jobs): only checkpointing jobs keep theirs, the rest is reassigned
-        quota = QuotaLedger(view, (view.job(j).job for j in ckpt)) if view.quotas else None
-        chosen = fill_pool(view, self.order, gpus, free, ckpt, quota)
+        if view.quotas:
+            quota = QuotaLedger(view, (view.job(j).job for j in ckpt))
+            gpus = {j: c[2] for j, c in self.const.items()}
+            chosen = fill_pool(view, self._merged(ranked), gpus, free, ckpt, quota)
+        else:
+            quota = None
+            chosen = self._fill(ranked, free, ckpt)
         keep = set(chosen)
-        preempt = tuple(jv.id for jv in view.running()
-                        if jv.id not in keep and jv.status is not JobStatus.CHECKPOINTING)
+        preempt = tuple(j for j in run if j not in keep and j not in ckpt)
         ps = self.starter.pass_state(view, preempt)
         hold = QuotaLedger.after_preemption(view, preempt) if quota is not None else None
         starts: dict[str, JobAllocation] = {}
@@ -120,6 +226,46 @@ class ShortestRemaining(PolicyBase):
                     if hold is not None:
                         hold.take(job)
         return Decision(start=starts, preempt=preempt)
+
+    def _merged(self, ranked: list[Entry]) -> Iterator[str]:
+        """Every active job in the list's order (the running ones merged into the queued lists)."""
+        return (e[2] for e in merge(ranked, *(lst for lst in self.queued.values() if lst)))
+
+    def _fill(self, ranked: list[Entry], free: int, skip: Mapping[str, int]) -> list[str]:
+        """:func:`fill_pool` without quotas over the merged order: the running jobs in order, and before
+        each the queued ones ahead of it (a heap of the per-GPU-count lists' heads); a queued list is
+        dropped once its GPU count no longer fits (free GPUs only decrease, so none of its jobs would be
+        taken)."""
+        const = self.const
+        lists = [lst for g, lst in self.queued.items() if lst and g <= free]
+        sizes = [const[lst[0][2]][2] for lst in lists]
+        heads = [(*lst[0], i, 0) for i, lst in enumerate(lists)]
+        heapify(heads)
+        chosen: list[str] = []
+        inf = (float("inf"), 0, "")
+
+        def queued_until(bound: Entry) -> None:
+            nonlocal free
+            while heads and free > 0 and heads[0][:3] < bound:
+                _, _, jid, i, p = heappop(heads)
+                g = sizes[i]
+                if g <= free:
+                    chosen.append(jid)
+                    free -= g
+                if p + 1 < len(lists[i]) and g <= free:
+                    heappush(heads, (*lists[i][p + 1], i, p + 1))
+
+        for e in ranked:
+            if free <= 0:
+                break
+            queued_until(e)
+            jid = e[2]
+            g = const[jid][2]
+            if g <= free and jid not in skip:
+                chosen.append(jid)
+                free -= g
+        queued_until(inf)
+        return chosen
 
     def _start_all(self, view: ClusterView) -> Decision:
         ps = self.starter.pass_state(view)

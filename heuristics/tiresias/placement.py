@@ -80,7 +80,7 @@ def place_spread(view: ClusterView, job: Job, ps: PassState, *, min_gpu_mem: flo
         if usable <= 0:
             continue
         cands = idx.machines_with(k) if touched is None else itertools.chain(
-            (m for m in idx.machines_with(k) if m not in touched), tuple(ps.buckets[k]))
+            (m for m in idx.machines_with(k) if m not in touched), ps.touched_with(k))
         for m in cands:
             if min_gpu_mem and cluster.machine(m).gpu_memory_gb < min_gpu_mem:
                 continue

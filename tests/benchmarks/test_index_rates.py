@@ -41,6 +41,31 @@ def test_free_index_matches_brute_force(updates, g):
     assert [free[m] for m in idx.machines_by_free()] == sorted((k for k in free.values() if k), reverse=True)
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 512), st.integers(1, 512)), max_size=40))
+def test_free_index_queries_between_updates_on_big_machines(steps):
+    """Queries interleaved with updates (the largest-block bound is lowered by queries, raised by
+    updates) on machines of hundreds of GPUs, as a one-pool cluster has."""
+    from schedlab.topology import Cluster, spec_from_dict
+
+    big = Cluster(spec_from_dict({
+        "name": "pool", "defaults": {"gpus": 512, "gpu_model": "P100-16GB", "gpu_memory_gb": 16, "cpus": 64,
+                     "host_memory_gb": 256, "pcie_gbps": 16},
+        "links": {"machine": {"bandwidth_gbps": 40, "latency_us": 1}, "rack": {"bandwidth_gbit": 100, "latency_us": 2},
+                  "network": {"bandwidth_gbit": 100, "latency_us": 5}},
+        "racks": 1, "machines_per_rack": 3}, source="<test>"))
+    free = {m: 512 for m in big.machines}
+    idx = FreeIndex(big, free)
+    for i, k, g in steps:
+        m = big.machines[i]
+        free[m] = k
+        idx._set(m, k)
+        assert idx.largest_machine_block() == max(free.values())
+        best = idx.best_fit(g)
+        ok = [v for v in free.values() if v >= g]
+        assert (best is None) if not ok else (free[best] == min(ok))
+
+
 def job(model, gpus, **attrs):
     return Job("j", Resources(gpus), iterations=10, model=model, attrs=attrs)
 

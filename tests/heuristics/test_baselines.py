@@ -84,3 +84,16 @@ def test_best_effort_is_fifo_without_head_of_line_blocking(mk):
         {"A": 0, "B": 10, "D": 15}
     assert _by(simulate(c, jobs, POLICIES.build("best-effort"), semantics="tiresias"), "first_start") == \
         {"A": 0, "B": 10, "D": 2}
+
+
+def test_srtf_tie_keeps_the_previous_order(mk):
+    """Two GPUs; X (1 GPU, 8 s), Y (2 GPUs, 6 s), W (1 GPU, 2 s), all at 0, listed X, Y, W.
+    t=0: sorted W (2), Y (6), X (8): W takes a GPU, Y does not fit, X takes the other.
+    t=2: W done; X has 6 s left, tied with Y: the stable sort keeps Y ahead (it was ahead at t=0),
+    so Y takes both GPUs and X is preempted: Y 2-8, X 8-14. (Ordering ties by arrival instead would
+    keep X running to 8 and Y 8-14.)"""
+    c = mk.cluster(1, 2)
+    jobs = [mk.job("X", 1, 8), mk.job("Y", 2, 6), mk.job("W", 1, 2)]
+    res = simulate(c, jobs, POLICIES.build("srtf"), semantics="tiresias")
+    assert _by(res, "end") == {"W": 2, "Y": 8, "X": 14}
+    assert _by(res, "preemptions") == {"W": 0, "Y": 0, "X": 1}
