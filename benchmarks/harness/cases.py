@@ -51,12 +51,15 @@ def _with_params(name: str, params: Mapping[str, Any]) -> str:
 def _key(kind: str, obj: Any) -> str:
     d = _plain(obj)
     d.pop("label", None)  # the label names the case's role in its suite; it does not change the result
+    d.pop("limit_s", None)  # nor does a replay's wall-clock limit
     return kind + ":" + json.dumps(d, sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
 class ReplayCase:
-    """One trace replay. ``seed`` seeds the policy (the workload's seed is ``source.seed``)."""
+    """One trace replay. ``seed`` seeds the policy (the workload's seed is ``source.seed``);
+    ``limit_s`` is its hard wall-clock limit in the harness (None: ``runner.REPLAY_LIMIT_S``; a
+    ``--time-limit`` given to the run overrides both)."""
 
     source: WorkloadSource
     policy: str
@@ -65,11 +68,15 @@ class ReplayCase:
     costs: str | None = None
     seed: int = 0
     label: str = ""
+    limit_s: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", _frozen(self.params))
         if not self.label:
             object.__setattr__(self, "label", _with_params(self.policy, self.params))
+        if self.limit_s is not None and not (isinstance(self.limit_s, int | float) and self.limit_s > 0):
+            raise SpecError(f"replay limit must be > 0 seconds, got {self.limit_s!r}", source=f"<case {self.label}>",
+                            field="limit_s")
 
     @property
     def key(self) -> str:

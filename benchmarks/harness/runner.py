@@ -195,7 +195,8 @@ def plan(suite: Suite, options: BenchOptions) -> list[Task]:
     for c in suite.cases:
         case = with_seed_and_limit(c, options.seed, options.time_limit_s)
         limit = getattr(case, "time_limit_s", None)
-        hard = hard_timeout(limit, options.grace_s) if limit is not None else (options.time_limit_s or REPLAY_LIMIT_S)
+        hard = hard_timeout(limit, options.grace_s) if limit is not None else (
+            options.time_limit_s or getattr(case, "limit_s", None) or REPLAY_LIMIT_S)
         tasks.append(Task(case, store_key(suite.name, case.key, code), hard, _group(suite, case)))
     return tasks
 

@@ -3,6 +3,9 @@ are long: ``docs/REPRODUCTION.md``; the artifact figures are checked in tests/he
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
 from schedlab.benchmarks.harness.suites import SUITES
@@ -37,6 +40,17 @@ def test_parts_and_options():
     assert las.params == {"threshold": 3200.0}
     loaded = tiresias_suite(parts=("loaded",), load=8)
     assert all(c.source.load == 8 and c.label.startswith("philly-x8/") for c in loaded.cases)
+    # the loaded oracles get a longer hard limit than the harness's default, and the planner uses it
+    from schedlab.benchmarks.harness.runner import REPLAY_LIMIT_S, BenchOptions, plan
+    from schedlab.benchmarks.harness.suites.tiresias import ORACLE_LIMIT_S
+
+    hard = {t.case.label: t.hard_s for t in plan(loaded, BenchOptions(out=Path("unused")))}
+    assert hard["philly-x8/realistic/srsf"] == hard["philly-x8/tiresias/srtf"] == ORACLE_LIMIT_S > REPLAY_LIMIT_S
+    assert hard["philly-x8/realistic/2d-las"] == REPLAY_LIMIT_S
+    assert {t.case.label: t.hard_s for t in plan(loaded, BenchOptions(out=Path("unused"), time_limit_s=60.0))}["philly-x8/realistic/srsf"] == 60.0
+    assert loaded.cases[0].key == replace(loaded.cases[0], limit_s=99.0).key  # the limit does not change the result
+    with pytest.raises(SpecError, match="limit"):
+        replace(loaded.cases[0], limit_s=-1.0)
     with pytest.raises(SpecError, match="unknown part"):
         tiresias_suite(parts=("nope",))
     with pytest.raises(SpecError, match="load"):

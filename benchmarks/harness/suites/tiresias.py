@@ -18,7 +18,9 @@ Parts (option ``parts``, all by default):
 * ``sensitivity`` — 2D-LAS and 2D-Gittins on the loaded replay (``tiresias`` semantics): K = 2, 3, 4
   (thresholds 1 h, then doubling), the threshold 0.5 / 1 / 2 / 4 GPU-hours, PROMOTEKNOB 1, 2, 4, 8.
 * ``sensitivity-testbed`` — the same variants on the testbed workload (seconds instead of the loaded
-  replay's tens of minutes per run), with its own base (K = 2, 1 h, no knob).
+  replay's tens of minutes per run), with its own base (K = 2, 1 h, no knob); under ``tiresias``
+  semantics, and (when ``semantics`` includes it) again under ``realistic`` with ``--costs tiresias``
+  (``sensitivity-testbed-realistic/...``).
 
 ``traces`` is the folder of the public traces (``philly/sia_philly_jobs.csv``,
 ``tiresias/yarn-gput1000.csv``); the package never needs it, the suite's trace parts do.
@@ -60,6 +62,9 @@ POLICIES_COMPARED = ("2d-las", "2d-gittins", "yarn-cs", "best-effort", "srtf", "
 PARTS = ("reference", "testbed", "philly", "loaded", "sensitivity", "sensitivity-testbed")
 TESTBED_THRESHOLD = 3200.0  # GPU-s, the paper's testbed (§5.2)
 HOUR = 3600.0
+#: the loaded replay's SRTF/SRSF refresh every running job's key at every event (about 1,000 running):
+#: 19-60 minutes each on one core (docs/REPRODUCTION.md), past the harness's 30-minute default
+ORACLE_LIMIT_S = 4 * HOUR
 
 
 def spec_path(name: str) -> str:
@@ -83,27 +88,30 @@ def _reference_cases(traces: str | Path) -> list[ReplayCase]:
 
 
 def _compared(source: WorkloadSource, prefix: str, semantics: Iterable[str], las_params: Mapping[str, Any],
-              costs: str | None) -> list[ReplayCase]:
+              costs: str | None, oracle_limit_s: float | None = None) -> list[ReplayCase]:
     out = []
     for sem in semantics:
         for pol in POLICIES_COMPARED:
             params = dict(las_params) if pol in ("2d-las", "2d-gittins") else {}
             out.append(ReplayCase(source, pol, params, semantics=sem, costs=costs if sem == "realistic" else None,
-                                  label=f"{prefix}/{sem}/{pol}"))
+                                  label=f"{prefix}/{sem}/{pol}",
+                                  limit_s=oracle_limit_s if pol in ("srtf", "srsf") else None))
         if sem == "realistic":  # placement matters only here: PACKLIMIT learned from measured slowdowns
             out.append(ReplayCase(source, "2d-las", {**las_params, "learn_packlimit": True}, semantics=sem,
                                   costs=costs, label=f"{prefix}/{sem}/2d-las-learned"))
     return out
 
 
-def _sensitivity_cases(source: WorkloadSource, prefix: str, *, with_base: bool = False) -> list[ReplayCase]:
+def _sensitivity_cases(source: WorkloadSource, prefix: str, *, with_base: bool = False,
+                       semantics: str = "tiresias", costs: str | None = None) -> list[ReplayCase]:
     out = []
     for pol in ("2d-las", "2d-gittins"):
         variants: list[tuple[str, dict[str, Any]]] = [("K=2", {"threshold": HOUR})] if with_base else []
         variants += [("K=3", {"queues": 3, "threshold": HOUR}), ("K=4", {"queues": 4, "threshold": HOUR})]
         variants += [(f"threshold={h:g}h", {"threshold": h * HOUR}) for h in (0.5, 2.0, 4.0)]
         variants += [(f"knob={k}", {"knob": float(k)}) for k in (1, 2, 4, 8)]
-        out += [ReplayCase(source, pol, p, semantics="tiresias", label=f"{prefix}/{pol}/{name}") for name, p in variants]
+        out += [ReplayCase(source, pol, p, semantics=semantics, costs=costs, label=f"{prefix}/{pol}/{name}")
+                for name, p in variants]
     return out
 
 
@@ -132,12 +140,15 @@ def tiresias_suite(*, traces: str = "../shared/traces", parts: Iterable[str] = P
     if "philly" in parts:
         cases += _compared(philly, "philly", semantics, sim_defaults, "tiresias")
     if "loaded" in parts:
-        cases += _compared(loaded, f"philly-x{load:g}", semantics, sim_defaults, "tiresias")
+        cases += _compared(loaded, f"philly-x{load:g}", semantics, sim_defaults, "tiresias", ORACLE_LIMIT_S)
     if "sensitivity" in parts:
         cases += _sensitivity_cases(loaded, f"sensitivity-x{load:g}")
     if "sensitivity-testbed" in parts:
-        cases += _sensitivity_cases(WorkloadSource(workload="tiresias-480", seed=seed), "sensitivity-testbed",
-                                    with_base=True)
+        testbed = WorkloadSource(workload="tiresias-480", seed=seed)
+        cases += _sensitivity_cases(testbed, "sensitivity-testbed", with_base=True)
+        if "realistic" in semantics:  # placement-dependent speed and the measured preemption cost
+            cases += _sensitivity_cases(testbed, "sensitivity-testbed-realistic", with_base=True,
+                                        semantics="realistic", costs="tiresias")
     return Suite("tiresias", "Tiresias (NSDI'19): the artifact's figures, the testbed and Philly comparisons, "
                  "sensitivity", tuple(cases), reproduce=lambda r: reproduce(r, load=load), paper=PAPER)
 
@@ -172,8 +183,8 @@ def reproduce(results: Mapping[str, Mapping[str, Any]], *, load: float = 5.0) ->
         rows += _compare_rows(results, f"philly/{sem}", f"Philly table, {sem}", PHILLY_PAPER)
         rows += _compare_rows(results, f"philly-x{load:g}/{sem}", f"Philly x{load:g} load, {sem}", PHILLY_PAPER)
     base = {pol: _get(results, f"philly-x{load:g}/tiresias/{pol}", "avg_jct") for pol in ("2d-las", "2d-gittins")}
-    for prefix in (f"sensitivity-x{load:g}", "sensitivity-testbed"):
-        if prefix == "sensitivity-testbed":
+    for prefix in (f"sensitivity-x{load:g}", "sensitivity-testbed", "sensitivity-testbed-realistic"):
+        if prefix.startswith("sensitivity-testbed"):
             base = {pol: _get(results, f"{prefix}/{pol}/K=2", "avg_jct") for pol in ("2d-las", "2d-gittins")}
         for label in sorted(k for k in results if k.startswith(prefix + "/")):
             _, pol, var = label.split("/")
