@@ -149,7 +149,7 @@ class ShortestRemaining(PolicyBase):
 
     def _rebuild(self, view: ClusterView) -> None:
         """Back from an uncontended spell (or a fresh view): every key, then the sorted lists."""
-        self._refresh(view, [j for j in self.const])
+        self._refresh(view, list(self.const))
         self.queued.clear()
         self.entry.clear()
         self.running = {jv.id: None for jv in view.running()}
