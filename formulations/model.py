@@ -4,6 +4,16 @@ fixed-size intervals with per-resource cumulative constraints.
 Every formulation is written once against this layer; :mod:`formulations.backends` translate it to
 each solver. Variables are referred to by index; :class:`LinExpr` supports ``+``, ``-``, scalar ``*``
 and the comparisons ``<=``, ``>=``, ``==`` (which build a :class:`Constraint`).
+
+**Comparisons are constraints, never booleans** (as in OR-Tools MathOpt): ``bool()`` of a
+:class:`Constraint` raises ``TypeError`` with a hint. So the chained ``lo <= x <= hi`` (Python
+evaluates ``(lo <= x) and (x <= hi)``, which silently kept ``x <= hi`` before) and ``if x == y``
+fail loudly; write a two-sided range as ``bounded(lo, expr, hi)`` and test whether two variables
+are the same one with ``x is y`` (``x in [y, z]`` calls ``==`` and raises too: use a set or
+``any(x is v for v in vs)``). ``!=`` has no linear meaning and raises. A :class:`Var` hashes by
+identity (a dict key or set member; dicts and sets compare by identity first and distinct live
+variables have distinct hashes, so they never call ``==``); a :class:`LinExpr` is mutable and
+unhashable.
 """
 
 from __future__ import annotations
@@ -11,8 +21,23 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from numbers import Real
 
 INF = math.inf
+
+#: what ``bool()`` of a comparison says (Python's chained comparisons and ``if x == y`` call it)
+_NOT_A_BOOL = ("a model comparison is a Constraint, not a truth value. For a two-sided range "
+               "lo <= expr <= hi write bounded(lo, expr, hi) (Python's chained comparison tests the first "
+               "part with bool()); to test whether two variables are the same one use `x is y`; add constraints "
+               "with model.add(...)")
+
+
+def _linear(other: object) -> bool:
+    return isinstance(other, LinExpr | Var | Real)
+
+
+def _no_ne(self: object, other: object) -> bool:
+    raise TypeError("!= is not a linear constraint; use `is not` to compare variables by identity")
 
 
 class LinExpr:
@@ -67,17 +92,24 @@ class LinExpr:
     __rmul__ = __mul__
 
     def __le__(self, other) -> Constraint:  # type: ignore[override]
+        if not _linear(other):
+            return NotImplemented
         e = self - other
         return Constraint(e.terms, -INF, -e.const)
 
     def __ge__(self, other) -> Constraint:  # type: ignore[override]
+        if not _linear(other):
+            return NotImplemented
         e = self - other
         return Constraint(e.terms, -e.const, INF)
 
     def __eq__(self, other) -> Constraint:  # type: ignore[override]
+        if not _linear(other):
+            return NotImplemented
         e = self - other
         return Constraint(e.terms, -e.const, -e.const)
 
+    __ne__ = _no_ne  # type: ignore[assignment]
     __hash__ = None  # type: ignore[assignment]
 
     def value(self, values: list[float]) -> float:
@@ -115,15 +147,16 @@ class Var:
     __rmul__ = __mul__
 
     def __le__(self, other) -> Constraint:  # type: ignore[override]
-        return self.expr() <= other
+        return self.expr().__le__(other)
 
     def __ge__(self, other) -> Constraint:  # type: ignore[override]
-        return self.expr() >= other
+        return self.expr().__ge__(other)
 
     def __eq__(self, other) -> Constraint:  # type: ignore[override]
-        return self.expr() == other
+        return self.expr().__eq__(other)
 
-    __hash__ = None  # type: ignore[assignment]
+    __ne__ = _no_ne  # type: ignore[assignment]
+    __hash__ = object.__hash__  # identity (defining __eq__ would otherwise make it unhashable)
 
     def __repr__(self) -> str:
         return f"Var({self.name}, [{self.lb}, {self.ub}]{', int' if self.integer else ''})"
@@ -140,14 +173,29 @@ def lsum(items: Iterable[LinExpr | Var | tuple[float, Var]]) -> LinExpr:
     return out
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Constraint:
-    """``lb <= sum(terms) <= ub``."""
+    """``lb <= sum(terms) <= ub``; built by a comparison or :func:`bounded`. Not a truth value:
+    ``bool()`` raises (module docstring); two constraints compare by identity."""
 
     terms: dict[int, float]
     lb: float
     ub: float
     name: str = ""
+
+    def __bool__(self) -> bool:
+        raise TypeError(_NOT_A_BOOL)
+
+
+def bounded(lo: float, expr: LinExpr | Var, hi: float) -> Constraint:
+    """The two-sided range ``lo <= expr <= hi`` as one constraint (``lo``/``hi`` may be
+    ``-INF``/``INF``); ``lo > hi`` is an error rather than an infeasible row."""
+    if not isinstance(expr, LinExpr | Var) or not isinstance(lo, Real) or not isinstance(hi, Real):
+        raise TypeError("bounded(lo, expr, hi) takes two numbers around a variable or linear expression")
+    if lo > hi:
+        raise ValueError(f"bounded: lo {lo} > hi {hi}")
+    e = expr.expr() if isinstance(expr, Var) else expr
+    return Constraint(dict(e.terms), float(lo) - e.const, float(hi) - e.const)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +248,8 @@ class Model:
 
     def add(self, c: Constraint, name: str = "") -> Constraint:
         if not isinstance(c, Constraint):
-            raise TypeError(f"expected a Constraint (built with <=, >=, ==), got {type(c).__name__}")
+            raise TypeError(f"expected a Constraint (built with <=, >=, == or bounded(lo, expr, hi)), "
+                            f"got {type(c).__name__}")
         c.name = name
         self.constraints.append(c)
         return c
