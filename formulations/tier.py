@@ -8,23 +8,40 @@ racks read from the networkx topology. Binary :math:`a_{jm}` (job on machine m a
 
 .. math::
 
-   \sum_m a_{jm} + \sum_r b_{jr} + n_j \le 1 \quad (= 1 \text{ in place-all mode}),\qquad
+   \sum_m a_{jm} + \sum_r b_{jr} + n_j \le 1,\qquad
    \sum_m x_{jm} = g_j\Big(\sum_m a_{jm} + \sum_r b_{jr} + n_j\Big)
 
    x_{jm} \le \min(g_j, G_m)\,(a_{jm} + b_{j,r(m)} + n_j),\qquad \sum_j x_{jm} \le G_m
 
 Objective *max-throughput*: :math:`\max \sum_j g_j \big(e^M_j \sum_m a_{jm} + e^R_j \sum_r b_{jr}
-+ e^N_j n_j\big)` with :math:`e^\ell_j = 1/(1 + o_j(\ell))` (effective GPUs); *min-overhead* (place
-all): :math:`\min \sum_j g_j\, o_j(\ell_j)`. The chosen level is never below the placement's real
-tier, and overheads are monotone, so the optimum equals the optimum over real tiers (the
-objective is always recomputed from the real tiers). **Symmetry**: machines of one rack with
-equal free GPUs are ordered by load; identical jobs (equal demand and overheads) are ordered by
-their objective terms. A per-rack gate :math:`\sum_{m \in r} x_{jm} \le g_j(\sum_{m\in r} a_{jm}
-+ b_{jr} + n_j)` tightens the relaxation.
++ e^N_j n_j\big)` with :math:`e^\ell_j = 1/(1 + o_j(\ell))` (effective GPUs); an unplaced job adds 0.
+*min-overhead*: GPU-weighted overhead with **unplaced GPUs priced** (issue 20.4: scoring only the
+placed jobs let FIFO placing 10 of 12 jobs beat the place-all optimum):
+
+.. math::
+
+   \min \sum_{j\ \text{placed}} g_j\, o_j(\ell_j) \;+\; W \sum_{j\ \text{unplaced}} g_j,
+   \qquad W = \Big\lfloor \sum_j g_j\, o_j(\text{network}) \Big\rfloor + 1 .
+
+:math:`W` exceeds the worst total overhead of any allocation, so the order is lexicographic: fewer
+unplaced GPUs always wins (:math:`U_A \ge U_B + 1 \Rightarrow \text{cost}_A \ge W U_B + W >
+W U_B + \sum_j g_j o_j(N) \ge \text{cost}_B`), then less overhead. Where every job can be placed the
+optimum is the old place-all optimum (same allocation, same value); an unplaced job costs
+:math:`W g_j > g_j o_j(N)`, more than any placement of it. Every allocation is scored (none is
+infeasible for leaving a job out) and the model's objective equals :func:`tier_objective` on it, so a
+heuristic's gap is never negative. (Rejected: "place all" as a constraint on every scored allocation
+— it leaves no gap at all on the instances where the jobs do not all fit, the common busy case.)
+
+The chosen level is never below the placement's real tier, and overheads are monotone, so the
+optimum equals the optimum over real tiers (the objective is always recomputed from the real tiers).
+**Symmetry**: machines of one rack with equal free GPUs are ordered by load; identical jobs (equal
+demand and overheads) are ordered by their objective terms (an unplaced twin last). A per-rack gate
+:math:`\sum_{m \in r} x_{jm} \le g_j(\sum_{m\in r} a_{jm} + b_{jr} + n_j)` tightens the relaxation.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections import defaultdict
 from collections.abc import Mapping
@@ -102,13 +119,29 @@ def placement_tier(inst: TierInstance, ja: JobAllocation) -> Tier:
     return Tier.RACK if len({nodes[m]["rack"] for m in ms}) == 1 else Tier.NETWORK
 
 
+#: what a report prints beside a tier-placement gap (the kind's gap note)
+GAP_NOTE = ("tier: both sides are scored at the real tier of each placement (Dally's Table 1 overheads); "
+            "min-overhead prices every unplaced GPU at W = floor(sum_j g_j o_j(network)) + 1, above any "
+            "allocation's total overhead, so fewer unplaced GPUs always wins and a partial allocation "
+            "never scores below the optimum (issue 20.4)")
+
+
+def unplaced_penalty(inst: TierInstance) -> float:
+    """``W``, the min-overhead price of one unplaced GPU: ``floor(sum_j g_j o_j(network)) + 1``,
+    strictly above the total overhead of any allocation (module docstring)."""
+    return float(math.floor(sum(j.requested.gpus * inst.overhead[j.id][2] for j in inst.base.jobs)) + 1)
+
+
 def tier_objective(inst: TierInstance, allocation: Allocation) -> float:
-    """THE objective: effective GPUs ``sum g/(1+o(tier))`` (max-throughput) or GPU-weighted overhead
-    ``sum g*o(tier)`` (min-overhead), over placed jobs at their real tiers."""
+    """THE objective, at the real tier of each placement: effective GPUs ``sum g/(1+o(tier))`` over
+    placed jobs (max-throughput), or GPU-weighted overhead ``sum g*o(tier)`` over placed jobs plus
+    ``W * g`` per unplaced job (min-overhead, :func:`unplaced_penalty`)."""
     tot = 0.0
+    pen = unplaced_penalty(inst) if inst.mode is TierMode.MIN_OVERHEAD else 0.0
     for job in inst.base.jobs:
         ja = allocation.get(job.id)
         if ja is None:
+            tot += pen * job.requested.gpus
             continue
         o = inst.overhead[job.id][placement_tier(inst, ja) - 1]
         g = job.requested.gpus
@@ -127,6 +160,7 @@ class TierFormulation:
             racks[nodes[m]["rack"]].append(m)
         total = sum(inst.free_gpus(m) for m in mach)
         maxim = inst.mode is TierMode.MAX_THROUGHPUT
+        W = 0.0 if maxim else unplaced_penalty(inst)
         mdl = Model("tier-placement", sense="max" if maxim else "min")
         used = {m: LinExpr() for m in mach}
         obj = LinExpr()
@@ -136,9 +170,11 @@ class TierFormulation:
             check_deadline(deadline)
             g = job.requested.gpus
             o = inst.overhead[job.id]
-            coef = [g / (1 + v) if maxim else g * v for v in o]
+            # min-overhead: g*o(level) if placed, W*g if not = W*g + sum_level (g*o(level) - W*g) * level
+            coef = [g / (1 + v) if maxim else g * v - W * g for v in o]
             choice = LinExpr()
-            cj = contrib[job.id] = LinExpr()
+            cj = contrib[job.id] = LinExpr(const=W * g)
+            obj.const += W * g
             gate: dict[str, LinExpr] = {m: LinExpr() for m in mach}
             for m in mach:
                 if g <= inst.free_gpus(m):
@@ -165,9 +201,7 @@ class TierFormulation:
                 cj.add_term(n.index, coef[2])
                 for m in mach:
                     gate[m].add_term(n.index, 1)
-            if inst.mode is TierMode.MIN_OVERHEAD:
-                mdl.add(choice == 1, f"place[{job.id}]")
-            elif choice.terms:
+            if choice.terms:
                 mdl.add(choice <= 1, f"one[{job.id}]")
             xs = LinExpr()
             in_rack: dict[str, LinExpr] = defaultdict(LinExpr)
@@ -238,8 +272,6 @@ class TierFormulation:
 
     def verify(self, inst: TierInstance, solution: Allocation) -> list[str]:
         out = [str(v) for v in validate_allocation(inst.base, solution)]
-        if inst.mode is TierMode.MIN_OVERHEAD:
-            out += [f"[placement] job {j.id!r} not placed" for j in inst.base.jobs if j.id not in solution]
         elig = set(inst.eligible_machines)
         out += [f"[eligible] job {ja.job_id!r} outside the sub-problem" for ja in solution
                 if not set(ja.placement) <= elig]
@@ -327,19 +359,24 @@ def canonical_tier(inst: TierInstance, built: Built, allocation: Allocation) -> 
 
 
 def tier_relaxation_bound(inst: TierInstance) -> float:
-    """A cheap valid bound on the whole problem: every job at its best (machine) tier, and, for
-    max-throughput, the fractional knapsack of effective GPUs into the free GPUs."""
+    """A cheap valid bound on the whole problem: every job at its best (machine) tier and only the
+    total free GPUs ``C`` binding, a fractional knapsack solved greedily. Max-throughput: fill ``C``
+    with effective GPUs, lowest ``o_j(M)`` first. Min-overhead (a lower bound):
+    ``W sum_j g_j - max { sum_j f_j g_j (W - o_j(M)) : sum_j f_j g_j <= C, 0 <= f_j <= 1 }`` — a placed
+    GPU saves ``W - o_j(M) > 0`` against its price unplaced, lowest ``o_j(M)`` first; it is
+    ``sum_j g_j o_j(M)`` when every job fits."""
     jobs = inst.base.jobs
-    if inst.mode is TierMode.MIN_OVERHEAD:
-        return sum(j.requested.gpus * inst.overhead[j.id][0] for j in jobs)
     cap = float(sum(inst.free_gpus(m) for m in inst.eligible_machines))
-    tot = 0.0
+    maxim = inst.mode is TierMode.MAX_THROUGHPUT
+    W = 0.0 if maxim else unplaced_penalty(inst)
+    tot = 0.0 if maxim else W * sum(j.requested.gpus for j in jobs)
     for j in sorted(jobs, key=lambda j: inst.overhead[j.id][0]):
-        take = min(float(j.requested.gpus), cap)
-        tot += take / (1 + inst.overhead[j.id][0])
-        cap -= take
         if cap <= 0:
             break
+        take = min(float(j.requested.gpus), cap)
+        o = inst.overhead[j.id][0]
+        tot += take / (1 + o) if maxim else -take * (W - o)
+        cap -= take
     return tot
 
 

@@ -43,13 +43,18 @@ def test_tier_max_throughput_hand_optimum(backend, make_cluster, need_backend):
 
 @pytest.mark.parametrize("backend", list(BACKENDS))
 def test_tier_min_overhead_place_all(backend, make_cluster, need_backend):
-    # all of J4, J2, J2b: 4 * 0.5 (J4 inside a rack) + 2 * 0.1 + 0 = 2.2; adding J1 is infeasible
+    # all of J4, J2, J2b: 4 * 0.5 (J4 inside a rack) + 2 * 0.1 + 0 = 2.2. With J1 (9 GPUs on 8) one job
+    # stays out; unplaced GPUs cost W = floor(4*1.0 + 2*0.3 + 0 + 0) + 1 = 5 each, so the fewest GPUs
+    # out (J1's 1) wins and the rest is the place-all optimum: 5 + 2.2 = 7.2 (issue 20.4; was infeasible)
     need_backend(backend)
     cl = make_cluster(machines=2, gpus=2, racks=2)
     r = solve(TierFormulation(), tier_instance(cl, TierMode.MIN_OVERHEAD, extra=False), backend, P)
     assert r.termination is Termination.OPTIMAL and r.objective == pytest.approx(2.2) and r.verified
-    r = solve(TierFormulation(), tier_instance(cl, TierMode.MIN_OVERHEAD, extra=True), backend, P)
-    assert r.termination is Termination.INFEASIBLE
+    inst = tier_instance(cl, TierMode.MIN_OVERHEAD, extra=True)
+    r = solve(TierFormulation(), inst, backend, P)
+    assert r.termination is Termination.OPTIMAL and r.objective == pytest.approx(7.2) and r.verified
+    assert set(r.allocation.assignments) == {"J4", "J2", "J2b"}
+    assert tier_objective(inst, r.allocation) == pytest.approx(7.2)
 
 
 def test_tier_rejects_non_monotone_overheads(make_cluster):
