@@ -78,12 +78,14 @@ def test_pop_tiresias_repairs_a_part_infeasible_alone():
 def test_pop_infeasible_only_when_the_whole_is(seed):
     # min-overhead tier instances: POP must agree with the whole problem on feasibility (checked by
     # solving it whole). Since issue 20.4 an unplaced job is priced, not infeasible, so both always
-    # have a solution, and POP's merged allocation (scored on the whole instance) is never better
+    # have a solution (a busy instance is then a real choice of the jobs left out: a node limit keeps
+    # the test deterministic), and POP's merged allocation is never below the whole's proven bound
     inst = generate_tier(preset("dally-2"), 8 + 2 * seed, seed=seed, busy=0.5, mode=TierMode.MIN_OVERHEAD)
-    whole = solve(TierFormulation(), inst, "highs", P)
-    r = POP(4).solve(inst, "highs", P)
-    assert whole.termination is Termination.OPTIMAL and r.termination.has_solution
-    assert r.verified and r.objective >= whole.objective - 1e-9
+    p = P.with_(node_limit=300)
+    whole = solve(TierFormulation(), inst, "highs", p)
+    r = POP(4).solve(inst, "highs", p)
+    assert whole.termination.has_solution and r.termination.has_solution
+    assert r.verified and r.objective >= whole.dual_bound - 1e-9 * abs(whole.dual_bound)
 
 
 def test_pop_status_is_its_worst_part(monkeypatch, joint_inst):
