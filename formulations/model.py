@@ -10,7 +10,8 @@ and the comparisons ``<=``, ``>=``, ``==`` (which build a :class:`Constraint`).
 evaluates ``(lo <= x) and (x <= hi)``, which silently kept ``x <= hi`` before) and ``if x == y``
 fail loudly; write a two-sided range as ``bounded(lo, expr, hi)`` and test whether two variables
 are the same one with ``x is y`` (``x in [y, z]`` calls ``==`` and raises too: use a set or
-``any(x is v for v in vs)``). ``!=`` has no linear meaning and raises. A :class:`Var` hashes by
+``any(x is v for v in vs)``; MathOpt makes ``bool(x == y)`` an identity test for two variables, here
+one rule covers every comparison). ``!=`` has no linear meaning and raises. A :class:`Var` hashes by
 identity (a dict key or set member; dicts and sets compare by identity first and distinct live
 variables have distinct hashes, so they never call ``==``); a :class:`LinExpr` is mutable and
 unhashable.

@@ -41,6 +41,8 @@ def test_var_equals_var_is_a_constraint_not_true():
             pass
     with pytest.raises(TypeError, match="is not"):
         _ = x != y
+    with pytest.raises(TypeError, match="`x is y`"):
+        _ = x in [y]  # list membership calls ==: use a set (identity hash) instead
     assert m.add(c, "eq") is c and m.constraints == [c] and c.name == "eq"
 
 
