@@ -13,7 +13,14 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from schedlab.perfmodel import curves as cv
-from schedlab.perfmodel.environment import Env, group_links, placement_env, shape_placements
+from schedlab.perfmodel.environment import (
+    Env,
+    counts_placement,
+    dp_group_shape,
+    group_links,
+    placement_env,
+    shape_placements,
+)
 from schedlab.perfmodel.iteration import PlanArrays, components, iteration_time_scalar, overlap
 from schedlab.perfmodel.memory import GB_BYTES, host_memory_bytes
 from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION, PerfParams, default_params
@@ -83,7 +90,12 @@ class PerfModel:
         """Install refitted parameters (caches are keyed by them, so nothing stale is served)."""
         self._params[self.spec(model).name] = params
 
-    def env(self, placement: Mapping[str, int]) -> Env:
+    def env(self, placement: Mapping[str, int] | str | tuple[int, ...]) -> Env:
+        """The environment of ``placement``: ``{machine: gpus}`` (values may be ``Resources``), or the GPU
+        counts per machine (``"44"``, ``(4, 4)``) laid on the cluster's reference machines
+        (:func:`perfmodel.environment.counts_placement`)."""
+        if not isinstance(placement, Mapping):
+            placement = counts_placement(self.cluster, placement)
         key = tuple(sorted((m, int(getattr(k, "gpus", k))) for m, k in placement.items()
                            if getattr(k, "gpus", k)))
         e = self._env_cache.get(key)
@@ -123,23 +135,37 @@ class PerfModel:
             hit = self._bw_cache[key] = group_links(self.cluster, env, d, t, p)
         return hit
 
+    def _dp_shape(self, env: Env, d: int, t: int, p: int) -> tuple[int, int, int]:
+        """``(k, n_max, n_min)`` of the slowest DP group (:func:`perfmodel.environment.dp_group_shape`)."""
+        if env.machines == 1 or (t == 1 and p == 1):
+            return env.machines, max(env.counts), min(env.counts)
+        key = ("shape", env.placement, d, t, p)
+        hit = self._bw_cache.get(key)
+        if hit is None:
+            hit = self._bw_cache[key] = dp_group_shape(env, d, t, p)
+        return hit
+
     def _arrays(self, rows: np.ndarray, env: Env, cpus) -> PlanArrays:
         f = rows.astype(float)
         n = len(rows)
         bw_dp, bw_pp = np.full(n, env.bw_dp), np.full(n, env.bw_dp)
         multi_machine = 1.0 if env.machines > 1 else 0.0
         dp_x, pp_x = np.full(n, multi_machine), np.full(n, multi_machine)
+        k_m = np.full(n, float(env.machines))
+        n_max, n_min = np.full(n, float(max(env.counts))), np.full(n, float(min(env.counts)))
         if env.machines > 1 and n:
             multi = np.nonzero((rows[:, 1] > 1) | (rows[:, 2] > 1))[0]
             if multi.size:
                 trip, inv = np.unique(rows[multi, :3], axis=0, return_inverse=True)
-                bws = np.array([self._group_bw(env, int(d), int(t), int(p)) for d, t, p in trip], dtype=float)
+                bws = np.array([self._group_bw(env, int(d), int(t), int(p)) + self._dp_shape(env, int(d), int(t), int(p))
+                                for d, t, p in trip], dtype=float)
                 j = inv.ravel()
                 bw_dp[multi], bw_pp[multi], dp_x[multi], pp_x[multi] = bws[j, 0], bws[j, 1], bws[j, 2], bws[j, 3]
+                k_m[multi], n_max[multi], n_min[multi] = bws[j, 4], bws[j, 5], bws[j, 6]
         return PlanArrays(dp=f[:, 0], tp=f[:, 1], pp=f[:, 2], mb=f[:, 3], ga=f[:, 4], gc=f[:, 5], zero=f[:, 6],
                           bw_dp=bw_dp, bw_tp=np.full(n, env.bw_tp), bw_pcie=np.full(n, env.bw_pcie),
                           cpus=np.broadcast_to(np.asarray(cpus, dtype=float), (n,)).astype(float), bw_pp=bw_pp,
-                          dp_inter=dp_x, pp_inter=pp_x)
+                          dp_inter=dp_x, pp_inter=pp_x, k_mach=k_m, n_max=n_max, n_min=n_min)
 
     # ------------------------------------------------------------ predictions
     def components(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
@@ -163,7 +189,8 @@ class PerfModel:
         bw_dp, bw_pp, dp_x, pp_x = self._group_bw(env, plan.dp, plan.tp, plan.pp)
         return iteration_time_scalar(spec, self.params_for(spec), plan_to_row(plan), bw_dp, env.bw_tp,
                                      env.bw_pcie, float(cpus), self._batch(spec, global_batch), bw_pp=bw_pp,
-                                     dp_inter=dp_x, pp_inter=pp_x)
+                                     dp_inter=dp_x, pp_inter=pp_x,
+                                     dp_shape=self._dp_shape(env, plan.dp, plan.tp, plan.pp))
 
     def throughput(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
                    global_batch: int | None = None) -> float:
@@ -242,7 +269,7 @@ class PerfModel:
         off = rows[:, 6] == 2
         t_fixed = np.where(off, np.inf, comp["iter"])
         off_idx = np.nonzero(off)[0]
-        base = comp["cc"][off] + overlap(comp["dp"][off], comp["off"][off], params.k_off) + params.k_const
+        base = comp["cc"][off] + overlap(comp["dp1"][off], comp["off"][off], params.k_off) + params.k_const
         host = host_memory_bytes(spec, gpus=env.gpus, zero=rows[:, 6]) / GB_BYTES if rows.size else np.zeros(0)
         hit = cv.ShapeEval(env=env, rows=rows, t_fixed=t_fixed, off_idx=off_idx, off_base=base,
                            off_t=comp["off"][off], off_k=np.full(off_idx.size, params.k_opt_off * spec.params / 1e6),

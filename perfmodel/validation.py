@@ -279,13 +279,20 @@ def protocol_folds(table: Table, protocol: str, *, fit_rows: int = DEFAULT_FIT_R
         fit_idx = [i for i in pool if rows[i].machines == 1]
         even = [i for i in pool if rows[i].machines > 1 and regular_placement(rows[i].counts)]
         plain = [i for i in even if rows[i].plan.zero is not ZeroMode.OFFLOAD]
-        order = sorted(plain or even, key=lambda i: (rows[i].machines, rows[i].plan.gpus, rows[i].plan_name, i))
+        plain = [i for i in plain if not rows[i].plan.is_3d] or plain  # DP-family rows first
+        # fewest machines with the most GPUs each first, most machines last: the two span both the
+        # machine count and the per-machine count (what the hierarchical all-reduce term is fitted on)
+        order = sorted(plain or even, key=lambda i: (rows[i].machines, -rows[i].plan.gpus, rows[i].plan_name, i))
         need = max(HOLDOUT_EXTRA, MIN_SAMPLES - len(fit_idx))
         extra = _spread(order, need)
         if len(extra) < need:  # still short: the other multi-machine pool rows, same order
             more = sorted((i for i in pool if rows[i].machines > 1 and i not in extra),
                           key=lambda i: (rows[i].machines, rows[i].plan.gpus, rows[i].plan_name, i))
             extra += _spread(more, need - len(extra))
+        pipes = sorted((i for i in even if rows[i].plan.pp > 1), key=lambda i: (rows[i].machines, -rows[i].plan.gpus,
+                                                                                 rows[i].plan_name, i))
+        if pipes and not any(rows[i].plan.pp > 1 for i in fit_idx + extra):
+            extra.append(pipes[0])  # one pipeline across machines: what informs the PP hand-off terms
         fit_idx = sorted(fit_idx + extra)
         scored = [i for i in range(len(rows)) if i not in fit_idx]
         if len(fit_idx) < MIN_SAMPLES or not scored:
