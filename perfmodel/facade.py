@@ -22,6 +22,7 @@ from schedlab.perfmodel.environment import (
     shape_placements,
 )
 from schedlab.perfmodel.iteration import PlanArrays, components, iteration_time_scalar, overlap
+from schedlab.perfmodel.measured import TESTBED_MACHINE, MeasuredTimes, load_measured, measured_columns
 from schedlab.perfmodel.memory import GB_BYTES, host_memory_bytes
 from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION, PerfParams, default_params
 from schedlab.perfmodel.plans import ExecutionPlan
@@ -48,18 +49,27 @@ class PerfModel:
 
     ``params`` maps model names (or aliases, or :class:`ModelSpec` objects) to fitted :class:`PerfParams`;
     wherever a method takes ``model``, a :class:`ModelSpec` outside the zoo works too. Missing models use
-    :func:`perfmodel.params.default_params` under ``calibration``: ``"measured"`` (default: ours, fitted on
-    the Rubick artifact's measured tables, effective bandwidths included) or ``"artifact"`` (the
-    artifact's shipped fits, converted; the topology's bandwidths).
+    :func:`perfmodel.params.default_params` under ``calibration``: ``"fitted"`` (default: ours, fitted on
+    the Rubick artifact's measured tables, effective bandwidths included), ``"measured"`` (the measured
+    iteration time wherever the tables hold the exact model, plan, placement and batch, the fitted model
+    elsewhere: :mod:`perfmodel.measured`; ``measured`` = a :class:`MeasuredTimes` or the tables' directory,
+    default ``../shared/traces/rubick/placements``) or ``"artifact"`` (the artifact's shipped fits,
+    converted; the topology's bandwidths). ``measured_hits`` / ``measured_misses`` count the time
+    queries the tables answered / the fitted model answered under ``"measured"``.
     """
 
     def __init__(self, cluster: Cluster, params: Mapping[str, PerfParams] | None = None, *,
-                 calibration: str = DEFAULT_CALIBRATION) -> None:
+                 calibration: str = DEFAULT_CALIBRATION, measured: MeasuredTimes | str | None = None) -> None:
         if calibration not in CALIBRATIONS:
             raise SpecError(f"unknown calibration {calibration!r}; known: {', '.join(CALIBRATIONS)}",
                             source="<PerfModel>", field="calibration")
         self.cluster = cluster
         self.calibration = calibration
+        self.measured: MeasuredTimes | None = None
+        if calibration == "measured":
+            self.measured = measured if isinstance(measured, MeasuredTimes) else load_measured(measured)
+        self.measured_hits = 0
+        self.measured_misses = 0
         self._params: dict[str, PerfParams] = {}
         for name, p in (params or {}).items():
             self._params[self.spec(name).name] = p
@@ -167,6 +177,32 @@ class PerfModel:
                           cpus=np.broadcast_to(np.asarray(cpus, dtype=float), (n,)).astype(float), bw_pp=bw_pp,
                           dp_inter=dp_x, pp_inter=pp_x, k_mach=k_m, n_max=n_max, n_min=n_min)
 
+    # ------------------------------------------------------------ measured calibration
+    def _testbed(self, env: Env) -> bool:
+        return all((self.cluster.machine(m).gpu_model, self.cluster.machine(m).gpus) == TESTBED_MACHINE
+                   for m, _ in env.placement)
+
+    def _measured_time(self, spec: ModelSpec, plan: ExecutionPlan, env: Env, b: int, cpus: float) -> float | None:
+        """The measured time of ``plan`` on ``env`` (:mod:`perfmodel.measured`), None where the tables lack
+        it; a ZeRO-Offload plan at another CPU count: ``T_meas(c0) x T_fit(c) / T_fit(c0)``. Counted."""
+        hit = None
+        if MODELS.get(spec.name) is spec and self._testbed(env):
+            hit = self.measured.lookup(spec.name, plan, env.counts, b, float(cpus))
+        if hit is None:
+            self.measured_misses += 1
+            return None
+        self.measured_hits += 1
+        t, c0 = hit
+        if c0 is None:
+            return t
+        return t * self._fitted_time(spec, plan, env, b, cpus) / self._fitted_time(spec, plan, env, b, c0)
+
+    def _fitted_time(self, spec: ModelSpec, plan: ExecutionPlan, env: Env, b: int, cpus: float) -> float:
+        bw_dp, bw_pp, dp_x, pp_x = self._group_bw(env, plan.dp, plan.tp, plan.pp)
+        return iteration_time_scalar(spec, self.params_for(spec), plan_to_row(plan), bw_dp, env.bw_tp,
+                                     env.bw_pcie, float(cpus), b, bw_pp=bw_pp, dp_inter=dp_x, pp_inter=pp_x,
+                                     dp_shape=self._dp_shape(env, plan.dp, plan.tp, plan.pp))
+
     # ------------------------------------------------------------ predictions
     def components(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
                    global_batch: int | None = None) -> dict[str, float]:
@@ -181,16 +217,18 @@ class PerfModel:
 
     def iteration_time(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
                        global_batch: int | None = None) -> float:
-        """``T_iter`` in seconds (the formula; validity is :meth:`plan_problem`'s business)."""
+        """``T_iter`` in seconds (the formula, or under ``"measured"`` the measured time where the tables
+        hold it; validity is :meth:`plan_problem`'s business)."""
         spec = self.spec(model)
         env = self.env(placement)
         if plan.gpus != env.gpus:
             raise PlanError(f"plan {plan.name} uses {plan.gpus} GPUs but the placement has {env.gpus}")
-        bw_dp, bw_pp, dp_x, pp_x = self._group_bw(env, plan.dp, plan.tp, plan.pp)
-        return iteration_time_scalar(spec, self.params_for(spec), plan_to_row(plan), bw_dp, env.bw_tp,
-                                     env.bw_pcie, float(cpus), self._batch(spec, global_batch), bw_pp=bw_pp,
-                                     dp_inter=dp_x, pp_inter=pp_x,
-                                     dp_shape=self._dp_shape(env, plan.dp, plan.tp, plan.pp))
+        b = self._batch(spec, global_batch)
+        if self.measured is not None:
+            t = self._measured_time(spec, plan, env, b, cpus)
+            if t is not None:
+                return t
+        return self._fitted_time(spec, plan, env, b, cpus)
 
     def throughput(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
                    global_batch: int | None = None) -> float:
@@ -205,10 +243,17 @@ class PerfModel:
         spec = self.spec(model)
         env = self.env(placement)
         b = self._batch(spec, global_batch)
+        plans = list(plans)
         rows = np.array([plan_to_row(p) for p in plans], dtype=np.int64).reshape(-1, 7)
         if rows.size and np.any(rows[:, 0] * rows[:, 1] * rows[:, 2] != env.gpus):
             raise PlanError(f"every plan must use the placement's {env.gpus} GPUs")
         t = components(spec, self.params_for(spec), self._arrays(rows, env, cpus), global_batch=b)["iter"]
+        if self.measured is not None:
+            cs = np.broadcast_to(np.asarray(cpus, dtype=float), (len(plans),))
+            for i, (p, c) in enumerate(zip(plans, cs, strict=True)):
+                m = self._measured_time(spec, p, env, b, float(c))
+                if m is not None:
+                    t[i] = m
         return b / t
 
     def plan_problem(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int | None = None,
@@ -271,13 +316,21 @@ class PerfModel:
         off_idx = np.nonzero(off)[0]
         base = comp["cc"][off] + overlap(comp["dp1"][off], comp["off"][off], params.k_off) + params.k_const
         host = host_memory_bytes(spec, gpus=env.gpus, zero=rows[:, 6]) / GB_BYTES if rows.size else np.zeros(0)
+        off_t, off_k = comp["off"][off], np.full(off_idx.size, params.k_opt_off * spec.params / 1e6)
+        if self.measured is not None:  # measured times where the tables hold them (offload: by a factor)
+            t_fixed, base, off_t, off_k = self._measured_shape(spec, b, env, rows, t_fixed, off_idx, base, off_t, off_k)
         hit = cv.ShapeEval(env=env, rows=rows, t_fixed=t_fixed, off_idx=off_idx, off_base=base,
-                           off_t=comp["off"][off], off_k=np.full(off_idx.size, params.k_opt_off * spec.params / 1e6),
-                           k_swap=params.k_swap, gpu_mem_gb=mem, host_mem_gb=host)
+                           off_t=off_t, off_k=off_k, k_swap=params.k_swap, gpu_mem_gb=mem, host_mem_gb=host)
         if len(self._shape_cache) > MAX_CACHED_SHAPES:  # bounded (the curves keep what they use)
             self._shape_cache.clear()
         self._shape_cache[key] = hit
         return hit
+
+    def _measured_shape(self, spec, b, env, rows, t_fixed, off_idx, base, off_t, off_k):
+        if MODELS.get(spec.name) is not spec or not self._testbed(env):
+            return t_fixed, base, off_t, off_k
+        return measured_columns(self.measured, spec.name, b, env.counts, rows, t_fixed, off_idx, base, off_t,
+                                off_k, self.params_for(spec).k_swap)
 
     def _shapes(self, spec: ModelSpec, b: int, max_gpus: int) -> tuple[tuple[cv.ShapeEval, ...], ...]:
         """For g = 1..max_gpus, the evaluated canonical placements of g GPUs (built lazily, cached)."""
