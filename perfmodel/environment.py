@@ -100,16 +100,23 @@ def group_links(cluster: Cluster, env: Env, d: int, t: int, p: int) -> tuple[flo
             (crosses(dp_g) if d > 1 else multi), (crosses(pp_g) if p > 1 else multi))
 
 
-def dp_group_shape(env: Env, d: int, t: int, p: int) -> tuple[int, int, int]:
-    """``(k, n_max, n_min)`` of plan ``(d, t, p)``'s slowest DP group on ``env``'s placement: the machines it
-    spans and its largest / smallest GPU count per machine (the hierarchical all-reduce of
-    :mod:`perfmodel.iteration`). Without TP/PP the DP group is the whole placement; with them, the group
-    spanning the most machines (ties: the smallest ``n_min``, then the largest ``n_max``)."""
+def odd_counts(counts: Sequence[int]) -> int:
+    """1 when some machine holds an odd GPU count and some machine more than one GPU (``35``, ``112``,
+    ``233``; not ``11111111``, one GPU per machine, nor ``2222``), else 0: the parity term's placements."""
+    return int(any(c % 2 for c in counts) and max(counts) > 1)
+
+
+def dp_group_shape(env: Env, d: int, t: int, p: int) -> tuple[int, int, int, int]:
+    """``(k, n_max, n_min, odd)`` of plan ``(d, t, p)``'s slowest DP group on ``env``'s placement: the
+    machines it spans, its largest / smallest GPU count per machine and :func:`odd_counts` (the
+    hierarchical all-reduce and the parity term of :mod:`perfmodel.iteration`). Without
+    TP/PP the DP group is the whole placement; with them, the group spanning the most machines (ties:
+    odd before even, the smallest ``n_min``, then the largest ``n_max``)."""
     if (t == 1 and p == 1) or d * t * p != env.gpus or env.machines == 1:
-        return env.machines, max(env.counts), min(env.counts)
+        return env.machines, max(env.counts), min(env.counts), odd_counts(env.counts)
     dp_g, _ = _group_placements(env.counts, d, t, p)
-    shapes = [(len(g), max(c for _, c in g), min(c for _, c in g)) for g in dp_g]
-    return max(shapes, key=lambda s: (s[0], -s[2], s[1]))
+    shapes = [(len(g), max(c for _, c in g), min(c for _, c in g), odd_counts([c for _, c in g])) for g in dp_g]
+    return max(shapes, key=lambda s: (s[0], s[3], -s[2], s[1]))
 
 
 def group_bandwidths(cluster: Cluster, env: Env, d: int, t: int, p: int) -> tuple[float, float]:

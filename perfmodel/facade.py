@@ -18,6 +18,7 @@ from schedlab.perfmodel.environment import (
     counts_placement,
     dp_group_shape,
     group_links,
+    odd_counts,
     placement_env,
     shape_placements,
 )
@@ -145,10 +146,10 @@ class PerfModel:
             hit = self._bw_cache[key] = group_links(self.cluster, env, d, t, p)
         return hit
 
-    def _dp_shape(self, env: Env, d: int, t: int, p: int) -> tuple[int, int, int]:
-        """``(k, n_max, n_min)`` of the slowest DP group (:func:`perfmodel.environment.dp_group_shape`)."""
+    def _dp_shape(self, env: Env, d: int, t: int, p: int) -> tuple[int, int, int, int]:
+        """``(k, n_max, n_min, odd)`` of the slowest DP group (:func:`perfmodel.environment.dp_group_shape`)."""
         if env.machines == 1 or (t == 1 and p == 1):
-            return env.machines, max(env.counts), min(env.counts)
+            return env.machines, max(env.counts), min(env.counts), odd_counts(env.counts)
         key = ("shape", env.placement, d, t, p)
         hit = self._bw_cache.get(key)
         if hit is None:
@@ -163,6 +164,7 @@ class PerfModel:
         dp_x, pp_x = np.full(n, multi_machine), np.full(n, multi_machine)
         k_m = np.full(n, float(env.machines))
         n_max, n_min = np.full(n, float(max(env.counts))), np.full(n, float(min(env.counts)))
+        odd = np.full(n, float(odd_counts(env.counts)))
         if env.machines > 1 and n:
             multi = np.nonzero((rows[:, 1] > 1) | (rows[:, 2] > 1))[0]
             if multi.size:
@@ -171,11 +173,11 @@ class PerfModel:
                                 for d, t, p in trip], dtype=float)
                 j = inv.ravel()
                 bw_dp[multi], bw_pp[multi], dp_x[multi], pp_x[multi] = bws[j, 0], bws[j, 1], bws[j, 2], bws[j, 3]
-                k_m[multi], n_max[multi], n_min[multi] = bws[j, 4], bws[j, 5], bws[j, 6]
+                k_m[multi], n_max[multi], n_min[multi], odd[multi] = bws[j, 4], bws[j, 5], bws[j, 6], bws[j, 7]
         return PlanArrays(dp=f[:, 0], tp=f[:, 1], pp=f[:, 2], mb=f[:, 3], ga=f[:, 4], gc=f[:, 5], zero=f[:, 6],
                           bw_dp=bw_dp, bw_tp=np.full(n, env.bw_tp), bw_pcie=np.full(n, env.bw_pcie),
                           cpus=np.broadcast_to(np.asarray(cpus, dtype=float), (n,)).astype(float), bw_pp=bw_pp,
-                          dp_inter=dp_x, pp_inter=pp_x, k_mach=k_m, n_max=n_max, n_min=n_min)
+                          dp_inter=dp_x, pp_inter=pp_x, k_mach=k_m, n_max=n_max, n_min=n_min, odd=odd)
 
     # ------------------------------------------------------------ measured calibration
     def _testbed(self, env: Env) -> bool:

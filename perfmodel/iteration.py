@@ -27,7 +27,12 @@ Plan: DP ``d``, TP ``t``, PP ``p``, micro-batches ``m``, GA steps ``a``, GC, ZeR
   a machine's GPUs share its uplink, the topology's figure being per machine; 1: each of the ``n_min``
   GPUs moves its own share over its own path). The two phases pipeline (chunks), hence the max. One GPU
   per machine (``n_max = 1``, ``k = d``) is the flat formula; without counts (``PlanArrays.k_mach`` None)
-  the flat formula is used.
+  the flat formula is used. Parity (ours, issue 24): where some machine of the group holds an odd
+  GPU count and some more than one (``odd``: ``35``, ``112``), the inter-machine phase takes
+  ``k_parity e P 2 / (t p) / B_inter'`` longer (default 0), whatever ``k`` and ``n_min``: a fixed
+  fallback cost, as the ViT table shows (odd-count placements of 2 to 7 machines all 0.27-0.45 s);
+  not for ZeRO-Offload plans (the table's ZeRO-Offload rows show no parity penalty: the anomaly rule's
+  own observation).
 * ``T_cc = a T_fwd + (a-1) T_bwd + f_{k_sync}(T_bwd, T_dp) + T_tp + T_pp`` (``a = 1``: the 3D formula).
 * ``T_opt = k_opt P' / (t p)`` (plain / 3D), ``k_opt P' / (d t p)`` (ZeRO-DP),
   ``k_opt_off P' / (d c)`` (ZeRO-Offload), with ``P' = P / 10^6``.
@@ -94,12 +99,13 @@ class PlanArrays:
     k_mach: np.ndarray | None = None
     n_max: np.ndarray | None = None
     n_min: np.ndarray | None = None
+    odd: np.ndarray | None = None  # 0/1: some machine of that group holds an odd GPU count
 
     @classmethod
     def from_plans(cls, plans: list[ExecutionPlan], bw_dp, bw_tp, bw_pcie, cpus, bw_pp=None, *,
                    dp_inter=None, pp_inter=None, dp_shape=None) -> PlanArrays:
-        """Columns of ``plans`` (link figures scalars or one per plan); ``dp_shape`` = ``(k, n_max, n_min)``
-        of each plan's slowest DP group (or one for all), None = the flat all-reduce."""
+        """Columns of ``plans`` (link figures scalars or one per plan); ``dp_shape`` = ``(k, n_max, n_min,
+        odd)`` of each plan's slowest DP group (or one for all), None = the flat all-reduce."""
         n = len(plans)
 
         def col(v) -> np.ndarray:
@@ -115,8 +121,8 @@ class PlanArrays:
             bw_dp=col(bw_dp), bw_tp=col(bw_tp), bw_pcie=col(bw_pcie), cpus=col(cpus),
             bw_pp=None if bw_pp is None else col(bw_pp), dp_inter=None if dp_inter is None else col(dp_inter),
             pp_inter=None if pp_inter is None else col(pp_inter),
-            **({} if dp_shape is None else dict(zip(("k_mach", "n_max", "n_min"), (
-                col(c) for c in np.broadcast_to(np.asarray(dp_shape, dtype=float).reshape(-1, 3), (n, 3)).T),
+            **({} if dp_shape is None else dict(zip(("k_mach", "n_max", "n_min", "odd"), (
+                col(c) for c in np.broadcast_to(np.asarray(dp_shape, dtype=float).reshape(-1, 4), (n, 4)).T),
                 strict=True))))
 
 
@@ -159,6 +165,8 @@ class Terms:
     v_hi: np.ndarray | None = None     # GB: intra-machine phase volume (n_max)
     v_he: np.ndarray | None = None     # GB: inter-machine phase volume (k)
     n_min: np.ndarray | None = None
+    odd: np.ndarray | None = None      # 0/1 on hierarchical rows
+    v_full: np.ndarray | None = None   # GB: e P 2 / (t p), the parity term's volume
 
 
 def terms(spec: ModelSpec, a: PlanArrays, *, global_batch: int | None = None) -> Terms:
@@ -177,14 +185,17 @@ def terms(spec: ModelSpec, a: PlanArrays, *, global_batch: int | None = None) ->
     opt_scale = np.where(a.zero == 0, pm / (t * p), np.where(a.zero == 1, pm / (d * t * p), pm / (d * c_per_gpu)))
     with np.errstate(divide="ignore", invalid="ignore"):
         off = np.where(off_mode, OFFLOAD_BYTES_PER_PARAM * P / (d * a.bw_pcie * GB), 0.0)
-    hier = v_hi = v_he = n_min = None
+    hier = v_hi = v_he = n_min = odd = None
     if a.k_mach is not None:
         k, nmax = a.k_mach, a.n_max
         hier = (d > 1) & (k > 1)
         v_hi = np.where(hier, e * P * 2.0 * (nmax - 1.0) / np.maximum(nmax, 1.0) / (t * p) / GB, 0.0)
         v_he = np.where(hier, e * P * 2.0 * (k - 1.0) / np.maximum(k, 1.0) / (t * p) / GB, 0.0)
         n_min = np.maximum(a.n_min, 1.0)
-    return Terms(fwd=fwd, ga=ga, gc=a.gc, hier=hier, v_hi=v_hi, v_he=v_he, n_min=n_min,
+        odd = np.where(hier & (a.zero != 2), a.odd if a.odd is not None else 0.0, 0.0)  # not ZeRO-Offload
+    v_full = e * P * 2.0 / (t * p) / GB
+    return Terms(fwd=fwd, ga=ga, gc=a.gc, hier=hier, v_hi=v_hi, v_he=v_he, n_min=n_min, odd=odd,
+                 v_full=None if hier is None else v_full,
                  v_dp=np.where(d > 1, e * P * 2.0 * (d - 1.0) / (d * t * p) / GB, 0.0),
                  v_tp=np.where(t > 1, e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / GB, 0.0),
                  v_pp=np.where(p > 1, e * 2.0 * p * b * sh / (d * t) / GB, 0.0),
@@ -204,7 +215,10 @@ def combine(params, tm: Terms) -> dict[str, np.ndarray]:
     if tm.hier is not None and tm.hier.any():
         s = getattr(params, "k_share", None)
         s = 0.0 if s is None else s
-        t_dp = np.where(tm.hier, np.maximum(tm.v_hi / bw_tp, tm.v_he / (bw_dp * tm.n_min ** s)), t_dp)
+        kp = getattr(params, "k_parity", None)
+        kp = 0.0 if kp is None else kp
+        inter = (tm.v_he / tm.n_min ** s + kp * tm.odd * tm.v_full) / bw_dp
+        t_dp = np.where(tm.hier, np.maximum(tm.v_hi / bw_tp, inter), t_dp)
     cc = ga * fwd + (ga - 1.0) * bwd + overlap(bwd, t_dp, params.k_sync) + t_tp + t_pp
     opt = np.where(tm.zero_dp_or_plain, params.k_opt, params.k_opt_off) * tm.opt_scale
     if tm.offload.any():
@@ -240,11 +254,11 @@ def _f(x: float, y: float, k: float) -> float:
 def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: float, bw_tp: float,
                           bw_pcie: float, cpus: float, global_batch: int, bw_pp: float | None = None, *,
                           dp_inter: bool | None = None, pp_inter: bool | None = None,
-                          dp_shape: tuple[int, int, int] | None = None) -> float:
+                          dp_shape: tuple[int, ...] | None = None) -> float:
     """Scalar twin of :func:`components` (same formulas, plain floats) for one plan row
     ``(d, t, p, m, a, gc, zero)``: the fast path of single predictions (``bw_pp`` None = ``bw_dp``;
     ``dp_inter`` / ``pp_inter`` None = inferred as in :class:`PlanArrays`; ``dp_shape`` = ``(k, n_max,
-    n_min)`` of the slowest DP group, None = the flat all-reduce)."""
+    n_min[, odd])`` of the slowest DP group, None = the flat all-reduce)."""
     d, t, p, m, ga, gc, z = row
     if bw_pp is None:
         bw_pp = bw_dp
@@ -267,11 +281,15 @@ def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: 
     t_dp = e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_dp * GB) if d > 1 else 0.0
     t_dp1 = e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_tp * GB) if d > 1 else 0.0
     if dp_shape is not None and d > 1 and dp_shape[0] > 1:
-        k, nmax, nmin = dp_shape
+        k, nmax, nmin = dp_shape[:3]
+        odd = dp_shape[3] if len(dp_shape) > 3 and z != 2 else 0
         ks = getattr(params, "k_share", None)
         ks = 0.0 if ks is None else ks
+        kp = getattr(params, "k_parity", None)
+        kp = 0.0 if kp is None else kp
         t_dp = max(e * P * 2.0 * (nmax - 1.0) / nmax / (t * p) / (bw_tp * GB),
-                   e * P * 2.0 * (k - 1.0) / k / (t * p) / (bw_dp * GB * max(nmin, 1) ** ks))
+                   (e * P * 2.0 * (k - 1.0) / k / max(nmin, 1) ** ks + kp * odd * e * P * 2.0) / (t * p)
+                   / (bw_dp * GB))
     t_tp = e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / (bw_tp * GB) if t > 1 else 0.0
     t_pp = e * 2.0 * p * b * sh / (d * t) / (bw_pp * GB) if p > 1 else 0.0
     cc = ga * fwd + (ga - 1.0) * bwd + _f(bwd, t_dp, params.k_sync) + t_tp + t_pp

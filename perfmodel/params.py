@@ -34,6 +34,15 @@ of the group). ``1``: every GPU moves its own ``1 / n`` share over its own path 
 link. Fitted (bounds ``[1e-6, 1]`` in log coordinates, start 1e-6) where the multi-machine samples hold two or more
 distinct ``n_min``.
 
+``k_parity`` (ours, dimensionless >= 0, ``None`` = 0): the placement-parity penalty. Where a DP group
+crossing machines has a machine holding an odd GPU count and a machine holding more than one
+(``35``, ``112``, ``233``; not one GPU per machine, ``11111111``), its inter-machine phase takes
+``k_parity x 2 e P / (t p) / B_inter'`` longer (a fixed cost: ``k_parity`` all-reduce volumes of the whole
+model over the inter-machine link, whatever the machines and counts). The ViT table
+shows it (odd-count placements 4-9x the one-machine time, even ones 1.0-1.4x), BERT does not; fitted
+(bounds ``[1e-6, 100]`` in log coordinates, start 1e-6) where the multi-machine samples hold both
+odd-count and even-count DP groups.
+
 Conversion of the artifact's shipped fits (ms, and parameter size ``ps = params / 2**20``):
 ``T[ms] = k_art * params / 2**20``  =>  ``T[s] = k_ours * params / 10**6`` with
 ``k_ours = k_art * 1e-3 * 10**6 / 2**20`` (for ``k_opt`` and ``k_opt_off``); ``k_const[s] =
@@ -55,7 +64,7 @@ from schedlab.topology.errors import SpecError
 
 PARAM_NAMES: tuple[str, ...] = ("k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const")
 BANDWIDTH_NAMES: tuple[str, ...] = ("b_intra", "b_inter")  # effective GB/s; None = the topology's
-OPTIONAL_NAMES: tuple[str, ...] = BANDWIDTH_NAMES + ("k_fwd3d", "k_share")  # fitted only where samples inform them
+OPTIONAL_NAMES: tuple[str, ...] = BANDWIDTH_NAMES + ("k_fwd3d", "k_share", "k_parity")  # fitted only where samples inform them
 MS_PER_MIB_TO_S_PER_M = 1e-3 * 1e6 / 2**20  # artifact k (ms per 2^20 params) -> ours (s per 10^6 params)
 
 
@@ -75,11 +84,17 @@ class PerfParams:
     b_inter: float | None = None
     k_fwd3d: float | None = None
     k_share: float | None = None
+    k_parity: float | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name in OPTIONAL_NAMES:
+                if f.name == "k_parity":
+                    if v is not None and (not isinstance(v, (int, float)) or not v >= 0 or v != v):
+                        raise SpecError(f"k_parity must be None or a number >= 0, got {v!r}",
+                                        source="<PerfParams>", field=f.name)
+                    continue
                 if f.name == "k_share":
                     if v is not None and (not isinstance(v, (int, float)) or not 0 <= v <= 1):
                         raise SpecError(f"k_share must be None or a number in [0, 1], got {v!r}",
@@ -97,13 +112,14 @@ class PerfParams:
                                 source="<PerfParams>", field=f)
 
     def as_tuple(self) -> tuple[float | None, ...]:
-        """All 11 fields in order (the 7 parameters, then ``b_intra``, ``b_inter``, ``k_fwd3d``, ``k_share``)."""
+        """All 12 fields in order (the 7 parameters, then ``b_intra``, ``b_inter``, ``k_fwd3d``, ``k_share``,
+        ``k_parity``)."""
         return astuple(self)
 
     @classmethod
     def from_sequence(cls, values) -> PerfParams:
-        """From the 7 parameters, optionally followed by ``b_intra``, ``b_inter``, ``k_fwd3d``, ``k_share``
-        (None allowed)."""
+        """From the 7 parameters, optionally followed by ``b_intra``, ``b_inter``, ``k_fwd3d``, ``k_share``,
+        ``k_parity`` (None allowed)."""
         return cls(*(None if v is None else float(v) for v in values))
 
     def to_dict(self) -> dict[str, float | None]:
@@ -143,20 +159,20 @@ FAMILY_DEFAULTS: MappingProxyType[str, str] = MappingProxyType({"llama30": "llam
 # ``python -m schedlab.benchmarks.perf_validation --print-params``; held-out errors of the procedure in
 # docs/perfmodel-validation.md (kfold).
 FITTED_PARAMS: MappingProxyType[str, PerfParams] = MappingProxyType({
-    "vit": PerfParams(k_bwd=2.157, k_sync=1.0, k_opt=1e-07, k_opt_off=0.006704, k_off=77.7, k_swap=1.866, k_const=0.01949,
-                b_intra=18.68, b_inter=3.469, k_fwd3d=None, k_share=0.3262),
-    "roberta": PerfParams(k_bwd=1.439, k_sync=1.095, k_opt=1e-07, k_opt_off=0.008305, k_off=1.0, k_swap=1.122, k_const=0.03237,
-                b_intra=15.61, b_inter=6.841, k_fwd3d=None, k_share=1e-06),
-    "bert": PerfParams(k_bwd=1.607, k_sync=1.0, k_opt=1e-07, k_opt_off=0.008829, k_off=1.0, k_swap=3.16, k_const=0.04626,
-                b_intra=26.15, b_inter=6.42, k_fwd3d=None, k_share=1e-06),
-    "t5": PerfParams(k_bwd=1.11, k_sync=1.306, k_opt=4.349e-06, k_opt_off=0.008712, k_off=1.0, k_swap=6.365, k_const=0.1174,
-                b_intra=36.39, b_inter=6.351, k_fwd3d=3.399, k_share=1e-06),
-    "gpt2": PerfParams(k_bwd=1.905, k_sync=1.088, k_opt=3.778e-05, k_opt_off=0.0117, k_off=1.0, k_swap=1.027, k_const=1e-07,
-                b_intra=24.09, b_inter=6.877, k_fwd3d=0.9336, k_share=1e-06),
-    "llama7": PerfParams(k_bwd=1.315, k_sync=1.0, k_opt=9.901e-05, k_opt_off=0.06259, k_off=1.0, k_swap=1.223, k_const=0.04969,
-                b_intra=204.3, b_inter=5.633, k_fwd3d=0.7975, k_share=0.7718),
-    "llama30": PerfParams(k_bwd=1.937, k_sync=78.31, k_opt=4.47e-05, k_opt_off=0.06259, k_off=1.0, k_swap=1.223, k_const=0.2199,
-                b_intra=400.0, b_inter=2.589, k_fwd3d=0.7975, k_share=0.7718),
+    "vit": PerfParams(k_bwd=1.527, k_sync=1.526, k_opt=1e-07, k_opt_off=0.007092, k_off=99.99, k_swap=1.085, k_const=0.03846,
+                b_intra=46.05, b_inter=2.792, k_fwd3d=None, k_share=0.7921, k_parity=1.86),
+    "roberta": PerfParams(k_bwd=1.439, k_sync=1.095, k_opt=1e-07, k_opt_off=0.008991, k_off=1.0, k_swap=17.78, k_const=0.03237,
+                b_intra=15.61, b_inter=6.841, k_fwd3d=None, k_share=1e-06, k_parity=1e-06),
+    "bert": PerfParams(k_bwd=1.607, k_sync=1.0, k_opt=1e-07, k_opt_off=0.008087, k_off=1.0, k_swap=1.095, k_const=0.04626,
+                b_intra=26.15, b_inter=6.42, k_fwd3d=None, k_share=1e-06, k_parity=1e-06),
+    "t5": PerfParams(k_bwd=1.211, k_sync=1.258, k_opt=1e-07, k_opt_off=0.008839, k_off=1.0, k_swap=2.208, k_const=0.09077,
+                b_intra=30.19, b_inter=6.744, k_fwd3d=3.29, k_share=1e-06, k_parity=0.1777),
+    "gpt2": PerfParams(k_bwd=1.905, k_sync=1.088, k_opt=3.778e-05, k_opt_off=0.01165, k_off=1.0, k_swap=1.01, k_const=1e-07,
+                b_intra=24.09, b_inter=6.877, k_fwd3d=0.9336, k_share=1e-06, k_parity=1e-06),
+    "llama7": PerfParams(k_bwd=5.836, k_sync=1.0, k_opt=9.901e-05, k_opt_off=0.04141, k_off=1.0, k_swap=1.773, k_const=0.04969,
+                b_intra=204.3, b_inter=5.633, k_fwd3d=0.2701, k_share=0.7718, k_parity=None),
+    "llama30": PerfParams(k_bwd=1.756, k_sync=1.0, k_opt=0.000131, k_opt_off=0.04141, k_off=1.0, k_swap=1.773, k_const=0.02145,
+                b_intra=330.2, b_inter=4.814, k_fwd3d=0.2701, k_share=0.7718, k_parity=None),
 })
 
 # "measured" answers from the measured tables where they hold the query (perfmodel.measured) and with
@@ -197,3 +213,4 @@ BOUNDS: tuple[tuple[float, float], ...] = (
 BANDWIDTH_SPAN = 1000.0
 FWD3D_BOUNDS = (0.1, 10.0)
 SHARE_BOUNDS = (0.0, 1.0)
+PARITY_BOUNDS = (1e-6, 100.0)
