@@ -224,3 +224,14 @@ def test_micro_batches_fit_the_per_replica_batch(code, batch, m):
     # divide -> 8. 211 at b = 3: largest divisor of 3 not above 4 -> 3. 148: no PP -> 1.
     # 224 at b = 30: d = 4 does not divide 30 -> left alone (flagged as outside the plan space).
     assert with_valid_micro_batches(parse_plan(code), batch).micro_batches == m
+
+
+def test_cli_curve_under_the_measured_calibration(cli, traces_dir):
+    """``perf curve --calibration measured``: on 8 GPUs of one machine BERT's best is the measured
+    ``zero-dp @ 8`` (0.15499 s for 32 samples), above the fitted model's figure."""
+    code, out, _ = cli("perf", "curve", "bert", "--max", "8", "--calibration", "measured", "--format", "json")
+    assert code == 0
+    point = json.loads(out)["points"][7]
+    assert point["amount"] == 8 and point["throughput"] == pytest.approx(32 / 0.15498947368421054)
+    code, out, _ = cli("perf", "curve", "bert", "--max", "8", "--format", "json")
+    assert code == 0 and json.loads(out)["points"][7]["throughput"] < point["throughput"]
