@@ -34,7 +34,6 @@ import numpy as np
 from schedlab.perfmodel.iteration import overlap
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
 from schedlab.perfmodel.search import row_to_plan
-from schedlab.perfmodel.tables import TABLES, load_table
 from schedlab.topology.errors import SpecError
 
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "shared" / "traces" / "rubick" / "placements"
@@ -104,6 +103,7 @@ def measured_columns(mt: MeasuredTimes, model: str, b: int, counts, rows, t_fixe
 def load_measured(directory: str | Path | None = None) -> MeasuredTimes:
     """Every measured row of the known tables in ``directory`` (default: ``../shared/traces/rubick/
     placements`` beside the repository). Raises :class:`SpecError` naming the directory when absent."""
+    from schedlab.perfmodel.tables import TABLES, load_table  # scipy (fitting): only when loading
     from schedlab.topology.presets import preset
 
     d = Path(directory) if directory is not None else DEFAULT_DIR

@@ -305,7 +305,9 @@ def protocol_folds(table: Table, protocol: str, *, fit_rows: int = DEFAULT_FIT_R
         pipes = sorted((i for i in even if rows[i].plan.pp > 1), key=lambda i: (rows[i].machines, -rows[i].plan.gpus,
                                                                                  rows[i].plan_name, i))
         if pipes and not any(rows[i].plan.pp > 1 for i in fit_idx + extra):
-            extra.append(pipes[0])  # one pipeline across machines: what informs the PP hand-off terms
+            # the pipelines across the fewest and the most machines: what informs the PP hand-off terms and
+            # the micro-batch rule (one PP degree cannot tell "2p" from "1")
+            extra += sorted({pipes[0], pipes[-1]})
         odd = sorted((i for i in pool if _odd_dp(rows[i]) and rows[i].plan.zero is not ZeroMode.OFFLOAD),
                      key=lambda i: (rows[i].machines, -rows[i].plan.gpus, rows[i].plan_name, i))
         if odd and not any(_odd_dp(rows[i]) for i in fit_idx + extra):
