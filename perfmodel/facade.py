@@ -319,20 +319,15 @@ class PerfModel:
         base = comp["cc"][off] + overlap(comp["dp1"][off], comp["off"][off], params.k_off) + params.k_const
         host = host_memory_bytes(spec, gpus=env.gpus, zero=rows[:, 6]) / GB_BYTES if rows.size else np.zeros(0)
         off_t, off_k = comp["off"][off], np.full(off_idx.size, params.k_opt_off * spec.params / 1e6)
-        if self.measured is not None:  # measured times where the tables hold them (offload: by a factor)
-            t_fixed, base, off_t, off_k = self._measured_shape(spec, b, env, rows, t_fixed, off_idx, base, off_t, off_k)
+        if self.measured is not None and MODELS.get(spec.name) is spec and self._testbed(env):
+            t_fixed, base, off_t, off_k = measured_columns(  # the tables' times where they hold them
+                self.measured, spec.name, b, env.counts, rows, t_fixed, off_idx, base, off_t, off_k, params.k_swap)
         hit = cv.ShapeEval(env=env, rows=rows, t_fixed=t_fixed, off_idx=off_idx, off_base=base,
                            off_t=off_t, off_k=off_k, k_swap=params.k_swap, gpu_mem_gb=mem, host_mem_gb=host)
         if len(self._shape_cache) > MAX_CACHED_SHAPES:  # bounded (the curves keep what they use)
             self._shape_cache.clear()
         self._shape_cache[key] = hit
         return hit
-
-    def _measured_shape(self, spec, b, env, rows, t_fixed, off_idx, base, off_t, off_k):
-        if MODELS.get(spec.name) is not spec or not self._testbed(env):
-            return t_fixed, base, off_t, off_k
-        return measured_columns(self.measured, spec.name, b, env.counts, rows, t_fixed, off_idx, base, off_t,
-                                off_k, self.params_for(spec).k_swap)
 
     def _shapes(self, spec: ModelSpec, b: int, max_gpus: int) -> tuple[tuple[cv.ShapeEval, ...], ...]:
         """For g = 1..max_gpus, the evaluated canonical placements of g GPUs (built lazily, cached)."""
