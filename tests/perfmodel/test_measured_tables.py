@@ -1,4 +1,4 @@
-"""The shipped measured calibration against the public Rubick tables (skips where the traces are absent)."""
+"""The shipped fitted calibration (FITTED_PARAMS) against the public Rubick tables (skipped without traces)."""
 
 from dataclasses import replace
 
