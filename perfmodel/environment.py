@@ -22,10 +22,11 @@ rack before the next (so the tier is the lowest possible for ``k`` machines).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import PlanError
 from schedlab.topology.tiers import Tier
 
 
@@ -99,6 +100,25 @@ def group_links(cluster: Cluster, env: Env, d: int, t: int, p: int) -> tuple[flo
             (crosses(dp_g) if d > 1 else multi), (crosses(pp_g) if p > 1 else multi))
 
 
+def odd_counts(counts: Sequence[int]) -> int:
+    """1 when some machine holds an odd GPU count and some machine more than one GPU (``35``, ``112``,
+    ``233``; not ``11111111``, one GPU per machine, nor ``2222``), else 0: the parity term's placements."""
+    return int(any(c % 2 for c in counts) and max(counts) > 1)
+
+
+def dp_group_shape(env: Env, d: int, t: int, p: int) -> tuple[int, int, int, int]:
+    """``(k, n_max, n_min, odd)`` of plan ``(d, t, p)``'s slowest DP group on ``env``'s placement: the
+    machines it spans, its largest / smallest GPU count per machine and :func:`odd_counts` (the
+    hierarchical all-reduce and the parity term of :mod:`perfmodel.iteration`). Without
+    TP/PP the DP group is the whole placement; with them, the group spanning the most machines (ties:
+    odd before even, the smallest ``n_min``, then the largest ``n_max``)."""
+    if (t == 1 and p == 1) or d * t * p != env.gpus or env.machines == 1:
+        return env.machines, max(env.counts), min(env.counts), odd_counts(env.counts)
+    dp_g, _ = _group_placements(env.counts, d, t, p)
+    shapes = [(len(g), max(c for _, c in g), min(c for _, c in g), odd_counts([c for _, c in g])) for g in dp_g]
+    return max(shapes, key=lambda s: (s[0], s[3], -s[2], s[1]))
+
+
 def group_bandwidths(cluster: Cluster, env: Env, d: int, t: int, p: int) -> tuple[float, float]:
     """``(B_dp, B_pp)`` in GB/s (:func:`group_links` without the crossing flags)."""
     return group_links(cluster, env, d, t, p)[:2]
@@ -113,6 +133,20 @@ def link_figures(cluster: Cluster) -> tuple[float, float]:
     if len(names) < 2:
         return intra, intra
     return intra, float(cluster.bottleneck_bandwidth({names[0]: 1, names[1]: 1}))
+
+
+def counts_placement(cluster: Cluster, counts: str | Sequence[int]) -> dict[str, int]:
+    """``{machine: gpus}`` of GPU counts per machine (``"44"`` or ``(4, 4)``) on the cluster's reference
+    machines (:func:`reference_machines`, rack by rack); raises :class:`PlanError` when they do not fit."""
+    c = [int(x) for x in counts] if not isinstance(counts, str) else (
+        [int(x) for x in counts] if counts.isdigit() else [])
+    ms = reference_machines(cluster)
+    if not c or any(x < 1 for x in c):
+        raise PlanError(f"placement {counts!r} is not a GPU count (>= 1) per machine")
+    if len(c) > len(ms) or max(c) > cluster.max_gpus_per_machine:
+        raise PlanError(f"placement {counts!r} does not fit {cluster.name!r} ({len(ms)} machines of "
+                        f"{cluster.max_gpus_per_machine} GPUs)")
+    return {ms[i]: x for i, x in enumerate(c)}
 
 
 def reference_machines(cluster: Cluster) -> tuple[str, ...]:

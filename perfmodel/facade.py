@@ -13,8 +13,17 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from schedlab.perfmodel import curves as cv
-from schedlab.perfmodel.environment import Env, group_links, placement_env, shape_placements
+from schedlab.perfmodel.environment import (
+    Env,
+    counts_placement,
+    dp_group_shape,
+    group_links,
+    odd_counts,
+    placement_env,
+    shape_placements,
+)
 from schedlab.perfmodel.iteration import PlanArrays, components, iteration_time_scalar, overlap
+from schedlab.perfmodel.measured import TESTBED_MACHINE, MeasuredTimes, load_measured, measured_columns
 from schedlab.perfmodel.memory import GB_BYTES, host_memory_bytes
 from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION, PerfParams, default_params
 from schedlab.perfmodel.plans import ExecutionPlan
@@ -41,18 +50,27 @@ class PerfModel:
 
     ``params`` maps model names (or aliases, or :class:`ModelSpec` objects) to fitted :class:`PerfParams`;
     wherever a method takes ``model``, a :class:`ModelSpec` outside the zoo works too. Missing models use
-    :func:`perfmodel.params.default_params` under ``calibration``: ``"measured"`` (default: ours, fitted on
-    the Rubick artifact's measured tables, effective bandwidths included) or ``"artifact"`` (the
-    artifact's shipped fits, converted; the topology's bandwidths).
+    :func:`perfmodel.params.default_params` under ``calibration``: ``"fitted"`` (default: ours, fitted on
+    the Rubick artifact's measured tables, effective bandwidths included), ``"measured"`` (the measured
+    iteration time wherever the tables hold the exact model, plan, placement and batch, the fitted model
+    elsewhere: :mod:`perfmodel.measured`; ``measured`` = a :class:`MeasuredTimes` or the tables' directory,
+    default ``../shared/traces/rubick/placements``) or ``"artifact"`` (the artifact's shipped fits,
+    converted; the topology's bandwidths). ``measured_hits`` / ``measured_misses`` count the time
+    queries the tables answered / the fitted model answered under ``"measured"``.
     """
 
     def __init__(self, cluster: Cluster, params: Mapping[str, PerfParams] | None = None, *,
-                 calibration: str = DEFAULT_CALIBRATION) -> None:
+                 calibration: str = DEFAULT_CALIBRATION, measured: MeasuredTimes | str | None = None) -> None:
         if calibration not in CALIBRATIONS:
             raise SpecError(f"unknown calibration {calibration!r}; known: {', '.join(CALIBRATIONS)}",
                             source="<PerfModel>", field="calibration")
         self.cluster = cluster
         self.calibration = calibration
+        self.measured: MeasuredTimes | None = None
+        if calibration == "measured":
+            self.measured = measured if isinstance(measured, MeasuredTimes) else load_measured(measured)
+        self.measured_hits = 0
+        self.measured_misses = 0
         self._params: dict[str, PerfParams] = {}
         for name, p in (params or {}).items():
             self._params[self.spec(name).name] = p
@@ -83,7 +101,12 @@ class PerfModel:
         """Install refitted parameters (caches are keyed by them, so nothing stale is served)."""
         self._params[self.spec(model).name] = params
 
-    def env(self, placement: Mapping[str, int]) -> Env:
+    def env(self, placement: Mapping[str, int] | str | tuple[int, ...]) -> Env:
+        """The environment of ``placement``: ``{machine: gpus}`` (values may be ``Resources``), or the GPU
+        counts per machine (``"44"``, ``(4, 4)``) laid on the cluster's reference machines
+        (:func:`perfmodel.environment.counts_placement`)."""
+        if not isinstance(placement, Mapping):
+            placement = counts_placement(self.cluster, placement)
         key = tuple(sorted((m, int(getattr(k, "gpus", k))) for m, k in placement.items()
                            if getattr(k, "gpus", k)))
         e = self._env_cache.get(key)
@@ -123,23 +146,64 @@ class PerfModel:
             hit = self._bw_cache[key] = group_links(self.cluster, env, d, t, p)
         return hit
 
+    def _dp_shape(self, env: Env, d: int, t: int, p: int) -> tuple[int, int, int, int]:
+        """``(k, n_max, n_min, odd)`` of the slowest DP group (:func:`perfmodel.environment.dp_group_shape`)."""
+        if env.machines == 1 or (t == 1 and p == 1):
+            return env.machines, max(env.counts), min(env.counts), odd_counts(env.counts)
+        key = ("shape", env.placement, d, t, p)
+        hit = self._bw_cache.get(key)
+        if hit is None:
+            hit = self._bw_cache[key] = dp_group_shape(env, d, t, p)
+        return hit
+
     def _arrays(self, rows: np.ndarray, env: Env, cpus) -> PlanArrays:
         f = rows.astype(float)
         n = len(rows)
         bw_dp, bw_pp = np.full(n, env.bw_dp), np.full(n, env.bw_dp)
         multi_machine = 1.0 if env.machines > 1 else 0.0
         dp_x, pp_x = np.full(n, multi_machine), np.full(n, multi_machine)
+        k_m = np.full(n, float(env.machines))
+        n_max, n_min = np.full(n, float(max(env.counts))), np.full(n, float(min(env.counts)))
+        odd = np.full(n, float(odd_counts(env.counts)))
         if env.machines > 1 and n:
             multi = np.nonzero((rows[:, 1] > 1) | (rows[:, 2] > 1))[0]
             if multi.size:
                 trip, inv = np.unique(rows[multi, :3], axis=0, return_inverse=True)
-                bws = np.array([self._group_bw(env, int(d), int(t), int(p)) for d, t, p in trip], dtype=float)
+                bws = np.array([self._group_bw(env, int(d), int(t), int(p)) + self._dp_shape(env, int(d), int(t), int(p))
+                                for d, t, p in trip], dtype=float)
                 j = inv.ravel()
                 bw_dp[multi], bw_pp[multi], dp_x[multi], pp_x[multi] = bws[j, 0], bws[j, 1], bws[j, 2], bws[j, 3]
+                k_m[multi], n_max[multi], n_min[multi], odd[multi] = bws[j, 4], bws[j, 5], bws[j, 6], bws[j, 7]
         return PlanArrays(dp=f[:, 0], tp=f[:, 1], pp=f[:, 2], mb=f[:, 3], ga=f[:, 4], gc=f[:, 5], zero=f[:, 6],
                           bw_dp=bw_dp, bw_tp=np.full(n, env.bw_tp), bw_pcie=np.full(n, env.bw_pcie),
                           cpus=np.broadcast_to(np.asarray(cpus, dtype=float), (n,)).astype(float), bw_pp=bw_pp,
-                          dp_inter=dp_x, pp_inter=pp_x)
+                          dp_inter=dp_x, pp_inter=pp_x, k_mach=k_m, n_max=n_max, n_min=n_min, odd=odd)
+
+    # ------------------------------------------------------------ measured calibration
+    def _testbed(self, env: Env) -> bool:
+        return all((self.cluster.machine(m).gpu_model, self.cluster.machine(m).gpus) == TESTBED_MACHINE
+                   for m, _ in env.placement)
+
+    def _measured_time(self, spec: ModelSpec, plan: ExecutionPlan, env: Env, b: int, cpus: float) -> float | None:
+        """The measured time of ``plan`` on ``env`` (:mod:`perfmodel.measured`), None where the tables lack
+        it; a ZeRO-Offload plan at another CPU count: ``T_meas(c0) x T_fit(c) / T_fit(c0)``. Counted."""
+        hit = None
+        if MODELS.get(spec.name) is spec and self._testbed(env):
+            hit = self.measured.lookup(spec.name, plan, env.counts, b, float(cpus))
+        if hit is None:
+            self.measured_misses += 1
+            return None
+        self.measured_hits += 1
+        t, c0 = hit
+        if c0 is None:
+            return t
+        return t * self._fitted_time(spec, plan, env, b, cpus) / self._fitted_time(spec, plan, env, b, c0)
+
+    def _fitted_time(self, spec: ModelSpec, plan: ExecutionPlan, env: Env, b: int, cpus: float) -> float:
+        bw_dp, bw_pp, dp_x, pp_x = self._group_bw(env, plan.dp, plan.tp, plan.pp)
+        return iteration_time_scalar(spec, self.params_for(spec), plan_to_row(plan), bw_dp, env.bw_tp,
+                                     env.bw_pcie, float(cpus), b, bw_pp=bw_pp, dp_inter=dp_x, pp_inter=pp_x,
+                                     dp_shape=self._dp_shape(env, plan.dp, plan.tp, plan.pp))
 
     # ------------------------------------------------------------ predictions
     def components(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
@@ -155,15 +219,18 @@ class PerfModel:
 
     def iteration_time(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
                        global_batch: int | None = None) -> float:
-        """``T_iter`` in seconds (the formula; validity is :meth:`plan_problem`'s business)."""
+        """``T_iter`` in seconds (the formula, or under ``"measured"`` the measured time where the tables
+        hold it; validity is :meth:`plan_problem`'s business)."""
         spec = self.spec(model)
         env = self.env(placement)
         if plan.gpus != env.gpus:
             raise PlanError(f"plan {plan.name} uses {plan.gpus} GPUs but the placement has {env.gpus}")
-        bw_dp, bw_pp, dp_x, pp_x = self._group_bw(env, plan.dp, plan.tp, plan.pp)
-        return iteration_time_scalar(spec, self.params_for(spec), plan_to_row(plan), bw_dp, env.bw_tp,
-                                     env.bw_pcie, float(cpus), self._batch(spec, global_batch), bw_pp=bw_pp,
-                                     dp_inter=dp_x, pp_inter=pp_x)
+        b = self._batch(spec, global_batch)
+        if self.measured is not None:
+            t = self._measured_time(spec, plan, env, b, cpus)
+            if t is not None:
+                return t
+        return self._fitted_time(spec, plan, env, b, cpus)
 
     def throughput(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,
                    global_batch: int | None = None) -> float:
@@ -178,10 +245,17 @@ class PerfModel:
         spec = self.spec(model)
         env = self.env(placement)
         b = self._batch(spec, global_batch)
+        plans = list(plans)
         rows = np.array([plan_to_row(p) for p in plans], dtype=np.int64).reshape(-1, 7)
         if rows.size and np.any(rows[:, 0] * rows[:, 1] * rows[:, 2] != env.gpus):
             raise PlanError(f"every plan must use the placement's {env.gpus} GPUs")
         t = components(spec, self.params_for(spec), self._arrays(rows, env, cpus), global_batch=b)["iter"]
+        if self.measured is not None:
+            cs = np.broadcast_to(np.asarray(cpus, dtype=float), (len(plans),))
+            for i, (p, c) in enumerate(zip(plans, cs, strict=True)):
+                m = self._measured_time(spec, p, env, b, float(c))
+                if m is not None:
+                    t[i] = m
         return b / t
 
     def plan_problem(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int | None = None,
@@ -242,11 +316,14 @@ class PerfModel:
         off = rows[:, 6] == 2
         t_fixed = np.where(off, np.inf, comp["iter"])
         off_idx = np.nonzero(off)[0]
-        base = comp["cc"][off] + overlap(comp["dp"][off], comp["off"][off], params.k_off) + params.k_const
+        base = comp["cc"][off] + overlap(comp["dp1"][off], comp["off"][off], params.k_off) + params.k_const
         host = host_memory_bytes(spec, gpus=env.gpus, zero=rows[:, 6]) / GB_BYTES if rows.size else np.zeros(0)
+        off_t, off_k = comp["off"][off], np.full(off_idx.size, params.k_opt_off * spec.params / 1e6)
+        if self.measured is not None and MODELS.get(spec.name) is spec and self._testbed(env):
+            t_fixed, base, off_t, off_k = measured_columns(  # the tables' times where they hold them
+                self.measured, spec.name, b, env.counts, rows, t_fixed, off_idx, base, off_t, off_k, params.k_swap)
         hit = cv.ShapeEval(env=env, rows=rows, t_fixed=t_fixed, off_idx=off_idx, off_base=base,
-                           off_t=comp["off"][off], off_k=np.full(off_idx.size, params.k_opt_off * spec.params / 1e6),
-                           k_swap=params.k_swap, gpu_mem_gb=mem, host_mem_gb=host)
+                           off_t=off_t, off_k=off_k, k_swap=params.k_swap, gpu_mem_gb=mem, host_mem_gb=host)
         if len(self._shape_cache) > MAX_CACHED_SHAPES:  # bounded (the curves keep what they use)
             self._shape_cache.clear()
         self._shape_cache[key] = hit

@@ -28,13 +28,15 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.stats import qmc
 
-from schedlab.perfmodel.environment import group_links, link_figures, placement_env
+from schedlab.perfmodel.environment import dp_group_shape, group_links, link_figures, placement_env
 from schedlab.perfmodel.iteration import PlanArrays, Terms, combine, terms
 from schedlab.perfmodel.params import (
     BANDWIDTH_SPAN,
     BOUNDS,
     FWD3D_BOUNDS,
     PARAM_NAMES,
+    PARITY_BOUNDS,
+    SHARE_BOUNDS,
     PerfParams,
     default_params,
 )
@@ -94,6 +96,8 @@ class _Design:
     inter_comm: bool  # some sample communicates across machines (b_inter matters)
     mixed_3d: bool    # both TP/PP and DP-family samples (k_fwd3d identified)
     offload: bool     # some ZeRO-Offload sample (k_opt_off, k_off, k_swap identified)
+    shares: bool = False  # DP groups crossing machines with >= 2 distinct n_min (k_share identified)
+    parity: bool = False  # DP groups crossing machines, odd-count and even-count ones (k_parity identified)
 
 
 def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _Design:
@@ -107,9 +111,11 @@ def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _De
             raise SpecError(f"sample throughput must be > 0, got {s.throughput!r}", source="<fit samples>",
                             field="throughput")
     links = [group_links(cluster, e, s.plan.dp, s.plan.tp, s.plan.pp) for s, e in zip(samples, envs, strict=True)]
+    shapes = [dp_group_shape(e, s.plan.dp, s.plan.tp, s.plan.pp) for s, e in zip(samples, envs, strict=True)]
     arr = PlanArrays.from_plans(plans, [x[0] for x in links], [e.bw_tp for e in envs],
                                 [e.bw_pcie for e in envs], [s.cpus for s in samples], [x[1] for x in links],
-                                dp_inter=[float(x[2]) for x in links], pp_inter=[float(x[3]) for x in links])
+                                dp_inter=[float(x[2]) for x in links], pp_inter=[float(x[3]) for x in links],
+                                dp_shape=shapes)
     if any(s.fwd_time_s for s in samples):
         arr = PlanArrays(**{f: getattr(arr, f) for f in PlanArrays.__dataclass_fields__ if f != "fwd_s"},
                          fwd_s=np.array([s.fwd_time_s if s.fwd_time_s else np.nan for s in samples]))
@@ -126,8 +132,10 @@ def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _De
         intra |= pl.tp > 1 or (pl.dp > 1 and not dx) or (pl.pp > 1 and not px)
         inter |= (pl.dp > 1 and dx) or (pl.pp > 1 and px)
     n3 = sum(s.plan.is_3d for s in samples)
+    crossing = [sh for s, sh in zip(samples, shapes, strict=True) if s.plan.dp > 1 and sh[0] > 1]
     return _Design(tuple(groups), np.log([s.throughput for s in samples]), intra, inter, 0 < n3 < len(samples),
-                   any(s.plan.zero is ZeroMode.OFFLOAD for s in samples))
+                   any(s.plan.zero is ZeroMode.OFFLOAD for s in samples), len({sh[2] for sh in crossing}) > 1,
+                   len({sh[3] for sh in crossing}) > 1)
 
 
 def predict_log_throughput(spec: ModelSpec, params, design: _Design) -> np.ndarray:
@@ -154,6 +162,8 @@ class _Raw:
     b_intra: float | None = None
     b_inter: float | None = None
     k_fwd3d: float | None = None
+    k_share: float | None = None
+    k_parity: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,10 +207,12 @@ def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool, start: PerfP
            ) -> tuple[_Space, dict[str, float]]:
     """The free parameters: the 4 that every sample informs, the 3 ZeRO-Offload ones when some sample
     is ZeRO-Offload, each effective bandwidth when some sample communicates over it (and
-    ``fit_bandwidths``), ``k_fwd3d`` when the samples mix TP/PP and DP-family plans. The others keep
+    ``fit_bandwidths``), ``k_fwd3d`` when the samples mix TP/PP and DP-family plans, ``k_share`` (with
+    ``fit_bandwidths``) when DP groups crossing machines hold two or more distinct ``n_min``, ``k_parity``
+    (with ``fit_bandwidths``) when they hold both odd-count and even-count groups. The others keep
     their values in ``start``."""
     intra, inter = link_figures(cluster)
-    figures = {"b_intra": intra, "b_inter": inter, "k_fwd3d": 1.0}
+    figures = {"b_intra": intra, "b_inter": inter, "k_fwd3d": 1.0, "k_share": 1e-6, "k_parity": 1e-6}
     free = {n: (max(lo, _FLOOR), hi) for n, (lo, hi) in zip(PARAM_NAMES, BOUNDS, strict=True)
             if design.offload or n not in OFFLOAD_PARAMS}
     if fit_bandwidths:
@@ -209,6 +221,10 @@ def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool, start: PerfP
                 free[name] = (figures[name] / BANDWIDTH_SPAN, figures[name])
     if design.mixed_3d:
         free["k_fwd3d"] = FWD3D_BOUNDS
+    if design.shares and fit_bandwidths:  # the inter-machine bandwidth's dependence on the GPUs per machine
+        free["k_share"] = (max(SHARE_BOUNDS[0], 1e-6), SHARE_BOUNDS[1])
+    if design.parity and fit_bandwidths:
+        free["k_parity"] = PARITY_BOUNDS
     fixed = tuple((n, v) for n, v in start.to_dict().items() if n not in free)
     names = tuple(free)
     return (_Space(names, np.log([free[n][0] for n in names]), np.log([free[n][1] for n in names]), fixed),

@@ -19,11 +19,27 @@ Plan: DP ``d``, TP ``t``, PP ``p``, micro-batches ``m``, GA steps ``a``, GC, ZeR
   ``b = b_inter`` when the slowest DP group crosses machines (``dp_inter``), else ``b_intra``; the same
   for ``B_pp`` (``pp_inter``); ``B_tp <- min(B_tp, b_intra)``. ``None`` leaves the topology's figure.
 * ``f_k(x, y) = (x^k + y^k)^(1/k)`` (computed as ``M ((x/M)^k + (y/M)^k)^(1/k)``, ``M = max``).
+* Hierarchical DP all-reduce (ours) where the DP group crosses machines and its per-machine GPU counts
+  are known (``k`` machines, largest / smallest per-machine count ``n_max`` / ``n_min``): a reduce-scatter
+  inside each machine, an all-reduce of each GPU's share across the machines, an all-gather back:
+  ``T_dp = max(e P 2 (n_max - 1) / n_max / (t p) / B_intra', e P 2 (k - 1) / k / (t p) / (B_inter' n_min^s))``
+  with ``B_intra' = min(B_tp, b_intra)``, ``B_inter' = min(B_dp, b_inter)``, ``s = k_share`` (default 0:
+  a machine's GPUs share its uplink, the topology's figure being per machine; 1: each of the ``n_min``
+  GPUs moves its own share over its own path). The two phases pipeline (chunks), hence the max. One GPU
+  per machine (``n_max = 1``, ``k = d``) is the flat formula; without counts (``PlanArrays.k_mach`` None)
+  the flat formula is used. Parity (ours, issue 24): where some machine of the group holds an odd
+  GPU count and some more than one (``odd``: ``35``, ``112``), the inter-machine phase takes
+  ``k_parity e P 2 / (t p) / B_inter'`` longer (default 0), whatever ``k`` and ``n_min``: a fixed
+  fallback cost, as the ViT table shows (odd-count placements of 2 to 7 machines all 0.27-0.45 s);
+  not for ZeRO-Offload plans (the table's ZeRO-Offload rows show no parity penalty: the anomaly rule's
+  own observation).
 * ``T_cc = a T_fwd + (a-1) T_bwd + f_{k_sync}(T_bwd, T_dp) + T_tp + T_pp`` (``a = 1``: the 3D formula).
 * ``T_opt = k_opt P' / (t p)`` (plain / 3D), ``k_opt P' / (d t p)`` (ZeRO-DP),
   ``k_opt_off P' / (d c)`` (ZeRO-Offload), with ``P' = P / 10^6``.
 * ``T_off = 4 P / (d B_pcie)`` (fp32 gradients / parameters over PCIe, ZeRO-Offload only).
-* ``T_oo = f_{k_off}(T_dp, T_off) + f_{k_swap}(T_opt, T_off)`` with ZeRO-Offload, else ``T_opt``. The
+* ``T_oo = f_{k_off}(T_dp1, T_off) + f_{k_swap}(T_opt, T_off)`` with ZeRO-Offload, else ``T_opt``, where
+  ``T_dp1 = e P 2 (d-1) / (d t p) / B_intra'`` is the all-reduce as on one machine: the ZeRO-Offload
+  extra time is placement-independent (measured on one machine; ours, issue 24). The
   all-reduce volume appears twice with ZeRO-Offload (as the paper writes it): ZeRO-2 reduce-scatters the
   gradients during the backward and all-gathers the updated parameter shards after the CPU step,
   overlapped with the PCIe traffic (the measured single-machine tables support it: counting it once
@@ -78,10 +94,18 @@ class PlanArrays:
     bw_pp: np.ndarray | None = None  # GB/s of the slowest pipeline; None = bw_dp
     dp_inter: np.ndarray | None = None  # 0/1: the slowest DP group crosses machines; None = bw_dp < bw_tp
     pp_inter: np.ndarray | None = None  # 0/1: some pipeline crosses machines; None = bw_pp < bw_tp
+    # the slowest DP group's machines k and largest / smallest GPUs per machine (hierarchical all-reduce);
+    # None = unknown: the flat formula
+    k_mach: np.ndarray | None = None
+    n_max: np.ndarray | None = None
+    n_min: np.ndarray | None = None
+    odd: np.ndarray | None = None  # 0/1: some machine of that group holds an odd GPU count
 
     @classmethod
     def from_plans(cls, plans: list[ExecutionPlan], bw_dp, bw_tp, bw_pcie, cpus, bw_pp=None, *,
-                   dp_inter=None, pp_inter=None) -> PlanArrays:
+                   dp_inter=None, pp_inter=None, dp_shape=None) -> PlanArrays:
+        """Columns of ``plans`` (link figures scalars or one per plan); ``dp_shape`` = ``(k, n_max, n_min,
+        odd)`` of each plan's slowest DP group (or one for all), None = the flat all-reduce."""
         n = len(plans)
 
         def col(v) -> np.ndarray:
@@ -96,7 +120,10 @@ class PlanArrays:
             zero=np.array([ZERO_CODE[p.zero] for p in plans], dtype=float),
             bw_dp=col(bw_dp), bw_tp=col(bw_tp), bw_pcie=col(bw_pcie), cpus=col(cpus),
             bw_pp=None if bw_pp is None else col(bw_pp), dp_inter=None if dp_inter is None else col(dp_inter),
-            pp_inter=None if pp_inter is None else col(pp_inter))
+            pp_inter=None if pp_inter is None else col(pp_inter),
+            **({} if dp_shape is None else dict(zip(("k_mach", "n_max", "n_min", "odd"), (
+                col(c) for c in np.broadcast_to(np.asarray(dp_shape, dtype=float).reshape(-1, 4), (n, 4)).T),
+                strict=True))))
 
 
 def effective_bandwidths(params, a: PlanArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -134,6 +161,12 @@ class Terms:
     zero_dp_or_plain: np.ndarray  # bool: rows whose optimizer runs on the GPU (k_opt)
     off: np.ndarray
     links: PlanArrays      # bandwidths and crossing flags (effective_bandwidths reads them)
+    hier: np.ndarray | None = None     # bool: rows with the hierarchical all-reduce
+    v_hi: np.ndarray | None = None     # GB: intra-machine phase volume (n_max)
+    v_he: np.ndarray | None = None     # GB: inter-machine phase volume (k)
+    n_min: np.ndarray | None = None
+    odd: np.ndarray | None = None      # 0/1 on hierarchical rows
+    v_full: np.ndarray | None = None   # GB: e P 2 / (t p), the parity term's volume
 
 
 def terms(spec: ModelSpec, a: PlanArrays, *, global_batch: int | None = None) -> Terms:
@@ -152,7 +185,17 @@ def terms(spec: ModelSpec, a: PlanArrays, *, global_batch: int | None = None) ->
     opt_scale = np.where(a.zero == 0, pm / (t * p), np.where(a.zero == 1, pm / (d * t * p), pm / (d * c_per_gpu)))
     with np.errstate(divide="ignore", invalid="ignore"):
         off = np.where(off_mode, OFFLOAD_BYTES_PER_PARAM * P / (d * a.bw_pcie * GB), 0.0)
-    return Terms(fwd=fwd, ga=ga, gc=a.gc,
+    hier = v_hi = v_he = n_min = odd = None
+    if a.k_mach is not None:
+        k, nmax = a.k_mach, a.n_max
+        hier = (d > 1) & (k > 1)
+        v_hi = np.where(hier, e * P * 2.0 * (nmax - 1.0) / np.maximum(nmax, 1.0) / (t * p) / GB, 0.0)
+        v_he = np.where(hier, e * P * 2.0 * (k - 1.0) / np.maximum(k, 1.0) / (t * p) / GB, 0.0)
+        n_min = np.maximum(a.n_min, 1.0)
+        odd = np.where(hier & (a.zero != 2), a.odd if a.odd is not None else 0.0, 0.0)  # not ZeRO-Offload
+    v_full = e * P * 2.0 / (t * p) / GB
+    return Terms(fwd=fwd, ga=ga, gc=a.gc, hier=hier, v_hi=v_hi, v_he=v_he, n_min=n_min, odd=odd,
+                 v_full=None if hier is None else v_full,
                  v_dp=np.where(d > 1, e * P * 2.0 * (d - 1.0) / (d * t * p) / GB, 0.0),
                  v_tp=np.where(t > 1, e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / GB, 0.0),
                  v_pp=np.where(p > 1, e * 2.0 * p * b * sh / (d * t) / GB, 0.0),
@@ -169,19 +212,28 @@ def combine(params, tm: Terms) -> dict[str, np.ndarray]:
     bwd = params.k_bwd * fwd + tm.gc * fwd
     bw_dp, bw_tp, bw_pp = effective_bandwidths(params, tm.links)
     t_dp, t_tp, t_pp = tm.v_dp / bw_dp, tm.v_tp / bw_tp, tm.v_pp / bw_pp
+    if tm.hier is not None and tm.hier.any():
+        s = getattr(params, "k_share", None)
+        s = 0.0 if s is None else s
+        kp = getattr(params, "k_parity", None)
+        kp = 0.0 if kp is None else kp
+        inter = (tm.v_he / tm.n_min ** s + kp * tm.odd * tm.v_full) / bw_dp
+        t_dp = np.where(tm.hier, np.maximum(tm.v_hi / bw_tp, inter), t_dp)
     cc = ga * fwd + (ga - 1.0) * bwd + overlap(bwd, t_dp, params.k_sync) + t_tp + t_pp
     opt = np.where(tm.zero_dp_or_plain, params.k_opt, params.k_opt_off) * tm.opt_scale
     if tm.offload.any():
-        oo = np.where(tm.offload, overlap(t_dp, tm.off, params.k_off) + overlap(opt, tm.off, params.k_swap), opt)
+        t_dp1 = tm.v_dp / bw_tp  # the all-reduce as on one machine: placement-independent offload time
+        oo = np.where(tm.offload, overlap(t_dp1, tm.off, params.k_off) + overlap(opt, tm.off, params.k_swap), opt)
     else:
         oo = opt
-    return {"fwd": fwd, "bwd": bwd, "dp": t_dp, "tp": t_tp, "pp": t_pp, "cc": cc, "opt": opt, "off": tm.off,
-            "oo": oo, "iter": cc + oo + params.k_const}
+    return {"fwd": fwd, "bwd": bwd, "dp": t_dp, "dp1": tm.v_dp / bw_tp, "tp": t_tp, "pp": t_pp, "cc": cc,
+            "opt": opt, "off": tm.off, "oo": oo, "iter": cc + oo + params.k_const}
 
 
 def components(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_batch: int | None = None
                ) -> dict[str, np.ndarray]:
-    """Every term of the model (seconds), as arrays: ``fwd`` (one GA step), ``bwd``, ``dp``, ``tp``,
+    """Every term of the model (seconds), as arrays: ``fwd`` (one GA step), ``bwd``, ``dp``, ``dp1`` (the
+    all-reduce as on one machine, the ZeRO-Offload term's), ``tp``,
     ``pp``, ``cc``, ``opt``, ``off``, ``oo``, ``iter``."""
     return combine(params, terms(spec, a, global_batch=global_batch))
 
@@ -201,10 +253,12 @@ def _f(x: float, y: float, k: float) -> float:
 
 def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: float, bw_tp: float,
                           bw_pcie: float, cpus: float, global_batch: int, bw_pp: float | None = None, *,
-                          dp_inter: bool | None = None, pp_inter: bool | None = None) -> float:
+                          dp_inter: bool | None = None, pp_inter: bool | None = None,
+                          dp_shape: tuple[int, ...] | None = None) -> float:
     """Scalar twin of :func:`components` (same formulas, plain floats) for one plan row
     ``(d, t, p, m, a, gc, zero)``: the fast path of single predictions (``bw_pp`` None = ``bw_dp``;
-    ``dp_inter`` / ``pp_inter`` None = inferred as in :class:`PlanArrays`)."""
+    ``dp_inter`` / ``pp_inter`` None = inferred as in :class:`PlanArrays`; ``dp_shape`` = ``(k, n_max,
+    n_min[, odd])`` of the slowest DP group, None = the flat all-reduce)."""
     d, t, p, m, ga, gc, z = row
     if bw_pp is None:
         bw_pp = bw_dp
@@ -225,6 +279,17 @@ def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: 
     bwd = params.k_bwd * fwd + (fwd if gc else 0.0)
     sh = float(spec.seq_len * spec.hidden)
     t_dp = e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_dp * GB) if d > 1 else 0.0
+    t_dp1 = e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_tp * GB) if d > 1 else 0.0
+    if dp_shape is not None and d > 1 and dp_shape[0] > 1:
+        k, nmax, nmin = dp_shape[:3]
+        odd = dp_shape[3] if len(dp_shape) > 3 and z != 2 else 0
+        ks = getattr(params, "k_share", None)
+        ks = 0.0 if ks is None else ks
+        kp = getattr(params, "k_parity", None)
+        kp = 0.0 if kp is None else kp
+        t_dp = max(e * P * 2.0 * (nmax - 1.0) / nmax / (t * p) / (bw_tp * GB),
+                   (e * P * 2.0 * (k - 1.0) / k / max(nmin, 1) ** ks + kp * odd * e * P * 2.0) / (t * p)
+                   / (bw_dp * GB))
     t_tp = e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / (bw_tp * GB) if t > 1 else 0.0
     t_pp = e * 2.0 * p * b * sh / (d * t) / (bw_pp * GB) if p > 1 else 0.0
     cc = ga * fwd + (ga - 1.0) * bwd + _f(bwd, t_dp, params.k_sync) + t_tp + t_pp
@@ -237,7 +302,7 @@ def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: 
         opt = params.k_opt_off * pm / (d * (max(cpus, 1e-9) / (d * t * p)))
     if z == 2:
         off = OFFLOAD_BYTES_PER_PARAM * P / (d * bw_pcie * GB)
-        oo = _f(t_dp, off, params.k_off) + _f(opt, off, params.k_swap)
+        oo = _f(t_dp1, off, params.k_off) + _f(opt, off, params.k_swap)
     else:
         oo = opt
     return cc + oo + params.k_const

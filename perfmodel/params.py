@@ -26,6 +26,23 @@ on a node"), and in its artifact the 3D plans run in another framework (Megatron
 in DeepSpeed); the measured tables have no forward time for any 3D row, so the factor is fitted, and
 only where the samples hold both 3D and DP-family rows (bounds ``[0.1, 10]``, start 1).
 
+``k_share`` (ours, exponent in ``[0, 1]``, ``None`` = 0): how the inter-machine phase of the hierarchical
+all-reduce (:mod:`perfmodel.iteration`) speeds up with the GPUs a machine holds: the inter-machine
+bandwidth of a DP group is ``b_inter x n_min^k_share`` (``n_min`` = the smallest per-machine GPU count
+of the group). ``1``: every GPU moves its own ``1 / n`` share over its own path (one NIC rail per GPU);
+``0`` (the default: the topology's inter-machine figure is per machine): the machine's GPUs share its
+link. Fitted (bounds ``[1e-6, 1]`` in log coordinates, start 1e-6) where the multi-machine samples hold two or more
+distinct ``n_min``.
+
+``k_parity`` (ours, dimensionless >= 0, ``None`` = 0): the placement-parity penalty. Where a DP group
+crossing machines has a machine holding an odd GPU count and a machine holding more than one
+(``35``, ``112``, ``233``; not one GPU per machine, ``11111111``), its inter-machine phase takes
+``k_parity x 2 e P / (t p) / B_inter'`` longer (a fixed cost: ``k_parity`` all-reduce volumes of the whole
+model over the inter-machine link, whatever the machines and counts). The ViT table
+shows it (odd-count placements 4-9x the one-machine time, even ones 1.0-1.4x), BERT does not; fitted
+(bounds ``[1e-6, 100]`` in log coordinates, start 1e-6) where the multi-machine samples hold both
+odd-count and even-count DP groups.
+
 Conversion of the artifact's shipped fits (ms, and parameter size ``ps = params / 2**20``):
 ``T[ms] = k_art * params / 2**20``  =>  ``T[s] = k_ours * params / 10**6`` with
 ``k_ours = k_art * 1e-3 * 10**6 / 2**20`` (for ``k_opt`` and ``k_opt_off``); ``k_const[s] =
@@ -47,7 +64,7 @@ from schedlab.topology.errors import SpecError
 
 PARAM_NAMES: tuple[str, ...] = ("k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const")
 BANDWIDTH_NAMES: tuple[str, ...] = ("b_intra", "b_inter")  # effective GB/s; None = the topology's
-OPTIONAL_NAMES: tuple[str, ...] = BANDWIDTH_NAMES + ("k_fwd3d",)  # fitted only where samples inform them
+OPTIONAL_NAMES: tuple[str, ...] = BANDWIDTH_NAMES + ("k_fwd3d", "k_share", "k_parity")  # fitted only where samples inform them
 MS_PER_MIB_TO_S_PER_M = 1e-3 * 1e6 / 2**20  # artifact k (ms per 2^20 params) -> ours (s per 10^6 params)
 
 
@@ -66,11 +83,23 @@ class PerfParams:
     b_intra: float | None = None
     b_inter: float | None = None
     k_fwd3d: float | None = None
+    k_share: float | None = None
+    k_parity: float | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name in OPTIONAL_NAMES:
+                if f.name == "k_parity":
+                    if v is not None and (not isinstance(v, (int, float)) or not v >= 0 or v != v):
+                        raise SpecError(f"k_parity must be None or a number >= 0, got {v!r}",
+                                        source="<PerfParams>", field=f.name)
+                    continue
+                if f.name == "k_share":
+                    if v is not None and (not isinstance(v, (int, float)) or not 0 <= v <= 1):
+                        raise SpecError(f"k_share must be None or a number in [0, 1], got {v!r}",
+                                        source="<PerfParams>", field=f.name)
+                    continue
                 if v is not None and (not isinstance(v, (int, float)) or not v > 0 or v != v):
                     raise SpecError(f"{f.name} must be None or a number > 0, got {v!r}", source="<PerfParams>",
                                     field=f.name)
@@ -83,12 +112,14 @@ class PerfParams:
                                 source="<PerfParams>", field=f)
 
     def as_tuple(self) -> tuple[float | None, ...]:
-        """All 10 fields in order (the 7 parameters, then ``b_intra``, ``b_inter``, ``k_fwd3d``)."""
+        """All 12 fields in order (the 7 parameters, then ``b_intra``, ``b_inter``, ``k_fwd3d``, ``k_share``,
+        ``k_parity``)."""
         return astuple(self)
 
     @classmethod
     def from_sequence(cls, values) -> PerfParams:
-        """From the 7 parameters, optionally followed by ``b_intra``, ``b_inter``, ``k_fwd3d`` (None allowed)."""
+        """From the 7 parameters, optionally followed by ``b_intra``, ``b_inter``, ``k_fwd3d``, ``k_share``,
+        ``k_parity`` (None allowed)."""
         return cls(*(None if v is None else float(v) for v in values))
 
     def to_dict(self) -> dict[str, float | None]:
@@ -128,30 +159,33 @@ FAMILY_DEFAULTS: MappingProxyType[str, str] = MappingProxyType({"llama30": "llam
 # ``python -m schedlab.benchmarks.perf_validation --print-params``; held-out errors of the procedure in
 # docs/perfmodel-validation.md (kfold).
 FITTED_PARAMS: MappingProxyType[str, PerfParams] = MappingProxyType({
-    "vit": PerfParams(k_bwd=2.137, k_sync=1.0, k_opt=1e-07, k_opt_off=0.005611, k_off=1.317, k_swap=1.152, k_const=0.03452,
-                b_intra=77.14, b_inter=9.402, k_fwd3d=None),
-    "roberta": PerfParams(k_bwd=1.544, k_sync=1.053, k_opt=1e-07, k_opt_off=0.0046, k_off=1.0, k_swap=1.627, k_const=0.041,
-                b_intra=22.16, b_inter=10.12, k_fwd3d=None),
-    "bert": PerfParams(k_bwd=1.41, k_sync=1.0, k_opt=2.075e-06, k_opt_off=0.008075, k_off=1.682, k_swap=2.591, k_const=0.1074,
-                b_intra=400.0, b_inter=14.16, k_fwd3d=None),
-    "t5": PerfParams(k_bwd=0.7819, k_sync=1.0, k_opt=1.854e-05, k_opt_off=0.007609, k_off=1.856, k_swap=3.831, k_const=0.2395,
-                b_intra=400.0, b_inter=12.37, k_fwd3d=3.8),
-    "gpt2": PerfParams(k_bwd=1.996, k_sync=1.0, k_opt=6.007e-05, k_opt_off=0.00858, k_off=1.349, k_swap=1.071, k_const=0.008762,
-                b_intra=33.26, b_inter=10.61, k_fwd3d=0.9122),
-    "llama7": PerfParams(k_bwd=6.0, k_sync=1.289, k_opt=0.0001001, k_opt_off=0.04053, k_off=1.0, k_swap=2.957, k_const=0.1321,
-                b_intra=179.5, b_inter=8.773, k_fwd3d=0.2569),
-    "llama30": PerfParams(k_bwd=2.32, k_sync=1.0, k_opt=9.684e-05, k_opt_off=0.04053, k_off=1.0, k_swap=2.957, k_const=0.0382,
-                b_intra=400.0, b_inter=11.86, k_fwd3d=0.2569),
+    "vit": PerfParams(k_bwd=1.527, k_sync=1.526, k_opt=1e-07, k_opt_off=0.007092, k_off=99.99, k_swap=1.085, k_const=0.03846,
+                b_intra=46.05, b_inter=2.792, k_fwd3d=None, k_share=0.7921, k_parity=1.86),
+    "roberta": PerfParams(k_bwd=1.439, k_sync=1.095, k_opt=1e-07, k_opt_off=0.008991, k_off=1.0, k_swap=17.78, k_const=0.03237,
+                b_intra=15.61, b_inter=6.841, k_fwd3d=None, k_share=1e-06, k_parity=1e-06),
+    "bert": PerfParams(k_bwd=1.607, k_sync=1.0, k_opt=1e-07, k_opt_off=0.008087, k_off=1.0, k_swap=1.095, k_const=0.04626,
+                b_intra=26.15, b_inter=6.42, k_fwd3d=None, k_share=1e-06, k_parity=1e-06),
+    "t5": PerfParams(k_bwd=1.211, k_sync=1.258, k_opt=1e-07, k_opt_off=0.008839, k_off=1.0, k_swap=2.208, k_const=0.09077,
+                b_intra=30.19, b_inter=6.744, k_fwd3d=3.29, k_share=1e-06, k_parity=0.1777),
+    "gpt2": PerfParams(k_bwd=1.905, k_sync=1.088, k_opt=3.778e-05, k_opt_off=0.01165, k_off=1.0, k_swap=1.01, k_const=1e-07,
+                b_intra=24.09, b_inter=6.877, k_fwd3d=0.9336, k_share=1e-06, k_parity=1e-06),
+    "llama7": PerfParams(k_bwd=5.836, k_sync=1.0, k_opt=9.901e-05, k_opt_off=0.04141, k_off=1.0, k_swap=1.773, k_const=0.04969,
+                b_intra=204.3, b_inter=5.633, k_fwd3d=0.2701, k_share=0.7718, k_parity=None),
+    "llama30": PerfParams(k_bwd=1.756, k_sync=1.0, k_opt=0.000131, k_opt_off=0.04141, k_off=1.0, k_swap=1.773, k_const=0.02145,
+                b_intra=330.2, b_inter=4.814, k_fwd3d=0.2701, k_share=0.7718, k_parity=None),
 })
 
+# "measured" answers from the measured tables where they hold the query (perfmodel.measured) and with
+# these parameters elsewhere.
 CALIBRATIONS: MappingProxyType[str, Mapping[str, PerfParams]] = MappingProxyType({
-    "measured": FITTED_PARAMS, "artifact": ARTIFACT_PARAMS})
-DEFAULT_CALIBRATION = "measured"
+    "fitted": FITTED_PARAMS, "measured": FITTED_PARAMS, "artifact": ARTIFACT_PARAMS})
+DEFAULT_CALIBRATION = "fitted"
 
 
 def default_params(model: str, calibration: str = DEFAULT_CALIBRATION) -> PerfParams:
-    """The default parameters of ``model`` under ``calibration``: ``measured`` (ours, fitted on the
-    measured tables, :data:`FITTED_PARAMS`) or ``artifact`` (the artifact's shipped fits converted,
+    """The default parameters of ``model`` under ``calibration``: ``fitted`` (ours, fitted on the
+    measured tables, :data:`FITTED_PARAMS`; ``measured`` uses them where the tables lack a query) or
+    ``artifact`` (the artifact's shipped fits converted,
     :data:`ARTIFACT_PARAMS`); a model the calibration lacks takes its family's (LLaMA-30B: LLaMA-7B;
     bert_large: BERT), else :data:`DEFAULT_PARAMS`."""
     try:
@@ -178,3 +212,5 @@ BOUNDS: tuple[tuple[float, float], ...] = (
 # cluster's own link (intra-machine fabric, fastest machine-to-machine path): ours.
 BANDWIDTH_SPAN = 1000.0
 FWD3D_BOUNDS = (0.1, 10.0)
+SHARE_BOUNDS = (0.0, 1.0)
+PARITY_BOUNDS = (1e-6, 100.0)

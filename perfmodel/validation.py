@@ -40,6 +40,7 @@ import numpy as np
 
 from schedlab.perfmodel.anomalies import CATEGORIES
 from schedlab.perfmodel.artifact import ARTIFACT_MODELS, artifact_iteration_time
+from schedlab.perfmodel.environment import odd_counts
 from schedlab.perfmodel.fitting import MIN_OFFLOAD_SAMPLES, MIN_SAMPLES, fit, predict
 from schedlab.perfmodel.params import PerfParams, default_params
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
@@ -255,9 +256,21 @@ def choose_fit_rows(plans: Sequence[ExecutionPlan], n_fit: int,
     return sorted(chosen)
 
 
+# Anomaly kinds the model now has a term for (placement-parity: ``k_parity``, issue 24): their rows stay in
+# the ``anomaly`` category of the report, but a protocol may fit on them like any other row.
+MODELLED_ANOMALIES: tuple[str, ...] = ("placement-parity",)
+
+
 def pool_rows(rows: Sequence[TableRow]) -> list[int]:
-    """Indices of the rows a protocol may fit on: inside our plan space and not anomalies."""
-    return [i for i, r in enumerate(rows) if r.eligible and not r.anomaly]
+    """Indices of the rows a protocol may fit on: inside our plan space and not anomalies (but for the
+    anomaly kinds the model has a term for, :data:`MODELLED_ANOMALIES`)."""
+    return [i for i, r in enumerate(rows)
+            if r.eligible and (not r.anomaly or r.anomaly.startswith(MODELLED_ANOMALIES))]
+
+
+def _odd_dp(r: TableRow) -> bool:
+    """A DP-family row whose all-reduce crosses machines with an odd GPU count on some machine."""
+    return r.machines > 1 and not r.plan.is_3d and r.plan.dp > 1 and bool(odd_counts(r.counts))
 
 
 def protocol_folds(table: Table, protocol: str, *, fit_rows: int = DEFAULT_FIT_ROWS, folds: int = DEFAULT_FOLDS,
@@ -277,15 +290,28 @@ def protocol_folds(table: Table, protocol: str, *, fit_rows: int = DEFAULT_FIT_R
         return [(fit_idx, [i for i in single if i not in fit_idx])]
     if protocol == "holdout":
         fit_idx = [i for i in pool if rows[i].machines == 1]
-        even = [i for i in pool if rows[i].machines > 1 and regular_placement(rows[i].counts)]
+        even = [i for i in pool if rows[i].machines > 1 and regular_placement(rows[i].counts) and not rows[i].anomaly]
         plain = [i for i in even if rows[i].plan.zero is not ZeroMode.OFFLOAD]
-        order = sorted(plain or even, key=lambda i: (rows[i].machines, rows[i].plan.gpus, rows[i].plan_name, i))
+        plain = [i for i in plain if not rows[i].plan.is_3d] or plain  # DP-family rows first
+        # fewest machines with the most GPUs each first, most machines last: the two span both the
+        # machine count and the per-machine count (what the hierarchical all-reduce term is fitted on)
+        order = sorted(plain or even, key=lambda i: (rows[i].machines, -rows[i].plan.gpus, rows[i].plan_name, i))
         need = max(HOLDOUT_EXTRA, MIN_SAMPLES - len(fit_idx))
         extra = _spread(order, need)
         if len(extra) < need:  # still short: the other multi-machine pool rows, same order
             more = sorted((i for i in pool if rows[i].machines > 1 and i not in extra),
                           key=lambda i: (rows[i].machines, rows[i].plan.gpus, rows[i].plan_name, i))
             extra += _spread(more, need - len(extra))
+        pipes = sorted((i for i in even if rows[i].plan.pp > 1), key=lambda i: (rows[i].machines, -rows[i].plan.gpus,
+                                                                                 rows[i].plan_name, i))
+        if pipes and not any(rows[i].plan.pp > 1 for i in fit_idx + extra):
+            # the pipelines across the fewest and the most machines: what informs the PP hand-off terms and
+            # the micro-batch rule (one PP degree cannot tell "2p" from "1")
+            extra += sorted({pipes[0], pipes[-1]})
+        odd = sorted((i for i in pool if _odd_dp(rows[i]) and rows[i].plan.zero is not ZeroMode.OFFLOAD),
+                     key=lambda i: (rows[i].machines, -rows[i].plan.gpus, rows[i].plan_name, i))
+        if odd and not any(_odd_dp(rows[i]) for i in fit_idx + extra):
+            extra.append(odd[0])  # one odd-count placement: what informs the parity term
         fit_idx = sorted(fit_idx + extra)
         scored = [i for i in range(len(rows)) if i not in fit_idx]
         if len(fit_idx) < MIN_SAMPLES or not scored:

@@ -1,7 +1,8 @@
 """``schedlab perf``: sensitivity curves, fitting and validation of the performance model.
 
 * ``schedlab perf curve MODEL --cluster PRESET [--resource gpu|cpu] [--cpus N] [--gpus N] [--max N]
-  [--format json]``: amount, best throughput (samples/s, monotone envelope) and best plan.
+  [--calibration fitted|measured|artifact] [--format json]``: amount, best throughput (samples/s,
+  monotone envelope) and best plan (``measured``: the Rubick tables' times where they hold the query).
 * ``schedlab perf fit SAMPLES.csv [--model M] [--cluster PRESET] [--format json]``: fitted parameters
   and the fit error (RMSLE, average and maximum relative error).
 * ``schedlab perf validate [--dir PATH] [--protocol paper|holdout|kfold] [--folds K] [--seed S]
@@ -41,6 +42,12 @@ class Resource(StrEnum):
     cpu = "cpu"
 
 
+class Calibration(StrEnum):
+    fitted = "fitted"
+    measured = "measured"
+    artifact = "artifact"
+
+
 @perf_app.command("curve")
 def curve_command(
     model: str = typer.Argument(..., help="Zoo model (vit, bert, llama7, resnet50, ...)."),
@@ -53,6 +60,9 @@ def curve_command(
                                     help="CPU curve: fixed GPU count, at most the cluster's (default: 1)."),
     max_amount: int | None = typer.Option(None, "--max", min=1, max=COUNT_MAX,
                                           help="Largest amount, at most the cluster's total (default: that total)."),
+    calibration: Calibration = typer.Option(Calibration.fitted, "--calibration",
+                                            help="fitted (default), measured (the Rubick tables' times where "
+                                            "they hold the query) or artifact."),
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
     """Sensitivity curve of a zoo model: amount, best throughput, best plan."""
@@ -73,7 +83,8 @@ def curve_command(
         if value is not None and value > most:
             raise SpecError(f"{flag} {value:,} is more than the {most:,} {unit} of cluster {c.name!r}", source=src,
                             field=flag)
-    pm = PerfModel(c)
+    pm = PerfModel(c, calibration=calibration.value,
+                   measured=str(DEFAULT_PLACEMENTS) if calibration is Calibration.measured else None)
     c = pm.curve(model, resource.value, cpus=cpus, gpus=gpus if gpus is not None else 1, max_amount=max_amount)
     if format is Fmt.json:
         typer.echo(json.dumps({"model": c.model, "cluster": pm.cluster.name, "resource": c.resource,

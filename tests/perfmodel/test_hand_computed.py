@@ -50,13 +50,41 @@ def test_3d_plan_on_two_machines_uses_each_groups_bandwidth(pm, toy):
 
 
 def test_3d_plan_whose_dp_groups_cross_machines(pm, toy):
-    # d = 4, t = 2 on 4 + 4: DP group {0, 2, 4, 6} spans both machines -> 10 GB/s
+    # d = 4, t = 2 on 4 + 4: DP group {0, 2, 4, 6} spans both machines, 2 GPUs on each (k = 2,
+    # n_max = n_min = 2): hierarchical all-reduce = max(intra phase, inter phase), k_share = 0 (default):
+    # intra 2 B * 1e9 * 2 * (2-1)/2 / t / 100 GB/s = 0.01 s; inter 2e9 * 2 * (2-1)/2 / t / 10 GB/s = 0.1 s
     plan = ExecutionPlan(dp=4, tp=2)
     c = pm.components(toy, plan, {M0: 4, M1: 4}, 8)
-    assert c["dp"] == pytest.approx(2 * 1e9 * 2 * 3 / (4 * 2) / 10e9)  # 0.15 s
+    intra = 2 * 1e9 * 2 * (2 - 1) / 2 / 2 / 100e9
+    inter = 2 * 1e9 * 2 * (2 - 1) / 2 / 2 / 10e9
+    assert (intra, inter) == (pytest.approx(0.01), pytest.approx(0.1))
+    assert c["dp"] == pytest.approx(0.1)
+    # the flat all-reduce would be 2 * 1e9 * 2 * 3 / (4 * 2) / 10e9 = 0.15 s (one GPU per machine: the same)
     # T_fwd 0.2, T_bwd 0.4, T_tp 1.6e-4, T_opt 0.5
-    assert c["iter"] == pytest.approx(0.2 + 0.4 + 0.15 + 1.6e-4 + 0.5 + 0.01)
-    assert pm.iteration_time(toy, plan, {M0: 4, M1: 4}, 8) == pytest.approx(1.26016)
+    assert c["iter"] == pytest.approx(0.2 + 0.4 + 0.1 + 1.6e-4 + 0.5 + 0.01)
+    assert pm.iteration_time(toy, plan, {M0: 4, M1: 4}, 8) == pytest.approx(1.21016)
+
+
+def test_hierarchical_all_reduce_44_against_2222_and_flat_for_one_gpu_per_machine(rubick, toy):
+    """8 GPUs as 4 + 4 against 2 + 2 + 2 + 2 and 1 x 8 on rubick-64 (plain DP, 400 / 100 GB/s, no caps,
+    k_share 0.5): max(intra phase, inter phase 2 e P (k-1)/k / (B n_min^0.5)); one GPU per machine is the
+    flat formula."""
+    pm = PerfModel(rubick)
+    pm.set_params(toy, PerfParams(**{**Q.to_dict(), "k_share": 0.5}))
+    plan = ExecutionPlan(dp=8)
+    ms = [f"rack0-m{i}" for i in range(8)]
+    assert rubick.machines[:8] == tuple(ms) or set(ms) <= set(rubick.machines)
+    t44 = pm.components(toy, plan, {ms[0]: 4, ms[1]: 4}, 8)["dp"]
+    t2222 = pm.components(toy, plan, dict.fromkeys(ms[:4], 2), 8)["dp"]
+    t1x8 = pm.components(toy, plan, dict.fromkeys(ms, 1), 8)["dp"]
+    # intra phases 2e9 * 2 * (3/4) / 400e9 = 0.0075 s (44) and 0.005 s (2222): below the inter phases
+    assert t44 == pytest.approx(2 * 1e9 * 2 * (1 / 2) / (100e9 * 2.0))            # 0.01 s
+    assert t2222 == pytest.approx(2 * 1e9 * 2 * (3 / 4) / (100e9 * math.sqrt(2)))  # 0.02121 s
+    assert t1x8 == pytest.approx(2 * 1e9 * 2 * 7 / 8 / 100e9)                     # 0.035 s, the flat formula
+    # the same through a counts string (reference machines) and the scalar twin
+    assert pm.iteration_time(toy, plan, "44", 8) == pytest.approx(pm.components(toy, plan, "44", 8)["iter"])
+    assert pm.throughput(toy, plan, "44", 8) > pm.throughput(toy, plan, "2222", 8) > pm.throughput(toy, plan,
+                                                                                                "11111111", 8)
 
 
 def test_ga_iteration(pm, toy):

@@ -131,3 +131,44 @@ def test_scalar_fast_path_matches_numpy(toy):
     vec = components(toy, params, PlanArrays.from_plans(plans, 10.0, 100.0, 16.0, 6))["iter"]
     for p, v in zip(plans, vec, strict=True):
         assert iteration_time_scalar(toy, params, plan_to_row(p), 10.0, 100.0, 16.0, 6.0, 8) == pytest.approx(v)
+
+
+@given(d=st.sampled_from([2, 4, 8]), k=st.integers(2, 8), nmax=st.integers(1, 8), nmin=st.integers(1, 8),
+       odd=st.sampled_from([0, 1]), share=st.floats(0.0, 1.0), parity=st.floats(0.0, 5.0),
+       zero=st.sampled_from(list(ZeroMode)), caps=st.booleans())
+def test_hierarchical_scalar_twin_matches_numpy(toy, d, k, nmax, nmin, odd, share, parity, zero, caps):
+    """The scalar fast path and the numpy path agree on the hierarchical all-reduce and the parity term,
+    whatever the group shape, k_share, k_parity, ZeRO mode and bandwidth caps."""
+    from schedlab.perfmodel.iteration import iteration_time_scalar
+    from schedlab.perfmodel.search import plan_to_row
+
+    nmin = min(nmin, nmax)
+    params = PerfParams(k_bwd=1.7, k_sync=2.0, k_opt=2e-3, k_opt_off=0.02, k_off=2.0, k_swap=3.0, k_const=0.03,
+                        b_intra=50.0 if caps else None, b_inter=5.0 if caps else None, k_share=share, k_parity=parity)
+    plan = ExecutionPlan(dp=d, zero=zero)
+    a = PlanArrays.from_plans([plan], 10.0, 100.0, 16.0, 8 * d, dp_inter=1.0, pp_inter=1.0,
+                              dp_shape=(k, nmax, nmin, odd))
+    vec = float(components(toy, params, a)["iter"][0])
+    one = iteration_time_scalar(toy, params, plan_to_row(plan), 10.0, 100.0, 16.0, 8.0 * d, 8, dp_inter=True,
+                                pp_inter=True, dp_shape=(k, nmax, nmin, odd))
+    assert one == pytest.approx(vec, rel=1e-12)
+
+
+def test_hierarchical_terms_by_hand(toy):
+    """k = 2 machines, n_max = n_min = 4, k_share 0.5, k_parity 1, inter 10 GB/s, intra 100 GB/s:
+    intra phase 2e9 * 2 * 3/4 / 100e9 = 0.03 s; inter 2e9 * 2 * 1/2 / (10e9 * 4^0.5) = 0.1 s; the max.
+    With an odd count (``35``-like, odd = 1) the parity volume 2e9 * 2 / 10e9 = 0.4 s joins the inter phase;
+    ZeRO-Offload rows never take it, and their offload term uses the one-machine all-reduce (0.035 s for d = 8)."""
+    params = PerfParams(**{**P1.to_dict(), "k_share": 0.5, "k_parity": 1.0})
+    even = PlanArrays.from_plans([ExecutionPlan(dp=8)], 10.0, 100.0, 32.0, 8, dp_inter=1.0, dp_shape=(2, 4, 4, 0))
+    odd = PlanArrays.from_plans([ExecutionPlan(dp=8)], 10.0, 100.0, 32.0, 8, dp_inter=1.0, dp_shape=(2, 5, 3, 1))
+    assert float(components(toy, params, even)["dp"][0]) == pytest.approx(0.1)
+    # odd: intra 2e9 * 2 * 4/5 / 100e9 = 0.032; inter 2e9 * 2 * 1/2 / (10e9 * sqrt(3)) + 0.4
+    assert float(components(toy, params, odd)["dp"][0]) == pytest.approx(0.2 / math.sqrt(3) + 0.4)
+    off = ExecutionPlan(dp=8, zero=ZeroMode.OFFLOAD)
+    c = components(toy, params, PlanArrays.from_plans([off], 10.0, 100.0, 32.0, 64, dp_inter=1.0,
+                                                       dp_shape=(2, 5, 3, 1)))
+    assert float(c["dp"][0]) == pytest.approx(0.2 / math.sqrt(3))  # no parity term with ZeRO-Offload
+    assert float(c["dp1"][0]) == pytest.approx(2e9 * 2 * 7 / 8 / 100e9)
+    flat = PlanArrays.from_plans([ExecutionPlan(dp=8)], 10.0, 100.0, 32.0, 8)  # no counts: the flat formula
+    assert float(components(toy, params, flat)["dp"][0]) == pytest.approx(2e9 * 2 * 7 / 8 / 10e9)

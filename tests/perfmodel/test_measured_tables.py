@@ -1,4 +1,4 @@
-"""The shipped measured calibration against the public Rubick tables (skips where the traces are absent)."""
+"""The shipped fitted calibration (FITTED_PARAMS) against the public Rubick tables (skipped without traces)."""
 
 from dataclasses import replace
 
@@ -12,8 +12,9 @@ from schedlab.perfmodel.zoo import get_model
 from schedlab.topology import preset
 
 # Average in-sample error of the shipped fits on the rows they were fitted on (measured when they were
-# generated, +2 points): a regression guard that FITTED_PARAMS still belong to these tables, not a target.
-BOUND = {"vit": 0.16, "roberta": 0.09, "bert": 0.10, "t5": 0.15, "gpt2": 0.095, "llama7": 0.105, "llama30": 0.03}
+# generated, issue 24: hierarchical all-reduce and parity term, ViT pool with its placement-parity rows;
+# +2 points): a regression guard that FITTED_PARAMS still belong to these tables, not a target.
+BOUND = {"vit": 0.18, "roberta": 0.085, "bert": 0.07, "t5": 0.105, "gpt2": 0.08, "llama7": 0.05, "llama30": 0.025}
 
 
 def in_sample_error(traces_dir, name: str) -> float:

@@ -86,10 +86,12 @@ def test_placement_bandwidth_matters(rubick):
     p = ExecutionPlan(dp=8)
     one = pm.components("gpt2", p, {m(0): 8}, 8)
     two = pm.components("gpt2", p, {m(0): 4, m(1): 4}, 8)
-    # V_dp = 2 B x 1,557,686,400 x 2 x 7/8 over 400 GB/s NVLink vs 100 GB/s RDMA
-    assert one["dp"] == pytest.approx(2 * 1_557_686_400 * 2 * 7 / 8 / 400e9)
-    assert two["dp"] == pytest.approx(4 * one["dp"])
-    assert two["iter"] - one["iter"] == pytest.approx(3 * one["dp"])
+    # V_dp = 2 B x 1,557,686,400 x 2 x 7/8 over 400 GB/s NVLink; on 4 + 4 the hierarchical all-reduce:
+    # max(intra 2 x 3/4 over 400 GB/s, inter 2 x 1/2 over the machines' shared 100 GB/s RDMA) = the inter
+    e_p = 2 * 1_557_686_400
+    assert one["dp"] == pytest.approx(e_p * 2 * 7 / 8 / 400e9)
+    assert two["dp"] == pytest.approx(e_p * 2 * 1 / 2 / 100e9) and two["dp"] > e_p * 2 * 3 / 4 / 400e9
+    assert two["iter"] - one["iter"] == pytest.approx(two["dp"] - one["dp"])
 
 
 def test_more_cpus_speed_up_zero_offload_only(pm):
@@ -210,3 +212,39 @@ def test_curve_rows_and_bad_resource(pm):
     assert [r["amount"] for r in rows] == [1, 2, 3, 4] and rows[0]["canonical_plan"].startswith("dp1-")
     with pytest.raises(SpecError):
         pm.curve("vit", "memory")
+
+
+def test_measured_calibration_answers_from_the_tables_and_counts(rubick, traces_dir):
+    """``measured``: the measured time where the tables hold (model, plan, placement, batch) — BERT ``ga``
+    on ``44`` measured 0.2100 s, on ``2222`` 0.2639 s (1.26x) — the fitted model elsewhere; counted."""
+    from schedlab.perfmodel import parse_plan
+
+    pm = PerfModel(rubick, calibration="measured", measured=str(traces_dir / "rubick" / "placements"))
+    fitted = PerfModel(rubick)
+    ga = parse_plan("ga", 8)
+    assert pm.iteration_time("bert", ga, "44", 8) == pytest.approx(0.2100157894736842)
+    assert pm.iteration_time("bert", ga, "2222", 8) == pytest.approx(0.26393157894736846)
+    assert pm.throughputs("bert", [ga], "44", 8)[0] == pytest.approx(32 / 0.2100157894736842)
+    assert pm.measured_hits == 3 and pm.measured_misses == 0
+    other = ExecutionPlan(dp=8, ga_steps=8)  # not in the table: the fitted model
+    assert pm.iteration_time("bert", other, "44", 8) == fitted.iteration_time("bert", other, "44", 8)
+    assert pm.measured_misses == 1
+    # ZeRO-Offload at another CPU count: the measured time scaled by the fitted model's ratio
+    off = parse_plan("zero-offload", 8)
+    t64, t32 = pm.iteration_time("bert", off, "44", 64), pm.iteration_time("bert", off, "44", 32)
+    assert t64 == pytest.approx(0.30042631578947365)
+    assert t32 / t64 == pytest.approx(fitted.iteration_time("bert", off, "44", 32)
+                                      / fitted.iteration_time("bert", off, "44", 64))
+    # the best plan and curves see the measured times too
+    plan, tput = pm.best_plan("bert", "44", 64)
+    plans = pm.enumerate_plans("bert", "44", 64)
+    assert tput == pytest.approx(max(pm.throughputs("bert", plans, "44", 64)))
+    assert tput >= 32 / 0.19755789473684213  # zero-dp on 44, measured
+    from schedlab.topology.errors import SpecError
+
+    with pytest.raises(SpecError, match="calibration"):
+        PerfModel(rubick, calibration="exact")
+
+
+def test_default_calibration_is_fitted(rubick):
+    assert PerfModel(rubick).calibration == "fitted" and PerfModel(rubick).measured is None

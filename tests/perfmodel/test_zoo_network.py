@@ -71,9 +71,11 @@ def test_artifact_parameters_converted():
     assert ARTIFACT_PARAMS["gpt2"].k_off == 1.0  # 0.028 < 1 is not an overlap exponent: clipped
     assert default_params("llama30", "artifact") == ARTIFACT_PARAMS["llama7"]
     assert default_params("resnet50") == PerfParams() == default_params("resnet50", "artifact")
-    # the measured calibration (default): our fits, LLaMA-30B its own, bert_large BERT's
+    # the fitted calibration (default): our fits, LLaMA-30B its own, bert_large BERT's
     assert default_params("llama30") == FITTED_PARAMS["llama30"] != FITTED_PARAMS["llama7"]
     assert default_params("bert_large") == FITTED_PARAMS["bert"] and FITTED_PARAMS["bert"].b_inter < 100
+    # "measured" answers from the tables where they hold a query and with the fitted parameters elsewhere
+    assert default_params("bert", "measured") == default_params("bert", "fitted") == FITTED_PARAMS["bert"]
     with pytest.raises(SpecError, match="calibration"):
         default_params("bert", "guess")
 
