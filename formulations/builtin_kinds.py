@@ -34,8 +34,10 @@ from schedlab.scheduling.registry import Decision
 D = Decision
 WARM = frozenset({Capability.WARM_START})
 
-#: the harness's exact twin of ``joint`` (the fastest exact method, measured: docs/formulations.md)
-JOINT_DEFAULT_EXACT = "joint"
+#: the harness's exact twin of ``joint``: the fastest exact method (measured on the gap suite's perf-model
+#: instances, rubick-64, busy 0.3, seed 0: 16 jobs 0.08 s vs joint 0.84-1.27 s; 64 jobs 0.5 s vs joint 5.2 s on
+#: HiGHS and cut at 20 s unproven on CP-SAT; docs/formulations.md)
+JOINT_DEFAULT_EXACT = "joint-2stage"
 
 
 def _pop_method(name: str, kind: str, k: int = 4) -> Method:
