@@ -45,7 +45,7 @@ from schedlab.topology.files import read_text
 Sense = Literal["min", "max"]
 
 
-class Instance(Protocol):
+class KindInstance(Protocol):
     """What every instance type offers: its kind's name, ``base`` (the scheduling instance) and a
     JSON round trip."""
 
@@ -54,7 +54,7 @@ class Instance(Protocol):
     def to_dict(self) -> dict[str, Any]: ...
 
 
-I = TypeVar("I", bound=Instance)  # noqa: E741 - the instance type, as in the maths
+I = TypeVar("I", bound=KindInstance)  # noqa: E741 - the instance type, as in the maths
 
 #: ``(instance, backend, params) -> SolveResult``
 Solver = Callable[[Any, str, SolveParams], SolveResult]

@@ -9,10 +9,9 @@ import math
 
 import pytest
 
-from schedlab.benchmarks.harness import BoundCase, GapCase, Suite
+from schedlab.benchmarks.harness import BoundCase
 from schedlab.benchmarks.harness.analysis import frame
 from schedlab.benchmarks.harness.report import render_report
-from schedlab.benchmarks.harness.runner import BenchOptions, run_bench
 from schedlab.benchmarks.harness.store import Store
 
 
@@ -50,18 +49,26 @@ def test_a_value_better_than_a_proven_bound_is_an_error_not_a_gap():
     assert df.loc["bad", "status"] == "ok"  # an unverified value is no evidence against the bound
 
 
-def test_a_too_tight_proven_bound_is_caught_end_to_end(tmp_path, plugin_module):
+ROLES_SUITE = """
+name: roles
+gap:
+  - {kind: joint, cluster: rubick-64, sizes: [4], seeds: [0], policies: [fifo], formulations: [liar],
+     backends: [highs], time_limit_s: 20}
+  - {kind: joint, cluster: rubick-64, sizes: [4], seeds: [1], policies: [fifo], formulations: [joint, restricted],
+     backends: [highs], time_limit_s: 20}
+"""
+
+
+def test_a_too_tight_proven_bound_is_caught_end_to_end(tmp_path, plugin_module, cli):
     """``liar`` (an exact plugin method) claims 1 % of its objective as a proven bound: FIFO and the liar's
-    own solution beat it; both are ``bound-violated`` records and the report lists them first. The same
-    claim from a restriction (``restricted``) is ignored: the best bound stays the exact model's."""
-    cases = (GapCase("joint", "rubick-64", 4, "fifo", time_limit_s=20),
-             GapCase("joint", "rubick-64", 4, "liar", "highs", time_limit_s=20),
-             GapCase("joint", "rubick-64", 4, "fifo", seed=1, time_limit_s=20),
-             GapCase("joint", "rubick-64", 4, "joint", "highs", seed=1, time_limit_s=20),
-             GapCase("joint", "rubick-64", 4, "restricted", "highs", seed=1, time_limit_s=20))
-    run_bench(Suite("roles", "a lying exact method, a restriction", cases),
-              BenchOptions(out=tmp_path, workers=1, plugins=(plugin_module,)))
-    with Store(tmp_path, create=False) as s:
+    own solution beat it; both are ``bound-violated`` records, ``bench`` exits 1 and the report lists them
+    first. The same claim from a restriction (``restricted``) is ignored: the best bound stays the exact
+    model's."""
+    (tmp_path / "roles.yaml").write_text(ROLES_SUITE)
+    r = cli("--plugin", plugin_module, "bench", tmp_path / "roles.yaml", "--out", tmp_path / "out")
+    assert r.code == 1 and "beating a proven bound" in r.out and "bound-violated" in r.out, r.out + r.err
+    out = tmp_path / "out"
+    with Store(out, create=False) as s:
         df = frame(s.records()).set_index("label")
     lied = df[df["seed"] == 0]
     assert (lied["status"] == "bound-violated").all() and lied["gap"].isna().all()
@@ -70,7 +77,7 @@ def test_a_too_tight_proven_bound_is_caught_end_to_end(tmp_path, plugin_module):
     assert honest.loc["restricted", "bound"] < honest.loc["joint", "bound"]  # would have been the "optimum"
     assert (honest["best_bound"] == honest.loc["joint", "bound"]).all()
     assert honest.loc["restricted", "gap"] == pytest.approx(0.0, abs=1e-6) and not math.isnan(honest.loc["fifo", "gap"])
-    md = render_report(tmp_path).markdown.read_text()
+    md = render_report(out).markdown.read_text()
     assert md.index("Bound violations (2)") < md.index("## Runs") and "better than the proven upper bound" in md
     # issue 26.1: each gap table is headed by its kind's objective, decision set and gap note
     head = md[md.index("### joint"):]

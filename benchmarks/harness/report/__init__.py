@@ -203,7 +203,8 @@ def _bound_section(doc: _Doc, df, root, pdir, keep) -> None:
     doc.p("Each policy replays a small workload with known durations (speed independent of placement, free "
           "preemption) and is compared with the offline bound valid for it: the non-preemptive offline optimum "
           "for non-preemptive policies; for preemptive ones the preemptive bound where registered, else the "
-          "trivial bound (every job's JCT is at least its duration).")
+          "trivial bound (every job's JCT is at least its duration). Both assume rigid jobs: a policy that may "
+          "resize jobs (PolicySpec.decisions with gpus or plan: Rubick, Sia, exact-joint) is refused, not compared.")
     doc.img(keep(plots.online_vs_bound(bt, pdir / "online_vs_bound.png")), root, "online vs bound")
     doc.table(bt)
 
