@@ -22,7 +22,9 @@ class ListFormat(StrEnum):
 
 
 def _policy_lines(spec) -> list[str]:
-    tags = [spec.family.value] + (["oracle"] if spec.oracle else []) + (["preemptive"] if spec.preemptive else [])
+    resizes = sorted(d.value for d in spec.decisions or () if d.value in ("gpus", "plan"))
+    tags = [spec.family.value] + (["oracle"] if spec.oracle else []) + (["preemptive"] if spec.preemptive else []) \
+        + ([f"resizes: {', '.join(resizes)}"] if resizes else [])
     lines = [f"  {spec.name}  [{', '.join(tags)}]  {spec.summary}"]
     if spec.preset:
         lines.append("      preset: " + ", ".join(f"{k}={v!r}" for k, v in spec.preset.items()))

@@ -4,6 +4,8 @@ generator options, a typed ``Unsupported`` error, and the signed gap."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from schedlab.formulations import (
     GENERATORS,
@@ -107,3 +109,37 @@ def test_signed_gap_hand_values(value, bound, sense, gap):
 def test_signed_gap_needs_both_values_and_a_sense():
     assert signed_gap(None, 1.0, "max") is None and signed_gap(1.0, None, "max") is None
     assert signed_gap(1.0, 2.0, "sideways") is None
+
+
+finite = st.floats(-1e6, 1e6, allow_nan=False)
+
+
+@given(finite, finite)
+def test_signed_gap_invariants(value, bound):
+    """Worse = positive in both senses; a minimisation is the maximisation of the negated values; the
+    scale keeps it within [-2, 2] (2 only when the signs are opposite)."""
+    up, down = signed_gap(value, bound, "max"), signed_gap(-value, -bound, "min")
+    assert up == pytest.approx(down, abs=1e-12)
+    assert -2.0 <= up <= 2.0
+    if value < bound - 1e-6:
+        assert up > 0
+    if value > bound + 1e-6:
+        assert up < 0
+    if abs(up) > 1.0 + 1e-9:
+        assert value * bound < 0
+
+
+def test_plugins_register_kinds_and_methods_without_patching():
+    from schedlab.benchmarks.harness.plugins import PluginKinds
+
+    reg = PluginKinds()
+    extra = Method("pack-it", "tier-placement", METHODS["tier-placement"].solve, Role.RESTRICTION)
+    reg.register(extra, "test")
+    reg.register(extra, "test")  # idempotent
+    assert reg.merged().methods["pack-it"].role is Role.RESTRICTION and "pack-it" not in KINDS.methods
+    with pytest.raises(SpecError, match="is a built-in method"):
+        reg.register(Method("joint", "joint", extra.solve), "test")
+    with pytest.raises(SpecError, match="is a built-in kind"):
+        reg.register(KINDS["joint"], "test")
+    with pytest.raises(SpecError, match="expected a formulations Method or Kind"):
+        reg.register(object(), "test")
