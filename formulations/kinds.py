@@ -88,7 +88,8 @@ class Method:
     role: Role = Role.EXACT
     capabilities: frozenset[Capability] = frozenset()
     summary: str = ""
-    options: type[Options] = SolverOptions
+    #: the solver parameters a suite file may pass (a subclass may narrow them, e.g. forbid ``node_limit``)
+    options: type[SolverOptions] = SolverOptions
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "role", Role(self.role))

@@ -24,6 +24,7 @@ from schedlab.formulations import (
     Unsupported,
     relative_gap,
 )
+from schedlab.formulations.kind_options import SolverOptions
 from schedlab.formulations.kinds import Role
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.registry import Decision, PolicySpec
@@ -156,7 +157,8 @@ def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) 
         raise SpecError(f"method {case.method!r} solves {method.kind!r} instances, not {case.kind!r}",
                         source=f"<case {case.label}>", field="method")
     opts = method.parse_options(case.params, source=f"<case {case.label}>")
-    params = SolveParams(time_limit_s=case.time_limit_s, threads=threads, seed=case.seed, **opts.model_dump())
+    solver = {k: getattr(opts, k) for k in SolverOptions.model_fields}
+    params = SolveParams(time_limit_s=case.time_limit_s, threads=threads, seed=case.seed, **solver)
     try:
         res = method.solve(inst, case.backend, params)
     except Unsupported as e:
