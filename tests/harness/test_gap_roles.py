@@ -59,11 +59,17 @@ gap:
 """
 
 
-def test_a_too_tight_proven_bound_is_caught_end_to_end(tmp_path, plugin_module, cli):
+def test_a_too_tight_proven_bound_is_caught_end_to_end(tmp_path, plugin_module, cli, monkeypatch, request):
     """``liar`` (an exact plugin method) claims 1 % of its objective as a proven bound: FIFO and the liar's
     own solution beat it; both are ``bound-violated`` records, ``bench`` exits 1 and the report lists them
     first. The same claim from a restriction (``restricted``) is ignored: the best bound stays the exact
     model's."""
+    from schedlab.benchmarks.harness import plugins
+
+    # `--plugin` registers the module for this process (code version, environment): undone after the test
+    monkeypatch.setenv(plugins.ENV, "")  # recorded, so the value `--plugin` sets is undone
+    monkeypatch.setattr(plugins, "PLUGIN_MODULES", set(plugins.PLUGIN_MODULES))
+    request.addfinalizer(plugins.load_module.cache_clear)  # a later load registers the module again
     (tmp_path / "roles.yaml").write_text(ROLES_SUITE)
     r = cli("--plugin", plugin_module, "bench", tmp_path / "roles.yaml", "--out", tmp_path / "out")
     assert r.code == 1 and "beating a proven bound" in r.out and "bound-violated" in r.out, r.out + r.err
