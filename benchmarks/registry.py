@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from schedlab.perfmodel.zoo import MODELS
 from schedlab.scheduling.registry import PolicyRegistry
 from schedlab.topology.presets import PRESETS
+
+if TYPE_CHECKING:
+    from schedlab.formulations.kinds import KindRegistry
 
 
 def _clusters() -> Iterable[str]:
@@ -38,15 +42,25 @@ def all_policies() -> PolicyRegistry:
     return PolicyRegistry.merged(HEURISTICS, EXACT, PLUGIN_POLICIES)
 
 
+def all_kinds() -> KindRegistry:
+    """Every instance kind with its methods: the built-in ``formulations.KINDS`` merged with the
+    plugins' kinds and methods (entry points, ``--plugin``). A name taken twice is an error."""
+    from schedlab.benchmarks.harness.plugins import PLUGIN_KINDS
+
+    _plugins()
+    return PLUGIN_KINDS.merged()
+
+
 def _policies() -> Iterable[str]:
     return all_policies().keys()
 
 
 def _formulations() -> Iterable[str]:
-    from schedlab.formulations import METHODS
+    return all_kinds().methods.keys()
 
-    _plugins()
-    return METHODS.keys()
+
+def _kinds() -> Iterable[str]:
+    return all_kinds().keys()
 
 
 def _backends() -> Iterable[str]:
@@ -67,6 +81,7 @@ REGISTRY_SOURCES: dict[str, Callable[[], Iterable[str]]] = {
     "workloads": _workloads,
     "policies": _policies,
     "models": lambda: MODELS.keys(),
+    "kinds": _kinds,
     "formulations": _formulations,
     "backends": _backends,
     "suites": _suites,

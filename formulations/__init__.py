@@ -9,23 +9,26 @@
   preemptive schedules), :mod:`~formulations.pop` (partitioned solve);
 * :mod:`formulations.containment` — is a heuristic's allocation a feasible point of the exact model?
 
-``METHODS`` maps a method name to ``(instance kind, solver)``, ``GENERATORS`` an instance kind to
-its seeded generator, ``OBJECTIVES`` an instance kind to the ONE objective function, which takes the
-formulation's own solution or a plain :class:`~scheduling.Allocation` (what a heuristic's ``decide``
-returns; Tiresias allocations are completed with parameter servers first), ``GAP_NOTES`` what a
-report prints beside a gap; all are dict registries (``schedlab list`` shows methods and backends).
+* :mod:`formulations.kinds` — :class:`Kind` (one object per instance kind: instance type, typed
+  generator options, THE objective and its sense, the decision set, methods with their :class:`Role`,
+  relaxation bound, gap note, default cluster and sizes) and :data:`KINDS`, the built-in registry.
+
+Thin read-only views of :data:`KINDS`, kept because they make the common calls one line:
+``METHODS`` (method name -> :class:`Method`), ``GENERATORS`` (kind -> its validating
+:meth:`Kind.generate`), ``OBJECTIVES`` (kind -> THE objective, on the formulation's own solution or a
+plain :class:`~scheduling.Allocation`; Tiresias allocations are completed with parameter servers
+first) and ``GAP_NOTES`` (kind -> what a report prints beside a gap). They hold the built-in kinds
+only; plugins' kinds and methods are in ``schedlab.benchmarks.registry.all_kinds()``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from types import MappingProxyType
 
-from schedlab.formulations.backends import BACKENDS, get_backend
+from schedlab.formulations.backends import BACKENDS, Unsupported, get_backend
 from schedlab.formulations.base import Built, Formulation, solve
-from schedlab.formulations.io import INSTANCE_KINDS, load_instance, save_instance
+from schedlab.formulations.builtin_kinds import KINDS
 from schedlab.formulations.joint import JointFormulation, pooled_ok, relaxation_bound
-from schedlab.formulations.joint_instance import GAP_NOTE as JOINT_GAP_NOTE
 from schedlab.formulations.joint_instance import (
     JobOption,
     JointInstance,
@@ -34,6 +37,7 @@ from schedlab.formulations.joint_instance import (
 )
 from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.joint_twostage import JointTwoStage
+from schedlab.formulations.kinds import Capability, Kind, KindRegistry, Method, Role, SuitePlan
 from schedlab.formulations.model import LinExpr, Model, lsum
 from schedlab.formulations.offline import (
     BOUND_METHOD,
@@ -61,65 +65,25 @@ from schedlab.scheduling.registry import PolicyRegistry
 
 aggregation_ok = pooled_ok  # the name before uneven placements (kept for callers)
 
-Solver = Callable[[Any, str, SolveParams], SolveResult]
-
-
-def _direct(factory: Callable[[], Formulation]) -> Solver:
-    return lambda inst, backend, params: solve(factory(), inst, backend, params)
-
-
-def _pop(k: int) -> Solver:
-    return lambda inst, backend, params: POP(k, parallel=params.effective_threads > 1).solve(inst, backend, params)
-
-
-#: method name -> (instance kind, solver(inst, backend, params))
-METHODS: dict[str, tuple[str, Solver]] = {
-    "joint": (JointInstance.KIND, _direct(JointFormulation)),
-    "joint-machines": (JointInstance.KIND, _direct(lambda: JointFormulation(aggregate=False))),
-    "joint-2stage": (JointInstance.KIND, lambda inst, backend, params: JointTwoStage().solve(inst, backend, params)),
-    "tiresias-ilp": (TiresiasInstance.KIND, _direct(TiresiasFormulation)),
-    "tier-placement": (TierInstance.KIND, _direct(TierFormulation)),
-    "offline-nonpreemptive": (OfflineInstance.KIND, _direct(OfflineFormulation)),
-    "offline-preemptive": (OfflineInstance.KIND, lambda inst, backend, params: PreemptiveBoundMethod().solve(inst, backend, params)),
-    "pop-joint": (JointInstance.KIND, _pop(4)),
-    "pop-tier-placement": (TierInstance.KIND, _pop(4)),
-    "pop-tiresias-ilp": (TiresiasInstance.KIND, _pop(4)),
-}
-
-#: instance kind -> generator(cluster, n_jobs, *, seed)
-GENERATORS: dict[str, Callable[..., Any]] = {
-    JointInstance.KIND: generate_joint,
-    TiresiasInstance.KIND: generate_tiresias,
-    TierInstance.KIND: generate_tier,
-    OfflineInstance.KIND: generate_offline,
-}
-
-#: instance kind -> the ONE objective function (solution -> float) the harness applies to any method
-OBJECTIVES: dict[str, Callable[[Any, Any], float]] = {
-    JointInstance.KIND: joint_objective,
-    TiresiasInstance.KIND: tiresias_objective,
-    TierInstance.KIND: tier_objective,
-    OfflineInstance.KIND: offline_objective,
-}
-
-#: instance kind -> what a report must print beside a gap of that kind (modelling choices that the
-#: heuristic and the exact side share, stated once)
-GAP_NOTES: dict[str, str] = {
-    JointInstance.KIND: JOINT_GAP_NOTE,
-    TiresiasInstance.KIND: ("tiresias: a heuristic's worker-only allocation is completed with parameter servers by the "
-                            "consolidation rule (formulations.tiresias_gen.complete: PS on the job's worker machines in "
-                            "proportion to their workers); the ILP places workers and PS jointly"),
-    TierInstance.KIND: "tier: both sides are scored at the real tier of each placement (Dally's Table 1 overheads)",
-    OfflineInstance.KIND: ("offline: non-preemptive policies are compared with offline-nonpreemptive, preemptive ones "
-                           "with offline-preemptive (BOUND_METHOD[PolicySpec.preemptive])"),
-}
+#: method name -> :class:`Method` (built-in kinds; read-only)
+METHODS = KINDS.methods
+#: instance kind -> seeded generator ``(cluster, n_jobs, *, seed, **options)`` (options validated)
+GENERATORS = MappingProxyType({k.name: k.generate for k in KINDS.values()})
+#: instance kind -> THE objective function (solution or plain allocation -> float)
+OBJECTIVES = MappingProxyType({k.name: k.objective for k in KINDS.values()})
+#: instance kind -> what a report must print beside a gap of that kind
+GAP_NOTES = MappingProxyType({k.name: k.gap_note for k in KINDS.values()})
+load_instance = KINDS.load_instance
+save_instance = KINDS.save_instance
 
 #: policies that solve a model in the loop (exact-in-the-loop, Sia-like); merged with
 #: ``heuristics.POLICIES`` by ``schedlab.benchmarks.registry.all_policies`` (no upward import)
 POLICIES: PolicyRegistry = PolicyRegistry.merged(SIA_POLICIES, EXACT_POLICIES)
 
 __all__ = [
-    "BACKENDS", "BOUND_METHOD", "GAP_NOTES", "POLICIES", "PreemptiveBoundMethod", "GENERATORS", "INSTANCE_KINDS", "METHODS", "OBJECTIVES", "POP", "Built", "Formulation", "JobOption",
+    "BACKENDS", "BOUND_METHOD", "GAP_NOTES", "KINDS", "POLICIES", "PreemptiveBoundMethod", "GENERATORS", "METHODS",
+    "OBJECTIVES", "POP", "Built", "Capability", "Formulation", "JobOption", "Kind", "KindRegistry", "Method", "Role",
+    "SuitePlan", "Unsupported",
     "JointFormulation", "JointInstance", "JointObjective", "JointTwoStage", "LinExpr", "Model", "OfflineFormulation",
     "OfflineInstance", "OfflineSchedule", "PSJob", "SolutionStatus", "SolveParams", "SolveResult", "Termination",
     "TierFormulation", "TierInstance", "TierMode", "TiresiasFormulation", "TiresiasInstance", "TiresiasSolution",

@@ -7,6 +7,12 @@ heuristic allocations) and ``verify``s it through :func:`scheduling.validate_all
 ``point`` (optional) maps a solution back onto the model's variables: the containment check
 (:mod:`formulations.containment`) fixes the model to it and checks feasibility and value.
 
+The protocol is generic in the instance type ``I`` and the solution type ``S`` (an
+:class:`~scheduling.Allocation`, a Tiresias solution, an offline schedule). ``build`` always takes
+``deadline`` (a :func:`time.perf_counter` value or ``None``) and raises :class:`BuildTimeout` past it;
+a formulation that is also :class:`Relaxing` says per instance whether its model's solutions are a
+relaxation's (only the bound is then reported). The driver never changes the caller's model: warm-start hints go on a copy.
+
 :func:`solve` spends ``params.time_limit_s`` as a wall-clock budget over build, translate, solve,
 extract and verify, reports each phase, and applies the one status rule
 (:func:`~formulations.result.termination_of`).
@@ -14,12 +20,12 @@ extract and verify, reports each phase, and applies the one status rule
 
 from __future__ import annotations
 
-import inspect
 import time
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from schedlab.formulations.backends import Backend, get_backend, incompatibility
+from schedlab.formulations.backends import Backend, Unsupported, get_backend, incompatibility
 from schedlab.formulations.model import Model
 from schedlab.formulations.result import (
     RawResult,
@@ -47,28 +53,40 @@ def check_deadline(deadline: float | None) -> None:
         raise BuildTimeout("the time limit was spent while building the model")
 
 
+I = TypeVar("I")  # noqa: E741 - the instance type, as in the maths
+S = TypeVar("S")
+
+
 @dataclass(frozen=True)
 class Built:
-    """A built model and the formulation's own map from decisions to variables."""
+    """A built model and the formulation's own map from decisions to variables (its type is the
+    formulation's business: only its own ``extract``/``hints``/``point`` read it)."""
 
     model: Model
     data: Any
 
 
-class Formulation(Protocol):
+class Formulation(Protocol, Generic[I, S]):
     name: str
 
-    def build(self, inst: Any) -> Built: ...
+    def build(self, inst: I, deadline: float | None = None) -> Built: ...
 
-    def extract(self, inst: Any, built: Built, values: list[float]) -> Any: ...
+    def extract(self, inst: I, built: Built, values: Sequence[float]) -> S: ...
 
-    def objective(self, inst: Any, solution: Any) -> float: ...
+    def objective(self, inst: I, solution: S) -> float: ...
 
-    def verify(self, inst: Any, solution: Any) -> list[str]: ...
+    def verify(self, inst: I, solution: S) -> list[str]: ...
 
-    def allocation_of(self, solution: Any) -> Allocation | None: ...
+    def allocation_of(self, solution: S) -> Allocation | None: ...
 
-    def hints(self, inst: Any, built: Built, allocation: Allocation) -> dict[int, float]: ...
+    def hints(self, inst: I, built: Built, allocation: Allocation) -> dict[int, float]: ...
+
+
+@runtime_checkable
+class Relaxing(Protocol):
+    """A formulation whose model is, on some instances, a relaxation (e.g. offline ``mode="total"``)."""
+
+    def is_relaxation(self, inst: Any) -> bool: ...
 
 
 def reserve_s(model: Model, budget: float) -> float:
@@ -77,7 +95,7 @@ def reserve_s(model: Model, budget: float) -> float:
     return min(0.2 * budget, 0.02 + 2e-6 * (len(model.vars) + model.nonzeros()))
 
 
-def solve_built(form: Formulation, inst: Any, built: Built, backend: Backend | str, params: SolveParams,
+def solve_built(form: Formulation[I, S], inst: I, built: Built, backend: Backend | str, params: SolveParams,
                 build_s: float = 0.0, *, started: float | None = None) -> SolveResult:
     """Solve an already built model. ``started`` (a :func:`time.perf_counter` reading) is when the
     budget began; by default now minus ``build_s``."""
@@ -85,11 +103,12 @@ def solve_built(form: Formulation, inst: Any, built: Built, backend: Backend | s
     be = get_backend(backend) if isinstance(backend, str) else backend
     why = incompatibility(be, built.model)
     if why:
-        raise SolverError(why)
+        raise Unsupported(why)
     model = built.model
-    model.hints = {}
     if params.warm_start is not None and "warm_start" in be.capabilities:
-        model.hints = form.hints(inst, built, params.warm_start)
+        model = replace_hints(model, form.hints(inst, built, params.warm_start))
+    elif model.hints:
+        model = replace_hints(model, {})
     limit = params.time_limit_s
     left = None if limit is None else limit - (time.perf_counter() - t_start)
     notes: list[str] = []
@@ -117,8 +136,7 @@ def solve_built(form: Formulation, inst: Any, built: Built, backend: Backend | s
         if bad:
             notes.append(f"solver values violate {len(bad)} model rows, e.g. {bad[0]}")
         verify_s = time.perf_counter() - t
-    relaxation = getattr(form, "is_relaxation", None)
-    if objective is not None and relaxation is not None and relaxation(inst):
+    if objective is not None and isinstance(form, Relaxing) and form.is_relaxation(inst):
         notes.append("the solution is a relaxation's, not a schedule: only the bound is reported")
         objective = None
         status_value = raw.primal_bound
@@ -142,6 +160,11 @@ def solve_built(form: Formulation, inst: Any, built: Built, backend: Backend | s
         objective_precision=raw.precision)
 
 
+def replace_hints(model: Model, hints: dict[int, float]) -> Model:
+    """A shallow copy of ``model`` carrying ``hints`` (variables and rows shared, never mutated)."""
+    return replace(model, hints=hints)
+
+
 def _trivial(model: Model) -> RawResult:
     """A model without variables (e.g. an empty POP part): feasible iff its constant rows hold."""
     if any(not (c.lb - 1e-9 <= 0.0 <= c.ub + 1e-9) for c in model.constraints):
@@ -151,17 +174,14 @@ def _trivial(model: Model) -> RawResult:
     return RawResult(Termination.OPTIMAL, [], v, v, 0.0, 0, "empty model (nothing to decide)", limit_hit=False)
 
 
-def solve(form: Formulation, inst: Any, backend: Backend | str = "cpsat",
+def solve(form: Formulation[I, S], inst: I, backend: Backend | str = "cpsat",
           params: SolveParams | None = None) -> SolveResult:
     """Build ``form`` on ``inst``, solve it with ``backend`` and return the verified result; the
     time limit covers every phase (see the module docstring)."""
     params = params or SolveParams()
     t0 = time.perf_counter()
     try:
-        if params.time_limit_s is not None and "deadline" in inspect.signature(form.build).parameters:
-            built = form.build(inst, deadline=t0 + params.time_limit_s)
-        else:
-            built = form.build(inst)
+        built = form.build(inst, None if params.time_limit_s is None else t0 + params.time_limit_s)
     except BuildTimeout as e:
         be = get_backend(backend) if isinstance(backend, str) else backend
         wall = time.perf_counter() - t0

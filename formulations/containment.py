@@ -8,33 +8,23 @@ confirms that
 
 1. every variable bound and constraint row of the model holds at that point (feasibility in the
    model itself, not only through the objective function), and
-2. the model's objective there equals ``OBJECTIVES[kind](inst, allocation)`` (relative 1e-6).
+2. the model's objective there equals the kind's objective at the allocation (relative 1e-6).
 
-A Tiresias allocation places workers only; it is completed with parameter servers by
-:func:`formulations.tiresias.complete` (the rule is stated there) before it is mapped.
+The model, the objective and the completion rule come from the instance's
+:class:`~formulations.kinds.Kind` (``containment``, ``objective``, ``complete``): e.g. a Tiresias
+allocation places workers only; it is completed with parameter servers by
+:func:`formulations.tiresias_gen.complete` (the rule is stated there) before it is mapped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from schedlab.formulations.joint import JointFormulation
-from schedlab.formulations.joint_instance import JointInstance, joint_objective
-from schedlab.formulations.tier import TierFormulation, TierInstance, tier_objective
-from schedlab.formulations.tiresias import TiresiasFormulation, TiresiasInstance, tiresias_objective
-from schedlab.formulations.tiresias_gen import complete
+from schedlab.formulations.builtin_kinds import KINDS
+from schedlab.formulations.kinds import KindRegistry
 from schedlab.scheduling.allocation import Allocation
-from schedlab.topology.errors import SchedlabError
-
-#: instance kind -> (default formulation, objective on a plain allocation, allocation -> solution)
-KINDS: dict[str, tuple[Callable[[], Any], Callable[[Any, Any], float], Callable[[Any, Allocation], Any]]] = {
-    JointInstance.KIND: (JointFormulation, joint_objective, lambda inst, a: a),
-    TierInstance.KIND: (TierFormulation, tier_objective, lambda inst, a: a),
-    # unpruned: the configuration model otherwise drops placements a greedy one beats (never optimal)
-    TiresiasInstance.KIND: (lambda: TiresiasFormulation(prune=False), tiresias_objective, complete),
-}
+from schedlab.topology.errors import SchedlabError, SpecError
 
 
 @dataclass(frozen=True)
@@ -51,14 +41,20 @@ class ContainmentReport:
         return head + "".join(f"\n  - {p}" for p in self.problems[:10])
 
 
-def check(inst: Any, allocation: Allocation, formulation: Any = None, *, rel_tol: float = 1e-6) -> ContainmentReport:
-    """Containment of ``allocation`` in the exact model of ``inst`` (module docstring)."""
-    kind = inst.KIND
-    factory, objective, to_solution = KINDS[kind]
-    form = formulation if formulation is not None else factory()
+def check(inst: Any, allocation: Allocation, formulation: Any = None, *, rel_tol: float = 1e-6,
+          kinds: KindRegistry = KINDS) -> ContainmentReport:
+    """Containment of ``allocation`` in the exact model of ``inst`` (module docstring): the model is
+    the kind's ``containment`` formulation (or ``formulation``), the value its ``objective``, the
+    allocation completed by its ``complete`` rule."""
+    k = kinds.of(inst)
+    kind = k.name
+    if formulation is None and k.containment is None:
+        raise SpecError(f"instance kind {kind!r} declares no containment formulation", source="<containment>",
+                        field="kind")
+    form = formulation if formulation is not None else k.containment()
     try:
-        obj = objective(inst, allocation)
-        solution = to_solution(inst, allocation)
+        obj = k.objective(inst, allocation)
+        solution = k.complete(inst, allocation)
     except SchedlabError as e:
         return ContainmentReport(kind, False, None, None, (f"cannot evaluate the allocation: {e}",))
     built = form.build(inst)

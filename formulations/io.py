@@ -1,12 +1,11 @@
 """JSON (de)serialisation of the vocabulary the formulation instances carry: clusters, jobs,
 resources, plans, allocations and scheduling instances. Every instance type of this package has
-``to_dict`` / ``from_dict``; :func:`save_instance` / :func:`load_instance` add a ``kind`` tag."""
+``to_dict`` / ``from_dict``; ``formulations.load_instance`` / ``save_instance`` (the kind registry,
+:class:`~formulations.kinds.KindRegistry`) add a ``kind`` tag."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from schedlab.perfmodel.plans import parse_plan
@@ -16,7 +15,6 @@ from schedlab.scheduling.job import Job, JobClass
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
-from schedlab.topology.files import read_text
 from schedlab.topology.presets import PRESETS, preset
 from schedlab.topology.tiers import Tier
 
@@ -108,35 +106,3 @@ def instance_from_dict(d: Mapping[str, Any], source: str = "<instance>") -> Inst
                     quotas={t: res_from(q) for t, q in d.get("quotas", {}).items()},
                     reserved={m: res_from(r) for m, r in d.get("reserved", {}).items()}, time=d.get("time", 0.0),
                     progress={j: JobProgress(**p) for j, p in d.get("progress", {}).items()})
-
-
-#: instance kind -> class with ``to_dict`` / ``from_dict`` (filled by the instance modules)
-INSTANCE_KINDS: dict[str, Callable[..., Any]] = {}
-
-
-def save_instance(inst: Any, path: str | Path) -> None:
-    kind = getattr(inst, "KIND", None)
-    if kind is None:
-        raise SpecError(f"cannot save a {type(inst).__name__}", source=str(path))
-    Path(path).write_text(json.dumps({"kind": kind, **inst.to_dict()}, indent=1))
-
-
-def load_instance(path: str | Path) -> Any:
-    src = str(path)
-    text = read_text(path, what="instance")
-    try:
-        d = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise SpecError(f"not JSON: {e.msg} (column {e.colno})", source=src, line=e.lineno) from None
-    except RecursionError:
-        raise SpecError("nested too deeply to be an instance", source=src) from None
-    kind = d.get("kind") if isinstance(d, dict) else None
-    if not isinstance(kind, str) or kind not in INSTANCE_KINDS:
-        raise SpecError(f"unknown instance kind {kind!r}; known: {', '.join(INSTANCE_KINDS)}", source=src,
-                        field="kind")
-    try:
-        return INSTANCE_KINDS[kind].from_dict(d, source=src)
-    except SpecError as e:
-        raise SpecError(f"malformed {kind} instance: {e}", source=src) from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as e:
-        raise SpecError(f"malformed {kind} instance: {type(e).__name__}: {e}"[:500], source=src) from None

@@ -235,8 +235,6 @@ class JointInstance:
                    machines=None if d.get("machines") is None else tuple(d["machines"]))
 
 
-io.INSTANCE_KINDS[JointInstance.KIND] = JointInstance
-
 #: what the harness prints beside a joint gap
 GAP_NOTE = ("joint: reconfiguration is charged as a linear penalty per changed running job, not Rubick's "
             "(T - N delta)/T > 0.97 rule; allocations are priced by their real footprint and plan")

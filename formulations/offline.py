@@ -75,8 +75,6 @@ class OfflineInstance:
         return cls(io.instance_from_dict(d["base"], source), d.get("objective", "avg-jct"), d.get("mode", "machine"))
 
 
-io.INSTANCE_KINDS[OfflineInstance.KIND] = OfflineInstance
-
 
 @dataclass(frozen=True)
 class OfflineSchedule:
@@ -142,7 +140,7 @@ class OfflineFormulation:
         """Total-GPU mode: the solution is a relaxation's, not a schedule (only its bound counts)."""
         return inst.mode == "total"
 
-    def build(self, inst: OfflineInstance) -> Built:
+    def build(self, inst: OfflineInstance, deadline: float | None = None) -> Built:
         mdl = Model(f"offline-{inst.mode}", sense="min")
         H = inst.horizon()
         mach = [m for m in inst.base.cluster.machines if inst.base.capacity(m).gpus > 0]

@@ -139,20 +139,20 @@ def _joint_bound(inst: JointInstance, time_limit_s: float | None) -> float | Non
     return relaxation_bound(inst, "highs", time_limit_s=time_limit_s or 120.0)
 
 
-#: instance kind -> (formulation factory, whole-problem bound (inst, seconds) or None)
-POP_KINDS: dict[str, tuple[Callable[[], Formulation], Callable[[Any, float | None], float | None] | None]] = {
-    JointInstance.KIND: (JointFormulation, _joint_bound),
-    TierInstance.KIND: (TierFormulation, lambda inst, _t: tier_relaxation_bound(inst)),
-    TiresiasInstance.KIND: (TiresiasFormulation, None),
+#: instance kind -> (instance type, formulation factory, whole-problem bound (inst, seconds) or None)
+POP_KINDS: dict[str, tuple[type, Callable[[], Formulation], Callable[[Any, float | None], float | None] | None]] = {
+    JointInstance.KIND: (JointInstance, JointFormulation, _joint_bound),
+    TierInstance.KIND: (TierInstance, TierFormulation, lambda inst, _t: tier_relaxation_bound(inst)),
+    TiresiasInstance.KIND: (TiresiasInstance, TiresiasFormulation, None),
 }
 
 
 def _solve_part(kind: str, sub: dict, backend: str, params: SolveParams) -> dict:
-    inst = io.INSTANCE_KINDS[kind].from_dict(sub)
+    inst = POP_KINDS[kind][0].from_dict(sub)
     if kind == JointInstance.KIND:  # exact two-stage (= the direct model when aggregation is exact)
         r = JointTwoStage().solve(inst, backend, params)
     else:
-        r = solve(POP_KINDS[kind][0](), inst, backend, params)
+        r = solve(POP_KINDS[kind][1](), inst, backend, params)
     return {"termination": r.termination.value, "solution": _encode(r.solution), "primal": r.primal_bound,
             "dual": r.dual_bound, "build_s": r.build_s, "solve_s": r.solve_s, "threads": r.threads,
             "version": r.backend_version, "message": r.message}
@@ -202,7 +202,7 @@ class POP:
     def solve(self, inst: Any, backend: str = "cpsat", params: SolveParams | None = None) -> SolveResult:
         params = params or SolveParams()
         kind = inst.KIND
-        form_f, bound_f = POP_KINDS[kind]
+        _, form_f, bound_f = POP_KINDS[kind]
         form = form_f()
         t0 = time.perf_counter()
         deadline = None if params.time_limit_s is None else t0 + params.time_limit_s

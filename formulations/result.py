@@ -86,6 +86,24 @@ def relative_gap(primal: float | None, dual: float | None) -> float | None:
     return diff / max(abs(primal), abs(dual))
 
 
+def signed_gap(value: float | None, bound: float | None, sense: str) -> float | None:
+    """How much worse ``value`` is than ``bound``, on the scale of the larger magnitude:
+    ``g = (B - v) / max(|B|, |v|)`` for a maximisation, ``(v - B) / max(|B|, |v|)`` for a minimisation:
+
+    positive when the value is worse than the bound, negative when it is better (which, against a
+    proven bound, is a bug: a ``bound-violated`` record). Negative objectives (a reconfiguration
+    penalty) keep the sign right; a gap above 100 % means a value of the opposite sign to the bound
+    (worse than a zero-valued decision); with a bound of 0 a worse value reads 100 %. 0 when they
+    differ by at most :data:`ABS_GAP_EPS`; ``None`` without both or with an unknown ``sense``."""
+    if value is None or bound is None or sense not in ("min", "max") or \
+            not (math.isfinite(value) and math.isfinite(bound)):
+        return None
+    diff = (bound - value) if sense == "max" else (value - bound)
+    if abs(diff) <= ABS_GAP_EPS:
+        return 0.0
+    return diff / max(abs(bound), abs(value))
+
+
 def termination_of(raw: Termination, objective: float | None, dual: float | None, tolerance: float,
                    limit_hit: bool) -> Termination:
     """The one status rule (see the module docstring)."""

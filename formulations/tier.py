@@ -107,8 +107,6 @@ class TierInstance:
                    None if d.get("machines") is None else tuple(d["machines"]))
 
 
-io.INSTANCE_KINDS[TierInstance.KIND] = TierInstance
-
 
 def placement_tier(inst: TierInstance, ja: JobAllocation) -> Tier:
     """Tier of a placement, read from the networkx graph's ``rack`` attributes."""

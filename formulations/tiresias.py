@@ -103,8 +103,6 @@ class TiresiasInstance:
                    None if d.get("machines") is None else tuple(d["machines"]))
 
 
-io.INSTANCE_KINDS[TiresiasInstance.KIND] = TiresiasInstance
-
 
 @dataclass(frozen=True)
 class TiresiasSolution:

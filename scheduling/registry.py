@@ -10,7 +10,11 @@ Every policy (heuristic or exact-in-the-loop) is registered once, with
 * ``oracle``: the policy reads the future (``Job.duration``); reports mark it;
 * ``preemptive``: the policy may preempt (or shrink) running jobs; its online JCT/makespan is compared
   with the offline bound valid for preemptive schedules, the others with the non-preemptive one;
-* ``twins``: the formulation instance kinds (``formulations.OBJECTIVES`` keys: ``"joint"``,
+* ``decisions``: the policy's decision set (:class:`Decision`: admission, placement, GPU count, plan,
+  preemption, waiting); by default admission, placement and waiting, plus preemption when
+  ``preemptive``. A bound is only compared with policies whose decision set it covers (an offline
+  bound over rigid GPU counts refuses a policy that resizes jobs);
+* ``twins``: the formulation instance kinds (``formulations.KINDS`` names: ``"joint"``,
   ``"tiresias-placement"``, ``"tier-placement"``) whose objective scores the policy's snapshot decision
   against the proven optimum of the same input (the harness's gap suites pair them).
 
@@ -103,6 +107,21 @@ def _constraints(info: Any) -> str:
     return ", ".join(out)
 
 
+class Decision(StrEnum):
+    """What a policy (or a model) may decide."""
+
+    ADMISSION = "admission"    # which jobs run now
+    PLACEMENT = "placement"    # where their GPUs are
+    GPUS = "gpus"              # how many GPUs a job gets (resizing away from its request)
+    PLAN = "plan"              # its execution plan (parallelism)
+    PREEMPTION = "preemption"  # stop or shrink running jobs
+    WAITING = "waiting"        # hold a job back although it fits (delay scheduling, ordering)
+
+
+#: the decision set of a policy that declares none: admission, placement and waiting (+ preemption)
+BASE_DECISIONS = frozenset({Decision.ADMISSION, Decision.PLACEMENT, Decision.WAITING})
+
+
 @dataclass(frozen=True)
 class PolicySpec:
     """A registered policy: how to build it and what it takes."""
@@ -117,10 +136,16 @@ class PolicySpec:
     preemptive: bool = False
     twins: tuple[str, ...] = ()
     reference: str = ""
+    decisions: frozenset[Decision] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "preset", MappingProxyType(dict(self.preset)))
         object.__setattr__(self, "twins", tuple(self.twins))
+        if self.decisions is None:
+            extra = {Decision.PREEMPTION} if self.preemptive else set()
+            object.__setattr__(self, "decisions", BASE_DECISIONS | extra)
+        else:
+            object.__setattr__(self, "decisions", frozenset(Decision(d) for d in self.decisions))
         unknown = set(self.preset) - set(self.params.model_fields)
         if unknown:
             raise SpecError(f"policy {self.name!r}: preset sets unknown parameters {sorted(unknown)}",
@@ -172,7 +197,8 @@ class PolicySpec:
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "summary": self.summary, "family": self.family.value, "oracle": self.oracle,
-                "preemptive": self.preemptive, "twins": list(self.twins), "reference": self.reference, "preset": _jsonable(dict(self.preset)),
+                "preemptive": self.preemptive, "twins": list(self.twins),
+                "decisions": sorted(d.value for d in self.decisions or ()), "reference": self.reference, "preset": _jsonable(dict(self.preset)),
                 "params": [p.as_dict() for p in self.param_info()]}
 
 
@@ -227,6 +253,6 @@ def parse_assignments(items: Iterable[str], *, source: str = "<command line>") -
 
 
 __all__ = [
-    "NoParams", "ParamInfo", "PolicyFamily", "PolicyParams", "PolicyRegistry", "PolicySpec", "parse_assignments",
+    "BASE_DECISIONS", "Decision", "NoParams", "ParamInfo", "PolicyFamily", "PolicyParams", "PolicyRegistry", "PolicySpec", "parse_assignments",
     "parse_value",
 ]

@@ -79,14 +79,15 @@ def _summary_table(console, runs, df) -> None:
 
 
 def _failed(runs, df) -> list[str]:
-    """Runs of this invocation's suites that ended in an error, were killed or failed the verifier."""
+    """Runs of this invocation's suites that ended in an error, were killed, failed the verifier or beat a
+    proven bound (``bound-violated``: a wrong model or bound)."""
     from schedlab.benchmarks.harness.record import FAILED
 
     if df.empty:
         return []
     keys = {k for r in runs for k in r.keys}
     cur = df[df["key"].isin(keys)]
-    bad = cur[cur["status"].isin(FAILED) | (cur["verified"] == False)]  # noqa: E712 - pandas column
+    bad = cur[cur["status"].isin((*FAILED, "bound-violated")) | (cur["verified"] == False)]  # noqa: E712 - pandas column
     return [f"{x.label}: {x.status} {x.message or ''}".strip() for x in bad.itertuples()]
 
 
@@ -182,5 +183,6 @@ def bench_command(
                      if rep is not None else "")
                   + f"; {time.perf_counter() - t0:.1f} s")
     if failed:
-        out_console.print(f"{len(failed)} runs failed (error, killed or rejected by the verifier), e.g. {failed[0]}")
+        out_console.print(f"{len(failed)} runs failed (error, killed, rejected by the verifier or beating a proven "
+                          f"bound), e.g. {failed[0]}")
         raise typer.Exit(1)

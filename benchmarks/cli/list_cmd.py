@@ -12,7 +12,7 @@ from schedlab.topology.errors import SpecError
 
 # The registries (pydantic parameter models, the formulation and workload registries) are imported
 # inside the command so `schedlab --help` stays fast; tests/cli checks this list against REGISTRY_SOURCES.
-REGISTRY_NAMES = ("clusters", "workloads", "policies", "models", "formulations", "backends", "suites")
+REGISTRY_NAMES = ("clusters", "workloads", "policies", "models", "kinds", "formulations", "backends", "suites")
 
 
 class ListFormat(StrEnum):
@@ -22,7 +22,9 @@ class ListFormat(StrEnum):
 
 
 def _policy_lines(spec) -> list[str]:
-    tags = [spec.family.value] + (["oracle"] if spec.oracle else []) + (["preemptive"] if spec.preemptive else [])
+    resizes = sorted(d.value for d in spec.decisions or () if d.value in ("gpus", "plan"))
+    tags = [spec.family.value] + (["oracle"] if spec.oracle else []) + (["preemptive"] if spec.preemptive else []) \
+        + ([f"resizes: {', '.join(resizes)}"] if resizes else [])
     lines = [f"  {spec.name}  [{', '.join(tags)}]  {spec.summary}"]
     if spec.preset:
         lines.append("      preset: " + ", ".join(f"{k}={v!r}" for k, v in spec.preset.items()))
@@ -30,6 +32,20 @@ def _policy_lines(spec) -> list[str]:
         rng = f" ({p.constraints})" if p.constraints else ""
         lines.append(f"      {p.name}: {p.type} = {p.default!r}{rng}  {p.description}")
     return lines
+
+
+def _kind_lines(kind) -> list[str]:
+    d = kind.describe()
+    return [f"  {kind.name}  [objective: {d['objective']}]",
+            f"      decisions: {', '.join(d['decisions'])}; exact twin: {d['exact']}; default: {d['default_cluster']}, "
+            f"{d['default_jobs']} jobs",
+            f"      options: {', '.join(d['options']) or 'none'}",
+            f"      gap note: {d['gap_note']}"]
+
+
+def _method_line(m) -> str:
+    caps = "".join(f", {c}" for c in sorted(m.capabilities))
+    return f"  {m.name}  [{m.kind}, {m.role}{caps}]  {m.summary}"
 
 
 def _unavailable_backends() -> dict[str, str]:
@@ -45,7 +61,7 @@ def list_command(
     format: ListFormat = typer.Option(ListFormat.text, "--format", help="text, json or yaml."),
 ) -> None:
     """List the registered clusters, workloads, policies (with parameters), models, formulations and backends."""
-    from schedlab.benchmarks.registry import REGISTRY_SOURCES, all_policies, registries
+    from schedlab.benchmarks.registry import REGISTRY_SOURCES, all_kinds, all_policies, registries
 
     if registry is not None and registry not in REGISTRY_SOURCES:
         raise SpecError(f"unknown registry {registry!r}; known: {', '.join(REGISTRY_SOURCES)}",
@@ -53,6 +69,7 @@ def list_command(
     names = [registry] if registry is not None else list(REGISTRY_SOURCES)
     regs = {n: sorted(items) for n, items in registries(names).items()}
     policies = all_policies() if "policies" in regs else {}
+    kinds = all_kinds() if "kinds" in regs or "formulations" in regs else None
     missing = _unavailable_backends() if "backends" in regs else {}
     if format is not ListFormat.text:
         data: dict = dict(regs)
@@ -60,6 +77,10 @@ def list_command(
             data["policies"] = {n: policies[n].describe() for n in regs["policies"]}
         if "backends" in data:
             data["backends_unavailable"] = missing
+        if "kinds" in data:
+            data["kinds"] = {n: kinds[n].describe() for n in regs["kinds"]}
+        if "formulations" in data:
+            data["formulations"] = {n: kinds.methods[n].describe() for n in regs["formulations"]}
         if format is ListFormat.json:
             typer.echo(json.dumps(data, indent=2))
         else:
@@ -73,6 +94,11 @@ def list_command(
             if name == "policies":
                 for line in _policy_lines(policies[item]):
                     typer.echo(line)
+            elif name == "kinds":
+                for line in _kind_lines(kinds[item]):
+                    typer.echo(line)
+            elif name == "formulations":
+                typer.echo(_method_line(kinds.methods[item]))
             elif name == "backends" and item in missing:
                 typer.echo(f"  {item}  [unavailable: {missing[item]}]")
             else:

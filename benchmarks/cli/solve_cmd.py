@@ -13,17 +13,9 @@ from schedlab.benchmarks.cli.topology_cmd import OutputFormat
 from schedlab.topology.errors import SolverError, SpecError
 from schedlab.topology.presets import load_cluster
 
-# schedlab.formulations (numpy, solver bindings) is imported inside the command: `schedlab --help` stays
-# fast. The registries' names are listed by `schedlab list formulations|backends`.
-
-#: generator kind -> default cluster preset
-DEFAULT_CLUSTER = {"joint": "rubick-64", "tiresias-placement": "philly", "tier-placement": "dally-2",
-                   "offline": "rubick-64"}
-DEFAULT_JOBS = {"joint": 30, "tiresias-placement": 1, "tier-placement": 30, "offline": 8}
-
-
-def _per_kind(d: dict) -> str:
-    return ", ".join(f"{k} {v}" for k, v in d.items())
+# schedlab.formulations (numpy, pydantic, solver bindings) is imported inside the command: `schedlab --help`
+# stays fast. The kinds (with their default cluster and size), methods and backends are listed by
+# `schedlab list kinds|formulations|backends`.
 
 
 def _time_limit(value: float | None) -> float | None:
@@ -42,12 +34,12 @@ def threads_text(res) -> str:
 def solve_command(
     instance: Path | None = typer.Option(None, "--instance", help="Instance JSON file (see --save)."),
     generate: str | None = typer.Option(None, "--generate", metavar="KIND",
-                                        help=f"Generate an instance: {', '.join(DEFAULT_CLUSTER)}."),
-    jobs: int | None = typer.Option(None, "--jobs", min=1, help=f"Jobs to generate (default per kind: "
-                                    f"{_per_kind(DEFAULT_JOBS)})."),
+                                        help="Generate an instance of this kind (schedlab list kinds)."),
+    jobs: int | None = typer.Option(None, "--jobs", min=1, help="Jobs to generate (default: the kind's, "
+                                    "schedlab list kinds)."),
     cluster: str | None = typer.Option(None, "--cluster", metavar="PRESET|FILE",
-                                       help=f"Cluster preset or spec file for --generate (default per kind: "
-                                            f"{_per_kind(DEFAULT_CLUSTER)})."),
+                                       help="Cluster preset or spec file for --generate (default: the kind's, "
+                                            "schedlab list kinds)."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the generator and the solver."),
     method: str = typer.Option(..., "--method", metavar="METHOD", help="Formulation (schedlab list formulations)."),
     backend: str = typer.Option("cpsat", "--backend", metavar="BACKEND", help="Solver backend (schedlab list backends)."),
@@ -63,38 +55,37 @@ def solve_command(
 ) -> None:
     """Solve an exact formulation and print status, objective, bound, gap, the time of every phase, the
     threads used and the verifier's verdict."""
-    from schedlab.formulations import BACKENDS, GENERATORS, METHODS, SolveParams, load_instance, save_instance
+    from schedlab.benchmarks.registry import all_kinds
+    from schedlab.formulations import BACKENDS, SolveParams
 
+    kinds = all_kinds()
     if (instance is None) == (generate is None):
         raise SpecError("give exactly one of --instance FILE or --generate KIND", source="<cli>", field="instance")
-    if method not in METHODS:
-        raise SpecError(f"unknown method {method!r}; known: {', '.join(METHODS)}", source="<cli>", field="method")
+    meth = kinds.method(method, source="<cli>")
     if backend not in BACKENDS:
         raise SpecError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}", source="<cli>", field="backend")
     if generate is not None:
-        if generate not in GENERATORS:
-            raise SpecError(f"unknown instance kind {generate!r}; known: {', '.join(GENERATORS)}", source="<cli>",
-                            field="generate")
-        cl = load_cluster(cluster or DEFAULT_CLUSTER[generate])
-        extra = {"source": source} if generate == "joint" else {}
-        inst = GENERATORS[generate](cl, jobs or DEFAULT_JOBS[generate], seed=seed, **extra)
+        kind = kinds.kind(generate, source="<cli>", field="generate")
+        cl = load_cluster(cluster or kind.default_cluster)
+        extra = {"source": source} if "source" in kind.options.model_fields else {}
+        inst = kind.generate(cl, jobs or kind.default_jobs, seed=seed, **extra)
     else:
-        inst = load_instance(instance)
-    kind, run = METHODS[method]
-    if inst.KIND != kind:
-        raise SolverError(f"method {method!r} solves {kind!r} instances, not {inst.KIND!r}")
+        inst = kinds.load_instance(instance)
+    if inst.KIND != meth.kind:
+        raise SolverError(f"method {method!r} solves {meth.kind!r} instances, not {inst.KIND!r}")
     if save is not None:
-        save_instance(inst, save)
+        kinds.save_instance(inst, save)
     params = SolveParams(time_limit_s=time_limit, threads=threads, seed=seed)
-    res = run(inst, backend, params)
+    res = meth.solve(inst, backend, params)
     out = res.as_dict()
     out["method"] = method
+    out["role"] = meth.role.value
     out["instance"] = {"kind": inst.KIND, "jobs": len(inst.base.jobs), "cluster": inst.base.cluster.name}
     if format is OutputFormat.json:
         typer.echo(json.dumps(out, indent=2, sort_keys=True, default=str))
     else:
         gap = "n/a" if out["gap"] is None else f"{100 * out['gap']:.4f} %"
-        typer.echo(f"{inst.KIND} on {inst.base.cluster.name} ({len(inst.base.jobs)} jobs): {method} with "
+        typer.echo(f"{inst.KIND} on {inst.base.cluster.name} ({len(inst.base.jobs)} jobs): {method} [{meth.role}] with "
                    f"{res.backend} ({res.backend_version}): {out['status']}")
         typer.echo(f"  objective {out['objective']}  bound {out['bound']}  gap {gap} "
                    f"(tolerance {res.rel_gap_tolerance:g})")

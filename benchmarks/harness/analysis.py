@@ -1,11 +1,15 @@
 """From stored records to what reports show (pandas).
 
 * :func:`frame` — the records as a DataFrame, the latest run per (suite, label) flagged ``current``;
-* :func:`with_best_bound` — per instance, the best proven bound over every method that answered it
-  (exact dual bounds, POP's and the relaxation bounds): the smallest upper bound of a maximisation, the
-  largest lower bound of a minimisation. Each run's ``gap`` is :func:`~schedlab.formulations.relative_gap`
-  of its objective to that bound; ``bound_optimal`` says whether the bound is a proven optimum (some
-  exact run proved optimality and meets it), and ``gap_note`` says so in words;
+* :func:`with_best_bound` — per instance, the best proven bound over the methods whose role bounds the
+  kind's optimum (``exact`` dual bounds and ``relaxation`` bounds; never a ``restriction`` such as POP,
+  nor a ``heuristic-in-model``): the smallest upper bound of a maximisation, the largest lower bound of
+  a minimisation. Each run's ``gap`` is the SIGNED gap :func:`~schedlab.formulations.result.signed_gap`
+  of its objective to that bound (positive = worse than the bound, on the scale max(|bound|, |value|)).
+  A verified objective better than the proven bound (beyond 1e-6 relative) is not a gap: the run's
+  status becomes ``bound-violated`` (``bound_violation`` names both values and methods) and no run of
+  that instance gets a gap. ``bound_optimal`` says whether the bound is a proven optimum (some verified
+  run meets it), and ``gap_note`` says so in words;
 * :func:`fit_exponent` / :func:`scale_fits` — runtime ~ a * size^b fitted in log-log space;
 * :func:`results_by_label` — ``label -> metrics`` for a suite's ``reproduce``.
 """
@@ -19,10 +23,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from schedlab.formulations.result import relative_gap
+from schedlab.formulations.result import signed_gap
 
 #: gaps below this are floating-point noise of equal objectives (solvers' own tolerances are >= 1e-9)
 GAP_TOL = 1e-9
+#: record roles whose bound is a bound on the kind's optimum (``bound``: relaxation records stored before
+#: roles were declared)
+BOUNDING_ROLES = ("exact", "relaxation", "bound")
+#: a value better than the proven bound by more than this (relative, at least 1e-6 absolute) violates it
+VIOLATION_TOL = 1e-6
 #: statuses of runs that ended on their own (a proof, a decision, a bound)
 FINISHED = ("optimal", "ok", "bound", "infeasible")
 #: statuses of a solver stopped by a limit, unless it stopped well before the time limit (POP merges
@@ -61,44 +70,64 @@ def with_best_bound(df: pd.DataFrame) -> pd.DataFrame:
     df["gap"] = np.nan
     df["bound_optimal"] = False
     df["gap_note"] = ""
+    df["bound_violation"] = ""
     snap = df["case_type"] == "gap"
     for inst, g in df[snap & df["current"]].groupby("instance"):
         senses = g["sense"].dropna().unique()
         sense = senses[0] if len(senses) else None
-        best = _best(g["bound"], sense)
+        src_rows = g[g["role"].isin(BOUNDING_ROLES) & g["bound"].notna()]
+        best = _best(src_rows["bound"], sense)
         idx = df.index[snap & (df["instance"] == inst)]
         if best is None:
-            df.loc[idx, "gap_note"] = "no bound for this instance (no exact run with a bound)"
+            df.loc[idx, "gap_note"] = "no bound for this instance (no exact or relaxation run with a bound)"
             continue
-        tol = 1e-6 * max(1.0, abs(best))
-        proofs = g[(g["proven"] == True) & g["objective"].notna()]  # noqa: E712 - pandas column
-        optimal = bool(((proofs["objective"] - best).abs() <= tol).any())
-        src = g.loc[g["bound"].notna()]
-        src = src.loc[(src["bound"] - best).abs() <= tol, "who"].iloc[0]
+        tol = VIOLATION_TOL * max(1.0, abs(best))
+        src = src_rows.loc[(src_rows["bound"] - best).abs() <= tol, "who"].iloc[0]
         df.loc[idx, "best_bound"] = best
+        if _violations(df, g, best, sense, src, tol):
+            df.loc[idx, "gap_note"] = (f"the proven bound {best:.6g} of {src} is beaten by a verified run "
+                                       "(bound-violated): no gap on this instance")
+            continue
+        # a verified value that meets a valid bound is the optimum, whoever found it
+        reached = g[g["objective"].notna() & (g["verified"] != False)]  # noqa: E712 - pandas column
+        optimal = bool(((reached["objective"] - best).abs() <= tol).any())
         df.loc[idx, "bound_optimal"] = optimal
         df.loc[idx, "gap_note"] = ("bound is the proven optimum" if optimal else
                                    f"bound from {src}, not proven optimal")
         for i in idx:
-            df.at[i, "gap"] = _gap(df.at[i, "objective"], best)
+            df.at[i, "gap"] = _gap(df.at[i, "objective"], best, sense)
     on = df["case_type"] == "bound"
     if not on.any():
         return df
     df.loc[on, "best_bound"] = df.loc[on, "bound"]
-    df.loc[on, "gap"] = [_gap(o, b) for o, b in zip(df.loc[on, "objective"], df.loc[on, "bound"], strict=True)]
+    df.loc[on, "gap"] = [_gap(o, b, "min") for o, b in zip(df.loc[on, "objective"], df.loc[on, "bound"], strict=True)]
     df.loc[on, "bound_optimal"] = df.loc[on, "proven"].fillna(False).astype(bool)
     df.loc[on, "gap_note"] = ["bound is the proven optimum" if p else "bound not proven optimal"
                               for p in df.loc[on, "bound_optimal"]]
     return df
 
 
-def _gap(objective: Any, bound: Any) -> float:
+def _violations(df: pd.DataFrame, g: pd.DataFrame, best: float, sense: str, src: str, tol: float) -> bool:
+    """Mark the runs of ``g`` whose verified objective beats the proven bound ``best``; any?"""
+    ok = g["objective"].notna() & (g["verified"] != False)  # noqa: E712 - pandas column
+    better = (g["objective"] - best) > tol if sense == "max" else (best - g["objective"]) > tol
+    bad = g[ok & better]
+    for i, r in bad.iterrows():
+        df.at[i, "status"] = "bound-violated"
+        msg = (f"{r['who']} reached {r['objective']:.6g}, better than the proven {'upper' if sense == 'max' else 'lower'} "
+               f"bound {best:.6g} of {src}: the bound's model does not contain this allocation, or it is wrong")
+        df.at[i, "bound_violation"] = msg
+        df.at[i, "message"] = msg
+    return not bad.empty
+
+
+def _gap(objective: Any, bound: Any, sense: str) -> float:
     if objective is None or bound is None or pd.isna(objective) or pd.isna(bound):
         return float("nan")
-    g = relative_gap(float(objective), float(bound))
+    g = signed_gap(float(objective), float(bound), sense)
     if g is None:
         return float("nan")
-    return 0.0 if g < GAP_TOL else g
+    return 0.0 if abs(g) < GAP_TOL else g
 
 
 def fit_exponent(sizes: Iterable[float], times: Iterable[float]) -> tuple[float, float, float, int]:
@@ -120,7 +149,7 @@ def scale_fits(df: pd.DataFrame) -> pd.DataFrame:
     """Runtime exponent per (kind, method@backend) against jobs (one cluster) and GPUs (fixed jobs),
     over the runs that finished (limit-cut runs would flatten the curve; they are counted apart)."""
     rows = []
-    g = df[(df["case_type"] == "gap") & df["current"] & (df["role"] != "bound")]
+    g = df[(df["case_type"] == "gap") & df["current"] & (df["method"] != "lp-bound")]
     for (kind, who), d in g.groupby(["kind", "who"]):
         fin = d[measured(d)]
         for axis, other in (("jobs", "gpus"), ("gpus", "jobs")):
@@ -174,4 +203,4 @@ def export(df: pd.DataFrame, directory, *, parquet: bool = True) -> list[str]:
     return out
 
 
-__all__ = ["AT_LIMIT", "FINISHED", "export", "measured", "fit_exponent", "frame", "results_by_label", "scale_fits", "with_best_bound"]
+__all__ = ["AT_LIMIT", "BOUNDING_ROLES", "FINISHED", "VIOLATION_TOL", "export", "measured", "fit_exponent", "frame", "results_by_label", "scale_fits", "with_best_bound"]

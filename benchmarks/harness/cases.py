@@ -4,9 +4,10 @@
   under one registered policy (with parameters), semantics and seed.
 * :class:`GapCase` — one snapshot decision: a seeded instance of a formulation kind, answered by a method
   (a registered policy in snapshot form, or a formulation method on a backend) and scored by that kind's
-  one objective (``formulations.OBJECTIVES``) against the best proven bound.
+  one objective (its :class:`~schedlab.formulations.kinds.Kind`) against the best proven bound.
 * :class:`BoundCase` — one policy online on a small seeded workload with known durations
-  (``formulations.GENERATORS["offline"]``) against the offline bound valid for it (preemptive or not).
+  (an ``offline`` instance) against the offline bound valid for it (preemptive or not; refused for a
+  policy that resizes jobs).
 * :class:`Suite` — a named tuple of cases plus, for the papers' experiments, ``reproduce``: a function
   from the finished runs (``label -> metrics``) to :class:`ReproRow` s, our figure beside the paper's.
 
@@ -85,8 +86,8 @@ class ReplayCase:
 
 @dataclass(frozen=True)
 class GapCase:
-    """One snapshot decision on a generated instance of ``kind`` (``formulations.GENERATORS``):
-    ``method`` is a registered policy (``backend=None``) or a formulation method (``formulations.METHODS``)
+    """One snapshot decision on a generated instance of ``kind`` (``Kind.generate``, ``generator``: its typed
+    options): ``method`` is a registered policy (``backend=None``) or a method of the kind
     solved on ``backend`` within ``time_limit_s`` of wall-clock time."""
 
     kind: str
@@ -117,7 +118,7 @@ class GapCase:
 
 @dataclass(frozen=True)
 class BoundCase:
-    """``policy`` online on ``GENERATORS["offline"](cluster, jobs, seed=seed, **generator)`` (arrivals and
+    """``policy`` online on ``KINDS["offline"].generate(cluster, jobs, seed=seed, **generator)`` (arrivals and
     known durations, speed independent of placement) against the offline bound valid for it: the
     ``offline-nonpreemptive`` for non-preemptive policies, ``offline-preemptive`` for the others
     (``schedlab.benchmarks.harness.gap.offline_bound_method``), solved on ``backend`` within

@@ -6,7 +6,7 @@ in its own ``pyproject.toml``::
     [project.entry-points."schedlab.policies"]
     my-policies = "my_pkg.plugin:POLICIES"        # a PolicySpec, an iterable of them, or a PolicyRegistry
     [project.entry-points."schedlab.formulations"]
-    my-formulation = "my_pkg.plugin:FORMULATIONS"  # a FormulationPlugin or an iterable of them
+    my-formulation = "my_pkg.plugin:FORMULATIONS"  # a formulations.Method or Kind, or an iterable of them
     [project.entry-points."schedlab.workloads"]
     my-workload = "my_pkg.plugin:WORKLOADS"        # a WorkloadSpec or an iterable of them
     [project.entry-points."schedlab.suites"]
@@ -16,10 +16,13 @@ or, without installing anything, with ``schedlab --plugin MODULE`` (repeatable; 
 ``SCHEDLAB_PLUGINS`` environment variable, comma-separated): a module with any of the attributes
 ``POLICIES``, ``FORMULATIONS``, ``WORKLOADS`` (as above) and ``SUITES`` (``{name: builder}``).
 
-Registered entries land in the same registries as the built-in ones (``all_policies()``,
-``formulations.METHODS``/``GENERATORS``/``OBJECTIVES``, ``WORKLOADS``, ``SUITES``), so they appear in
-``schedlab list``, suite files, worker processes and reports like built-ins. Loading is idempotent; a
-name already taken by a different object is an error naming the plugin.
+A formulation plugin registers a :class:`~schedlab.formulations.kinds.Method` (a solver of an existing
+or new kind, with its declared role: exact, relaxation, restriction or heuristic-in-model) or a whole
+:class:`~schedlab.formulations.kinds.Kind`; nothing patches a dict. ``all_policies()`` and
+``all_kinds()`` (``schedlab.benchmarks.registry``) merge the plugins' entries with the built-in ones,
+as ``WORKLOADS`` and ``SUITES`` do, so they appear in ``schedlab list``, suite files, worker processes
+and reports like built-ins. Loading is idempotent; a name already taken by a different object is an
+error naming the plugin.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ import functools
 import importlib
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
@@ -44,27 +46,41 @@ PLUGIN_POLICIES: PolicyRegistry = PolicyRegistry()
 PLUGIN_MODULES: set[str] = set()
 
 
-@dataclass(frozen=True)
-class FormulationPlugin:
-    """A formulation method: ``solver(instance, backend, SolveParams) -> SolveResult`` for instances of
-    ``kind``. A new kind also brings its seeded ``generator(cluster, n_jobs, *, seed, **options)`` and its
-    ONE ``objective(instance, solution) -> float``; ``instance_type`` (with ``KIND``, ``to_dict``,
-    ``from_dict``) lets ``schedlab solve --instance`` read it."""
+class PluginKinds:
+    """The kinds and methods plugins registered (merged by ``all_kinds()``; a plain record, checked
+    against the built-in kinds on every registration)."""
 
-    method: str
-    kind: str
-    solver: Callable[..., Any]
-    generator: Callable[..., Any] | None = None
-    objective: Callable[[Any, Any], float] | None = None
-    instance_type: type | None = None
+    def __init__(self) -> None:
+        self.kinds: dict[str, Any] = {}
+        self.methods: dict[str, Any] = {}
 
-    @classmethod
-    def of(cls, formulation: Callable[[], Any], kind: str, method: str | None = None, **kw: Any) -> FormulationPlugin:
-        """From a :class:`~schedlab.formulations.base.Formulation` factory, solved by the one driver."""
-        from schedlab.formulations.base import solve
+    def register(self, obj: Any, origin: str) -> None:
+        from schedlab.formulations.builtin_kinds import KINDS
+        from schedlab.formulations.kinds import Kind, Method
 
-        name = method or formulation().name
-        return cls(name, kind, lambda inst, backend, params: solve(formulation(), inst, backend, params), **kw)
+        if isinstance(obj, Kind):
+            if obj.name in KINDS:
+                raise SpecError(f"plugin {origin}: instance kind {obj.name!r} is a built-in kind", source=origin,
+                                field=obj.name)
+            _put(self.kinds, obj.name, obj, origin, "instance kind")
+        elif isinstance(obj, Method):
+            if obj.name in KINDS.methods:
+                raise SpecError(f"plugin {origin}: method {obj.name!r} is a built-in method", source=origin,
+                                field=obj.name)
+            _put(self.methods, obj.name, obj, origin, "method")
+        else:
+            raise SpecError(f"plugin {origin}: expected a formulations Method or Kind, got {type(obj).__name__}",
+                            source=origin, field="formulations")
+        self.merged(origin)  # a method of an unknown kind, or a name taken twice, fails here, naming the plugin
+
+    def merged(self, origin: str = "<plugins>") -> Any:
+        from schedlab.formulations.builtin_kinds import KINDS
+
+        return KINDS.merged(self.kinds.values(), self.methods.values(), origin=origin)
+
+
+#: kinds and methods registered by plugins (``schedlab.benchmarks.registry.all_kinds`` merges them)
+PLUGIN_KINDS = PluginKinds()
 
 
 def _items(obj: Any) -> list[Any]:
@@ -97,24 +113,8 @@ def register_policies(obj: Any, origin: str) -> None:
 
 
 def register_formulations(obj: Any, origin: str) -> None:
-    from schedlab.formulations import GENERATORS, METHODS, OBJECTIVES, io
-
     for f in _items(obj):
-        if not isinstance(f, FormulationPlugin):
-            raise SpecError(f"plugin {origin}: expected a FormulationPlugin, got {type(f).__name__}", source=origin,
-                            field="formulations")
-        if f.kind not in GENERATORS and (f.generator is None or f.objective is None):
-            raise SpecError(f"plugin {origin}: method {f.method!r} brings a new instance kind {f.kind!r}; give its "
-                            "generator and objective", source=origin, field=f.method)
-        if f.generator is not None:
-            _put(GENERATORS, f.kind, f.generator, origin, "instance kind generator")
-        if f.objective is not None:
-            _put(OBJECTIVES, f.kind, f.objective, origin, "instance kind objective")
-        if f.instance_type is not None:
-            _put(io.INSTANCE_KINDS, f.kind, f.instance_type, origin, "instance type")
-        have = METHODS.get(f.method)
-        if have is None or have[1] is not f.solver:
-            _put(METHODS, f.method, (f.kind, f.solver), origin, "method")
+        PLUGIN_KINDS.register(f, origin)
 
 
 def register_workloads(obj: Any, origin: str) -> None:
@@ -226,5 +226,5 @@ def load_plugins(modules: Iterable[str] = ()) -> tuple[str, ...]:
     return mods
 
 
-__all__ = ["ENV", "GROUPS", "PLUGIN_MODULES", "PLUGIN_POLICIES", "FormulationPlugin", "plugin_digest", "add_env_plugins", "entry_point_plugins",
+__all__ = ["ENV", "GROUPS", "PLUGIN_KINDS", "PLUGIN_MODULES", "PLUGIN_POLICIES", "PluginKinds", "plugin_digest", "add_env_plugins", "entry_point_plugins",
            "load_module", "load_plugins"]

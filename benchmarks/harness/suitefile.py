@@ -11,7 +11,7 @@ the field and (YAML) the line, before anything runs.
       - kind: joint
         cluster: rubick-64            # or a list: [rubick-64, dally-2]
         sizes: [8, 16, 32]
-        generator: {running_frac: 0.3}
+        generator: {running_frac: 0.3}   # typed per kind (schedlab list kinds): a wrong value is an error
         policies: [fifo, {name: fifo, params: {blocking: false}}]   # snapshot form
         formulations: [joint, {method: pop-joint, backends: [highs]}]
         backends: [cpsat, highs]       # for formulations that name none
@@ -269,7 +269,7 @@ def _expand(spec: SuiteFile, path: Path, lines: dict[tuple, int]) -> tuple[list[
                         for bi, b in enumerate(fe.backends or g.backends or d.backends):
                             add(GapCase(g.kind, cluster, n, fe.method, b, params=fe.params, **common),
                                 {"*": at, "cluster": cl_at, "method": where, "params": (*where, "params"),
-                                 "backend": (*where, "backends", bi) if fe.backends else (*at, "backends")})
+                                 "backend": _backend_at(fe, g, where, at, bi)})
                     if g.lp_bound:
                         add(GapCase(g.kind, cluster, n, LP_BOUND, **common),
                             {"*": at, "cluster": cl_at, "method": (*at, "lp_bound")})
@@ -303,6 +303,16 @@ def _expand(spec: SuiteFile, path: Path, lines: dict[tuple, int]) -> tuple[list[
                                   time_limit_s=b.time_limit_s or d.time_limit_s),
                         {"*": at, "cluster": cl_at, "policy": where, "params": (*where, "params")})
     return cases, origins
+
+
+def _backend_at(fe: FormulationEntry, g: GapEntry, where: tuple, at: tuple, i: int) -> tuple:
+    """Where the ``i``-th backend of a formulation came from: the entry's own list, the gap entry's, or
+    ``defaults.backends``."""
+    if fe.backends:
+        return (*where, "backends", i)
+    if g.backends:
+        return (*at, "backends", i)
+    return ("defaults", "backends", i)
 
 
 def is_suite_file(ref: str) -> bool:

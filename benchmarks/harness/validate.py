@@ -6,13 +6,12 @@ raised before the results store is opened, so nothing stored is touched."""
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from schedlab.benchmarks.harness.cases import BoundCase, Case, GapCase, ReplayCase, Suite
-from schedlab.benchmarks.harness.gap import LP_BOUND, RELAXATIONS, SOLVE_PARAMS
+from schedlab.benchmarks.harness.gap import LP_BOUND, bound_refusal
 from schedlab.topology.errors import SchedlabError, SpecError
 
 
@@ -41,17 +40,6 @@ def _check_cluster(ref: str | None, field: str = "cluster") -> None:
         raise _bad(field, f"unknown cluster {ref!r}: {why}")
 
 
-def _check_kwargs(fn: Callable[..., Any], kwargs: Mapping[str, Any], field: str, what: str) -> None:
-    sig = inspect.signature(fn)
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-        return
-    named = {n for n, p in sig.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
-    unknown = sorted(set(kwargs) - (named - {"cluster", "n_jobs", "seed"}))
-    if unknown:
-        known = ", ".join(sorted(named - {"cluster", "n_jobs", "seed"})) or "none"
-        raise _bad(f"{field}.{unknown[0]}", f"{what} takes no option {unknown[0]!r} (options: {known})")
-
-
 def _check_policy(name: str, params: Mapping[str, Any], field: str = "policy") -> Any:
     from schedlab.benchmarks.registry import all_policies
 
@@ -73,42 +61,44 @@ def _check_backend(name: str | None) -> None:
 
 
 def check_gap(case: GapCase) -> None:
-    from schedlab.formulations import GENERATORS, METHODS
+    from schedlab.benchmarks.registry import all_kinds
 
-    if case.kind not in GENERATORS:
-        raise _bad("kind", f"unknown instance kind {case.kind!r}; known: {', '.join(GENERATORS)}")
+    kinds = all_kinds()
+    kind = kinds.kind(case.kind, source="<case>")
     _check_cluster(case.cluster)
-    _check_kwargs(GENERATORS[case.kind], case.generator, "generator", f"the {case.kind} generator")
+    kind.parse_options(case.generator, source="<case>")
     _check_backend(case.backend)
     if case.method == LP_BOUND:
-        if case.kind not in RELAXATIONS:
-            raise _bad("method", f"{LP_BOUND} has no relaxation for {case.kind!r} (it has: {', '.join(RELAXATIONS)})")
+        if kind.relaxation is None:
+            have = ", ".join(k for k, v in kinds.items() if v.relaxation is not None)
+            raise _bad("method", f"{LP_BOUND} has no relaxation for {case.kind!r} (it has: {have})")
         return
     if case.backend is None:
-        if case.kind == "offline":
-            raise _bad("method", "a policy answers offline instances online: declare a bound case instead")
-        if case.method in METHODS:
+        if not kind.snapshot:
+            raise _bad("method", f"a policy answers {case.kind} instances online: declare a bound case instead")
+        if case.method in kinds.methods:
             raise _bad("backend", f"formulation {case.method!r} needs a backend")
         _check_policy(case.method, case.params, "method")
         return
-    if case.method not in METHODS:
-        raise _bad("method", f"unknown method {case.method!r}; formulations: {', '.join(METHODS)}, or {LP_BOUND}; "
-                   "a policy takes no backend")
-    kind = METHODS[case.method][0]
-    if kind != case.kind:
-        raise _bad("method", f"method {case.method!r} solves {kind!r} instances, not {case.kind!r}")
-    unknown = sorted(set(case.params) - SOLVE_PARAMS)
-    if unknown:
-        raise _bad(f"params.{unknown[0]}", f"solver parameter {unknown[0]!r} unknown; known: {', '.join(sorted(SOLVE_PARAMS))}")
+    if case.method not in kinds.methods:
+        raise _bad("method", f"unknown method {case.method!r}; formulations: {', '.join(kinds.methods)}, or "
+                   f"{LP_BOUND}; a policy takes no backend")
+    method = kinds.methods[case.method]
+    if method.kind != case.kind:
+        raise _bad("method", f"method {case.method!r} solves {method.kind!r} instances, not {case.kind!r}")
+    method.parse_options(case.params, source="<case>")
 
 
 def check_bound(case: BoundCase) -> None:
-    from schedlab.formulations import GENERATORS
+    from schedlab.benchmarks.registry import all_kinds
 
-    _check_policy(case.policy, case.params)
+    spec = _check_policy(case.policy, case.params)
+    why = bound_refusal(spec)
+    if why is not None:
+        raise _bad("policy", why)
     _check_cluster(case.cluster)
     _check_backend(case.backend)
-    _check_kwargs(GENERATORS["offline"], case.generator, "generator", "the offline generator")
+    all_kinds()["offline"].parse_options(case.generator, source="<case>")
 
 
 def check_replay(case: ReplayCase) -> None:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from schedlab.formulations.backends.base import CAPABILITIES, Availability, Backend, incompatibility
+from schedlab.formulations.backends.base import (
+    CAPABILITIES,
+    Availability,
+    Backend,
+    Unsupported,
+    incompatibility,
+)
 from schedlab.formulations.backends.cpsat import CpSatBackend
 from schedlab.formulations.backends.mathopt import highs, scip
 from schedlab.formulations.backends.pulp_cbc import CbcBackend
@@ -47,5 +53,6 @@ def get_backend(name: str) -> Backend:
         raise SolverError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}") from None
 
 
-__all__ = ["BACKENDS", "BACKEND_MODULES", "CAPABILITIES", "Availability", "Backend", "get_backend", "incompatibility",
+__all__ = ["BACKENDS", "BACKEND_MODULES", "CAPABILITIES", "Availability", "Backend", "Unsupported", "get_backend",
+           "incompatibility",
            "quick_availability"]

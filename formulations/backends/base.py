@@ -11,6 +11,7 @@ from typing import Protocol
 
 from schedlab.formulations.model import Model
 from schedlab.formulations.result import RawResult, SolveParams, Termination
+from schedlab.topology.errors import SolverError
 
 #: Capability names a backend may declare (see :meth:`Model.requirements` for what models need).
 CAPABILITIES = ("mip", "continuous", "intervals", "warm_start", "dual_bound", "deterministic")
@@ -44,6 +45,11 @@ def out_of_time(t0: float, threads: int | None) -> RawResult:
     return RawResult(Termination.NO_SOLUTION_AT_LIMIT, None, None, None, 0.0, threads,
                      "the time limit was spent translating the model", translate_s=time.perf_counter() - t0,
                      limit_hit=True)
+
+
+class Unsupported(SolverError):
+    """This backend cannot run this model: it is not installed or lacks a capability the model needs
+    (a method that cannot run an instance raises it too). The harness records ``unsupported``."""
 
 
 def incompatibility(backend: Backend, model: Model) -> str | None:

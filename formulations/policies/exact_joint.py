@@ -53,7 +53,14 @@ from schedlab.formulations.policies.base import RoundPolicy, ViewSnapshot
 from schedlab.formulations.policies.joint_snapshot import OptionTables, holding, joint_snapshot
 from schedlab.formulations.result import SolveParams, Termination
 from schedlab.scheduling.allocation import Allocation
-from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
+from schedlab.scheduling.registry import (
+    BASE_DECISIONS,
+    Decision,
+    PolicyFamily,
+    PolicyParams,
+    PolicyRegistry,
+    PolicySpec,
+)
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SolverError
 
@@ -165,8 +172,6 @@ class ExactJointPolicy(RoundPolicy):
     def _solve(self, jinst, left: float):
         """One solve of ``jinst`` within ``left`` seconds; ``None`` (counted) when the round must keep
         the running allocation."""
-        from schedlab.formulations import METHODS  # the registry module imports this one
-
         if left < MIN_SOLVE_S:
             self.counters["kept-current:budget"] += 1
             return None
@@ -175,7 +180,7 @@ class ExactJointPolicy(RoundPolicy):
                              threads=self.threads, seed=self.seed, warm_start=cur if len(cur) else None)
         self.counters["solves"] += 1
         try:
-            res = METHODS[self.method][1](jinst, self.backend, params)
+            res = solver_of(self.method)(jinst, self.backend, params)
         except SolverError:
             self.counters["kept-current:solver-error"] += 1
             return None
@@ -191,11 +196,19 @@ class ExactJointPolicy(RoundPolicy):
         return res
 
 
+def solver_of(method: str):
+    """The solver of a built-in joint method (``formulations.KINDS``)."""
+    from schedlab.formulations.builtin_kinds import KINDS  # the kinds import the policies' package
+
+    return KINDS.method(method).solve
+
+
 EXACT_POLICIES = PolicyRegistry()
 EXACT_POLICIES.register(PolicySpec(
     "exact-joint", ExactJointPolicy, "exact-in-the-loop: every round solves the joint plan + allocation model "
     "(sum of normalised throughputs, reconfiguration penalty) on the snapshot and moves to its optimum",
     PolicyFamily.EXACT, ExactJointParams, preemptive=True, twins=("joint",),
-    reference="Rubick (MLSys'25) Sec. 4 problem, solved exactly per round (issue 15)"))
+    reference="Rubick (MLSys'25) Sec. 4 problem, solved exactly per round (issue 15)",
+    decisions=BASE_DECISIONS | {Decision.PREEMPTION, Decision.GPUS, Decision.PLAN}))
 
 __all__ = ["EXACT_POLICIES", "ExactJointParams", "ExactJointPolicy"]

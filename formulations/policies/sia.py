@@ -49,7 +49,14 @@ from schedlab.scheduling.feasible import plan_runs
 from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import split_resources
-from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
+from schedlab.scheduling.registry import (
+    BASE_DECISIONS,
+    Decision,
+    PolicyFamily,
+    PolicyParams,
+    PolicyRegistry,
+    PolicySpec,
+)
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
 
@@ -276,6 +283,7 @@ SIA_POLICIES = PolicyRegistry()
 SIA_POLICIES.register(PolicySpec(
     "sia", SiaPolicy, "Sia-like: round-based goodput-driven GPU scaling along DP, one job x configuration MIP per "
     "round (p = -0.5) solved exactly", PolicyFamily.BASELINE, SiaParams, preemptive=True,
-    reference="Rubick (MLSys'25) Sec. 7.3 baseline; Sia (SOSP'23) Sec. 4"))
+    reference="Rubick (MLSys'25) Sec. 7.3 baseline; Sia (SOSP'23) Sec. 4",
+    decisions=BASE_DECISIONS | {Decision.PREEMPTION, Decision.GPUS}))
 
 __all__ = ["SIA_POLICIES", "SiaParams", "SiaPolicy"]

@@ -40,8 +40,14 @@ def test_help_imports_no_pydantic_or_numpy():
     assert heavy_after("from schedlab.benchmarks.cli import build_command; build_command()", extra=("pydantic", "numpy")) == []
 
 
-def test_solve_help_names_every_instance_kind():
-    from schedlab.benchmarks.cli.solve_cmd import DEFAULT_CLUSTER, DEFAULT_JOBS
-    from schedlab.formulations import GENERATORS
+def test_every_instance_kind_has_its_solve_defaults_listed(cli):
+    """``schedlab solve --generate KIND`` takes the kind's default cluster and size, which ``schedlab list
+    kinds`` prints (the help names that command instead of importing the registry)."""
+    from schedlab.formulations import KINDS
+    from schedlab.topology.presets import load_cluster
 
-    assert tuple(DEFAULT_CLUSTER) == tuple(DEFAULT_JOBS) == tuple(GENERATORS)
+    out = cli("list", "kinds").out
+    for kind in KINDS.values():
+        load_cluster(kind.default_cluster)
+        assert f"default: {kind.default_cluster}, {kind.default_jobs} jobs" in out
+    assert "schedlab list kinds" in " ".join(cli("solve", "--help").out.split())

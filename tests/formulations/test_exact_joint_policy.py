@@ -8,11 +8,11 @@ import dataclasses
 import pytest
 
 from schedlab.benchmarks.simulator import simulate
-from schedlab.formulations import METHODS, OBJECTIVES, POLICIES, SolveParams, Termination
+from schedlab.formulations import OBJECTIVES, POLICIES, SolveParams, Termination
 from schedlab.formulations.base import solve
 from schedlab.formulations.joint import JointFormulation
 from schedlab.formulations.joint_options import PerfOptions, generate_joint
-from schedlab.formulations.policies import ExactJointPolicy, joint_snapshot, view_instance
+from schedlab.formulations.policies import ExactJointPolicy, exact_joint, joint_snapshot, view_instance
 from schedlab.formulations.policies.joint_snapshot import OptionTables, holding, quota_left
 from schedlab.perfmodel.environment import shape_placements
 from schedlab.perfmodel.plans import ExecutionPlan
@@ -184,7 +184,7 @@ def _no_solution(inst, backend, params):
 @pytest.mark.parametrize("solver,counter", [(_raising, "kept-current:solver-error"),
                                             (_no_solution, "kept-current:no-solution-at-limit")])
 def test_a_failed_round_keeps_the_running_allocation_and_is_counted(make_cluster, monkeypatch, solver, counter):
-    monkeypatch.setitem(METHODS, "joint", ("joint", solver))
+    monkeypatch.setattr(exact_joint, "solver_of", lambda method: solver)
     cl = make_cluster(machines=1)
     m = cl.machines[0]
     cur = Allocation({"a": JobAllocation("a", ExecutionPlan(dp=2), {m: Resources(2, 2)})})

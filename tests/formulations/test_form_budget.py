@@ -60,7 +60,7 @@ class OneVar:
     def __init__(self, clock: Clock, build_s: float) -> None:
         self.clock, self.build_s = clock, build_s
 
-    def build(self, inst):
+    def build(self, inst, deadline=None):
         self.clock.t += self.build_s
         m = Model("one")
         x = m.binary("x")

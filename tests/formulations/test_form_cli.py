@@ -61,10 +61,10 @@ def test_text_output_names_kind_cluster_and_threads(cli):
     assert "build" in r.out and "translate" in r.out and "verify" in r.out
 
 
-def test_help_states_the_defaults_per_kind(cli):
-    r = cli("solve", "--help")
-    text = " ".join(r.out.split())
-    assert "joint rubick-64" in text and "tiresias-placement philly" in text and "joint 30" in text
+def test_list_kinds_states_the_defaults_per_kind(cli):
+    text = " ".join(cli("list", "kinds").out.split())
+    assert "joint [objective:" in text and "default: rubick-64, 30 jobs" in text and "default: philly, 1 jobs" in text
+    assert "schedlab list kinds" in " ".join(cli("solve", "--help").out.split())
 
 
 def test_solver_errors_exit_2_with_one_line(cli):

@@ -18,10 +18,11 @@ from schedlab.formulations import (
     JointTwoStage,
     SolveParams,
     Termination,
+    load_instance,
+    save_instance,
     solve,
 )
 from schedlab.formulations.backends import BACKENDS
-from schedlab.formulations.io import load_instance, save_instance
 from schedlab.formulations.joint import pooled_ok, relaxation_bound
 from schedlab.formulations.joint_instance import covering_option, footprint, joint_objective
 from schedlab.formulations.joint_options import PerfOptions, generate_joint
@@ -100,8 +101,8 @@ def test_cpsat_maxmin_same_answer_from_joint_and_two_stage(make_cluster):
     # regression (issue 11.6): CP-SAT on a max-min joint instance raised SolverError from "joint" but
     # ValueError from "joint-2stage"; both now solve it, to the same optimum
     inst = hand_instance(make_cluster(), JointObjective.MAXMIN)
-    a = METHODS["joint"][1](inst, "cpsat", P)
-    b = METHODS["joint-2stage"][1](inst, "cpsat", P)
+    a = METHODS["joint"].solve(inst, "cpsat", P)
+    b = METHODS["joint-2stage"].solve(inst, "cpsat", P)
     assert a.objective == pytest.approx(1.6) and b.objective == pytest.approx(1.6)
 
 

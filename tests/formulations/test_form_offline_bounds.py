@@ -33,8 +33,8 @@ def test_non_preemptive_bound_is_beaten_by_preemptive_srpt(make_cluster):
     cl = make_cluster(machines=1, gpus=1)
     inst = OfflineInstance(Instance(cl, (Job("A", Resources(1), arrival=0.0, duration=10.0),
                                          Job("B", Resources(1), arrival=1.0, duration=1.0))))
-    non = METHODS["offline-nonpreemptive"][1](inst, "cpsat", P)
-    pre = METHODS["offline-preemptive"][1](inst, "cpsat", P)
+    non = METHODS["offline-nonpreemptive"].solve(inst, "cpsat", P)
+    pre = METHODS["offline-preemptive"].solve(inst, "cpsat", P)
     assert non.termination is Termination.OPTIMAL and non.objective == pytest.approx(6.5)
     assert pre.termination is Termination.OPTIMAL and pre.objective is None
     assert pre.dual_bound == pytest.approx(6.0) and pre.dual_bound <= 6.0 < non.objective
@@ -59,9 +59,9 @@ def test_total_mode_under_contention_reports_a_real_bound_not_an_objective(make_
 
     cl = make_cluster(machines=2, gpus=4)
     inst = generate_offline(cl, 10, seed=4, mean_gap=60, objective="makespan", mode="total")
-    r = METHODS["offline-nonpreemptive"][1](inst, "cpsat", SolveParams(threads=1, seed=0, deterministic_limit=2))
+    r = METHODS["offline-nonpreemptive"].solve(inst, "cpsat", SolveParams(threads=1, seed=0, deterministic_limit=2))
     assert r.objective is None and r.dual_bound is not None
-    pre = METHODS["offline-preemptive"][1](inst, "cpsat", P)
+    pre = METHODS["offline-preemptive"].solve(inst, "cpsat", P)
     assert r.dual_bound >= pre.dual_bound - 1e-9
     fifo = simulate(cl, inst.base.jobs, all_policies().build("fifo", seed=0))
     assert max(rec.end for rec in fifo.jobs) >= r.dual_bound - 1e-6
@@ -85,7 +85,7 @@ def test_every_simulated_policy_respects_its_bound(seed, objective, make_cluster
     cl = make_cluster(machines=2, gpus=4)
     jobs = _workload(seed)
     inst = OfflineInstance(Instance(cl, jobs), objective)
-    bounds = {pre: METHODS[BOUND_METHOD[pre]][1](inst, "cpsat", P).dual_bound for pre in (True, False)}
+    bounds = {pre: METHODS[BOUND_METHOD[pre]].solve(inst, "cpsat", P).dual_bound for pre in (True, False)}
     assert bounds[True] <= bounds[False] + 1e-6
     reg = all_policies()
     for name, spec in reg.items():

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from schedlab.formulations import SolveParams, Termination, solve
+from schedlab.formulations import SolveParams, Termination, load_instance, save_instance, solve
 from schedlab.formulations.backends import BACKENDS
-from schedlab.formulations.io import load_instance, save_instance
 from schedlab.formulations.offline import OfflineFormulation, OfflineInstance, generate_offline
 from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, generate_tier, tier_objective
 from schedlab.scheduling import Instance, Job, Resources, validate_allocation

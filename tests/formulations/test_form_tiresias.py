@@ -9,9 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedlab.formulations import SolveParams, Termination, solve
+from schedlab.formulations import SolveParams, Termination, load_instance, save_instance, solve
 from schedlab.formulations.backends import BACKENDS
-from schedlab.formulations.io import load_instance, save_instance
 from schedlab.formulations.tiresias import (
     PSJob,
     TiresiasFormulation,

@@ -57,7 +57,7 @@ def test_solve_fuzzed_instances(doc, data):
             kind = load_instance(p).KIND
         except SchedlabError:
             kind = doc.get("kind") if isinstance(doc, dict) else None
-        methods = sorted(m for m, (k, _) in METHODS.items() if k == kind) or ["joint"]
+        methods = sorted(m for m, meth in METHODS.items() if meth.kind == kind) or ["joint"]
         argv = ("solve", "--instance", str(p), "--method", data.draw(st.sampled_from(methods)), "--backend", "cpsat",
                 "--time-limit", "2", "--format", "json")
         code, out, err = run_cli(*argv, budget=90)
@@ -79,7 +79,7 @@ def test_valid_instance_round_trip_solves_the_same(doc, tmp_path):
     save_instance(a, tmp_path / "b.json")
     b = load_instance(tmp_path / "b.json")
     assert a.to_dict() == b.to_dict()
-    _, solver = METHODS[DIRECT[doc["kind"]]]
+    solver = METHODS[DIRECT[doc["kind"]]].solve
     params = SolveParams(time_limit_s=30, threads=1, seed=0)
     ra, rb = solver(a, "cpsat", params), solver(b, "cpsat", params)
     assert ra.termination.value == rb.termination.value == "optimal", (ra.termination, rb.termination)

@@ -10,16 +10,17 @@ import textwrap
 import pytest
 
 PLUGIN = textwrap.dedent('''
-    """Test plugin: formulation methods on joint instances that nap, hang or fail."""
+    """Test plugin: formulation methods on joint instances that nap, hang or fail; one exact method that
+    claims a too-tight proven bound (1 % of its objective) and a restriction that does the same."""
+    import dataclasses
     import time
 
-    from schedlab.benchmarks.harness.plugins import FormulationPlugin
-    from schedlab.formulations import METHODS
+    from schedlab.formulations import METHODS, Method, Role
 
 
     def nap(inst, backend, params):
         time.sleep(0.4)
-        return METHODS["joint"][1](inst, backend, params)
+        return METHODS["joint"].solve(inst, backend, params)
 
 
     def hang(inst, backend, params):
@@ -30,8 +31,14 @@ PLUGIN = textwrap.dedent('''
         raise RuntimeError("boom")
 
 
-    FORMULATIONS = [FormulationPlugin("nap", "joint", nap), FormulationPlugin("hang", "joint", hang),
-                    FormulationPlugin("fail", "joint", fail)]
+    def tight(inst, backend, params):
+        res = METHODS["joint"].solve(inst, backend, params)
+        return dataclasses.replace(res, dual_bound=0.01 * res.objective)
+
+
+    FORMULATIONS = [Method("nap", "joint", nap), Method("hang", "joint", hang), Method("fail", "joint", fail),
+                    Method("liar", "joint", tight, Role.EXACT),
+                    Method("restricted", "joint", tight, Role.RESTRICTION)]
 ''')
 
 

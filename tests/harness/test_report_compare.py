@@ -83,7 +83,8 @@ def test_fit_exponent_recovers_a_power_law():
 
 def _rec(**kw):
     base = {"case_type": "gap", "current": True, "instance": "i", "objective": None, "bound": None,
-            "proven": None, "who": kw.get("method", "m"), "sense": None}
+            "proven": None, "who": kw.get("method", "m"), "sense": None, "verified": None, "status": "ok",
+            "message": "", "role": "exact" if kw.get("bound") is not None else "policy"}
     return base | kw
 
 

@@ -80,6 +80,16 @@ def test_toml_suite_file(tmp_path):
     ("policies: [fifo], gen", "policies: [fifox], gen", "bound[0].policies[0]", 15, "unknown policy 'fifox'"),
     ("kind: joint", "kind: jointt", "gap[0].kind", 4, "unknown instance kind"),
     ("kind: joint", "kind: joint\n    extra: 1", "gap[0].extra", 5, "Extra inputs"),
+    # typed generator and method options (issue 20, defect 2): an enum value out of range is an error
+    ("sizes: [4, 8]", "sizes: [4, 8]\n    generator: {objective: maxmin}", "gap[0].generator.objective", 7,
+     "'sum', 'weighted' or 'max-min'"),
+    ("sizes: [4, 8]", "sizes: [4, 8]\n    generator: {source: perf}", "gap[0].generator.source", 7, "'perfmodel'"),
+    ("backends: [highs]}", "backends: [highs], params: {rel_gap: -1}}", "gap[0].formulations[1].params.rel_gap", 8,
+     "greater than or equal to 0"),
+    # issue 26 item 13: a bad default backend is reported at the defaults line
+    ("time_limit_s: 20}", "time_limit_s: 20, backends: [gurobi]}", "defaults.backends[0]", 2, "unknown backend"),
+    # issue 20 defect 5: the offline bound assumes rigid jobs; a resizing policy is refused
+    ("policies: [fifo], gen", "policies: [rubick], gen", "bound[0].policies[0]", 15, "rigid jobs"),
 ])
 def test_bad_suite_files_name_file_field_and_line(tmp_path, old, new, field, line, words):
     assert old in GOOD
@@ -89,6 +99,20 @@ def test_bad_suite_files_name_file_field_and_line(tmp_path, old, new, field, lin
     e = ei.value
     assert (e.source, e.field, e.line) == (str(p), field, line), str(e)
     assert words in str(e)
+
+
+def test_typed_generator_options_reach_the_generator(tmp_path):
+    """``objective: max-min`` used to pass through as a string and silently run the weighted sum;
+    ``mode: min-overhead`` likewise. Now the options are typed and the instance has them."""
+    from schedlab.benchmarks.harness.gap import make_instance
+    from schedlab.formulations import JointObjective, TierMode
+
+    s = load_suite_file(_write(tmp_path, GOOD.replace("sizes: [4, 8]", "sizes: [4]\n    generator: {objective: max-min}")))
+    joint = next(c for c in s.cases if c.kind == "joint")
+    assert make_instance(joint.kind, joint.cluster, joint.jobs, joint.seed, joint.generator).objective \
+        is JointObjective.MAXMIN
+    tier = make_instance("tier-placement", "dally-2", 4, 0, {"mode": "min-overhead"})
+    assert tier.mode is TierMode.MIN_OVERHEAD
 
 
 def test_bench_cli_refuses_bad_input_before_touching_the_store(tmp_path, cli, small_run):

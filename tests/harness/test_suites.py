@@ -22,7 +22,7 @@ def test_builtin_suites_validate(name):
 def test_quick_pairs_every_twin_with_its_exact_formulation_on_two_backends():
     quick = SUITES["quick"]()
     gap = [c for c in quick.cases if isinstance(c, GapCase)]
-    for kind, exact in (("joint", "joint"), ("tiresias-placement", "tiresias-ilp"), ("tier-placement",
+    for kind, exact in (("joint", "joint-2stage"), ("tiresias-placement", "tiresias-ilp"), ("tier-placement",
                                                                                        "tier-placement")):
         mine = [c for c in gap if c.kind == kind]
         assert {c.method for c in mine if c.backend is None} >= {"fifo"}

@@ -92,7 +92,7 @@ def gap_vs_size(df: pd.DataFrame, path: Path) -> Path | None:
 def runtime_vs_size(df: pd.DataFrame, path: Path, axis: str = "jobs") -> Path | None:
     """Build + solve time vs ``axis`` (jobs or GPUs), log-log, a line per method@backend with its fitted
     exponent; runs cut by their limit or killed are crosses at their time."""
-    g = df[(df["case_type"] == "gap") & df["current"] & (df["role"] != "bound")]
+    g = df[(df["case_type"] == "gap") & df["current"] & (df["method"] != "lp-bound")]
     if g.empty:
         return None
     other = "gpus" if axis == "jobs" else "jobs"

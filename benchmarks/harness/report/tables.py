@@ -24,15 +24,17 @@ def _verdicts(v: pd.Series) -> str:
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (case type, method@backend): runs, statuses, median time, mean/max gap to the best
-    proven bound (gap cases), mean online/bound ratio (bound cases), mean avg JCT (replays)."""
+    """One row per (case type, kind, method@backend) — a method is never averaged across kinds: runs,
+    statuses, median time, mean/max signed gap to the best proven bound (gap cases; bound cases: online
+    vs the offline bound)."""
     if df.empty:
         return pd.DataFrame()
     rows = []
-    cur = df[df["current"]]
-    for (ct, who), g in cur.groupby(["case_type", "who"], sort=False):
+    cur = df[df["current"]].copy()
+    cur["kind"] = cur["kind"].fillna("")
+    for (ct, kind, who), g in cur.groupby(["case_type", "kind", "who"], sort=False):
         gaps = g["gap"].dropna()
-        rows.append({"type": ct, "method": who, "runs": len(g), "status": _fmt_status(g["status"]),
+        rows.append({"type": ct, "kind": kind, "method": who, "runs": len(g), "status": _fmt_status(g["status"]),
                      "median time [s]": float(g["time_s"].median()),
                      "mean gap [%]": 100 * float(gaps.mean()) if len(gaps) else math.nan,
                      "max gap [%]": 100 * float(gaps.max()) if len(gaps) else math.nan,
@@ -40,16 +42,42 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def bound_violations(df: pd.DataFrame) -> pd.DataFrame:
+    """Runs whose verified objective beats a proven bound (``bound-violated``): a bug in a model or a
+    bound, listed first in the report."""
+    if df.empty or "bound_violation" not in df:
+        return pd.DataFrame()
+    bad = df[df["current"] & (df["status"] == "bound-violated")]
+    if bad.empty:
+        return pd.DataFrame()
+    return pd.DataFrame({"kind": bad["kind"], "instance": bad["instance"], "method": bad["who"],
+                         "objective": bad["objective"], "proven bound": bad["best_bound"],
+                         "what": bad["bound_violation"]}).reset_index(drop=True)
+
+
+def kind_header(kind: str) -> dict[str, str]:
+    """What a gap table of ``kind`` is measured in: the objective, the decision set of its exact model
+    and the kind's gap note (from its :class:`~schedlab.formulations.kinds.Kind`)."""
+    from schedlab.benchmarks.registry import all_kinds
+
+    k = all_kinds().get(kind)
+    if k is None:
+        return {"objective": "unknown (kind not registered here)", "decisions": "unknown", "note": ""}
+    return {"objective": k.objective_name, "decisions": ", ".join(sorted(d.value for d in k.decisions)),
+            "note": k.gap_note}
+
+
 def gap_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (kind, cluster, jobs, method@backend): seeds, mean and max gap to the best bound, share of
-    instances whose bound is the proven optimum, median time, statuses."""
+    """Per (kind, cluster, jobs, method@backend): its role, seeds, mean and max signed gap to the best
+    bound, share of instances whose bound is the proven optimum, median time, statuses."""
     g = df[(df["case_type"] == "gap") & df["current"]]
     if g.empty:
         return pd.DataFrame()
     rows = []
     for (kind, cluster, n, who), d in g.groupby(["kind", "cluster", "jobs", "who"]):
         gaps = d["gap"].dropna()
-        rows.append({"kind": kind, "cluster": cluster, "jobs": int(n), "method": who, "seeds": len(d),
+        rows.append({"kind": kind, "cluster": cluster, "jobs": int(n), "method": who,
+                     "role": ",".join(sorted(d["role"].dropna().astype(str).unique())), "seeds": len(d),
                      "mean gap [%]": 100 * gaps.mean() if len(gaps) else math.nan,
                      "max gap [%]": 100 * gaps.max() if len(gaps) else math.nan,
                      "bound proven optimal": f"{int(d['bound_optimal'].sum())}/{len(d)}",
@@ -110,4 +138,4 @@ def fmt(value: object) -> str:
     return str(value)
 
 
-__all__ = ["bound_table", "failures", "fmt", "gap_table", "replay_table", "scale_table", "summary"]
+__all__ = ["bound_table", "bound_violations", "failures", "kind_header", "fmt", "gap_table", "replay_table", "scale_table", "summary"]

@@ -4,49 +4,28 @@ Every suite is built from the registries at call time, so policies and formulati
 registered by plugins) join without an edit here:
 
 * each policy with ``twins`` answers instances of each twin kind in snapshot form, beside that kind's
-  exact formulation (the first non-POP method of ``formulations.METHODS`` for it) on two backends;
+  exact twin (``Kind.exact_method()``: its ``default_exact``, else its first ``exact`` method) on two
+  backends; sizes and clusters come from the kind's :class:`~schedlab.formulations.kinds.SuitePlan`;
 * each policy family (``PolicySpec.family``) replays through its representative (FIFO first fit is
   the floor of the baseline family), on a rigid and a multi-tenant reconfigurable workload;
-* each representative runs online against the offline bound valid for it (:class:`BoundCase`).
+* each representative runs online against the offline bound valid for it (:class:`BoundCase`); one
+  whose decision set is wider than the bound's (it resizes jobs) is left out, and the suite's
+  description says so.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from schedlab.benchmarks.harness.cases import BoundCase, Case, GapCase, ReplayCase, Suite
-from schedlab.benchmarks.harness.gap import LP_BOUND, RELAXATIONS
+from schedlab.benchmarks.harness.gap import LP_BOUND, bound_refusal
 from schedlab.benchmarks.workloads.source import WorkloadSource
-
-
-@dataclass(frozen=True)
-class KindPlan:
-    """Where and how big each suite makes instances of one kind."""
-
-    cluster: str
-    quick: tuple[int, ...]
-    gap: tuple[int, ...]
-    scale_jobs: tuple[int, ...]
-    scale_fixed_jobs: int = 8
-    #: keyword arguments of the kind's generator (``formulations.GENERATORS[kind]``)
-    generator: tuple[tuple[str, object], ...] = ()
-
+from schedlab.formulations.kinds import SuitePlan
 
 #: the ``scale`` suite's clusters: jobs grow on the first, GPUs grow along all of them (same machines)
 SCALE_CLUSTERS = ("dally-2", "dally-4", "dally-8", "dally-16")
 
 
-#: instance kind -> sizes (unknown kinds, e.g. a plugin's, get :data:`DEFAULT_PLAN`)
-KIND_PLANS: dict[str, KindPlan] = {
-    # perf-model option tables: the models Rubick knows (on the synthetic zoo it would keep every job rigid),
-    # on a fragmented cluster (a third of the machines partly busy)
-    "joint": KindPlan("rubick-64", (8, 16), (8, 16, 32, 64, 128, 256), (8, 16, 32, 64, 128, 256),
-                      generator=(("source", "perfmodel"), ("busy", 0.3))),
-    "tiresias-placement": KindPlan("tiresias-60", (1, 2), (1, 2, 4, 8, 16, 32), (1, 2, 4, 8, 16, 32),
-                                   scale_fixed_jobs=2),
-    "tier-placement": KindPlan("dally-2", (4, 8), (4, 8, 16, 32, 64, 128), (4, 8, 16, 32, 64, 128)),
-}
-DEFAULT_PLAN = KindPlan("rubick-64", (4, 8), (4, 8, 16, 32, 64), (4, 8, 16, 32, 64))
+#: sizes of a kind that declares no :class:`SuitePlan` (e.g. a plugin's)
+DEFAULT_PLAN = SuitePlan("rubick-64", (4, 8), (4, 8, 16, 32, 64), (4, 8, 16, 32, 64))
 #: the floor every gap suite and replay compares with
 FLOOR = "fifo"
 #: family -> nothing special: every representative replays both workloads
@@ -62,17 +41,22 @@ def _policies():
     return all_policies()
 
 
-def exact_method(kind: str) -> str | None:
-    """The kind's exact formulation: the first METHODS entry for it that is not a POP partition."""
-    from schedlab.formulations import METHODS
+def _kinds():
+    from schedlab.benchmarks.registry import all_kinds
 
-    return next((m for m, (k, _) in METHODS.items() if k == kind and not m.startswith("pop-")), None)
+    return all_kinds()
+
+
+def exact_method(kind: str) -> str | None:
+    """The kind's exact twin (``Kind.exact_method()``)."""
+    m = _kinds()[kind].exact_method() if kind in _kinds() else None
+    return None if m is None else m.name
 
 
 def pop_method(kind: str) -> str | None:
-    from schedlab.formulations import METHODS
-
-    return next((m for m, (k, _) in METHODS.items() if k == kind and m.startswith("pop-")), None)
+    """The kind's partitioned (POP) method, if it has one."""
+    m = _kinds()[kind].partitioned_method() if kind in _kinds() else None
+    return None if m is None else m.name
 
 
 def backends(n: int = 2, needs: str = "mip") -> tuple[str, ...]:
@@ -92,13 +76,12 @@ def backends(n: int = 2, needs: str = "mip") -> tuple[str, ...]:
 
 def twin_kinds() -> dict[str, list[str]]:
     """kind -> the policies whose snapshot decisions it scores (FIFO first)."""
-    from schedlab.formulations import GENERATORS
-
+    kinds = _kinds()
     out: dict[str, list[str]] = {}
     reg = _policies()
     for name in sorted(reg, key=lambda n: (n != FLOOR, n)):
         for kind in reg[name].twins:
-            if kind in GENERATORS and kind != "offline":
+            if kind in kinds and kinds[kind].snapshot:
                 out.setdefault(kind, []).append(name)
     return out
 
@@ -122,8 +105,9 @@ def representatives() -> list[str]:
     return sorted(out, key=lambda n: (n != FLOOR, reg[n].family.value, n))
 
 
-def _plan(kind: str) -> KindPlan:
-    return KIND_PLANS.get(kind, DEFAULT_PLAN)
+def _plan(kind: str) -> SuitePlan:
+    k = _kinds().get(kind)
+    return k.plan if k is not None and k.plan is not None else DEFAULT_PLAN
 
 
 def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, time_limit_s: float = 60.0,
@@ -143,7 +127,7 @@ def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, tim
                 cases += [GapCase(kind, cluster, n, exact, b, **kw) for b in bes]
             if pop and pop_method(kind) is not None:
                 cases.append(GapCase(kind, cluster, n, pop_method(kind), bes[0], **kw))
-            if lp and kind in RELAXATIONS:
+            if lp and _kinds()[kind].relaxation is not None:
                 cases.append(GapCase(kind, cluster, n, LP_BOUND, **kw))
     return cases
 
@@ -153,10 +137,24 @@ def replay_cases(seed: int = 0) -> list[Case]:
             for w in REPLAY_WORKLOADS for p in representatives()]
 
 
+def bound_refused() -> dict[str, str]:
+    """Representatives no offline bound is valid for (their decision set is wider), with the reason."""
+    reg = _policies()
+    return {p: why for p in representatives() if (why := bound_refusal(reg[p])) is not None}
+
+
 def bound_cases(seeds=(0,), time_limit_s: float = 20.0) -> list[Case]:
+    """Every representative the offline bound is valid for (:func:`bound_refused` lists the others)."""
     b = BOUND_WORKLOAD
+    refused = bound_refused()
     return [BoundCase(p, b["cluster"], b["jobs"], seed=s, generator=b["generator"], time_limit_s=time_limit_s)
-            for p in representatives() for s in seeds]
+            for p in representatives() if p not in refused for s in seeds]
+
+
+def _refused_note() -> str:
+    refused = bound_refused()
+    return (f" Not compared with the offline bound (it assumes rigid jobs): {', '.join(refused)}."
+            if refused else "")
 
 
 def quick() -> Suite:
@@ -169,7 +167,7 @@ def quick() -> Suite:
     cases += replay_cases()
     cases += bound_cases()
     return Suite("quick", "Snapshot gap of every heuristic vs its exact twin on two backends; one short replay per "
-                 "policy family; online vs the offline bound.", tuple(cases))
+                 "policy family; online vs the offline bound." + _refused_note(), tuple(cases))
 
 
 def gap() -> Suite:
@@ -185,10 +183,8 @@ def gap() -> Suite:
 def scale() -> Suite:
     """Runtime of every method against jobs (on 128 GPUs) and GPUs (a fixed number of jobs on clusters of
     128 to 1,024 GPUs, the same machines); log-log with fitted exponents in the report."""
-    from schedlab.formulations import GENERATORS
-
     cases: list[Case] = []
-    for kind in twin_kinds() or {k: [] for k in GENERATORS if k != "offline"}:
+    for kind in twin_kinds() or {k: [] for k, v in _kinds().items() if v.snapshot}:
         p = _plan(kind)
         first, *rest = SCALE_CLUSTERS
         cases += gap_cases(kind, first, p.scale_jobs, (0,), time_limit_s=60.0, pop=True, all_backends=True)
@@ -207,5 +203,5 @@ def all_suites() -> Suite:
 
 BUILTIN = {"quick": quick, "gap": gap, "scale": scale, "all": all_suites}
 
-__all__ = ["BUILTIN", "DEFAULT_PLAN", "FLOOR", "KIND_PLANS", "KindPlan", "backends", "bound_cases", "exact_method",
+__all__ = ["BUILTIN", "DEFAULT_PLAN", "FLOOR", "backends", "bound_cases", "bound_refused", "exact_method",
            "gap_cases", "representatives", "replay_cases", "twin_kinds"]
