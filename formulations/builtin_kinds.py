@@ -19,6 +19,7 @@ from schedlab.formulations.offline import (
 )
 from schedlab.formulations.pop import POP
 from schedlab.formulations.result import SolveParams, SolveResult
+from schedlab.formulations.tier import GAP_NOTE as TIER_GAP_NOTE
 from schedlab.formulations.tier import (
     TierFormulation,
     TierInstance,
@@ -121,7 +122,7 @@ TIER = Kind(
         _pop_method("pop-tier-placement", "tier-placement"),
     ),
     containment=TierFormulation, relaxation=_tier_lp,
-    gap_note="tier: both sides are scored at the real tier of each placement (Dally's Table 1 overheads)",
+    gap_note=TIER_GAP_NOTE,
     default_cluster="dally-2", default_jobs=30,
     plan=SuitePlan("dally-2", (4, 8), (4, 8, 16, 32, 64, 128), (4, 8, 16, 32, 64, 128)),
 )
