@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from schedlab.benchmarks.cli.options import output_file
 from schedlab.benchmarks.cli.report_cmd import console, directory_arg
 from schedlab.benchmarks.cli.topology_cmd import OutputFormat
 
@@ -16,7 +17,7 @@ def compare_command(
     dir_b: Path = typer.Argument(..., metavar="DIR_B", help="Results directory B."),
     show_all: bool = typer.Option(False, "--all", help="Show every series, not only those beyond noise."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when any difference is beyond noise."),
-    out: Path | None = typer.Option(None, "--out", help="Also write the comparison as CSV here."),
+    out: Path | None = typer.Option(None, "--out", callback=output_file(), help="Also write the comparison as CSV here."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text or json."),
 ) -> None:
     """Two runs of a suite side by side: per series (a label over its seeds) and metric, the means,
