@@ -195,8 +195,12 @@ def _gap_section(doc: _Doc, df, root, pdir, keep, skipped) -> None:
         doc.p(f"Exact methods stopped growing once they stopped proving optimality ({len(skipped)} runs skipped), "
               "e.g. " + "; ".join(skipped[:3]))
     doc.h(2, "Runtime")
-    doc.img(keep(plots.runtime_vs_size(df, pdir / "runtime_vs_jobs.png", "jobs")), root, "runtime vs jobs")
-    doc.img(keep(plots.runtime_vs_size(df, pdir / "runtime_vs_gpus.png", "gpus")), root, "runtime vs GPUs")
+    by_jobs = keep(plots.runtime_vs_size(df, pdir / "runtime_vs_jobs.png", "jobs"))
+    by_gpus = keep(plots.runtime_vs_size(df, pdir / "runtime_vs_gpus.png", "gpus"))
+    doc.img(by_jobs, root, "runtime vs jobs")
+    doc.img(by_gpus, root, "runtime vs GPUs")
+    if by_jobs is None and by_gpus is None:
+        doc.p("No runtime curve: every kind ran at one size (a curve needs two sizes of jobs or of GPUs).")
     st = tables.scale_table(df)
     if not st.empty:
         doc.p("Fitted exponent b of build + solve time t ~ a n^b (least squares in log-log space, over runs that "

@@ -59,9 +59,9 @@ def quiet() -> Iterator[None]:
 
 
 def wrap(title: str, fig: Figure, points: float = 12.0) -> str:
-    """``title`` wrapped to the figure's width (about 0.55 em per character at ``points``)."""
-    width_pt = fig.get_figwidth() * 72
-    return textwrap.fill(title, max(20, int(width_pt / (0.55 * points))))
+    """``title`` wrapped to the figure's width (at most 0.65 em per character at ``points``, with a margin)."""
+    width_pt = 0.95 * fig.get_figwidth() * 72
+    return textwrap.fill(title, max(20, int(width_pt / (0.65 * points))))
 
 
 def _shared_legend(fig: Figure, axes: list, title: str) -> None:
@@ -255,8 +255,8 @@ def until_makespan(s: pd.DataFrame, end: float | None) -> pd.DataFrame:
         return s
     t = s["time"].to_numpy(float)
     cut = s[t <= end]
-    if len(cut) == len(s):
-        return s
+    if len(cut) == len(s) or (len(cut) and float(cut["time"].iloc[-1]) == end):
+        return cut
     last = (cut.iloc[[-1]] if len(cut) else s.iloc[[0]]).copy()
     last["time"] = end
     return pd.concat([cut, last], ignore_index=True)
@@ -289,10 +289,11 @@ def timeline(group: str, runs: list[tuple[str, pd.Series]], root: Path, path: Pa
     if end > 0:
         top.set_xlim(0, end / 3600.0)
     bottom.set_ylabel("queued jobs")
+    bottom.set_ylim(bottom=0)
     bottom.set_xlabel("simulated time [h]")
     for ax in (top, bottom):
         ax.grid(True, alpha=0.3)
-    top.legend(fontsize=7, title="policy", title_fontsize=7, loc="upper right")
+    _shared_legend(fig, [top], "policy")
     top.set_title(wrap(f"Utilisation and queue length over time (to the makespan): {group}", fig, 11))
     return _save(fig, path)
 
