@@ -317,15 +317,15 @@ class _Converter:
                    min_resources=min_res)
 
     def _check_duration(self, tj: TraceJob, duration: float, derived: float) -> None:
-        """Under the perf model's rates a job runs ``iterations x iteration time``, not the trace's
-        duration: a ratio beyond :data:`DURATION_RATIO` either way is noted (ElasticFlow: 2-217x)."""
+        """The recorded duration is ground truth; iterations x the perf model's iteration time at the
+        request should be near it. A ratio beyond :data:`DURATION_RATIO` either way (ElasticFlow: 2-217x)
+        says a column is mapped wrongly or the trace ran elsewhere: noted, never silently used."""
         lo, hi = sorted((duration, derived))
         ratio = hi / lo if lo > 0 else float("inf")
         if ratio > DURATION_RATIO:
             self.log.add("implausible", f"implausible: the trace's duration and iterations x the perf model's "
-                         f"iteration time differ by more than {DURATION_RATIO:g}x; the replay runs at the perf "
-                         "model's speed (check the iterations and model columns; --semantics tiresias keeps the trace's "
-                         "durations)",
+                         f"iteration time differ by more than {DURATION_RATIO:g}x (the recorded duration is kept; "
+                         "are the iterations, model or GPU columns right?)",
                          job=tj.id, line=tj.line, field="duration",
                          detail=f"{duration:,.0f} s in the trace vs {derived:,.0f} s, x{ratio:,.1f}")
 
