@@ -65,7 +65,8 @@ def _summary_table(console, runs, df) -> None:
                         f"{len(r.skipped)} skipped) in {r.wall_s:.1f} s", title_justify="left")
         s = summary(sub)
         for c in s.columns:
-            t.add_column(escape(c), justify="left" if c in ("type", "method", "status") else "right")
+            left = c in ("type", "method", "status")  # names fold, never cut to "rubick…"
+            t.add_column(escape(c), justify="left" if left else "right", overflow="fold" if left else "ellipsis")
         for row in s.itertuples(index=False):
             t.add_row(*[escape(fmt(v)) for v in row])
         console.print(t)

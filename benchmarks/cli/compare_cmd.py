@@ -55,7 +55,10 @@ def compare_command(
             cells = (r.suite, r.series, r.metric, str(r.n_a), str(r.n_b), fmt(r.mean_a), fmt(r.mean_b), fmt(r.delta),
                      fmt(r.rel_pct), fmt(r.noise), r.verdict)
             t.add_row(*[escape(c) for c in cells], style=style)
-        console().print(t)
+        if len(shown):
+            console().print(t)
+        else:
+            typer.echo(t.title)
         if not show_all and len(df) and beyond.empty:
             typer.echo("no difference beyond seed-to-seed noise (--all shows every series)")
     if strict and len(df) and (df["verdict"] == "BEYOND NOISE").any():
