@@ -127,9 +127,9 @@ def test_a_killed_session_shows_as_interrupted_with_what_it_stored(small_run, tm
     d, _ = small_run
     copy = tmp_path / "copy"
     shutil.copytree(d, copy)
-    with sqlite3.connect(copy / "results.sqlite") as c:
-        c.execute("UPDATE sessions SET status = 'running', finished_at = NULL, counts = '{\"total\": 13}' "
-                  "WHERE id = (SELECT MAX(id) FROM sessions)")
+    with sqlite3.connect(copy / "results.sqlite") as c:  # the first session (it stored all 13), killed
+        c.execute("DELETE FROM sessions WHERE id > (SELECT MIN(id) FROM sessions)")  # later resumes (other tests)
+        c.execute("UPDATE sessions SET status = 'running', finished_at = NULL, counts = '{\"total\": 13}'")
     with BenchLock(copy), Store(copy, create=False) as s:  # a live writer: still running
         assert s.sessions()[-1]["status"] == "running"
     with Store(copy, create=False) as s:
