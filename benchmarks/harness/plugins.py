@@ -16,7 +16,7 @@ or, without installing anything, with ``schedlab --plugin MODULE`` (repeatable; 
 ``SCHEDLAB_PLUGINS`` environment variable, comma-separated): a module with any of the attributes
 ``POLICIES``, ``FORMULATIONS``, ``WORKLOADS`` (as above) and ``SUITES`` (``{name: builder}``). A
 ``--plugin`` module that is not importable is looked for in the current directory (a module file or a
-package there), for that module only: ``sys.path`` is left as it is.
+package there), for that module only: the import path is left as it is.
 
 Registered entries land in the same registries as the built-in ones (``all_policies()``,
 ``formulations.METHODS``/``GENERATORS``/``OBJECTIVES``, ``WORKLOADS``, ``SUITES``), so they appear in
@@ -189,9 +189,9 @@ def load_module(name: str) -> str:
 
 def _import(name: str) -> Any:
     """``importlib.import_module(name)``; when its top-level package is not importable, that package (or
-    module) found in the current directory. The console script ``schedlab`` puts its own folder first on
-    ``sys.path``, not the working directory as ``python -m schedlab`` does: this makes ``--plugin MODULE``
-    mean the same under both, without adding the working directory to ``sys.path`` for anything else."""
+    module) found in the current directory. The console script ``schedlab`` puts its own folder first on the
+    import path, not the working directory as ``python -m schedlab`` does: this makes ``--plugin MODULE``
+    mean the same under both, without adding the working directory to the import path for anything else."""
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as e:
