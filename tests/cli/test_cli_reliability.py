@@ -140,3 +140,23 @@ def test_long_generation_says_so(cli, monkeypatch):
     assert code == 0, err
     assert "generating a tier-placement instance of 4 jobs on dally-2 (about 0 s)" in err
     assert "generated 4 jobs in" in err
+
+
+def test_a_system_refusal_is_one_error_line(cli, tmp_path, monkeypatch):
+    """Permission denied / read-only file system / disk full anywhere in a command: one ``error:`` line
+    naming the path, exit 2 (issue 26 item 7: tracebacks from PermissionError and sqlite before)."""
+    import errno
+
+    import schedlab.benchmarks.harness.report as report
+
+    for code_, words in ((errno.EACCES, "Permission denied"), (errno.EROFS, "Read-only file system"),
+                         (errno.ENOSPC, "No space left on device")):
+        def refuse(*a, _c=code_, **k):
+            raise OSError(_c, __import__("os").strerror(_c), str(tmp_path / "plots"))
+
+        monkeypatch.setattr(report, "render_report", refuse)
+        code, out, err = cli("report", tmp_path)
+        assert code == 2 and err == f"error: cannot write {tmp_path / 'plots'}: {words}\n", err
+    monkeypatch.setattr(report, "render_report", lambda *a, **k: (_ for _ in ()).throw(OSError(errno.EIO, "I/O")))
+    with pytest.raises(OSError):  # anything else is a bug and keeps its traceback
+        cli("report", tmp_path)
