@@ -105,6 +105,10 @@ def git_commit() -> str | None:
 
     root = Path(bench.__file__).resolve().parent.parent
     try:
+        mine = subprocess.run(["git", "-C", str(root), "ls-files", "--error-unmatch", "--",
+                               "benchmarks/harness/record.py"], capture_output=True, text=True, timeout=10)
+        if mine.returncode != 0:  # not a checkout of schedlab (an install inside some other repository)
+            return None
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
                               timeout=10)
         if head.returncode != 0:
