@@ -102,6 +102,11 @@ def _why_not(argv: list[str], text: str, root: Path) -> str | None:
         value = val if val else (argv[k + 1] if k + 1 < len(argv) else "")
         if name in _ARG_WITH_PATH and value and not (root / value).exists():
             return f"needs {value!r}, which is not in the repository"
+    if argv[:1] == ["bench"] and len(argv) > 1 and not argv[1].startswith("-"):
+        from schedlab.benchmarks.harness.suites import SUITES
+
+        if argv[1] not in SUITES and not (root / argv[1]).exists():
+            return f"needs the suite {argv[1]!r}: not registered here (a plugin's) nor a file in the repository"
     return None
 
 
