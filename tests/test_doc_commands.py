@@ -8,6 +8,13 @@ blocks are read; a command is a line whose first word is ``schedlab`` (after an 
 minutes) and commands marked with a ``# slow`` comment in the doc run under ``pytest -m slow``; the rest
 in every CI run. A transcript whose shown output starts with ``error:`` documents a refusal: it must
 exit 2 with one clean ``error:`` line.
+
+Commands that write (``--out DIR``, ``--save FILE``) run with that path moved into one scratch folder per
+test session; ``report``/``compare`` of a results folder read it from there (so ``bench --out X`` then
+``report X`` run in doc order; a folder no documented command writes, or one whose writer did not run in
+this selection, is a skip saying so). Where a doc shows a command's output (the lines after it in the
+same block), every figure it quotes must be printed: each shown line, cut at ``...``, must appear in the
+output (whitespace-insensitive), except measured times (``events in 0.52 s``, ``in 2.2 s``).
 """
 
 from __future__ import annotations
@@ -22,9 +29,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _PREFIX = re.compile(r"^(?:\$\s+)?(?:\S*/)?(?:\.venv/bin/)?(?:python3?\s+-m\s+)?schedlab(?:\s|$)")
-_PLACEHOLDER = re.compile(r"(^|[\s=/:])([A-Z][A-Z0-9_]{2,})(?=$|[\s/,.=\]])|\[--|\[[A-Za-z]|\.\.\.|<[a-z_]+>")
+_PLACEHOLDER = re.compile(r"(^|[\s=/:])([A-Z][A-Z0-9_]{2,})(?=$|[\s/,.=:\]])|\[--|\[[A-Za-z]|\.\.\.|<[a-z_]+>")
 _SLOW = re.compile(r"#\s*slow\b")
 _ARG_WITH_PATH = {"--trace", "--instance", "--dir", "--columns-file"}
+_WRITES = {"--out", "-o", "--save"}
+#: shown fragments that are measurements of this machine, not figures of the result
+_MEASURED = re.compile(r"events in|\bin [\d.]+ s\b|elapsed|\d+/s\)|wall [\d.]+ s|[\d.]+ s wall")
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,7 @@ class DocCommand:
     slow: bool = False  # `solve`/`bench`, or a `# slow` comment on the command in the doc
     problem: str | None = None  # the command cannot even be read (e.g. unbalanced quotes)
     expect_error: bool = False  # a transcript whose shown output is an `error:` line: it must fail cleanly
+    shown: tuple[str, ...] = ()  # the output the doc shows after the command (same block)
 
     @property
     def id(self) -> str:
@@ -86,20 +97,66 @@ def _why_not(argv: list[str], text: str, root: Path) -> str | None:
     m = _PLACEHOLDER.search(text)
     if m:
         return f"placeholder {m.group(0).strip()!r}"
-    if argv[:1] in (["report"], ["compare"]):  # they read results folders an earlier `schedlab bench --out` wrote
-        missing = [a for a in argv[1:] if not a.startswith("-") and not (root / a).exists()]
-        if missing:
-            return f"reads the results folder {missing[0]!r}, written by an earlier `schedlab bench --out`"
     for k, a in enumerate(argv):
         name, _, val = a.partition("=")
         value = val if val else (argv[k + 1] if k + 1 < len(argv) else "")
         if name in _ARG_WITH_PATH and value and not (root / value).exists():
             return f"needs {value!r}, which is not in the repository"
-        if name == "--out" and value:
-            return "writes an output folder (--out)"
-        if name == "--save" and value:
-            return "writes an instance file (--save)"
+    if argv[:1] == ["bench"] and len(argv) > 1 and not argv[1].startswith("-"):
+        from schedlab.benchmarks.harness.suites import SUITES
+
+        if argv[1] not in SUITES and not (root / argv[1]).exists():
+            return f"needs the suite {argv[1]!r}: not registered here (a plugin's) nor a file in the repository"
     return None
+
+
+def results_dirs(argv: tuple[str, ...]) -> list[int]:
+    """Indices of the results folders ``report``/``compare`` read (positional arguments)."""
+    if argv[:1] not in (("report",), ("compare",)):
+        return []
+    out, skip_next = [], False
+    for k, a in enumerate(argv[1:], start=1):
+        if skip_next:
+            skip_next = False
+        elif a.startswith("-"):
+            skip_next = "=" not in a and a in ("--out", "--format")
+        else:
+            out.append(k)
+    return out
+
+
+def in_workspace(argv: tuple[str, ...], workspace: Path) -> tuple[list[str], list[str]]:
+    """``argv`` with written paths and results folders moved into ``workspace``; and the folders read
+    that are not there (their writer did not run)."""
+    args = list(argv)
+    missing = []
+    for k, a in enumerate(args):
+        name, eq, val = a.partition("=")
+        if name in _WRITES and eq:
+            args[k] = f"{name}={workspace / val}"
+        elif k > 0 and args[k - 1] in _WRITES and not a.startswith("-"):
+            args[k] = str(workspace / a)
+    for k in results_dirs(argv):
+        moved = workspace / argv[k]
+        if not moved.exists():
+            missing.append(argv[k])
+        args[k] = str(moved)
+    return args, missing
+
+
+def figures_missing(shown: tuple[str, ...], printed: str) -> list[str]:
+    """The fragments of ``shown`` (lines cut at ``...``) not in ``printed``, whitespace-insensitive;
+    measured times are not compared."""
+    text = " ".join(printed.split())
+    out = []
+    for line in shown:
+        for frag in re.split(r"\.\.\.|\u2026", line):
+            frag = " ".join(frag.split()).strip(" ,;")
+            if len(frag) < 6 or _MEASURED.search(frag):
+                continue
+            if frag not in text:
+                out.append(frag)
+    return out
 
 
 def extract(path: Path, root: Path = ROOT) -> list[DocCommand]:
@@ -114,6 +171,14 @@ def extract(path: Path, root: Path = ROOT) -> list[DocCommand]:
         cmd = _command(rel, start, text, root, slow)
         if shown.get(last + 1, "").startswith("error:"):  # the doc shows it failing
             cmd = replace(cmd, expect_error=True)
+        follow = []
+        for k in range(last + 1, last + 200):  # the output shown under it: up to the next command or gap
+            line = shown.get(k)
+            if not line or _PREFIX.match(line) or line.startswith(("#", "$")):
+                break
+            follow.append(line)
+        if follow and text.lstrip().startswith("$"):  # only transcripts ("$ schedlab ...") show output
+            cmd = replace(cmd, shown=tuple(follow))
         out.append(cmd)
 
     for i, raw in lines:
@@ -165,11 +230,21 @@ def _params():
     return out
 
 
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory) -> Path:
+    """Where documented commands write (``--out``, ``--save``) and from where ``report``/``compare`` read."""
+    return tmp_path_factory.mktemp("doc-workspace")
+
+
 @pytest.mark.parametrize("command", _params())
-def test_documented_command_runs(cli, command):
+def test_documented_command_runs(cli, command, workspace):
     where = f"{command.doc}, line {command.line}: `{command.text}`"
     assert command.problem is None, f"{where}: {command.problem}"
-    r = cli(*command.argv)
+    argv, missing = in_workspace(command.argv, workspace)
+    if missing:
+        pytest.skip(f"{command.id}: reads the results folder {missing[0]!r}, which no documented command run here "
+                    "wrote")
+    r = cli(*argv)
     if command.expect_error:  # shown failing: one clean error line, as the doc shows
         errors = [line for line in r.err.splitlines() if line.startswith("error:")]
         assert r.code == 2 and len(errors) == 1 and "Traceback" not in r.err, f"{where}: {r}"
@@ -178,6 +253,8 @@ def test_documented_command_runs(cli, command):
     assert r.out.strip(), f"{where} printed nothing"
     if command.argv[:1] == ("solve",):
         assert "infeasible" not in r.out.lower(), f"{where} reports an infeasible instance:\n{r.out[-500:]}"
+    lost = figures_missing(command.shown, r.out + "\n" + r.err)
+    assert not lost, f"{where}: the doc shows figures the command does not print: {lost}"
 
 
 def test_the_docs_show_commands():
@@ -224,3 +301,31 @@ def test_extractor(tmp_path):
         (15, ("solve", "--instance", "missing.json", "--method", "joint"), False, True, True),
         (19, ("topology", "NAME_OR_FILE", "[--format", "json]"), False, False, True),
     ]
+
+
+def test_written_paths_move_into_the_workspace(tmp_path):
+    args, missing = in_workspace(("bench", "gap", "--out", "results/gap", "-j", "2"), tmp_path)
+    assert args == ["bench", "gap", "--out", str(tmp_path / "results/gap"), "-j", "2"] and not missing
+    args, missing = in_workspace(("compare", "a", "b", "--out", "c.csv"), tmp_path)
+    assert args[1:3] == [str(tmp_path / "a"), str(tmp_path / "b")] and missing == ["a", "b"]
+    assert args[4] == str(tmp_path / "c.csv")
+    (tmp_path / "r").mkdir()
+    assert in_workspace(("report", "r", "--format", "json"), tmp_path) == (
+        ["report", str(tmp_path / "r"), "--format", "json"], [])
+
+
+def test_quoted_figures_must_be_printed():
+    shown = ("  span 4.41 h (arrivals over 1.33 h), 131.3 GPU-hours",
+             "  fifo  avg JCT 1.22 h  median 1.07 h  ...",
+             "                 48 events in 0.52 s (92/s)")
+    printed = "trace x\n  span 4.41 h (arrivals over 1.33 h), 131.3 GPU-hours\n  fifo avg JCT 1.22 h median 1.07 h P95\n" \
+              "  48 events in 0.01 s (3,809/s)"
+    assert figures_missing(shown, printed) == []  # whitespace-insensitive, cut at "...", times not compared
+    assert figures_missing(shown, printed.replace("1.22 h", "1.25 h")) == ["fifo avg JCT 1.22 h median 1.07 h"]
+
+
+def test_transcripts_carry_their_shown_output(tmp_path):
+    doc = tmp_path / "README.md"
+    doc.write_text("```\n$ schedlab list suites\nsuites (2):\n  quick\n\n$ schedlab list policies\n```\n")
+    a, b = extract(doc, tmp_path)
+    assert a.shown == ("suites (2):", "quick") and b.shown == ()

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import errno
 import functools
+import signal
 import sys
+import threading
 
 import typer
 
@@ -111,21 +114,45 @@ def _one_line(message: str) -> str:
     return " ".join(str(message).split())
 
 
+#: operating-system refusals that are the user's setting, not a bug: one line, exit 2
+_REFUSED = (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _on_sigterm_interrupt():
+    """SIGTERM raises :class:`KeyboardInterrupt` (what Ctrl-C does) while a command runs, so a terminated
+    ``bench`` stops its workers, closes its session and says so; returns the handler to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _interrupt)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Every refusal is one ``error: ...`` line on stderr (some messages add indented detail
     lines after it) and exit status 2: schedlab's own
     errors (:class:`SchedlabError`, naming the file, line or field) and usage errors (unknown option,
     a value outside its range, a bad output path; the line names the option and ends with where help
-    is). ``typer.Exit`` codes are kept; Ctrl-C exits 130. Anything else is a bug and keeps its
-    traceback."""
+    is), and a place the system refuses (permission denied, read-only file system, disk full: the path
+    and the reason). ``typer.Exit`` codes are kept; Ctrl-C exits 130, and SIGTERM is handled as Ctrl-C.
+    Anything else is a bug and keeps its traceback."""
     try:  # typer >= 0.2x vendors click
         from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
     except ImportError:  # pragma: no cover - older typer on click
         from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
     command = build_command()
+    previous = _on_sigterm_interrupt()
     try:
         code = command.main(args=argv, prog_name="schedlab", standalone_mode=False)
+    except OSError as e:
+        if e.errno not in _REFUSED:
+            raise
+        where = f"{e.filename}: " if e.filename else ""
+        typer.echo(f"error: cannot write {where}{e.strerror or e}", err=True)
+        sys.exit(2)
     except SchedlabError as e:  # one `error:` line; a message may add detail lines below it (a hint to paste)
         typer.echo(f"error: {e}", err=True)
         sys.exit(2)
@@ -142,5 +169,8 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Abort:
         typer.echo("error: aborted", err=True)
         sys.exit(1)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     if isinstance(code, int) and not isinstance(code, bool) and code:
         sys.exit(code)  # typer.Exit(code) / Ctrl-C (130), returned in non-standalone mode

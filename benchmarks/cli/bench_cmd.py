@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from schedlab.benchmarks.cli.options import output_dir
 from schedlab.benchmarks.cli.topology_cmd import OutputFormat
 from schedlab.topology.errors import SpecError
 
@@ -64,7 +65,8 @@ def _summary_table(console, runs, df) -> None:
                         f"{len(r.skipped)} skipped) in {r.wall_s:.1f} s", title_justify="left")
         s = summary(sub)
         for c in s.columns:
-            t.add_column(escape(c), justify="left" if c in ("type", "method", "status") else "right")
+            left = c in ("type", "method", "status")  # names fold, never cut to "rubick…"
+            t.add_column(escape(c), justify="left" if left else "right", overflow="fold" if left else "ellipsis")
         for row in s.itertuples(index=False):
             t.add_row(*[escape(fmt(v)) for v in row])
         console.print(t)
@@ -94,7 +96,7 @@ def _failed(runs, df) -> list[str]:
 def bench_command(
     suite: str = typer.Argument("quick", metavar="[SUITE|FILE]",
                                 help="A registered suite (schedlab list suites) or a suite file (.yaml/.toml)."),
-    out: Path | None = typer.Option(None, "--out", "-o",
+    out: Path | None = typer.Option(None, "--out", "-o", callback=output_dir(),
                                     help="Results directory (default: schedlab-results/SUITE); rerunning resumes."),
     workers: int | None = typer.Option(None, "--workers", "-j",
                                        help="Concurrent runs (default: cores / threads; never more)."),
@@ -154,7 +156,7 @@ def bench_command(
     except KeyboardInterrupt:
         err.print(f"interrupted: every finished run is stored in {directory}; run the same command again to resume")
         sys.exit(130)
-    with Store(directory) as store:
+    with Store(directory, create=False) as store:
         df = frame(store.records())
     rep = None
     if report:

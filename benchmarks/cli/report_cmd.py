@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import typer
 
+from schedlab.benchmarks.cli.options import output_dir
 from schedlab.benchmarks.cli.topology_cmd import OutputFormat
 from schedlab.topology.errors import SpecError
 
@@ -28,16 +30,25 @@ def directory_arg(d: Path, what: str) -> Path:
 
 def report_command(
     directory: Path = typer.Argument(..., metavar="DIR", help="A results directory (schedlab bench --out)."),
+    out: Path | None = typer.Option(None, "--out", callback=output_dir(),
+                                    help="Write the report here instead of into DIR (DIR is only read)."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text or json (the written paths)."),
 ) -> None:
-    """Write DIR/report.html, DIR/report.md, DIR/plots/*.png and DIR/results.csv (+ .parquet)."""
+    """Write DIR/report.html (plots embedded), DIR/report.md, DIR/plots/*.png and DIR/results.csv
+    (+ .parquet); with --out, into that folder instead (the results store is only ever read)."""
     from schedlab.benchmarks.harness.report import render_report
 
-    rep = render_report(directory_arg(directory, "DIR"))
+    directory_arg(directory, "DIR")
+    dest = out if out is not None else directory
+    if out is None and not os.access(directory, os.W_OK | os.X_OK):
+        raise SpecError(f"cannot write the report into {directory} (not writable); give --out FOLDER to write it "
+                        "elsewhere", source=str(directory), field="DIR")
+    rep = render_report(directory, out=out)
     if format is OutputFormat.json:
         typer.echo(json.dumps({"html": str(rep.html), "markdown": str(rep.markdown),
                                "plots": [str(p) for p in rep.plots], "exports": rep.exports}, indent=2))
         return
-    typer.echo(f"report: {rep.html}\nmarkdown: {rep.markdown}\nplots: {len(rep.plots)} in {directory / 'plots'}")
+    typer.echo(f"report: {rep.html} (plots embedded)\nmarkdown: {rep.markdown}\nplots: {len(rep.plots)} in "
+               f"{dest / 'plots'}")
     for e in rep.exports:
         typer.echo(f"export: {e}")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import typer
 
-from schedlab.benchmarks.cli.options import SEED_MAX, number
+from schedlab.benchmarks.cli.options import SEED_MAX, number, output_dir
 from schedlab.topology.errors import SpecError
 
 LOAD_MAX = 1e6
@@ -101,7 +101,7 @@ def simulate_command(
                                                                "hours (Rubick: 12)."),
     sample: int | None = typer.Option(None, "--sample", help="Traces: down-sample to this many jobs (seeded; "
                                                              "Rubick: 406)."),
-    out: Path | None = typer.Option(None, "--out", help="Write OUT/run.json, OUT/assumptions.json and "
+    out: Path | None = typer.Option(None, "--out", callback=output_dir(), help="Write OUT/run.json, OUT/assumptions.json and "
                                     "OUT/POLICY/{jobs,series}.csv + metrics.json."),
     out_format: RecordFormat = typer.Option(RecordFormat.csv, "--out-format", help="csv, or parquet (needs "
                                             "pyarrow: the 'parquet' extra)."),

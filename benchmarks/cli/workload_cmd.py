@@ -100,7 +100,7 @@ def stats_command(
         return
     e(f"  GPU demand if nothing queued: peak {st.peak_demand:,}, mean {st.mean_demand:,.1f}, "
       f"P95 {st.p95_demand:,.0f} GPUs")
-    e(f"  cluster for load {load:.0%}: {sizing.describe()}")
+    e(f"  cluster for {sizing.headline()}: {sizing.describe()}")
     e(f"  (replay on it: schedlab simulate --trace {trace} --cluster auto:{load:g}"
       + (f" --columns {shlex.quote(columns)}" if columns else "")
       + (f" --time-unit {time_unit.value}" if time_unit is not TimeUnit.s else "")

@@ -45,13 +45,20 @@ def measured(df: pd.DataFrame) -> pd.Series:
     return df["status"].isin(FINISHED) | early
 
 
+def who(method: str, backend: Any = None, params: Any = None) -> str:
+    """``method[@backend][k=v,...]``: a parameter variant (``fifo[blocking=False]``) is its own series."""
+    name = method if backend is None or (isinstance(backend, float) and math.isnan(backend)) else f"{method}@{backend}"
+    extra = ",".join(f"{k}={v}" for k, v in sorted(params.items())) if isinstance(params, dict) else ""
+    return name + (f"[{extra}]" if extra else "")
+
+
 def frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
     df = pd.DataFrame(list(records))
     if df.empty:
         return df
     df["time_s"] = df[["build_s", "solve_s"]].fillna(0.0).sum(axis=1)
-    df["who"] = [m if ct != "gap" or b is None or (isinstance(b, float) and math.isnan(b)) else f"{m}@{b}"
-                 for m, b, ct in zip(df["method"], df["backend"], df["case_type"], strict=True)]
+    df["who"] = [who(m, b if ct == "gap" else None, p) for m, b, ct, p in
+                 zip(df["method"], df["backend"], df["case_type"], df["params"], strict=True)]
     latest = df.sort_values("finished_at").groupby(["suite", "label"]).tail(1).index
     df["current"] = df.index.isin(latest)
     return with_best_bound(df)
@@ -203,4 +210,5 @@ def export(df: pd.DataFrame, directory, *, parquet: bool = True) -> list[str]:
     return out
 
 
-__all__ = ["AT_LIMIT", "BOUNDING_ROLES", "FINISHED", "VIOLATION_TOL", "export", "measured", "fit_exponent", "frame", "results_by_label", "scale_fits", "with_best_bound"]
+__all__ = ["AT_LIMIT", "BOUNDING_ROLES", "FINISHED", "VIOLATION_TOL", "export", "measured", "fit_exponent", "frame",
+           "results_by_label", "scale_fits", "who", "with_best_bound"]

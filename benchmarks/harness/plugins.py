@@ -14,7 +14,9 @@ in its own ``pyproject.toml``::
 
 or, without installing anything, with ``schedlab --plugin MODULE`` (repeatable; also the
 ``SCHEDLAB_PLUGINS`` environment variable, comma-separated): a module with any of the attributes
-``POLICIES``, ``FORMULATIONS``, ``WORKLOADS`` (as above) and ``SUITES`` (``{name: builder}``).
+``POLICIES``, ``FORMULATIONS``, ``WORKLOADS`` (as above) and ``SUITES`` (``{name: builder}``). A
+``--plugin`` module that is not importable is looked for in the current directory (a module file or a
+package there), for that module only: the import path is left as it is.
 
 A formulation plugin registers a :class:`~schedlab.formulations.kinds.Method` (a solver of an existing
 or new kind, with its declared role: exact, relaxation, restriction or heuristic-in-model) or a whole
@@ -29,7 +31,10 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.machinery
+import importlib.util
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from typing import Any
@@ -166,7 +171,7 @@ def load_module(name: str) -> str:
     """Import ``--plugin MODULE`` and register its ``POLICIES``/``FORMULATIONS``/``WORKLOADS``/``SUITES``."""
     origin = f"module {name}"
     try:
-        mod = importlib.import_module(name)
+        mod = _import(name)
     except ImportError as e:
         raise SpecError(f"cannot import plugin module {name!r}: {e}", source="--plugin", field=name) from None
     found = False
@@ -180,6 +185,30 @@ def load_module(name: str) -> str:
                         source="--plugin", field=name)
     PLUGIN_MODULES.add(name)
     return name
+
+
+def _import(name: str) -> Any:
+    """``importlib.import_module(name)``; when its top-level package is not importable, that package (or
+    module) found in the current directory. The console script ``schedlab`` puts its own folder first on the
+    import path, not the working directory as ``python -m schedlab`` does: this makes ``--plugin MODULE``
+    mean the same under both, without adding the working directory to the import path for anything else."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        top = name.split(".")[0]
+        if e.name != top:
+            raise  # the plugin was found; something it imports is missing
+        spec = importlib.machinery.PathFinder.find_spec(top, [os.getcwd()])
+        if spec is None or spec.loader is None:
+            raise
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[top] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(top, None)
+        raise
+    return importlib.import_module(name)
 
 
 def plugin_digest() -> str | None:

@@ -94,14 +94,41 @@ def _schedlab_version() -> str:
     return f"{versions().get('schedlab', '0')}+{h.hexdigest()[:12]}"
 
 
+@functools.cache
+def git_commit() -> str | None:
+    """The git commit of schedlab's source tree (``+dirty`` with uncommitted changes under it), or
+    ``None`` outside a git checkout (an installed wheel): the code version is a digest of the source,
+    this is where to find that source."""
+    import subprocess
+
+    import schedlab.benchmarks as bench
+
+    root = Path(bench.__file__).resolve().parent.parent
+    try:
+        mine = subprocess.run(["git", "-C", str(root), "ls-files", "--error-unmatch", "--",
+                               "benchmarks/harness/record.py"], capture_output=True, text=True, timeout=10)
+        if mine.returncode != 0:  # not a checkout of schedlab (an install inside some other repository)
+            return None
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "."],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip()[:12] + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
+
+
 def environment() -> dict[str, Any]:
-    """Where a sweep runs: cores, host, versions and the load average when it started (timings taken on
-    a loaded machine say so)."""
+    """Where a sweep runs: cores, host, versions, the git commit of the source (when it is a checkout) and
+    the load average when it started (timings taken on a loaded machine say so)."""
     try:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:
         load = None
-    return {"cpu_count": os.cpu_count() or 1, "host": platform.node(), "versions": versions(), "load_avg": load}
+    return {"cpu_count": os.cpu_count() or 1, "host": platform.node(), "versions": versions(), "load_avg": load,
+            "git": git_commit()}
 
 
 def store_key(suite: str, case_key: str, code: str) -> str:
@@ -137,5 +164,5 @@ def from_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["FAILED", "FIELDS", "JSON_FIELDS", "code_version", "environment", "from_row", "store_key", "to_row",
+__all__ = ["FAILED", "FIELDS", "JSON_FIELDS", "code_version", "environment", "git_commit", "from_row", "store_key", "to_row",
            "versions"]

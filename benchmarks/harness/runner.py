@@ -10,6 +10,9 @@ process with a hard timeout, on this machine or a Dask cluster, resumable.
    its own transaction. With ``Suite.until_unproven``, an exact method's sizes run in increasing order
    and stop once every seed of a size finished without proving optimality.
 4. At the end: the suite's reproduction rows (``Suite.reproduce``) and the session's counts.
+
+One ``bench`` per results folder at a time (:class:`~schedlab.benchmarks.harness.store.BenchLock`); a
+session left ``running`` by a killed writer is closed as interrupted by the next one.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from schedlab.benchmarks.harness.cases import (
 from schedlab.benchmarks.harness.gap import is_exact
 from schedlab.benchmarks.harness.plugins import load_plugins
 from schedlab.benchmarks.harness.record import FAILED, code_version, environment, store_key
-from schedlab.benchmarks.harness.store import Store
+from schedlab.benchmarks.harness.store import BenchLock, Store
 from schedlab.benchmarks.harness.validate import validate_suite
 from schedlab.benchmarks.harness.worker import GRACE_S, hard_timeout
 from schedlab.topology.errors import SpecError
@@ -251,7 +254,7 @@ def run_suite(suite: Suite, options: BenchOptions, executor: Any, store: Store, 
         else:
             pending.append(t)
     session = store.begin_session(suite.name, {**{k: str(v) for k, v in vars(options).items()}, "executor": executor.name},
-                                  env)
+                                  env, {"total": run.total, "stored_before": run.stored_before})
     running: dict[Any, Task] = {}
     done = run.stored_before
 
@@ -353,11 +356,12 @@ def run_bench(suite: Suite, options: BenchOptions, *, progress: Progress | None 
     options = replace(options, workers=workers, threads=threads)
     executor = make_executor(options.executor, workers=workers, threads=threads, scheduler=options.scheduler,
                              connect_timeout_s=options.connect_timeout_s)
-    if on_notes is not None and notes:
-        on_notes(notes)
     runs = []
     try:
-        with Store(options.out) as store:
+        with BenchLock(options.out), Store(options.out) as store:
+            if on_notes is not None and notes:
+                on_notes(notes)
+            store.close_killed_sessions()
             for p in parts:
                 r = run_suite(p, options, executor, store, progress=progress)
                 r.notes = list(notes)

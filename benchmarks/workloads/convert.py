@@ -52,6 +52,8 @@ CNN_BATCH_PER_GPU = 32  # tf_cnn_benchmarks' default per-GPU batch (Tiresias' jo
 DEFAULT_CPUS_PER_GPU = 8  # Rubick's traces: num_cpus = 8 x num_gpus (capped by the cluster's CPUs per GPU)
 NOMINAL_ITER_S = 1.0  # seconds per iteration for jobs no model can time (ours; only ratios matter)
 RATE_KINDS = ("auto", "perfmodel", "tier", "reference")
+#: largest ratio between a trace's duration and iterations x the perf model's iteration time not noted
+DURATION_RATIO = 2.0
 __all__ = ["CNN_BATCH_PER_GPU", "DALLY_MODELS", "LARGE_MODELS", "RATE_KINDS", "RUBICK_MODELS", "TIRESIAS_MODELS",
            "consolidated_counts", "rate_kind", "trace_to_jobs", "trace_workload"]
 
@@ -106,8 +108,10 @@ def trace_to_jobs(trace: Trace, cluster: Cluster, *, seed: int = 0, model_pool: 
         except SchedlabError as e:
             if not lenient:
                 raise
-            log.add("job-skipped", f"jobs skipped (--lenient): {e.args[0] if e.args else e}", job=tj.id,
-                    line=tj.line, field=getattr(e, "field", None))
+            text = getattr(e, "message", None) or str(e.args[0] if e.args else e)  # without file and line
+            reason = text.replace(f"job {tj.id!r}", "job")  # one note per reason, the jobs as its examples
+            log.add("job-skipped", f"jobs skipped (--lenient): {reason}", job=tj.id, line=tj.line,
+                    field=getattr(e, "field", None))
     if not out:
         raise SpecError("no job left after conversion (every job was skipped)", source=trace.source)
     return tuple(out)
@@ -284,6 +288,9 @@ class _Converter:
             t_model = self.model_time(model, plan or ExecutionPlan(dp=g), g, cpus, batch)
         else:
             t_model = NOMINAL_ITER_S
+        if kind == "perfmodel" and zoo and duration is not None and tj.iterations is not None:
+            self._check_duration(tj, duration, float(tj.iterations) * self.model_time(
+                model, plan or ExecutionPlan(dp=g), g, cpus, batch))
         if duration is None:
             iterations = float(tj.iterations)
             duration = iterations * t_model
@@ -308,6 +315,19 @@ class _Converter:
                    job_class=JobClass.GUARANTEED if tj.guaranteed else JobClass.BEST_EFFORT,
                    reconfigurable=self.reconfigurable, global_batch=batch, duration=duration, attrs=attrs,
                    min_resources=min_res)
+
+    def _check_duration(self, tj: TraceJob, duration: float, derived: float) -> None:
+        """The recorded duration is ground truth; iterations x the perf model's iteration time at the
+        request should be near it. A ratio beyond :data:`DURATION_RATIO` either way (ElasticFlow: 2-217x)
+        says a column is mapped wrongly or the trace ran elsewhere: noted, never silently used."""
+        lo, hi = sorted((duration, derived))
+        ratio = hi / lo if lo > 0 else float("inf")
+        if ratio > DURATION_RATIO:
+            self.log.add("implausible", f"implausible: the trace's duration and iterations x the perf model's "
+                         f"iteration time differ by more than {DURATION_RATIO:g}x (the recorded duration is kept; "
+                         "are the iterations, model or GPU columns right?)",
+                         job=tj.id, line=tj.line, field="duration",
+                         detail=f"{duration:,.0f} s in the trace vs {derived:,.0f} s, x{ratio:,.1f}")
 
     def min_resources(self, model: str, req: Resources, plan: ExecutionPlan | None, batch: int | None) -> Resources:
         """Rubick's minRes of a guaranteed reconfigurable job: the fewest GPUs, then CPUs, any plan,

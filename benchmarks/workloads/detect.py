@@ -23,6 +23,7 @@ from schedlab.benchmarks.workloads.loaders import (
     RUBICK_COLUMNS,
     TIRESIAS_COLUMNS,
 )
+from schedlab.benchmarks.workloads.plausibility import delimiter_problem
 from schedlab.topology.errors import TraceError
 from schedlab.topology.files import read_text
 
@@ -134,14 +135,30 @@ def _looks_like_pai_row(cells: Sequence[str]) -> bool:
     return True
 
 
+def _first_line(path: str | Path) -> str:
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            return f.readline().rstrip("\r\n")
+    except OSError:
+        return ""  # the loader reports an unreadable file itself
+
+
+def _check_delimiter(header_line: str, path: str | Path) -> None:
+    why = delimiter_problem(header_line)
+    if why:
+        raise TraceError(why, source=str(path), line=1)
+
+
 def detect_format(path: str | Path, *, mapping: str | Mapping[str, str] | None = None,
                   text: str | None = None) -> str:
     """The format of ``path`` from its header (``generic`` when a ``mapping`` is given). An unknown
     header raises a :class:`TraceError` naming the columns found and a guessed ``--columns`` line."""
     if mapping is not None:
+        _check_delimiter(_first_line(path) if text is None else text.lstrip("\ufeff\n\r").split("\n", 1)[0], path)
         return "generic"
     if text is None:
         text = read_text(path, what="trace")
+    _check_delimiter(text.lstrip("\ufeff\n\r").split("\n", 1)[0].rstrip("\r"), path)
     cols = _header(text)
     have = set(cols)
     for fmt, sig in SIGNATURES:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from schedlab.benchmarks.workloads import plausibility
 from schedlab.benchmarks.workloads.assumptions import AssumptionLog
 from schedlab.benchmarks.workloads.csvio import MAX_GPUS, MAX_SECONDS, Rows, read_table, time_unit
 from schedlab.benchmarks.workloads.trace import Trace, TraceJob
@@ -155,6 +156,8 @@ def finish(name: str, ctx: LoadContext, rows: Rows, cols: Cols, *, id_prefix: st
     submit = (cols.submit[order] - t0).tolist()
     gpus = cols.gpus[order].astype(np.int64).tolist()
     dur = cols.duration
+    plausibility.check(ctx.log, ids[order], lines[order], cols.submit[order], cols.gpus[order],
+                       None if dur is None else np.asarray(dur[order], dtype=float), ctx.unit_name)
     jobs = []
     has_extra = any(x is not None for x in (cols.model, cols.cpus, cols.mem_gb, cols.iterations, cols.plan,
                                             cols.guaranteed, cols.batch, cols.deadline, cols.attrs))

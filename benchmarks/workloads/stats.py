@@ -76,11 +76,24 @@ class Sizing:
                          "host_memory_gb": 128 * g, "pcie_gbps": 32},
             "links": links, "racks": racks}, source="<cluster auto>"))
 
+    @property
+    def real_load(self) -> float:
+        """The offered load on the cluster as built: ``mean demand / GPUs`` (= ``load`` unless the
+        cluster was enlarged to hold the largest job, then lower)."""
+        return self.needed_gpus * self.load / self.gpus if self.gpus else math.nan
+
+    def headline(self) -> str:
+        """``load 70%`` or, when enlarged, ``load 31% (asked 70%, enlarged to hold the largest job)``."""
+        if not self.raised:
+            return f"load {self.load:.0%}"
+        return f"load {self.real_load:.0%} (asked {self.load:.0%}; enlarged to hold the largest job)"
+
     def describe(self) -> str:
         s = (f"{self.machines} machines x {self.gpus_per_machine} GPUs = {self.gpus:,} GPUs in {self.racks} "
              f"rack{'s' if self.racks != 1 else ''} (at most {self.machines_per_rack} machines each), sized for "
              f"offered load {self.load:.0%} ({self.needed_gpus:,.1f} GPUs needed)")
-        return s + (f"; {self.raised}" if self.raised else "")
+        return s + (f"; {self.raised}: the offered load on it is {self.real_load:.0%}, not {self.load:.0%}"
+                    if self.raised else "")
 
 
 @dataclass(frozen=True)
@@ -138,7 +151,8 @@ class TraceStats:
             s = self.size(load, **shape)
             out["sizing"] = {"load": s.load, "gpus_needed": s.needed_gpus, "gpus": s.gpus, "machines": s.machines,
                              "racks": s.racks, "gpus_per_machine": s.gpus_per_machine,
-                             "machines_per_rack": s.machines_per_rack, "raised": s.raised}
+                             "machines_per_rack": s.machines_per_rack, "raised": s.raised,
+                             "real_load": s.real_load}
         return out
 
     def plot(self, path: str | Path, *, sizing: Sizing | None = None) -> Path:

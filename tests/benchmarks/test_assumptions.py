@@ -170,3 +170,22 @@ def test_unconvertible_jobs_skipped_leniently(tmp_path):
     w = build(path, columns=cols, cluster="tiresias-60", lenient=True)
     (n,) = w.assumptions.get("job-skipped")
     assert n.examples[0].job == "a" and n.examples[0].line == 2 and [j.id for j in w.jobs] == ["b"]
+
+
+def test_lenient_skips_aggregate_by_reason(tmp_path, cli):
+    """Issue 26 item 11: 42 separate "1 x jobs skipped" lines before (the job id was in the reason);
+    now one line per reason with its count and examples."""
+    rows = "".join(f"j{i},{i},1,,mystery,100\n" for i in range(5)) + "k,9,1,,enigma,100\nok,10,1,60,vgg16,\n"
+    path = generic(tmp_path, rows, "id,t,n,d,m,i")
+    cols = "id=id,submit=t,gpus=n,duration=d,model=m,iterations=i"
+    w = build(path, columns=cols, cluster="tiresias-60", lenient=True)
+    notes = {n.what: n for n in w.assumptions.get("job-skipped")}
+    assert len(notes) == 2 and sorted(n.count for n in notes.values()) == [1, 5]
+    five = next(n for n in notes.values() if n.count == 5)
+    assert "'mystery'" in five.what and "j0" not in five.what
+    assert [e.job for e in five.examples[:3]] == ["j0", "j1", "j2"] and five.examples[0].line == 2
+    code, out, err = cli("simulate", "--trace", path, "--columns", cols, "--cluster", "tiresias-60", "--lenient")
+    assert code == 0, err
+    skipped = [x for x in (out + err).splitlines() if "jobs skipped" in x]
+    assert len(skipped) == 2 and skipped[0].strip().startswith("5 x jobs skipped"), skipped
+    assert "e.g. job j0 line 2, job j1 line 3, job j2 line 4" in skipped[0]

@@ -174,7 +174,7 @@ BAD = [
     (["simulate", "--trace", "{philly}", "--sample", "-5"], "sample"),
     (["simulate", "--trace", "{philly}", "--window", "0"], "window"),
     (["simulate", "--trace", "{philly}", "--lenient", "--strict"], "exclude each other"),
-    (["simulate", "--trace", "{philly}", "--out", "{philly}"], "--out names a file"),
+    (["simulate", "--trace", "{philly}", "--out", "{philly}"], "is a file; give a folder"),
     (["simulate", "--trace", "{philly}", "--out-format", "parquet"], "--out"),
     (["simulate", "--trace", "{philly}", "--seed", "-1"], "seed"),
     (["simulate", "--workload", "smoke", "--time-origin", "file"], "time_origin"),

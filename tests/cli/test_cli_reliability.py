@@ -7,6 +7,7 @@ import json
 import pytest
 
 from schedlab.benchmarks.cli import build_command
+from schedlab.topology.errors import SpecError
 
 
 def one_error(r, *needles):
@@ -114,3 +115,48 @@ def test_unreadable_files_are_one_error_line(cli, tmp_path, data, what):
             "fit-samples": ("perf", "fit", p, "--model", "vit"),
             "spec": ("topology", p)}[what]
     one_error(cli(*argv), str(p))
+
+
+def test_solve_refuses_a_size_the_machine_cannot_hold(cli, monkeypatch):
+    """Issue 26 item 9: ``--jobs 1000000000000`` was accepted and grew memory at ~55 MB/s with no output.
+    1e12 jobs x 1,024 B = 931.3 TiB at least: more than any machine has."""
+    import schedlab.benchmarks.cli.solve_cmd as sc
+
+    code, out, err = cli("solve", "--generate", "joint", "--jobs", "1000000000000", "--method", "joint")
+    assert code == 2 and err.startswith("error: ") and "needs at least 931.3 TiB" in err and "available" in err
+    assert len(err.strip().splitlines()) == 1
+    # 1,000 jobs on a machine with 512 KiB free: 1,000 KiB needed -> refused; with 2 MiB: accepted
+    with pytest.raises(SpecError, match="1,000.0 KiB"):
+        sc.check_size("joint", 1000, available=512 * 1024)
+    assert sc.check_size("joint", 1000, available=2 << 20) == pytest.approx(1000 * sc.SECONDS_PER_JOB)
+
+
+def test_long_generation_says_so(cli, monkeypatch):
+    import schedlab.benchmarks.cli.solve_cmd as sc
+
+    monkeypatch.setattr(sc, "PROGRESS_AFTER_S", 0.0)  # every generation counts as long
+    code, out, err = cli("solve", "--generate", "tier-placement", "--jobs", "4", "--method", "tier-placement",
+                         "--time-limit", "10")
+    assert code == 0, err
+    assert "generating a tier-placement instance of 4 jobs on dally-2 (about 0 s)" in err
+    assert "generated 4 jobs in" in err
+
+
+def test_a_system_refusal_is_one_error_line(cli, tmp_path, monkeypatch):
+    """Permission denied / read-only file system / disk full anywhere in a command: one ``error:`` line
+    naming the path, exit 2 (issue 26 item 7: tracebacks from PermissionError and sqlite before)."""
+    import errno
+
+    import schedlab.benchmarks.harness.report as report
+
+    for code_, words in ((errno.EACCES, "Permission denied"), (errno.EROFS, "Read-only file system"),
+                         (errno.ENOSPC, "No space left on device")):
+        def refuse(*a, _c=code_, **k):
+            raise OSError(_c, __import__("os").strerror(_c), str(tmp_path / "plots"))
+
+        monkeypatch.setattr(report, "render_report", refuse)
+        code, out, err = cli("report", tmp_path)
+        assert code == 2 and err == f"error: cannot write {tmp_path / 'plots'}: {words}\n", err
+    monkeypatch.setattr(report, "render_report", lambda *a, **k: (_ for _ in ()).throw(OSError(errno.EIO, "I/O")))
+    with pytest.raises(OSError):  # anything else is a bug and keeps its traceback
+        cli("report", tmp_path)

@@ -56,6 +56,12 @@ def test_kill_9_mid_sweep_then_resume(tmp_path, plugin_dir):
     assert not alive, f"workers left behind: {alive}"
     stored = _rows(db)
     assert 2 <= len(stored) < 8 and all(s == "optimal" for s, _ in stored.values())
+    from schedlab.benchmarks.harness.store import Store
+
+    with Store(out, create=False) as st:  # the killed session: interrupted, with what it stored
+        killed = st.sessions()[-1]
+    assert killed["status"] == "interrupted" and killed["counts"]["ran"] == len(stored)
+    assert killed["counts"]["total"] == 8
 
     again = subprocess.run([*cmd, "--format", "json"], env=env, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr[-2000:]
@@ -64,3 +70,27 @@ def test_kill_9_mid_sweep_then_resume(tmp_path, plugin_dir):
     final = _rows(db)
     assert len(final) == 8
     assert {k: final[k] for k in stored} == stored  # the first run's records are untouched
+
+
+def test_sigterm_is_handled_as_ctrl_c(tmp_path, plugin_dir):
+    """Issue 26 item 8: SIGTERM printed nothing and left the session running; now it stops the workers,
+    says so, exits 130 and closes the session as interrupted with its counts."""
+    (tmp_path / "suite.yaml").write_text(SUITE)
+    out = tmp_path / "out"
+    db = out / "results.sqlite"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(plugin_dir), os.environ.get("PYTHONPATH", "")]))
+    cmd = [sys.executable, "-m", "schedlab", "--plugin", "schedlab_test_plugin", "bench", str(tmp_path / "suite.yaml"),
+           "--out", str(out), "--workers", "1", "--no-report"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 90
+    while _count(db) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the sweep ended before it could be terminated"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-2000:]
+    assert "interrupted: every finished run is stored" in err and "Traceback" not in err
+    with sqlite3.connect(db) as c:
+        status, counts = c.execute("SELECT status, counts FROM sessions ORDER BY id DESC").fetchone()
+        n = c.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+    assert status == "interrupted" and json.loads(counts)["ran"] == n and 2 <= n < 8

@@ -100,3 +100,45 @@ def test_extending_doc_shows_the_tested_example_code():
     assert len(blocks) >= 6
     for b in blocks:
         assert b.strip() in sources, f"this block of EXTENDING.md is not in examples/plugin:\n{b[:300]}"
+
+
+CWD_PLUGIN = '''
+from schedlab.heuristics.fifo import FifoParams, FifoPolicy
+from schedlab.scheduling.registry import PolicySpec
+
+POLICIES = [PolicySpec("cwd-fifo", FifoPolicy, "FIFO under another name, from a module in the cwd",
+                       params=FifoParams)]
+'''
+
+
+def test_plugin_module_in_the_working_directory_with_the_console_script(tmp_path):
+    """Issue 26 item 12: ``schedlab --plugin MODULE`` (the console script, whose sys.path holds its own
+    folder, not the working directory) imports a module file of the working directory, as
+    docs/EXTENDING.md shows; a missing module is still one error line."""
+    (tmp_path / "my_cwd_plugin.py").write_text(CWD_PLUGIN)
+    script = Path(sys.executable).parent / "schedlab"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SCHEDLAB_PLUGINS")}
+    r = subprocess.run([str(script), "--plugin", "my_cwd_plugin", "list", "policies"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "cwd-fifo" in r.stdout
+    r = subprocess.run([str(script), "--plugin", "not_here_plugin", "list", "policies"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and r.stderr.startswith("error: ") and len(r.stderr.splitlines()) == 1
+    assert "cannot import plugin module 'not_here_plugin'" in r.stderr
+
+
+def test_cwd_plugin_lookup_leaves_sys_path_alone(tmp_path, monkeypatch):
+    from schedlab.benchmarks.harness.plugins import _import
+
+    (tmp_path / "cwd_only_mod.py").write_text("VALUE = 42\n")
+    (tmp_path / "cwd_broken_mod.py").write_text("import no_such_dependency_xyz\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    before = list(sys.path)
+    assert _import("cwd_only_mod").VALUE == 42
+    assert sys.path == before
+    with pytest.raises(ModuleNotFoundError, match="no_such_dependency_xyz"):  # not hidden by the lookup
+        _import("cwd_broken_mod")
+    assert "cwd_broken_mod" not in sys.modules
+    sys.modules.pop("cwd_only_mod", None)

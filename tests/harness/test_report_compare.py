@@ -65,7 +65,7 @@ def test_noise_band_by_hand(tmp_path, monkeypatch):
     rows = lambda vals: pd.DataFrame([{"suite": "s", "type": "gap", "series": "x", "seed": i, "metric": "objective",  # noqa: E731
                                        "value": v} for i, v in enumerate(vals)])
     sides = {"A": rows([10.0, 12.0]), "B": rows([11.0, 13.0])}
-    monkeypatch.setattr(cmp, "_load", lambda d: sides[d])
+    monkeypatch.setattr(cmp, "_load", lambda d, time=False: sides[d])
     r = cmp.compare("A", "B").iloc[0]
     # delta 1; s_a = s_b = sqrt(2); s_p = sqrt(2); SE = sqrt(2) * sqrt(1/2 + 1/2) = 1.414; 2 SE = 2.83 > 1
     assert r["delta"] == pytest.approx(1.0) and r["noise"] == pytest.approx(2 * math.sqrt(2))
@@ -122,3 +122,72 @@ def test_timeline_bins_are_time_weighted_means_by_hand():
     tb, yb = binned_step(t, y, n=1000)
     assert len(tb) == 1000
     assert np.sum(yb * (t[-1] - t[0]) / 1000) == pytest.approx(np.sum(y[:-1] * np.diff(t)), rel=1e-9)
+
+
+def _copy_with(d, dest, *sql: str):
+    shutil.copytree(d, dest)
+    with sqlite3.connect(dest / "results.sqlite") as c:
+        for q in sql:
+            c.execute(q)
+    return dest
+
+
+def test_compare_strict_ignores_time_unless_asked(small_run, tmp_path, cli):
+    """Issue 26 item 6: same code and seeds, only the machine's load moved the times (x3 + 1 s): --strict
+    passes; --time compares them (and --strict then fails); gaps in percent, as in the report."""
+    d, _ = small_run
+    b = _copy_with(d, tmp_path / "b", "UPDATE records SET solve_s = solve_s * 3 + 1 WHERE case_type = 'gap'")
+    code, out, err = cli("compare", d, b, "--strict")
+    assert code == 0 and "no difference beyond seed-to-seed noise" in out, out + err
+    assert "warning" not in err
+    df = compare(d, b)
+    assert "time_s" not in set(df["metric"]) and "gap [%]" in set(df["metric"]) and "gap" not in set(df["metric"])
+    code, out, _ = cli("compare", d, b, "--strict", "--time")
+    assert code == 1 and "time_s" in out
+    # the FIFO gap of joint n=4 in percent: the report's figure
+    g = compare(d, d).set_index(["series", "metric"]).loc[("joint/rubick-64/n=4/fifo", "gap [%]")]
+    from schedlab.benchmarks.harness.analysis import frame
+    from schedlab.benchmarks.harness.store import Store
+
+    with Store(d, create=False) as s:
+        f = frame(s.records())
+    fr = f[f["label"].str.startswith("joint/rubick-64/n=4/") & f["label"].str.endswith("/fifo")]["gap"]
+    assert g["mean_a"] == pytest.approx(100 * fr.mean()) and g["mean_a"] > 1.0
+
+
+def test_compare_warns_on_different_seeds(small_run, tmp_path, cli):
+    d, _ = small_run
+    b = _copy_with(d, tmp_path / "b", "UPDATE records SET seed = seed + 5")
+    code, out, err = cli("compare", d, b)
+    assert code == 0
+    # 8 series (13 runs: 4 joint n=4 series on seeds 0 and 1, 2 of n=8, 2 replays and the bound case)
+    assert err.startswith("warning: 8 of 8 series ran on different seeds") and "A seeds 0, B seeds 5" in err
+
+
+def test_compare_never_cuts_series_names(small_run, tmp_path, cli, monkeypatch):
+    """``rubick-e``, ``rubick-n`` and ``rubick-r`` all read ``rubick…`` in a narrow table before: names fold."""
+    from rich.console import Console
+
+    import schedlab.benchmarks.cli.compare_cmd as cc
+
+    d, _ = small_run
+    names = ("rubick-e", "rubick-n", "rubick-r")
+    sql = [f"UPDATE records SET label = replace(label, '/{w}', '/{n}'), method = '{n}' WHERE label LIKE '%/{w}'"
+           for w, n in zip(("fifo", "joint@highs", "joint@cpsat"), names, strict=True)]
+    b = _copy_with(d, tmp_path / "b", *sql)
+    monkeypatch.setattr(cc, "console", lambda: Console(width=100))
+    code, out, _ = cli("compare", b, b, "--all")
+    assert code == 0 and "…" not in out
+    series, current = [], None
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) != 11:
+            continue
+        if cells[3]:  # n_a: a row starts
+            current = [cells[1]]
+            series.append(current)
+        elif current is not None:
+            current.append(cells[1])
+    full = {"".join(parts) for parts in series}
+    for n in names:
+        assert f"joint/rubick-64/n=4/{n}" in full, sorted(full)

@@ -6,10 +6,16 @@ runs (sessions, environment), summary (one row per kind and method), optimality 
 vs jobs and GPUs with fitted exponents), online vs offline bound, trace replays (table, JCT CDF,
 utilisation and queue length over time, a schedule picture per replay), reproduction tables (paper vs
 ours), failed runs. Only the current run of each (suite, label) is shown.
+
+``report.html`` embeds its plots (base64 PNG), so the page alone is the whole report; ``report.md``
+links ``plots/*.png`` beside it. The store is only read: ``out`` writes the report elsewhere (a results
+folder one cannot write).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import re
 from dataclasses import dataclass, field
@@ -65,11 +71,14 @@ class _Doc:
         self.html.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
     def img(self, path: Path | None, root: Path, alt: str) -> None:
+        """The plot linked from the Markdown (``plots/NAME.png``) and embedded in the HTML (base64)."""
         if path is None:
             return
         rel = path.relative_to(root).as_posix()
         self.md.append(f"![{alt}]({rel})\n")
-        self.html.append(f'<p><img src="{html.escape(rel)}" alt="{html.escape(alt)}"></p>')
+        data = base64.b64encode(path.read_bytes()).decode()
+        self.html.append(f'<p><img src="data:image/png;base64,{data}" alt="{html.escape(alt)}" '
+                         f'title="{html.escape(rel)}"></p>')
 
 
 _CSS = ("body{font-family:system-ui,sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}"
@@ -79,8 +88,17 @@ _CSS = ("body{font-family:system-ui,sans-serif;max-width:1300px;margin:2em auto;
         "img{max-width:100%;border:1px solid #eee}h2{border-bottom:1px solid #ddd;margin-top:2em}")
 
 
+#: longest plot file name stem taken from a label; longer ones are cut and end in a digest of the whole
+SLUG_CHARS = 80
+
+
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:80]
+    """A file name stem for ``text``; one that had to be cut ends in 8 hex digits of the whole text's
+    SHA-1, so two long labels that differ only in their tails never share a plot file."""
+    s = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")
+    if len(s) <= SLUG_CHARS:
+        return s
+    return s[:SLUG_CHARS - 9].rstrip("-") + "-" + hashlib.sha1(text.encode()).hexdigest()[:8]
 
 
 def _sessions(store: Store) -> pd.DataFrame:
@@ -90,7 +108,8 @@ def _sessions(store: Store) -> pd.DataFrame:
         latest[s["suite"]] = s
     for suite, s in latest.items():
         opts, env, counts = s["options"] or {}, s["environment"] or {}, s["counts"] or {}
-        rows.append({"suite": suite, "started": s["started_at"], "finished": s["finished_at"], "status": s["status"],
+        status = s["status"] + (" (killed: counts are what it stored)" if s.get("note") else "")
+        rows.append({"suite": suite, "started": s["started_at"], "finished": s["finished_at"], "status": status,
                      "executor": opts.get("executor"), "workers": opts.get("workers"), "threads": opts.get("threads"),
                      "cpus": env.get("cpu_count"), "host": env.get("host"),
                      "load avg at start": " ".join(str(x) for x in env.get("load_avg") or []),
@@ -100,16 +119,27 @@ def _sessions(store: Store) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def render_report(directory: str | Path, *, exports: bool = True) -> Report:
-    """Write ``report.html``, ``report.md`` and ``plots/*.png`` (and ``results.csv``/``.parquet``)."""
+def _code(df: pd.DataFrame, sessions: list[dict]) -> str:
+    """``0.1.0+db731e5a6bed (git 475ed6a1b2c3)``: each code version of the current runs, with the git
+    commits of the sessions that ran it (none outside a git checkout)."""
+    commits = sorted({(s["environment"] or {}).get("git") for s in sessions} - {None})
+    code = ", ".join(sorted(df.loc[df["current"], "code_version"].dropna().unique()))
+    return code + (f" (git {', '.join(commits)})" if commits else " (no git commit: not run from a checkout)")
+
+
+def render_report(directory: str | Path, *, exports: bool = True, out: str | Path | None = None) -> Report:
+    """Write ``report.html``, ``report.md`` and ``plots/*.png`` (and ``results.csv``/``.parquet``) into
+    ``out`` (default: ``directory``), reading the store of ``directory`` read-only."""
     root = Path(directory)
+    dest = Path(out) if out is not None else root
     with Store(root, create=False) as store:
         df = frame(store.records())
+        all_sessions = store.sessions()
         sessions = _sessions(store)
-        skipped = [x for s in store.sessions() for x in (s["skipped"] or [])]
+        skipped = [x for s in all_sessions for x in (s["skipped"] or [])]
         repro = store.repro()
-    pdir = root / "plots"
-    pdir.mkdir(exist_ok=True)
+    pdir = dest / "plots"
+    pdir.mkdir(parents=True, exist_ok=True)
     for old in pdir.glob("*.png"):
         old.unlink()
     doc = _Doc()
@@ -120,13 +150,13 @@ def render_report(directory: str | Path, *, exports: bool = True) -> Report:
             made.append(p)
         return p
 
-    doc.h(1, f"schedlab benchmark report: {root.name}")
+    doc.h(1, f"schedlab benchmark report: {root.resolve().name}")
     if df.empty:
         doc.p("No records yet.")
     else:
         versions = df["versions"].dropna().iloc[-1] if df["versions"].notna().any() else {}
         doc.p(f"{len(df[df['current']])} current runs in suites {', '.join(sorted(df['suite'].unique()))}; code "
-              f"{', '.join(sorted(df['code_version'].dropna().unique()))}; "
+              f"{_code(df, all_sessions)}; "
               + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if k != "backend"))
         viol = tables.bound_violations(df)
         if not viol.empty:
@@ -140,24 +170,25 @@ def render_report(directory: str | Path, *, exports: bool = True) -> Report:
         doc.h(2, "Summary")
         doc.p(GAP_DEFINITION)
         doc.table(tables.summary(df))
-        _gap_section(doc, df, root, pdir, keep, skipped)
-        _bound_section(doc, df, root, pdir, keep)
-        _replay_section(doc, df, root, pdir, keep)
+        with plots.quiet():
+            _gap_section(doc, df, dest, pdir, keep, skipped)
+            _bound_section(doc, df, dest, pdir, keep)
+            _replay_section(doc, df, root, dest, pdir, keep)
     _repro_section(doc, repro)
     if not df.empty:
         fails = tables.failures(df)
         if not fails.empty:
             doc.h(2, "Failed runs")
             doc.table(fails)
-    md = root / "report.md"
+    md = dest / "report.md"
     md.write_text("\n".join(doc.md) + "\n")
-    page = root / "report.html"
+    page = dest / "report.html"
     page.write_text("<!doctype html><html><head><meta charset='utf-8'><title>schedlab report</title>"
                     f"<style>{_CSS}</style></head><body>{''.join(doc.html)}</body></html>\n")
-    out = Report(page, md, made)
+    rep = Report(page, md, made)
     if exports and not df.empty:
-        out.exports = export(df, root)
-    return out
+        rep.exports = export(df, dest)
+    return rep
 
 
 GAP_DEFINITION = ("Gap: signed, g = (B - v) / max(|B|, |v|) for a maximisation and (v - B) / max(|B|, |v|) for a "
@@ -186,8 +217,12 @@ def _gap_section(doc: _Doc, df, root, pdir, keep, skipped) -> None:
         doc.p(f"Exact methods stopped growing once they stopped proving optimality ({len(skipped)} runs skipped), "
               "e.g. " + "; ".join(skipped[:3]))
     doc.h(2, "Runtime")
-    doc.img(keep(plots.runtime_vs_size(df, pdir / "runtime_vs_jobs.png", "jobs")), root, "runtime vs jobs")
-    doc.img(keep(plots.runtime_vs_size(df, pdir / "runtime_vs_gpus.png", "gpus")), root, "runtime vs GPUs")
+    by_jobs = keep(plots.runtime_vs_size(df, pdir / "runtime_vs_jobs.png", "jobs"))
+    by_gpus = keep(plots.runtime_vs_size(df, pdir / "runtime_vs_gpus.png", "gpus"))
+    doc.img(by_jobs, root, "runtime vs jobs")
+    doc.img(by_gpus, root, "runtime vs GPUs")
+    if by_jobs is None and by_gpus is None:
+        doc.p("No runtime curve: every kind ran at one size (a curve needs two sizes of jobs or of GPUs).")
     st = tables.scale_table(df)
     if not st.empty:
         doc.p("Fitted exponent b of build + solve time t ~ a n^b (least squares in log-log space, over runs that "
@@ -209,7 +244,7 @@ def _bound_section(doc: _Doc, df, root, pdir, keep) -> None:
     doc.table(bt)
 
 
-def _replay_section(doc: _Doc, df, root, pdir, keep) -> None:
+def _replay_section(doc: _Doc, df, root, dest, pdir, keep) -> None:
     rt = tables.replay_table(df)
     if rt.empty:
         return
@@ -218,12 +253,12 @@ def _replay_section(doc: _Doc, df, root, pdir, keep) -> None:
     for group, runs in plots.replay_groups(df, root).items():
         doc.h(3, group)
         slug = _slug(group)
-        doc.img(keep(plots.jct_cdf(group, runs, root, pdir / f"jct_cdf_{slug}.png")), root, f"JCT CDF {group}")
-        doc.img(keep(plots.timeline(group, runs, root, pdir / f"timeline_{slug}.png")), root, f"timeline {group}")
+        doc.img(keep(plots.jct_cdf(group, runs, root, pdir / f"jct_cdf_{slug}.png")), dest, f"JCT CDF {group}")
+        doc.img(keep(plots.timeline(group, runs, root, pdir / f"timeline_{slug}.png")), dest, f"timeline {group}")
         for who, x in runs:
             p = gantt(root / x["records_dir"], f"{who} on {group}", pdir / f"gantt_{_slug(x['suite'] + '-' + x['label'])}.png",
                       x["cluster"])
-            doc.img(keep(p), root, f"schedule {who}")
+            doc.img(keep(p), dest, f"schedule {who}")
 
 
 def _repro_section(doc: _Doc, repro) -> None:

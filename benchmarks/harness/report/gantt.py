@@ -19,6 +19,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from schedlab.benchmarks.harness.report.plots import wrap
+
 DETAIL_GPUS = 128
 DETAIL_JOBS = 80
 BINS = 120
@@ -150,7 +152,7 @@ def _detailed(seg, jobs, rows, machines, base, title: str, path: Path) -> Path:
     ax.set_ylim(n - 0.5, -1.5)
     ax.set_xlabel("simulated time [h]")
     ax.set_ylabel("GPUs, grouped by machine")
-    ax.set_title(f"Schedule: {title} ({len(ids)} jobs, {n} GPU rows)")
+    ax.set_title(wrap(f"Schedule: {title} ({len(ids)} jobs, {n} GPU rows)", fig))
     handles = [Patch(color=cmap(0), label="running (colour = job)"),
                Patch(facecolor="lightgrey", hatch="////", edgecolor="dimgrey", label="checkpoint / restore / reconfigure"),
                ax.scatter([], [], marker="v", color="red", label=f"preemption ({len(pre)})"),
@@ -198,7 +200,8 @@ def _aggregated(seg, jobs, machines, title: str, path: Path, capacity: dict[str,
     top.legend(fontsize=7, loc="upper right")
     if len(machines) <= 40:
         ax.set_yticks([i + 0.5 for i in range(len(machines))], machines, fontsize=6)
-    top.set_title(f"Schedule (aggregated): {title} ({seg['job_id'].nunique()} jobs, {len(machines)} machines)")
+    top.set_title(wrap(f"Schedule (aggregated): {title} ({seg['job_id'].nunique()} jobs, {len(machines)} machines)",
+                       fig))
     fig.savefig(path, dpi=110)
     return path
 

@@ -1,10 +1,14 @@
 """The report's plots (matplotlib, drawn on ``Figure`` objects with the Agg canvas: no pyplot state).
-Every plot has a title, axis labels with units and a legend."""
+Every plot has a title, axis labels with units and a legend; multi-panel figures share one legend below
+the panels (never over the data), and titles wrap to the figure's width."""
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Iterable
+import textwrap
+import warnings
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +47,33 @@ def _size_axis(ax, sizes, log_y: bool = False) -> None:
 def _save(fig: Figure, path: Path) -> Path:
     fig.savefig(path, dpi=DPI)
     return path
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Matplotlib's "Glyph ... missing from font" warnings (a label character the font lacks, drawn as a
+    box) are not the user's business on stderr: silenced while the report draws."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
+        yield
+
+
+def wrap(title: str, fig: Figure, points: float = 12.0) -> str:
+    """``title`` wrapped to the figure's width (at most 0.65 em per character at ``points``, with a margin)."""
+    width_pt = 0.95 * fig.get_figwidth() * 72
+    return textwrap.fill(title, max(20, int(width_pt / (0.65 * points))))
+
+
+def _shared_legend(fig: Figure, axes: list, title: str) -> None:
+    """One legend for every panel, below them: the union of the panels' lines, each name once."""
+    seen: dict[str, object] = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, h)
+    if seen:
+        ncol = max(1, min(len(seen), int(fig.get_figwidth() // 2.4)))
+        fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncol=ncol, fontsize=7,
+                   title=title, title_fontsize=7, frameon=False)
 
 
 def _panels(n: int, width: float = 5.2, height: float = 3.8) -> tuple[Figure, list]:
@@ -84,8 +115,8 @@ def gap_vs_size(df: pd.DataFrame, path: Path) -> Path | None:
         ax.set_ylabel("gap to best proven bound [%]")
         ax.set_title(f"{kind} on {cluster}")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7, title="method@backend", title_fontsize=7)
-    fig.suptitle("Optimality gap vs instance size (filled: bound proven optimal; hollow: not proven)")
+    _shared_legend(fig, axes, "method@backend")
+    fig.suptitle(wrap("Optimality gap vs instance size (filled: bound proven optimal; hollow: not proven)", fig))
     return _save(fig, path)
 
 
@@ -124,9 +155,14 @@ def runtime_vs_size(df: pd.DataFrame, path: Path, axis: str = "jobs") -> Path | 
         ax.set_ylabel("build + solve time [s]")
         ax.set_title(f"{kind} ({fixed} GPUs)" if other == "gpus" else f"{kind} ({fixed} jobs)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, title="method@backend (t ~ n^b)", title_fontsize=7)
-    fig.suptitle(f"Runtime vs {'instance size' if axis == 'jobs' else 'cluster size'} (log-log; x: limit-cut or "
-                 "killed runs)")
+        if len(panels) == 1:
+            ax.legend(fontsize=7, title="method@backend (t ~ n^b)", title_fontsize=7, loc="upper left",
+                      bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        else:  # the fitted exponent differs per panel: each panel keeps its own legend, outside the data
+            ax.legend(fontsize=6, title="method@backend (t ~ n^b)", title_fontsize=6, loc="upper center",
+                      bbox_to_anchor=(0.5, -0.18), ncol=2, frameon=False)
+    fig.suptitle(wrap(f"Runtime vs {'instance size' if axis == 'jobs' else 'cluster size'} (log-log; x: limit-cut "
+                      "or killed runs)", fig))
     return _save(fig, path)
 
 
@@ -178,7 +214,7 @@ def jct_cdf(group: str, runs: list[tuple[str, pd.Series]], root: Path, path: Pat
     ax.set_ylim(0, 1.02)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, title="policy", title_fontsize=7)
-    ax.set_title(f"JCT CDF per policy: {group}")
+    ax.set_title(wrap(f"JCT CDF per policy: {group}", fig, 11))
     return _save(fig, path)
 
 
@@ -200,15 +236,46 @@ def binned_step(t: np.ndarray, y: np.ndarray, n: int = TIMELINE_POINTS) -> tuple
     return edges[:-1], np.diff(area) / np.diff(edges)
 
 
+def last_end(records_dir: Path, metrics: dict, series: pd.DataFrame) -> float | None:
+    """When the last job ended: the latest ``end`` of ``jobs.csv``, else the series' start plus the
+    makespan (``last end - first arrival``); ``None`` when neither is known."""
+    jobs = _read(records_dir, "jobs.csv")
+    if jobs is not None and "end" in jobs and jobs["end"].notna().any():
+        return float(jobs["end"].max())
+    m = metrics.get("makespan")
+    if m is not None and m == m and not series.empty:
+        return float(series["time"].min()) + float(m)
+    return None
+
+
+def until_makespan(s: pd.DataFrame, end: float | None) -> pd.DataFrame:
+    """The series up to ``end`` (the last job's end): timer events after it (a policy's periodic tick on
+    an empty cluster) are not activity; the state at ``end`` closes the series."""
+    if end is None or not end == end or s.empty:
+        return s
+    t = s["time"].to_numpy(float)
+    cut = s[t <= end]
+    if len(cut) == len(s) or (len(cut) and float(cut["time"].iloc[-1]) == end):
+        return cut
+    last = (cut.iloc[[-1]] if len(cut) else s.iloc[[0]]).copy()
+    last["time"] = end
+    return pd.concat([cut, last], ignore_index=True)
+
+
 def timeline(group: str, runs: list[tuple[str, pd.Series]], root: Path, path: Path) -> Path | None:
-    """GPU utilisation and queue length over time (hours), a line per policy (series longer than
-    :data:`TIMELINE_POINTS` drawn as time-weighted bin means, :func:`binned_step`)."""
+    """GPU utilisation and queue length over time (hours) until the latest makespan, a line per policy
+    (series longer than :data:`TIMELINE_POINTS` drawn as time-weighted bin means, :func:`binned_step`)."""
     fig = Figure(figsize=(7.5, 5.2), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
     col = colours(label for label, _ in runs)
     drawn = False
+    end = 0.0
     for label, x, s in _each(runs, root, "series.csv"):
-        total = (x["metrics"] or {}).get("total_gpus") or x["gpus"] or max(1, int(s["used_gpus"].max()))
+        metrics = x["metrics"] if isinstance(x["metrics"], dict) else {}
+        stop = last_end(root / x["records_dir"], metrics, s)
+        s = until_makespan(s, stop)
+        total = metrics.get("total_gpus") or x["gpus"] or max(1, int(s["used_gpus"].max()))
+        end = max(end, float(s["time"].max()))
         t = s["time"].to_numpy(float) / 3600.0
         tu, used = binned_step(t, 100 * s["used_gpus"].to_numpy(float) / float(total))
         tq, queued = binned_step(t, s["queued"].to_numpy(float))
@@ -219,12 +286,15 @@ def timeline(group: str, runs: list[tuple[str, pd.Series]], root: Path, path: Pa
         return None
     top.set_ylabel("GPUs in use [%]")
     top.set_ylim(0, 105)
+    if end > 0:
+        top.set_xlim(0, end / 3600.0)
     bottom.set_ylabel("queued jobs")
+    bottom.set_ylim(bottom=0)
     bottom.set_xlabel("simulated time [h]")
     for ax in (top, bottom):
         ax.grid(True, alpha=0.3)
-    top.legend(fontsize=7, title="policy", title_fontsize=7, loc="upper right")
-    top.set_title(f"Utilisation and queue length over time: {group}")
+    _shared_legend(fig, [top], "policy")
+    top.set_title(wrap(f"Utilisation and queue length over time (to the makespan): {group}", fig, 11))
     return _save(fig, path)
 
 
@@ -251,4 +321,5 @@ def online_vs_bound(table: pd.DataFrame, path: Path) -> Path | None:
     return _save(fig, path)
 
 
-__all__ = ["colours", "gap_vs_size", "jct_cdf", "online_vs_bound", "replay_groups", "runtime_vs_size", "timeline"]
+__all__ = ["colours", "gap_vs_size", "jct_cdf", "online_vs_bound", "quiet", "replay_groups", "runtime_vs_size",
+           "timeline", "until_makespan", "wrap"]
