@@ -4,7 +4,8 @@ Given one option per job (or "keep the running allocation"), place them largest 
 allocations that are kept go where they are; a one-machine option takes the machine with the fewest
 free GPUs that holds it (and its CPUs and memory); a spread option takes, inside the rack with the
 most free GPUs (rack tier) or anywhere (network tier), pieces that are multiples of its divisor on the
-machines with the most free GPUs, CPUs and memory in proportion. A job that does not fit is left
+machines with the most free GPUs, CPUs and memory in proportion (with a rack granule: rack by rack,
+a multiple of the granule per rack). A job that does not fit is left
 queued. When every job fits, the allocation is worth exactly the class relaxation's value, so the
 two-stage solve is done; otherwise it warm-starts the packing MIP. One-machine options look machines
 up by free GPUs (buckets), not by a scan; spread options are O(jobs x machines).
@@ -51,10 +52,13 @@ def pack_greedy(inst: JointInstance, chosen: Mapping[str, JobOption | str]) -> A
         else:
             groups = list(racks.values()) if o.tier is Tier.RACK and len(racks) > 1 else [mach]
             gpus = None
-            for ms in sorted(groups, key=lambda ms: -sum(free[m][0] for m in ms)):
-                gpus = _spread(o, ms, free, cpg, mpg)
-                if gpus is not None:
-                    break
+            if o.granule != o.divisor and o.tier is Tier.NETWORK:
+                gpus = _spread_racks(o, list(racks.values()), free, cpg, mpg)
+            else:
+                for ms in sorted(groups, key=lambda ms: -sum(free[m][0] for m in ms)):
+                    gpus = _spread(o, ms, free, cpg, mpg)
+                    if gpus is not None:
+                        break
             if gpus is None:
                 continue
         cpus = _integral_share(o.cpus, gpus)
@@ -90,12 +94,35 @@ class _ByFree:
         return None
 
 
+def _room(m: str, free: dict, cpg: float, mpg: float) -> int:
+    return min(free[m][0], int(max(0, free[m][1] - 1) // cpg) if cpg else free[m][0],  # 1 CPU for rounding
+               int((free[m][2] + 1e-9) // mpg) if mpg else free[m][0])
+
+
+def _spread_racks(o: JobOption, racks: list[list[str]], free: dict, cpg: float, mpg: float
+                  ) -> dict[str, int] | None:
+    """Network tier with a rack granule: per rack (most room first) a multiple of the granule, as pieces
+    (multiples of the divisor) on its machines with the most room; ``None`` if it does not fit."""
+    left, gpus = o.gpus, {}
+    rooms = {m: _room(m, free, cpg, mpg) // o.divisor * o.divisor for ms in racks for m in ms}
+    for ms in sorted(racks, key=lambda ms: (-sum(rooms[m] for m in ms), ms[0])):
+        take = min(left, sum(rooms[m] for m in ms)) // o.granule * o.granule
+        left -= take
+        for m in sorted(ms, key=lambda m: (-rooms[m], m)):
+            k = min(take, rooms[m])
+            if k > 0:
+                gpus[m] = k
+                take -= k
+        if left == 0:
+            return gpus
+    return None
+
+
 def _spread(o: JobOption, machines: list[str], free: dict, cpg: float, mpg: float) -> dict[str, int] | None:
     """Pieces (multiples of the divisor) on the machines with the most room, or ``None``."""
     left, gpus = o.gpus, {}
     for m in sorted(machines, key=lambda m: (-free[m][0], m)):
-        room = min(free[m][0], int(max(0, free[m][1] - 1) // cpg) if cpg else free[m][0],  # 1 CPU for rounding
-                   int((free[m][2] + 1e-9) // mpg) if mpg else free[m][0])
+        room = _room(m, free, cpg, mpg)
         k = min(left, room) // o.divisor * o.divisor
         if k > 0:
             gpus[m] = k
