@@ -88,8 +88,9 @@ def solve_built(form: Formulation, inst: Any, built: Built, backend: Backend | s
         raise SolverError(why)
     model = built.model
     model.hints = {}
-    if params.warm_start is not None and "warm_start" in be.capabilities:
-        model.hints = form.hints(inst, built, params.warm_start)
+    start = None  # (feasible in the model, its model objective, what to say) of a given warm start
+    if params.warm_start is not None:
+        start = warm_start_check(form, inst, built, be, params.warm_start)
     limit = params.time_limit_s
     left = None if limit is None else limit - (time.perf_counter() - t_start)
     notes: list[str] = []
@@ -103,6 +104,14 @@ def solve_built(form: Formulation, inst: Any, built: Built, backend: Backend | s
         sub = params if left is None else params.with_(time_limit_s=left - reserve_s(model, limit))
         raw = be.solve(model, sub)
     notes += list(raw.notes)
+    used = None
+    if start is not None:
+        used, text = start[0], start[2]
+        tol = 1e-6 * max(1.0, abs(start[1] or 0.0)) + (raw.precision or 0.0)
+        p = raw.primal_bound
+        if used and p is not None and (p < start[1] - tol if model.sense == "max" else p > start[1] + tol):
+            used, text = False, text + f"; {be.name} returned {raw.primal_bound:g}, below the start: not kept"
+        notes.append(text)
     solution = allocation = objective = violations = None
     extract_s = verify_s = 0.0
     if raw.values is not None and raw.termination.has_solution:
@@ -139,7 +148,26 @@ def solve_built(form: Formulation, inst: Any, built: Built, backend: Backend | s
         threads=raw.threads, seed=params.seed, allocation=allocation, solution=solution, message=raw.message,
         notes=tuple(notes), model_stats=model.stats(), violations=violations, translate_s=raw.translate_s,
         extract_s=extract_s, verify_s=verify_s, wall_s=wall, time_limit_s=limit, rel_gap_tolerance=params.rel_gap,
-        objective_precision=raw.precision)
+        objective_precision=raw.precision, warm_start_used=used)
+
+
+def warm_start_check(form: Formulation, inst: Any, built: Built, be: Backend, allocation: Allocation
+                     ) -> tuple[bool, float | None, str]:
+    """Set ``built.model.hints`` from a warm-start allocation where ``be`` takes starts, and say whether
+    it is *used*: passed to the backend as a feasible point of the model (every variable the
+    formulation maps, the rest at 0, within every bound and row), so the solve starts from a solution
+    worth at least its model objective. ``(used, model objective or None, note)``."""
+    if "warm_start" not in be.capabilities:
+        return False, None, f"warm start not used: {be.name} takes no start"
+    model = built.model
+    model.hints = form.hints(inst, built, allocation)
+    full = model.point(model.hints)
+    bad = model.violated(full, tol=1e-6)
+    if bad:
+        return False, None, (f"warm start not used: the allocation is not a feasible point of the model "
+                             f"({len(bad)} rows, e.g. {bad[0]}); passed as a hint only")
+    value = model.objective_value(full)
+    return True, value, f"warm start used: a feasible point of the model worth {value:g}"
 
 
 def _trivial(model: Model) -> RawResult:

@@ -323,8 +323,9 @@ class JointFormulation:
         return out
 
     def hints(self, inst: JointInstance, built: Built, allocation: Allocation) -> dict[int, float]:
+        """Every variable at the allocation's point (unmapped ones at 0): a complete MIP start."""
         vals, _ = self.point(inst, built, allocation)
-        return vals
+        return dict(enumerate(built.model.point(vals)))
 
 
 __all__ = ["JointFormulation", "build_machines", "canonical", "class_model", "machine_classes", "pooled_ok",
