@@ -161,6 +161,11 @@ def warm_start_check(form: Formulation, inst: Any, built: Built, be: Backend, al
         return False, None, f"warm start not used: {be.name} takes no start"
     model = built.model
     model.hints = form.hints(inst, built, allocation)
+    own = getattr(form, "start_problems", None)  # what of the allocation the model cannot hold, if it can say
+    problems = own(inst, built, allocation) if own is not None else []
+    if problems:
+        return False, None, (f"warm start not used: {len(problems)} parts of it are outside the model, e.g. "
+                             f"{problems[0]}; the rest passed as a hint only")
     full = model.point(model.hints)
     bad = model.violated(full, tol=1e-6)
     if bad:

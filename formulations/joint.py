@@ -322,6 +322,11 @@ class JointFormulation:
                     if j.guaranteed and j.id not in solution]
         return out
 
+    def start_problems(self, inst: JointInstance, built: Built, allocation: Allocation) -> list[str]:
+        """Why ``allocation`` is not wholly a point of the model (verification failures and parts the
+        model cannot map); empty when it is."""
+        return self.verify(inst, allocation) + self.point(inst, built, allocation)[1]
+
     def hints(self, inst: JointInstance, built: Built, allocation: Allocation) -> dict[int, float]:
         """Every variable at the allocation's point (unmapped ones at 0): a complete MIP start."""
         vals, _ = self.point(inst, built, allocation)

@@ -159,3 +159,7 @@ class JointTwoStage:
                            notes=tuple(notes), violations=viol, verify_s=verify_s, wall_s=time.perf_counter() - t0,
                            time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap,
                            warm_start_used=used)
+
+
+#: instance kind -> the exact method that proves optima fastest (placeholder until measured)
+FASTEST_EXACT: dict[str, str] = {"joint": "joint-2stage"}
