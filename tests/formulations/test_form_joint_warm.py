@@ -20,8 +20,8 @@ P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
 
 @pytest.fixture(scope="module")
 def busy():
-    """A perf-model instance the pooled model cannot take (so joint solves the per-machine model), and
-    Rubick's and FIFO's decisions on it."""
+    """A perf-model instance on a fragmented cluster (the pooled model takes it; ``joint-machines`` is the
+    per-machine model), and Rubick's and FIFO's decisions on it."""
     from schedlab.topology import preset
 
     inst = generate_joint(preset("rubick-64"), 12, seed=0, source="perfmodel", busy=0.3)
@@ -30,7 +30,7 @@ def busy():
 
 
 @pytest.mark.parametrize("backend", ["highs", "cpsat", "scip"])
-@pytest.mark.parametrize("method", ["joint", "joint-2stage"])
+@pytest.mark.parametrize("method", ["joint", "joint-machines", "joint-2stage"])
 def test_a_valid_start_is_used_and_reported(backend, method, busy, need_backend):
     need_backend(backend)
     inst, rubick, fifo = busy
@@ -52,7 +52,7 @@ def test_a_backend_without_starts_says_so(busy, need_backend):
     assert r.warm_start_used is False and any("scipy takes no start" in n for n in r.notes)
 
 
-@pytest.mark.parametrize("method", ["joint", "joint-2stage"])
+@pytest.mark.parametrize("method", ["joint", "joint-machines", "joint-2stage"])
 def test_a_start_outside_the_model_is_not_used(method, busy):
     # two jobs on one machine's 8 GPUs, 8 each: breaks a capacity row (and does not verify)
     inst, _, _ = busy
