@@ -11,7 +11,7 @@ from functools import cache, lru_cache
 from schedlab.topology.tiers import Tier
 
 
-def _chunks(rest: int, q: int, per: int) -> list[int]:
+def chunks(rest: int, q: int, per: int) -> list[int]:
     k = (per // q) * q
     return [k] * (rest // k) + ([rest % k] if rest % k else [])
 
@@ -79,4 +79,4 @@ def layout(racks: list[list[str]], per: int, g: int, q: int, r: int | None, tier
     return out
 
 
-__all__ = ["layout"]
+__all__ = ["chunks", "layout"]

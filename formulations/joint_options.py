@@ -38,7 +38,7 @@ from schedlab.formulations.joint_instance import (
     JointObjective,
     table_price,
 )
-from schedlab.formulations.joint_layout import _chunks, layout
+from schedlab.formulations.joint_layout import chunks, layout
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.instance import Instance
@@ -259,7 +259,7 @@ class PerfOptions:
         if tier is Tier.MACHINE:
             return {self.racks[0][0]: g}
         ms = max(self.racks, key=len)
-        rest = _chunks(g - q, q, self.per)
+        rest = chunks(g - q, q, self.per)
         return dict(zip(ms, [q] + rest, strict=False)) if 1 + len(rest) <= len(ms) else None
 
     def classes(self, model: str, g: int) -> list[tuple[Tier, int, int, dict[str, int]]]:

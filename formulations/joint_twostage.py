@@ -110,9 +110,9 @@ class JointTwoStage:
                 opts.update({jid: () for jid in todo})
             t2 = time.perf_counter()
             greedy = pack_greedy(inst, chosen)
-            offer(greedy)
-            notes.append(f"stage 2a (greedy packing): {len(greedy)} of {len(chosen)} choices placed, "
-                         f"{time.perf_counter() - t2:.2f} s")
+            obj = offer(greedy)
+            notes.append(f"stage 2a (greedy packing): {len(greedy)} of {len(chosen)} choices placed, objective "
+                         f"{'invalid' if obj is None else f'{obj:g}'}, {time.perf_counter() - t2:.2f} s")
             if len(greedy) < len(chosen):
                 t2 = time.perf_counter()
                 fixed = pack_greedy(inst, chosen, repair=True)
@@ -161,5 +161,12 @@ class JointTwoStage:
                            warm_start_used=used)
 
 
-#: instance kind -> the exact method that proves optima fastest (placeholder until measured)
+#: instance kind -> the exact method that proves optima fastest, for the harness's exact twin. Measured
+#: (``python -m schedlab.benchmarks.bench_joint_methods``, 20 s and one thread per solve, the gap suite's
+#: perf-model joint instances on ``rubick-64``, 30 % busy, seed 0; shared 2-core machine, load 6-7): up to
+#: 32 jobs the pooled model is exact and ``joint`` = ``joint-2stage`` (0.05-0.25 s on every backend); from
+#: 64 jobs (option sizes 1, 2, 3, 4, 6, 8: no divisibility chain) ``joint`` is the per-machine model and
+#: ``joint-2stage`` proves every optimum in 0.4-1.0 s on HiGHS and CP-SAT at 64, 128 and 256 jobs, where
+#: ``joint`` takes 4.8 / 5.5 / 9.3 s on HiGHS and is cut at 20 s without proof on CP-SAT (gap 8.0 % / 1.4 %
+#: / no solution). docs/formulations.md ("Exact joint methods") has the whole table.
 FASTEST_EXACT: dict[str, str] = {"joint": "joint-2stage"}
