@@ -109,8 +109,10 @@ def solve_built(form: Formulation, inst: Any, built: Built, backend: Backend | s
         used, text = start[0], start[2]
         tol = 1e-6 * max(1.0, abs(start[1] or 0.0)) + (raw.precision or 0.0)
         p = raw.primal_bound
-        if used and p is not None and (p < start[1] - tol if model.sense == "max" else p > start[1] + tol):
-            used, text = False, text + f"; {be.name} returned {raw.primal_bound:g}, below the start: not kept"
+        if used and p is None:
+            used, text = False, text + f"; {be.name} returned no solution: not kept"
+        elif used and (p < start[1] - tol if model.sense == "max" else p > start[1] + tol):
+            used, text = False, text + f"; {be.name} returned {p:g}, worse than the start: not kept"
         notes.append(text)
     solution = allocation = objective = violations = None
     extract_s = verify_s = 0.0
