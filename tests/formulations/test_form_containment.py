@@ -204,7 +204,7 @@ def test_multi_rack_pool_has_3d_models_and_spans_racks():
     assert all(len(inst.base.cluster.racks) > 1 for inst in multi_rack_pool())
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(seed=st.integers(0, 10**6), which=st.integers(0, 4))
 def test_random_valid_allocations_on_multi_rack_clusters_are_contained(seed, which):
     inst = multi_rack_pool()[which]
