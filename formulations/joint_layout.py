@@ -36,6 +36,42 @@ def _rack_splits(machines: int, cap: int, units: int) -> dict[int, tuple[int, ..
     return out
 
 
+@cache
+def _shape(machines: tuple[int, ...]) -> tuple[int, ...]:
+    """One tuple object per cluster shape (the search's memo keys share it)."""
+    return machines
+
+
+@cache
+def _room(machines: tuple[int, ...], cap: int, ru: int) -> tuple[int, ...]:
+    """Granules racks ``i..`` can hold at most, per ``i``."""
+    out = [0]
+    for m in reversed(machines):
+        out.append(out[-1] + m * cap // ru)
+    return tuple(reversed(out))
+
+
+@cache
+def _search(machines: tuple[int, ...], cap: int, ru: int, exact: bool, i: int, left: int, ga: int, gp: int,
+            used: int) -> tuple[tuple[int, int], ...] | None:
+    """Racks ``i..`` (``machines`` per rack, ``cap`` units of q per machine) take ``left`` units of the
+    granule (``ru`` units of q each): per rack ``(granules, gcd of its machine split)``, so that >= 2 racks
+    are used, the machine parts have gcd 1 and (``exact``) the rack totals too; ``None`` if impossible.
+    Memoised across calls (the same cluster shape serves every GPU count and class)."""
+    if left == 0:
+        return () if used >= 2 and gp == 1 and (not exact or ga == 1) else None
+    if i == len(machines) or left > _room(machines, cap, ru)[i]:
+        return None
+    for a in range(min(left, machines[i] * cap // ru), -1, -1):
+        splits = _rack_splits(machines[i], cap, a * ru) if a else {0: ()}
+        for h in splits:
+            got = _search(machines, cap, ru, exact, i + 1, left - a, math.gcd(ga, a) if exact else 0,
+                          math.gcd(gp, h), min(2, used + (a > 0)))
+            if got is not None:
+                return ((a, h),) + got
+    return None
+
+
 def layout(racks: list[list[str]], per: int, g: int, q: int, r: int | None, tier: Tier) -> dict[str, int] | None:
     """A placement of ``g`` GPUs at ``tier`` (rack: inside one rack, on >= 2 machines; network: on >= 2
     racks) whose per-machine counts have gcd exactly ``q`` and, with ``r``, whose per-rack counts have gcd
@@ -54,22 +90,7 @@ def layout(racks: list[list[str]], per: int, g: int, q: int, r: int | None, tier
     ru = (r or q) // q  # rack granule in units of q
     if (r or q) % q or n % ru:
         return None
-
-    @cache
-    def rec(i: int, left: int, ga: int, gp: int, used: int) -> tuple[tuple[int, int], ...] | None:
-        if left == 0:
-            return () if used >= 2 and gp == 1 and (r is None or ga == 1) else None
-        if i == len(racks):
-            return None
-        for a in range(min(left, len(racks[i]) * cap // ru), -1, -1):
-            splits = _rack_splits(len(racks[i]), cap, a * ru) if a else {0: ()}
-            for h in splits:
-                got = rec(i + 1, left - a, math.gcd(ga, a), math.gcd(gp, h), min(2, used + (a > 0)))
-                if got is not None:
-                    return ((a, h),) + got
-        return None
-
-    picks = rec(0, n // ru, 0, 0, 0)
+    picks = _search(_shape(tuple(len(ms) for ms in racks)), cap, ru, r is not None, 0, n // ru, 0, 0, 0)
     if picks is None:
         return None
     out: dict[str, int] = {}
