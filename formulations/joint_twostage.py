@@ -24,7 +24,7 @@ bound meet within the tolerance. The time limit is a wall-clock budget over all 
 of what is left to stages 1 / 2, the rest to stage 3); each stage is reported in the notes.
 
 :data:`FASTEST_EXACT` names, per instance kind, the exact method that proves optima fastest (measured
-by ``python -m schedlab.benchmarks.bench_joint_methods``; see its docstring for the figures).
+by ``python -m schedlab.benchmarks.bench_joint_methods``; the figures are beside it).
 """
 
 from __future__ import annotations
