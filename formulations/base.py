@@ -105,10 +105,12 @@ def solve_built(form: Formulation[I, S], inst: I, built: Built, backend: Backend
     if why:
         raise Unsupported(why)
     model = built.model
-    if params.warm_start is not None and "warm_start" in be.capabilities:
-        model = replace_hints(model, form.hints(inst, built, params.warm_start))
-    elif model.hints:
-        model = replace_hints(model, {})
+    start = None  # (feasible in the model, its model objective, what to say) of a given warm start
+    hints: dict[int, float] = {}
+    if params.warm_start is not None:
+        start, hints = warm_start_check(form, inst, built, be, params.warm_start)
+    if hints or model.hints:  # the caller's model is never mutated: a shallow copy carries the hints
+        model = replace_hints(model, hints)
     limit = params.time_limit_s
     left = None if limit is None else limit - (time.perf_counter() - t_start)
     notes: list[str] = []
@@ -122,6 +124,16 @@ def solve_built(form: Formulation[I, S], inst: I, built: Built, backend: Backend
         sub = params if left is None else params.with_(time_limit_s=left - reserve_s(model, limit))
         raw = be.solve(model, sub)
     notes += list(raw.notes)
+    used = None
+    if start is not None:
+        used, text = start[0], start[2]
+        tol = 1e-6 * max(1.0, abs(start[1] or 0.0)) + (raw.precision or 0.0)
+        p = raw.primal_bound
+        if used and p is None:
+            used, text = False, text + f"; {be.name} returned no solution: not kept"
+        elif used and (p < start[1] - tol if model.sense == "max" else p > start[1] + tol):
+            used, text = False, text + f"; {be.name} returned {p:g}, worse than the start: not kept"
+        notes.append(text)
     solution = allocation = objective = violations = None
     extract_s = verify_s = 0.0
     if raw.values is not None and raw.termination.has_solution:
@@ -157,7 +169,31 @@ def solve_built(form: Formulation[I, S], inst: I, built: Built, backend: Backend
         threads=raw.threads, seed=params.seed, allocation=allocation, solution=solution, message=raw.message,
         notes=tuple(notes), model_stats=model.stats(), violations=violations, translate_s=raw.translate_s,
         extract_s=extract_s, verify_s=verify_s, wall_s=wall, time_limit_s=limit, rel_gap_tolerance=params.rel_gap,
-        objective_precision=raw.precision)
+        objective_precision=raw.precision, warm_start_used=used)
+
+
+def warm_start_check(form: Formulation[I, S], inst: I, built: Built, be: Backend, allocation: Allocation
+                     ) -> tuple[tuple[bool, float | None, str], dict[int, float]]:
+    """The hints of a warm-start allocation where ``be`` takes starts, and whether the start is *used*:
+    passed to the backend as a feasible point of the model (every variable the formulation maps, the
+    rest at 0, within every bound and row), so the solve starts from a solution worth at least its
+    model objective. ``((used, model objective or None, note), hints)``; ``built`` is not mutated."""
+    if "warm_start" not in be.capabilities:
+        return (False, None, f"warm start not used: {be.name} takes no start"), {}
+    model = built.model
+    hints = form.hints(inst, built, allocation)
+    own = getattr(form, "start_problems", None)  # what of the allocation the model cannot hold, if it can say
+    problems = own(inst, built, allocation) if own is not None else []
+    if problems:
+        return (False, None, (f"warm start not used: {len(problems)} parts of it are outside the model, e.g. "
+                              f"{problems[0]}; the rest passed as a hint only")), hints
+    full = model.point(hints)
+    bad = model.violated(full, tol=1e-6)
+    if bad:
+        return (False, None, (f"warm start not used: the allocation is not a feasible point of the model "
+                              f"({len(bad)} rows, e.g. {bad[0]}); passed as a hint only")), hints
+    value = model.objective_value(full)
+    return (True, value, f"warm start used: a feasible point of the model worth {value:g}"), hints
 
 
 def replace_hints(model: Model, hints: dict[int, float]) -> Model:

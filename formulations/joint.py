@@ -7,7 +7,9 @@ eligible machines :math:`M` with free :math:`(G_m, C_m, H_m)`, divisors :math:`Q
 
 Variables: :math:`z_{jo}\in\{0,1\}`; :math:`y_{jqm}\in\mathbb{Z}_{\ge 0}` pieces of :math:`q` GPUs of
 job j on machine m, so job j holds :math:`x_{jm} = \sum_q q\, y_{jqm}` GPUs there (uneven splits such
-as 3 + 1 are ordinary values); :math:`k_j` keeps the running allocation (only with a
+as 3 + 1 are ordinary values; :math:`q` stands for the option's (divisor, rack granule :math:`\rho`)
+pair, and a granule above the divisor adds :math:`\sum_{m \in R} q\, y_{jqm} = \rho\, w_{jqR}`,
+:math:`w \in \mathbb{Z}_{\ge 0}`, per rack R); :math:`k_j` keeps the running allocation (only with a
 reconfiguration penalty; it holds exactly the running resources); :math:`r_{jR}` (multi-rack
 clusters, rack-tier options); per-machine CPUs and memory :math:`c_{jm}, h_{jm}` only when some
 option's CPUs (memory) per GPU exceed a machine's free ratio or a job may keep its allocation
@@ -98,9 +100,10 @@ def canonical(allocation: Allocation, classes: list[list[str]]) -> Allocation:
 def _fits(o, caps: dict, racks: dict[str, list[str]]) -> bool:
     if o.single:
         return any(c.gpus >= o.gpus for c in caps.values())
+    room = [sum(caps[m].gpus // o.divisor * o.divisor for m in ms) for ms in racks.values()]
     if o.tier is Tier.RACK and len(racks) > 1:
-        return any(sum(caps[m].gpus // o.divisor * o.divisor for m in ms) >= o.gpus for ms in racks.values())
-    return sum(c.gpus // o.divisor * o.divisor for c in caps.values()) >= o.gpus
+        return max(room) >= o.gpus
+    return sum(x // o.granule * o.granule for x in room) >= o.gpus
 
 
 def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
@@ -121,13 +124,14 @@ def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
     cpu: dict[tuple[str, str], Any] = {}
     mem: dict[tuple[str, str], Any] = {}
     rv: dict[tuple[str, str], Any] = {}
+    wv: dict[tuple[str, int, int, str], Any] = {}
     load = {m: [LinExpr(), LinExpr(), LinExpr()] for m in mach}
     fits: dict[tuple, bool] = {}
     for job in base.jobs:
         check_deadline(deadline)
         opts = []
         for k, o in inst.admissible(job):
-            key = (o.single, o.gpus, o.divisor, o.tier)
+            key = (o.single, o.gpus, o.divisor, o.tier, o.granule)
             if key not in fits:
                 fits[key] = _fits(o, caps, racks)
             if fits[key]:
@@ -135,16 +139,25 @@ def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
         jr = rows[job.id] = add_job_rows(inst, mdl, job, opts, keepable=keeps[job.id])
         held: dict[str, LinExpr] = defaultdict(LinExpr)
         gate: dict[str, LinExpr] = defaultdict(LinExpr)
-        for q in sorted({o.divisor for _, o in opts}):
+        for q, rho in sorted({(o.divisor, o.granule) for _, o in opts}):
             tot = LinExpr()
+            in_rack: dict[str, LinExpr] = defaultdict(LinExpr)
+            tag = f"{q}" if rho == q else f"{q}/{rho}"
             for m in mach:
                 if caps[m].gpus >= q:
-                    v = y[job.id, q, m] = mdl.integer(f"y[{job.id},{q},{m}]", 0, caps[m].gpus // q)
+                    v = y[job.id, q, rho, m] = mdl.integer(f"y[{job.id},{tag},{m}]", 0, caps[m].gpus // q)
                     tot.add_term(v.index, q)
                     held[m].add_term(v.index, q)
                     gate[m].add_term(v.index, 1.0)
-            rhs = LinExpr({jr.z[k].index: float(o.gpus) for k, o in opts if o.divisor == q})
-            mdl.add(tot - rhs == 0, f"pieces[{job.id},{q}]")
+                    in_rack[cl.rack_of(m)].add_term(v.index, q)
+            rhs = LinExpr({jr.z[k].index: float(o.gpus) for k, o in opts if (o.divisor, o.granule) == (q, rho)})
+            mdl.add(tot - rhs == 0, f"pieces[{job.id},{tag}]")
+            if rho != q:  # every rack holds a multiple of the granule
+                for rack, e in in_rack.items():
+                    w = wv[job.id, q, rho, rack] = mdl.integer(f"w[{job.id},{tag},{rack}]", 0,
+                                                               sum(caps[m].gpus for m in racks[rack]) // rho)
+                    e.add_term(w.index, -float(rho))
+                    mdl.add(e == 0, f"granule[{job.id},{tag},{rack}]")
         if len(racks) > 1 and any(not o.single and o.tier is Tier.RACK for _, o in opts):
             net = LinExpr({jr.z[k].index: 1.0 for k, o in opts if not o.single and o.tier is Tier.NETWORK})
             rsum = LinExpr()
@@ -188,14 +201,14 @@ def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
             if load[a][0].terms:
                 mdl.add(load[a][0] - load[b][0] >= 0, f"sym[{a},{b}]")
     t = set_objective(inst, mdl, rows)
-    return Built(mdl, {"mode": "machines", "rows": rows, "y": y, "cpu": cpu, "mem": mem, "r": rv, "t": t,
+    return Built(mdl, {"mode": "machines", "rows": rows, "y": y, "cpu": cpu, "mem": mem, "r": rv, "w": wv, "t": t,
                        "classes": classes, "cpu_rows": cpu_rows, "mem_rows": mem_rows})
 
 
 def extract_machines(inst: JointInstance, built: Built, values: list[float]) -> Allocation:
     d = built.data
     out, chosen, held = [], {}, defaultdict(dict)
-    for (jid, q, m), v in d["y"].items():
+    for (jid, q, _rho, m), v in d["y"].items():
         n = int(round(values[v.index]))
         if n:
             held[jid][m] = held[jid].get(m, 0) + q * n
@@ -241,7 +254,7 @@ def point_machines(inst: JointInstance, built: Built, allocation: Allocation) ->
         o = inst.options[ja.job_id][k]
         fp = footprint(inst, ja)
         for m, g in fp.counts.items():
-            v = d["y"].get((ja.job_id, o.divisor, m))
+            v = d["y"].get((ja.job_id, o.divisor, o.granule, m))
             if v is None:
                 problems.append(f"job {ja.job_id!r}: machine {m!r} is not eligible for {o.divisor}-GPU pieces")
                 continue
@@ -249,9 +262,13 @@ def point_machines(inst: JointInstance, built: Built, allocation: Allocation) ->
             for store, attr in ((d["cpu"], "cpus"), (d["mem"], "mem_gb")):
                 if (ja.job_id, m) in store:
                     vals[store[ja.job_id, m].index] = float(getattr(ja.placement[m], attr))
-            r = d["r"].get((ja.job_id, inst.base.cluster.rack_of(m)))
+            rack = inst.base.cluster.rack_of(m)
+            r = d["r"].get((ja.job_id, rack))
             if r is not None:
                 vals[r.index] = 1.0
+            w = d["w"].get((ja.job_id, o.divisor, o.granule, rack))
+            if w is not None:
+                vals[w.index] = vals.get(w.index, 0.0) + g / o.granule
     vals.update(point_common(inst, d["rows"], d["t"], price, choice))
     return vals, problems
 
@@ -305,9 +322,15 @@ class JointFormulation:
                     if j.guaranteed and j.id not in solution]
         return out
 
+    def start_problems(self, inst: JointInstance, built: Built, allocation: Allocation) -> list[str]:
+        """Why ``allocation`` is not wholly a point of the model (verification failures and parts the
+        model cannot map); empty when it is."""
+        return self.verify(inst, allocation) + self.point(inst, built, allocation)[1]
+
     def hints(self, inst: JointInstance, built: Built, allocation: Allocation) -> dict[int, float]:
+        """Every variable at the allocation's point (unmapped ones at 0): a complete MIP start."""
         vals, _ = self.point(inst, built, allocation)
-        return vals
+        return dict(enumerate(built.model.point(vals)))
 
 
 __all__ = ["JointFormulation", "build_machines", "canonical", "class_model", "machine_classes", "pooled_ok",

@@ -4,8 +4,10 @@ allocation, its pricing, and the ONE objective function.
 **Options.** A job's *option* is a class of placements with one throughput: ``gpus`` in all,
 ``cpus`` and ``mem_gb`` at least (on the machines holding its GPUs), and either on one machine
 (``machines == 1``) or *spread*: any number of machines, each holding a multiple of ``divisor``
-GPUs (uneven splits such as 3 + 1 or 8 + 4 included), all inside ``tier`` (rack or network). The
-option's ``throughput`` is the best plan's over that class (``plan`` attains it).
+GPUs (uneven splits such as 3 + 1 or 8 + 4 included), all inside ``tier`` (rack or network), each
+rack holding a multiple of ``granule`` GPUs (a multiple of ``divisor``; it matters only across racks,
+where a 3D plan's stages straddling a rack boundary are slower). The option's ``throughput`` is the
+best plan's over that class (``plan`` attains it).
 
 **Pricing.** An allocation is priced by what its job really gets (:func:`footprint`: GPU counts per
 machine, the tier they span, CPUs and host memory on those machines) with the plan it really runs:
@@ -51,7 +53,8 @@ class JobOption:
     """A class of placements with one throughput (see the module docstring). ``machines``: 1 = one
     machine; >= 2 = spread over any number of machines. ``divisor`` (spread only; default the plan's
     TP degree): every machine holds a multiple of it. ``tier`` (spread only; default network): the
-    highest tier the placement may span."""
+    highest tier the placement may span. ``granule`` (spread only; default the divisor): every rack
+    holds a multiple of it."""
 
     gpus: int
     cpus: int
@@ -61,6 +64,7 @@ class JobOption:
     mem_gb: float = 0.0
     divisor: int = 0
     tier: Tier | int = 0
+    granule: int = 0
 
     def __post_init__(self) -> None:
         src = "<JobOption>"
@@ -75,12 +79,17 @@ class JobOption:
         if d < 1 or self.gpus % d or d % self.plan.tp:
             raise SpecError(f"option {self}: divisor {d} must divide the GPUs and be a multiple of TP "
                             f"{self.plan.tp}", source=src, field="divisor")
+        r = d if single else (self.granule or d)
+        if r % d or self.gpus % r:
+            raise SpecError(f"option {self}: granule {r} must be a multiple of the divisor {d} and divide the "
+                            "GPUs", source=src, field="granule")
         if not single and t is Tier.MACHINE:
             raise SpecError("a spread option needs tier rack or network", source=src, field="tier")
         if self.throughput < 0 or self.cpus < 0 or self.mem_gb < 0:
             raise SpecError("option throughput, cpus and mem_gb must be >= 0", source=src, field="throughput")
         object.__setattr__(self, "divisor", d)
         object.__setattr__(self, "tier", t)
+        object.__setattr__(self, "granule", r)
 
     @property
     def single(self) -> bool:
@@ -92,22 +101,27 @@ class JobOption:
             return False
         if self.single:
             return len(fp.pieces) == 1
-        return fp.tier <= self.tier and all(k % self.divisor == 0 for k in fp.pieces)
+        return fp.tier <= self.tier and all(k % self.divisor == 0 for k in fp.pieces) \
+            and all(k % self.granule == 0 for k in fp.racks)
 
     def to_list(self) -> list:
-        return [self.gpus, self.cpus, self.machines, self.throughput, self.plan.canonical(), self.mem_gb,
-                self.divisor, int(self.tier)]
+        out = [self.gpus, self.cpus, self.machines, self.throughput, self.plan.canonical(), self.mem_gb,
+               self.divisor, int(self.tier)]
+        return out + [self.granule] if self.granule != self.divisor else out
 
     @classmethod
     def from_list(cls, v) -> JobOption:
         extra = {} if len(v) < 8 else {"divisor": int(v[6]), "tier": int(v[7])}
+        if len(v) >= 9:
+            extra["granule"] = int(v[8])
         return cls(int(v[0]), int(v[1]), int(v[2]), float(v[3]), parse_plan(v[4]), float(v[5]), **extra)
 
 
 @dataclass(frozen=True, slots=True)
 class Footprint:
     """What a job holds: ``pieces`` (GPUs per machine holding any, descending), the ``tier`` they span,
-    and the CPUs and host memory on those machines (resources on GPU-less machines do not count)."""
+    the CPUs and host memory on those machines (resources on GPU-less machines do not count) and
+    ``racks`` (GPUs per rack holding any, descending)."""
 
     gpus: int
     pieces: tuple[int, ...]
@@ -115,19 +129,23 @@ class Footprint:
     cpus: int
     mem_gb: float
     counts: Mapping[str, int]
+    racks: tuple[int, ...] = ()
 
 
 def footprint(inst: JointInstance, ja: JobAllocation) -> Footprint:
     counts = {m: r.gpus for m, r in ja.placement.items() if r.gpus > 0}
     nodes = inst.base.cluster.graph.nodes
+    per_rack: dict[str, int] = {}
+    for m, k in counts.items():
+        per_rack[nodes[m]["rack"]] = per_rack.get(nodes[m]["rack"], 0) + k
     if len(counts) <= 1:
         tier = Tier.MACHINE
     else:
-        tier = Tier.RACK if len({nodes[m]["rack"] for m in counts}) == 1 else Tier.NETWORK
+        tier = Tier.RACK if len(per_rack) == 1 else Tier.NETWORK
     cpus = sum(r.cpus for m, r in ja.placement.items() if m in counts)
     mem = sum(r.mem_gb for m, r in ja.placement.items() if m in counts)
     return Footprint(sum(counts.values()), tuple(sorted(counts.values(), reverse=True)), tier, cpus, mem,
-                     MappingProxyType(counts))
+                     MappingProxyType(counts), tuple(sorted(per_rack.values(), reverse=True)))
 
 
 class JointObjective(Enum):

@@ -1,20 +1,27 @@
 """Option tables and pricers of the joint problem, and the seeded instance generator.
 
 **Why the tables cover every allocation.** For a job and a GPU count ``g`` the options are indexed by
-(tier, divisor ``q``, CPU level): the *class* of placements whose machines each hold a multiple of
-``q`` GPUs inside that tier. Its throughput is the best over plans whose TP degree divides ``q``,
-each evaluated on a canonical placement of the class that puts ``q`` GPUs on one machine. On a
-homogeneous cluster the perf model's throughput of a plan depends on a spread placement only
-through its tier and whether pipeline stages straddle machines (every machine a multiple of
-``d t``): the canonical placement is aligned for exactly the plans with ``d t | q`` and misaligned
-for the others, so an allocation running plan ``p`` maps to the class ``q = d t`` (aligned) or
-``q = t`` (misaligned) whose value is at least its own, and the best plan of a class is realised on
-*any* placement of it (a solution's price is never below the model's value). Classes another
-option covers at no more CPUs and memory with at least the throughput are dropped (Pareto).
+(tier, divisor ``q``, rack granule ``r``, CPU level): the *class* of placements whose machines each
+hold a multiple of ``q`` GPUs and whose racks each hold a multiple of ``r`` GPUs, inside that tier.
+Its throughput is the best over plans whose TP degree divides ``q``, each evaluated on a canonical
+placement of the class whose per-machine counts have gcd exactly ``q`` and whose per-rack counts
+have gcd exactly ``r`` (:func:`layout`; any such placement over all the cluster's racks and
+machines). On a homogeneous cluster whose racks are contiguous in machine-name order (the perf
+model lays ranks out machine after machine in name order) with one spine bandwidth, the perf
+model's throughput of a plan ``(d, t, p)`` on a spread placement depends on it only through its tier,
+whether every machine holds a multiple of ``d t`` (*aligned*: no pipeline stage straddles machines)
+and whether every rack does (no stage straddles a rack boundary, so the DP groups of straddling
+stages stay inside a rack; pipelines of a network-tier placement always cross racks). So an
+allocation running plan ``p`` whose counts have gcds ``(q, r)`` lies in class ``(q, r)`` where ``p``
+has the same two flags and value: the option is at least as fast. Conversely, on any placement of a
+class the best plan of the class is aligned (rack-aligned) wherever it is on the canonical one, and a
+plan is never slower aligned (or with its straddles inside a rack) than not: a solution's price is
+never below the model's value. ``r`` is refined (``r > q``) only for models with 3D plans on
+multi-rack clusters (others do not depend on it). Classes another option covers at no more CPUs and
+memory with at least the throughput are dropped (Pareto).
 
-Limits (stated, checked by the containment tests): perf-model tables assume a homogeneous cluster
-(the generator refuses others); across racks a misaligned 3D plan is valued on a layout whose
-straddle crosses the racks.
+Limits (stated, enforced by the generator): perf-model tables need a homogeneous cluster, racks
+contiguous in name order and one spine bandwidth (:meth:`PerfOptions.__init__` refuses others).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from schedlab.formulations.joint_instance import (
     JointObjective,
     table_price,
 )
+from schedlab.formulations.joint_layout import chunks, layout
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.instance import Instance
@@ -219,37 +227,61 @@ def cluster_shape(cluster: Cluster, machines: Iterable[str] | None = None) -> tu
     return per, tuple(tiers)
 
 
-def _chunks(rest: int, q: int, per: int) -> list[int]:
-    k = (per // q) * q
-    return [k] * (rest // k) + ([rest % k] if rest % k else [])
-
-
 class PerfOptions:
     """Option tables from :class:`perfmodel.PerfModel` (module docstring), cached per model."""
 
     def __init__(self, cluster: Cluster, max_gpus: int) -> None:
         from schedlab.perfmodel import MODELS, PerfModel
 
+        src = "<generate_joint>"
         specs = {(cluster.machine(m).gpus, cluster.machine(m).gpu_model, cluster.machine(m).cpus)
                  for m in cluster.machines}
         if len(specs) > 1:
             raise SpecError("perf-model joint instances need a homogeneous cluster (one machine type); "
-                            f"{cluster.name} has {len(specs)}", source="<generate_joint>", field="cluster")
+                            f"{cluster.name} has {len(specs)}", source=src, field="cluster")
+        order = [cluster.rack_of(m) for m in sorted(cluster.machines)]
+        if len(cluster.racks) > 1:
+            if sum(a != b for a, b in zip(order, order[1:], strict=False)) != len(cluster.racks) - 1:
+                raise SpecError(f"perf-model joint instances need each rack's machines consecutive in name order "
+                                f"(the perf model lays ranks out by name); {cluster.name}'s are not",
+                                source=src, field="cluster")
+            bws = {cluster.spec.rack_uplinks[r].bandwidth_gbps for r in cluster.racks}
+            if len(bws) > 1:
+                raise SpecError(f"perf-model joint instances need one spine bandwidth; {cluster.name} has "
+                                f"{sorted(bws)} GB/s", source=src, field="cluster")
         self.pm, self.cluster, self.max_gpus, self.cache = PerfModel(cluster), cluster, max_gpus, {}
         self.per, self.tiers = cluster_shape(cluster)
+        self.racks = [list(cluster.machines_in(r)) for r in cluster.racks]
         self.models = sorted(m for m in MODELS if not m.startswith("llama30"))
 
     def _placement(self, g: int, q: int, tier: Tier) -> dict[str, int] | None:
-        cl = self.cluster
-        racks = [cl.machines_in(r) for r in cl.racks]
+        """A consolidated placement (requests): one machine, or ``q``-GPU chunks inside the largest rack."""
         if tier is Tier.MACHINE:
-            return {racks[0][0]: g}
-        rest = _chunks(g - q, q, self.per)
-        if tier is Tier.RACK:
-            ms = max(racks, key=len)
-            return dict(zip(ms, [q] + rest, strict=False)) if 1 + len(rest) <= len(ms) else None
-        slots = [racks[0][0]] + [m for r in racks[1:] for m in r]
-        return dict(zip(slots, [q] + rest, strict=False)) if 1 + len(rest) <= len(slots) else None
+            return {self.racks[0][0]: g}
+        ms = max(self.racks, key=len)
+        rest = chunks(g - q, q, self.per)
+        return dict(zip(ms, [q] + rest, strict=False)) if 1 + len(rest) <= len(ms) else None
+
+    def classes(self, model: str, g: int) -> list[tuple[Tier, int, int, dict[str, int]]]:
+        """``(tier, divisor, granule, canonical placement)`` of every non-empty class of ``g`` GPUs."""
+        out = [(Tier.MACHINE, g, g, {self.racks[0][0]: g})] if g <= self.per else []
+        qs = [q for q in range(1, min(g - 1, self.per) + 1) if g % q == 0]
+        three_d = self.pm.spec(model).allow_3d
+        for tier in self.tiers:
+            if tier is Tier.MACHINE:
+                continue
+            for q in qs:
+                if tier is Tier.RACK:
+                    grans: list[int | None] = [g]
+                elif three_d and len(self.racks) > 1:
+                    grans = [r for r in range(q, g // 2 + 1, q) if g % r == 0]
+                else:
+                    grans = [None]
+                for r in grans:
+                    pl = layout(self.racks, self.per, g, q, None if tier is Tier.RACK else r, tier)
+                    if pl is not None:
+                        out.append((tier, q, q if r is None or tier is Tier.RACK else r, pl))
+        return out
 
     def options(self, model: str, batch: int | None, plan: ExecutionPlan | None = None) -> list[JobOption]:
         """The option table of ``model`` at global batch ``batch``; with ``plan``, only that plan at its
@@ -263,13 +295,7 @@ class PerfOptions:
         out = []
         sizes = [plan.gpus] if plan is not None else range(1, min(self.max_gpus, self.cluster.total_gpus) + 1)
         for g in sizes:
-            classes = [(Tier.MACHINE, g)] if g <= self.per else []
-            classes += [(t, q) for t in self.tiers if t is not Tier.MACHINE
-                        for q in range(1, min(g - 1, self.per) + 1) if g % q == 0]
-            for tier, q in classes:
-                pl = self._placement(g, q, tier)
-                if pl is None:
-                    continue
+            for tier, q, r, pl in self.classes(model, g):
                 if plan is None:
                     plans = self.pm.enumerate_plans(model, pl, global_batch=batch)
                 else:
@@ -277,13 +303,13 @@ class PerfOptions:
                 if not plans:
                     continue
                 host = [plan_host_memory_gb(spec, p) for p in plans]
+                spread = tier is not Tier.MACHINE
                 for lv in PERF_CPU_LEVELS:
                     t = self.pm.throughputs(model, plans, pl, lv * g, global_batch=batch)
                     for k in _pareto_plans(host, t):
-                        spread = tier is not Tier.MACHINE
                         out.append(JobOption(g, lv * g, 2 if spread else 1, float(t[k]), plans[k],
                                              math.ceil(host[k] * 1e6) / 1e6, q if spread else 0,
-                                             tier if spread else 0))
+                                             tier if spread else 0, r if spread else 0))
         self.cache[key] = pareto(out)
         return self.cache[key]
 
@@ -311,7 +337,7 @@ def _contains(p: JobOption, o: JobOption) -> bool:
     """Whether ``p``'s class of placements contains ``o``'s (same GPU count assumed)."""
     if o.single:
         return True  # one machine: covered by any option of the count (divisors divide it)
-    return not p.single and p.tier >= o.tier and o.divisor % p.divisor == 0
+    return not p.single and p.tier >= o.tier and o.divisor % p.divisor == 0 and o.granule % p.granule == 0
 
 
 def pareto(opts: list[JobOption]) -> list[JobOption]:
@@ -326,8 +352,8 @@ def pareto(opts: list[JobOption]) -> list[JobOption]:
                 continue
             if not _contains(p, o):
                 continue
-            same = (p.cpus, p.mem_gb, p.throughput, p.single, p.tier, p.divisor) == \
-                (o.cpus, o.mem_gb, o.throughput, o.single, o.tier, o.divisor)
+            same = (p.cpus, p.mem_gb, p.throughput, p.single, p.tier, p.divisor, p.granule) == \
+                (o.cpus, o.mem_gb, o.throughput, o.single, o.tier, o.divisor, o.granule)
             if not same or j < i:
                 dominated = True
                 break

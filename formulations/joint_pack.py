@@ -4,9 +4,12 @@ Given one option per job (or "keep the running allocation"), place them largest 
 allocations that are kept go where they are; a one-machine option takes the machine with the fewest
 free GPUs that holds it (and its CPUs and memory); a spread option takes, inside the rack with the
 most free GPUs (rack tier) or anywhere (network tier), pieces that are multiples of its divisor on the
-machines with the most free GPUs, CPUs and memory in proportion. A job that does not fit is left
+machines with the most free GPUs, CPUs and memory in proportion (with a rack granule: rack by rack,
+a multiple of the granule per rack). A job that does not fit is left
 queued. When every job fits, the allocation is worth exactly the class relaxation's value, so the
-two-stage solve is done; otherwise it warm-starts the packing MIP. One-machine options look machines
+two-stage solve is done; otherwise the *repair* (``repair=True``) gives each job that did not fit its
+fastest other admissible option that fits the leftover capacity, and that allocation warm-starts the
+packing MIP. One-machine options look machines
 up by free GPUs (buckets), not by a scan; spread options are O(jobs x machines).
 """
 
@@ -17,13 +20,16 @@ from bisect import insort
 from collections import defaultdict
 from collections.abc import Mapping
 
-from schedlab.formulations.joint_common import priced_allocation
+from schedlab.formulations.joint_common import option_value, priced_allocation
 from schedlab.formulations.joint_instance import JobOption, JointInstance
 from schedlab.scheduling.allocation import Allocation
 from schedlab.topology.tiers import Tier
 
 
-def pack_greedy(inst: JointInstance, chosen: Mapping[str, JobOption | str]) -> Allocation:
+def pack_greedy(inst: JointInstance, chosen: Mapping[str, JobOption | str], *, repair: bool = False) -> Allocation:
+    """Place the chosen options (module docstring). ``repair``: then give each chosen job that did not
+    fit its fastest other admissible option that fits the leftover capacity (jobs by the value of
+    their chosen option, highest first): a better incumbent than leaving them queued."""
     base = inst.base
     cl = base.cluster
     mach = [m for m in inst.eligible_machines if base.capacity(m).gpus > 0]
@@ -40,29 +46,45 @@ def pack_greedy(inst: JointInstance, chosen: Mapping[str, JobOption | str]) -> A
                 if m in free:
                     free[m] = [free[m][0] - r.gpus, free[m][1] - r.cpus, free[m][2] - r.mem_gb]
     bucket = _ByFree({m: free[m][0] for m in mach})
-    todo = sorted(((jid, o) for jid, o in chosen.items() if isinstance(o, JobOption)), key=lambda t: (-t[1].gpus, t[0]))
-    for jid, o in todo:
+
+    def place(jid: str, o: JobOption) -> bool:
         cpg, mpg = o.cpus / o.gpus, o.mem_gb / o.gpus
         if o.single:
             m = bucket.first_fit(o, free)
             if m is None:
-                continue
+                return False
             gpus = {m: o.gpus}
         else:
             groups = list(racks.values()) if o.tier is Tier.RACK and len(racks) > 1 else [mach]
-            gpus = None
-            for ms in sorted(groups, key=lambda ms: -sum(free[m][0] for m in ms)):
-                gpus = _spread(o, ms, free, cpg, mpg)
-                if gpus is not None:
-                    break
-            if gpus is None:
-                continue
+            got = None
+            if o.granule != o.divisor and o.tier is Tier.NETWORK:
+                got = _spread_racks(o, list(racks.values()), free, cpg, mpg)
+            else:
+                for ms in sorted(groups, key=lambda ms: -sum(free[m][0] for m in ms)):
+                    got = _spread(o, ms, free, cpg, mpg)
+                    if got is not None:
+                        break
+            if got is None:
+                return False
+            gpus = got
         cpus = _integral_share(o.cpus, gpus)
         mem = {m: o.mem_gb * k / o.gpus for m, k in gpus.items()}
         for m, k in gpus.items():
             bucket.move(m, free[m][0], free[m][0] - k)
             free[m] = [free[m][0] - k, free[m][1] - cpus[m], free[m][2] - mem[m]]
         out.append(priced_allocation(inst, base.job(jid), o, gpus, cpus, mem))
+        return True
+
+    todo = sorted(((jid, o) for jid, o in chosen.items() if isinstance(o, JobOption)), key=lambda t: (-t[1].gpus, t[0]))
+    missed = [(jid, o) for jid, o in todo if not place(jid, o)]
+    if repair and missed:
+        for jid, o in sorted(missed, key=lambda t: (-option_value(inst, base.job(t[0]), t[1]), t[0])):
+            room = sum(f[0] for f in free.values())
+            alts = sorted((a for _, a in inst.admissible(base.job(jid)) if a.gpus <= room and a is not o),
+                          key=lambda a: -a.throughput)
+            for a in alts:
+                if place(jid, a):
+                    break
     return Allocation.of(out)
 
 
@@ -90,12 +112,35 @@ class _ByFree:
         return None
 
 
+def _room(m: str, free: dict, cpg: float, mpg: float) -> int:
+    return min(free[m][0], int(max(0, free[m][1] - 1) // cpg) if cpg else free[m][0],  # 1 CPU for rounding
+               int((free[m][2] + 1e-9) // mpg) if mpg else free[m][0])
+
+
+def _spread_racks(o: JobOption, racks: list[list[str]], free: dict, cpg: float, mpg: float
+                  ) -> dict[str, int] | None:
+    """Network tier with a rack granule: per rack (most room first) a multiple of the granule, as pieces
+    (multiples of the divisor) on its machines with the most room; ``None`` if it does not fit."""
+    left, gpus = o.gpus, {}
+    rooms = {m: _room(m, free, cpg, mpg) // o.divisor * o.divisor for ms in racks for m in ms}
+    for ms in sorted(racks, key=lambda ms: (-sum(rooms[m] for m in ms), ms[0])):
+        take = min(left, sum(rooms[m] for m in ms)) // o.granule * o.granule
+        left -= take
+        for m in sorted(ms, key=lambda m: (-rooms[m], m)):
+            k = min(take, rooms[m])
+            if k > 0:
+                gpus[m] = k
+                take -= k
+        if left == 0:
+            return gpus
+    return None
+
+
 def _spread(o: JobOption, machines: list[str], free: dict, cpg: float, mpg: float) -> dict[str, int] | None:
     """Pieces (multiples of the divisor) on the machines with the most room, or ``None``."""
     left, gpus = o.gpus, {}
     for m in sorted(machines, key=lambda m: (-free[m][0], m)):
-        room = min(free[m][0], int(max(0, free[m][1] - 1) // cpg) if cpg else free[m][0],  # 1 CPU for rounding
-                   int((free[m][2] + 1e-9) // mpg) if mpg else free[m][0])
+        room = _room(m, free, cpg, mpg)
         k = min(left, room) // o.divisor * o.divisor
         if k > 0:
             gpus[m] = k

@@ -14,11 +14,12 @@ pool), integers :math:`y_{jqp}` (pieces of :math:`q` GPUs of spread options), wi
 divisibility chain, CPUs and memory per GPU of every option are within every machine's free ratio
 and no reconfiguration penalty ties jobs to machines, any pooled solution packs onto the real
 machines: first-fit decreasing into racks, then into machines, is perfect for chain sizes; CPUs and
-memory are then shared in proportion to GPUs. No machine symmetry is left.
+memory are then shared in proportion to GPUs. No machine symmetry is left. Options with a rack
+granule above their divisor (:class:`~formulations.joint_instance.JobOption`) are not aggregated.
 
 **Class relaxation** (:func:`class_model`): the same over machine classes that ignores racks (a
 rack-tier option may span racks) and pools CPUs and memory over the whole cluster: a relaxation of
-every placement, so its optimum (LP or MIP) bounds the problem from above.
+every placement (rack granules ignored too), so its optimum (LP or MIP) bounds the problem from above.
 """
 
 from __future__ import annotations
@@ -111,6 +112,8 @@ def pooled_ok(inst: JointInstance) -> tuple[bool, str]:
                 if o.gpus <= cap:
                     sizes.add(o.gpus)
             else:
+                if o.granule != o.divisor:
+                    return False, f"job {members[0].id!r} has rack-granule options (3D plans across racks)"
                 sizes.add(o.divisor)
                 if multi and o.tier is Tier.RACK and o.gpus <= cap:
                     sizes.add(o.gpus)

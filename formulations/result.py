@@ -223,6 +223,9 @@ class SolveResult:
     time_limit_s: float | None = None
     rel_gap_tolerance: float | None = None
     objective_precision: float | None = None
+    #: ``None``: no warm start given; ``True``: given to the backend as a feasible point of the model
+    #: (the solve starts from it); ``False``: the backend takes none, or it is not a feasible point
+    warm_start_used: bool | None = None
 
     @property
     def gap(self) -> float | None:
@@ -258,4 +261,5 @@ class SolveResult:
             "placed_jobs": None if self.allocation is None else len(self.allocation),
             "verified": self.verified, "violations": list(self.violations or ()),
             "message": self.message, "notes": list(self.notes), "model": dict(self.model_stats),
+            "warm_start_used": self.warm_start_used,
         }

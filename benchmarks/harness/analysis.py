@@ -58,7 +58,8 @@ def frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
         return df
     df["time_s"] = df[["build_s", "solve_s"]].fillna(0.0).sum(axis=1)
     df["who"] = [who(m, b if ct == "gap" else None, p) for m, b, ct, p in
-                 zip(df["method"], df["backend"], df["case_type"], df["params"], strict=True)]
+                 zip(df["method"], df["backend"], df["case_type"],
+                     df["params"] if "params" in df else [None] * len(df), strict=True)]
     latest = df.sort_values("finished_at").groupby(["suite", "label"]).tail(1).index
     df["current"] = df.index.isin(latest)
     return with_best_bound(df)

@@ -2,7 +2,8 @@
 
 HiGHS through MathOpt rejects ``threads`` (and the error path itself crashes), so it is never passed;
 the result reports the threads as ``None`` = HiGHS's own default. SCIP is single-threaded (1).
-Solution hints are passed to SCIP only.
+Solution hints (warm starts) are passed to both: MathOpt hands them to HiGHS as a MIP start
+(``setSolution``; HiGHS checks it and keeps it as its first incumbent when feasible) and to SCIP.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ class MathOptBackend:
 
 
 def highs() -> MathOptBackend:
-    return MathOptBackend("highs", "HIGHS", hints=False, threads_param=False)
+    return MathOptBackend("highs", "HIGHS", hints=True, threads_param=False)
 
 
 def scip() -> MathOptBackend:

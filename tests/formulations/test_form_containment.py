@@ -3,6 +3,8 @@ of the exact model with the same objective value, so ``gap >= 0`` always holds.
 
 The heuristic side is generic: every policy of ``all_policies()`` whose ``PolicySpec.twins`` names
 the kind is checked (FIFO today; Rubick, Tiresias and Dally policies join when they register).
+Joint instances include multi-rack clusters (``dally-2`` and small custom 2- and 3-rack clusters
+built with the topology spec API), where option tables must span every rack and machine.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from schedlab.formulations.tiresias_gen import generate_tiresias
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling import Allocation, Instance, JobAllocation, Resources, validate_allocation
 from schedlab.topology import preset
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.loaders import spec_from_dict
 
 REG = all_policies()
 KINDS = ("joint", "tier-placement", "tiresias-placement")
@@ -35,11 +39,26 @@ P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
 
 
 @cache
+def multi_rack(racks: int, machines: int, gpus: int = 4, cpus: int = 8, mem: float = 64.0) -> Cluster:
+    """A small homogeneous multi-rack cluster (machine 100, rack 10, spine 5 GB/s)."""
+    return Cluster(spec_from_dict({
+        "name": f"mr-{racks}x{machines}x{gpus}", "defaults": {"gpus": gpus, "gpu_model": "X-80GB",
+                                                             "gpu_memory_gb": 80, "cpus": cpus, "host_memory_gb": mem},
+        "links": {"machine": {"bandwidth_gbps": 100}, "rack": {"bandwidth_gbps": 10},
+                  "network": {"bandwidth_gbps": 5}},
+        "racks": racks, "machines_per_rack": machines}))
+
+
+@cache
 def instances(kind: str, seed: int) -> tuple:
     if kind == "joint":
         return (generate_joint(preset("rubick-64"), 16, seed=seed, source="perfmodel"),
                 generate_joint(preset("rubick-64"), 16, seed=seed, running_frac=0.4, reconfig_penalty=0.3),
-                generate_joint(preset("dally-2"), 20, seed=seed, guaranteed_frac=0.3))
+                generate_joint(preset("dally-2"), 20, seed=seed, guaranteed_frac=0.3),
+                generate_joint(preset("dally-2"), 12, seed=seed, source="perfmodel", busy=0.3),
+                generate_joint(multi_rack(2, 2), 6, seed=seed, source="perfmodel"),
+                generate_joint(multi_rack(3, 2, gpus=2, cpus=4), 5, seed=seed, source="perfmodel", running_frac=0.4,
+                               reconfig_penalty=0.2))
     if kind == "tier-placement":
         return (generate_tier(preset("dally-2"), 14, seed=seed),)
     return (generate_tiresias(preset("tiresias-60"), 3, seed=seed, gpus=8, busy=0.3),)
@@ -139,6 +158,9 @@ def random_joint_allocation(inst, rng: random.Random) -> Allocation:
         if not plans or fp.cpus < g:
             continue
         plan = rng.choice(plans)
+        if inst.pricing == "perfmodel" and rng.random() < 0.5:  # the fastest plan there: the hardest to cover
+            t = pm.throughputs(job.model, plans, dict(counts), max(1, fp.cpus))
+            plan = plans[int(t.argmax())]
         mem = {m: need[plan] * k / g * (1 + rng.random() * 0.2) for m, k in counts.items()}
         if any(mem[m] > free[m].mem_gb for m in counts):
             continue
@@ -164,6 +186,52 @@ def test_random_valid_joint_allocations_are_contained(seed, which):
     assume(validate_allocation(inst.base, alloc) == [])
     rep = check(inst, alloc)
     assert rep.ok, str(rep)
+
+
+@cache
+def multi_rack_pool() -> tuple:
+    """Perf-model instances on multi-rack clusters (3D plans included: t5, gpt2 and llama7 jobs)."""
+    return (generate_joint(multi_rack(2, 2), 5, seed=0, source="perfmodel"),
+            generate_joint(multi_rack(2, 2, cpus=4, mem=24.0), 4, seed=20, source="perfmodel"),
+            generate_joint(multi_rack(3, 1), 4, seed=32, source="perfmodel", running_frac=0.5, reconfig_penalty=0.2),
+            generate_joint(multi_rack(3, 2, gpus=2), 5, seed=35, source="perfmodel"),
+            generate_joint(preset("dally-2"), 8, seed=1, source="perfmodel", busy=0.3))
+
+
+def test_multi_rack_pool_has_3d_models_and_spans_racks():
+    models = {j.model for inst in multi_rack_pool() for j in inst.base.jobs}
+    assert models & {"t5", "gpt2", "llama7"}
+    assert all(len(inst.base.cluster.racks) > 1 for inst in multi_rack_pool())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(seed=st.integers(0, 10**6), which=st.integers(0, 4))
+def test_random_valid_allocations_on_multi_rack_clusters_are_contained(seed, which):
+    inst = multi_rack_pool()[which]
+    alloc = random_joint_allocation(inst, random.Random(seed))
+    assume(validate_allocation(inst.base, alloc) == [])
+    rep = check(inst, alloc)
+    assert rep.ok, str(rep)
+    assert check(inst, alloc, JointFormulation(aggregate=False)).ok
+
+
+def test_dally2_spread_over_every_machine_is_priced_and_contained():
+    # issue 20 defect 1: `schedlab solve --generate joint --jobs 1 --seed 1 --cluster dally-2 --source
+    # perfmodel --method joint` reported optimal 8.185 while this 128-GPU allocation is worth 9.284 and
+    # the objective raised on it (the tables placed network-tier classes from rack 0's first machine)
+    inst = generate_joint(preset("dally-2"), 1, seed=1, source="perfmodel")
+    cl = inst.base.cluster
+    job = inst.base.jobs[0]
+    counts = dict.fromkeys(cl.machines, 8)
+    probe = JobAllocation(job.id, ExecutionPlan(dp=128), {m: inst.base.capacity(m) for m in cl.machines})
+    plan, _ = inst.pricer.best(job, footprint(inst, probe))
+    alloc = Allocation.of([JobAllocation(job.id, plan, {m: inst.base.capacity(m) for m in counts})])
+    assert validate_allocation(inst.base, alloc) == []
+    value = OBJECTIVES["joint"](inst, alloc)
+    assert value == pytest.approx(9.284204, rel=1e-5) and value > 8.19
+    assert check(inst, alloc).ok
+    r = solve(JointFormulation(), inst, "highs", P)
+    assert r.termination is Termination.OPTIMAL and r.objective >= value - 1e-9
 
 
 @settings(max_examples=15, deadline=None)
