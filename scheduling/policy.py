@@ -341,17 +341,21 @@ class ClusterView:
     (policies that model speed use it or the perf model directly; oracles may read ``job.duration``).
     ``checkpoint_s`` is the checkpoint time of a preemption: 0 means a preempted job's resources are
     free for the same decision's starts (the simulator releases them first), otherwise they come back
-    with a ``PREEMPT_DONE`` event.
+    with a ``PREEMPT_DONE`` event. ``machine_gpus`` are the GPUs of the machines as given (before the
+    Tiresias artifact's pooling; empty = those of ``cluster``). ``next_arrival()`` is the time of the next
+    arrival, given only under ``tiresias`` semantics (None otherwise): the artifact's loops step to
+    ``min(T + 10, next arrival)``, so reproducing them needs it; no other policy may look ahead.
     """
 
     __slots__ = ("_now", "cluster", "_queue", "_holding", "_views", "_state_free", "index", "events",
-                 "quotas", "_estimate", "semantics", "checkpoint_s")
+                 "quotas", "_estimate", "semantics", "checkpoint_s", "machine_gpus", "next_arrival")
 
     def __init__(self, *, cluster: Cluster, queue: Mapping[str, JobRuntime], holding: Mapping[str, JobRuntime],
                  views: Mapping[str, JobView], free: Mapping[str, Resources], index: FreeIndex,
                  quotas: Mapping[str, Resources], estimate: Callable[[Job, ExecutionPlan, Mapping[str, Resources]],
                                                                       float], semantics: str,
-                 checkpoint_s: float = 0.0) -> None:
+                 checkpoint_s: float = 0.0, machine_gpus: tuple[int, ...] = (),
+                 next_arrival: Callable[[], float] | None = None) -> None:
         self._now = 0.0
         self.cluster = cluster
         self._queue = queue
@@ -364,6 +368,8 @@ class ClusterView:
         self._estimate = estimate
         self.semantics = semantics
         self.checkpoint_s = checkpoint_s
+        self.machine_gpus = machine_gpus or tuple(g for g in (cluster.machine(m).gpus for m in cluster.machines) if g)
+        self.next_arrival = next_arrival
 
     @property
     def now(self) -> float:

@@ -114,6 +114,7 @@ class Simulator:
                  short_s: float = 4 * 3600.0) -> None:
         sem = get_semantics(semantics) if isinstance(semantics, str) else semantics
         self.semantics = sem
+        machine_gpus = tuple(g for g in (cluster.machine(m).gpus for m in cluster.machines) if g > 0)
         if sem.pooled:
             cluster = pooled_cluster(cluster)  # the Tiresias artifact's one pool of GPUs
         self.cluster = cluster
@@ -149,7 +150,9 @@ class Simulator:
         self._views = {jid: JobView(rt, clock) for jid, rt in self._rt.items()}
         self.view = ClusterView(cluster=cluster, queue=self._queue, holding=self._holding, views=self._views,
                                 free=self.state.free_map, index=self.index, quotas=MappingProxyType(self.quotas),
-                                estimate=self._estimate, semantics=sem.name, checkpoint_s=self.costs.checkpoint_s)
+                                estimate=self._estimate, semantics=sem.name, checkpoint_s=self.costs.checkpoint_s,
+                                machine_gpus=machine_gpus,
+                                next_arrival=self._next_arrival if sem.whole_seconds else None)
         arrivals = sorted(((j.arrival, rt.seq, j.id) for j, rt in ((j, self._rt[j.id]) for j in self.jobs)))
         self.events = EventQueue([(a, jid) for a, _, jid in arrivals])
         self._seg_start: dict[str, float] = {}
@@ -161,6 +164,9 @@ class Simulator:
     # ------------------------------------------------------------ helpers
     def _clock(self) -> float:
         return self._now
+
+    def _next_arrival(self) -> float:
+        return self.events.next_arrival_time()
 
     def _estimate(self, job: Job, plan, placement: Mapping[str, Resources]) -> float:
         return self.rates.speed(job, plan, placement)[0]
