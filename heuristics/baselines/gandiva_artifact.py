@@ -27,7 +27,7 @@ from schedlab.heuristics.baselines.gandiva_sets import GandivaSets
 from schedlab.heuristics.tiresias.artifact import whole
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
 from schedlab.scheduling.allocation import JobAllocation
-from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, Timer
+from schedlab.scheduling.policy import NO_DECISION, ClusterView, Decision, EventKind, JobStatus, Timer
 from schedlab.scheduling.registry import PolicyParams
 from schedlab.scheduling.snapshot import PolicyBase
 from schedlab.topology.errors import SpecError
@@ -43,6 +43,7 @@ class ArtifactGandiva(PolicyBase):
     """See the module docstring."""
 
     oracle = False
+    semantics_only = "tiresias"  # the artifact's view of the cluster (the conformance suite reads it)
 
     def __init__(self, *, seed: int = 0, step_s: int = 10, quantum_s: int = 60, name: str = "gandiva") -> None:
         super().__init__(seed=seed)
@@ -79,6 +80,8 @@ class ArtifactGandiva(PolicyBase):
         s = self.sets
         assert s is not None
         now = whole(view.now)
+        if self.t is not None and self.t > now:
+            return NO_DECISION  # the loop already ran ahead to a step where the simulator must change
         arrivals = [e.job_id for e in view.events if e.kind is EventKind.ARRIVAL]
         for jid in arrivals:
             job = view.job(jid).job
@@ -147,28 +150,59 @@ class ArtifactGandiva(PolicyBase):
         return max(int(n), 0)
 
     # ----------------------------------------------------------- render
+    def _tail(self, t_next: int) -> bool:
+        """Whether a job of the executing set ends at the step ``t_next``."""
+        s = self.sets
+        assert s is not None and self.t is not None
+        room = t_next - self.t
+        return any(s.duration[j] - s.executed[j] <= room for j in s.executing())
+
+    def _run_ahead(self, arrival: float) -> None:
+        """Steps before the next arrival that change nothing the simulator sees (same executing set, no
+        job ending): done now. Steady runs of them are credited at once."""
+        s, step = self.sets, self.step_s
+        assert s is not None and self.t is not None
+        first = s.executing()
+        same = set(first)
+        while self.t + step < arrival and not self._tail(self.t + step):
+            if self.steady:
+                n = min(self._ends_in() - 1, self._rotates_in() - 1, (arrival - self.t - 1) // step - 1)
+                if n == math.inf:
+                    return  # nothing will ever change
+                if n > 0:
+                    for jid in first:
+                        s.executed[jid] += int(n) * step
+                    self.t += int(n) * step
+                    self.skipped += int(n)
+                    continue
+            self._step(self.t + step, step, [])
+            if set(s.executing()) != same:
+                return
+
     def _render(self, view: ClusterView, now: int) -> Decision:
         s = self.sets
         assert s is not None and view.next_arrival is not None
         run: list[str] = []
         wake: set[int] = set()
-        nxt_arrival = view.next_arrival()
+        arrival = view.next_arrival()
         if self.t is not None and s.active:
-            t_next = min(self.t + self.step_s, nxt_arrival)
-            for jid in s.executing():
-                left = s.duration[jid] - s.executed[jid]
-                begin = t_next - left
-                if left <= t_next - self.t and now < begin:
-                    wake.add(int(begin))  # its last seconds run so that it ends on the artifact's step
-                else:
-                    run.append(jid)
-            if t_next < nxt_arrival:  # else the arrival wakes it
-                if not self.steady:
-                    wake.add(int(t_next))
-                else:  # nothing changes before the step that starts a job's last interval, or rotates
-                    k = min(self._ends_in() - 1, self._rotates_in())
-                    if k < math.inf:
-                        wake.add(int(min(self.t + self.step_s * max(1, k), nxt_arrival)))
+            if self.t == now:
+                run = s.executing()
+                self._run_ahead(arrival)
+                if self.t > now:  # ``run`` holds until then
+                    wake.add(self.t)
+            if self.t <= now:
+                run = []
+                t_next = min(self.t + self.step_s, arrival)
+                for jid in s.executing():
+                    left = s.duration[jid] - s.executed[jid]
+                    begin = t_next - left
+                    if left <= t_next - self.t and now < begin:
+                        wake.add(int(begin))  # its last seconds run so that it ends on the artifact's step
+                    else:
+                        run.append(jid)
+                if t_next < arrival and not (self.steady and self._ends_in() == self._rotates_in() == math.inf):
+                    wake.add(int(t_next))  # else the arrival wakes it, or nothing will change
         holding = {jv.id for jv in view.running()}
         want = set(run)
         preempt = tuple(j for j in holding if j not in want)
