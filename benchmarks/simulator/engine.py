@@ -157,6 +157,8 @@ class Simulator:
         self.events = EventQueue([(a, jid) for a, _, jid in arrivals])
         self._seg_start: dict[str, float] = {}
         self._rack_of = {m: cluster.rack_of(m) for m in cluster.machines}
+        self._slowdown = getattr(self.rates, "placement_slowdown", None)  # per allocation (realistic rates)
+        self._slow: dict[str, float] = {}
         self.finished = 0
         self.n_events = 0
         self.n_passes = 0
@@ -234,6 +236,10 @@ class Simulator:
                             source="<rates>", field="iter_time")
         self.guarantee.observe(rt.job, rt.iter_time)
         ms = [m for m, r in ja.placement.items() if r.gpus > 0]
+        if len(ms) > 1 and self._slowdown is not None:
+            slow = self._slowdown(rt.job, ja.plan, ja.placement, rt.iter_time)
+            if slow > self._slow.get(rt.job.id, 1.0):
+                self._slow[rt.job.id] = slow
         if len(ms) <= 1:
             tier = Tier.MACHINE
         else:
@@ -261,7 +267,8 @@ class Simulator:
             rt.first_start, t, t - j.arrival, rt.first_start - j.arrival, rt.waited, rt.held, rt.executed,
             rt.overhead, rt.comm, rt.preemptions, rt.reconfigurations, "|".join(sorted(rt.tiers)), ideal,
             trace_gpus=int(j.attrs.get("requested_gpus", j.requested.gpus)),
-            granted_gpus=rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus)))
+            granted_gpus=rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus),
+            placement_slowdown=self._slow.pop(j.id, 1.0)))
         forget = getattr(self.rates, "forget", None)
         if forget is not None:
             forget(j.id)
@@ -429,6 +436,9 @@ class Simulator:
         metrics = summarize(self.recorder.jobs, total_gpus=self.cluster.total_gpus, small_gpus=self.small_gpus,
                             short_s=self.short_s)
         metrics["unfinished"] = len(unfinished)
+        capped = getattr(self.rates, "capped", None)
+        if capped:  # Table 1 overheads bounded by the rates' max_overhead (docs/simulator.md)
+            metrics["comm_overhead_capped"] = dict(sorted(capped.items()))
         metrics.update(self.guarantee.metrics())
         counters = getattr(policy, "counters", None)  # fallbacks a policy applied, counted (e.g. Rubick's)
         if counters:
