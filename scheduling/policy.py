@@ -82,19 +82,34 @@ class Timer:
 
 
 @dataclass(frozen=True, slots=True)
+class Share:
+    """Run a queued job on the GPUs of a running *host* job (GPU sharing: AntMan's opportunistic jobs).
+    The guest holds no resources of its own (the host's GPUs, as many as it requests, in the host's
+    placement order), runs at ``speed`` (0 < speed <= 1) x its rate on them, and is suspended (re-queued,
+    progress kept, no checkpoint: AntMan releases an opportunistic job's GPU memory at a mini-batch
+    boundary) when the host finishes, is preempted or moves, or when the policy preempts it. One guest per
+    host; a guest hosts nobody and is never in ``start`` (suspend it first)."""
+
+    host: str
+    speed: float
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
     start: Mapping[str, JobAllocation] = field(default_factory=dict)
     preempt: tuple[str, ...] = ()
     timers: tuple[Timer, ...] = ()
+    share: Mapping[str, Share] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "start", MappingProxyType(dict(self.start)))
         object.__setattr__(self, "preempt", tuple(self.preempt))
         object.__setattr__(self, "timers", tuple(self.timers))
+        object.__setattr__(self, "share", MappingProxyType(dict(self.share)))
 
     @property
     def empty(self) -> bool:
-        return not self.start and not self.preempt and not self.timers
+        return not self.start and not self.preempt and not self.timers and not self.share
 
 
 NO_DECISION = Decision()
@@ -110,7 +125,7 @@ class JobRuntime:
     __slots__ = ("job", "status", "progress", "attained", "executed", "waited", "held", "comm",
                  "t_mark", "rate", "comm_frac", "iter_time", "alloc", "gpus", "first_start", "last_start",
                  "last_change", "end", "preemptions", "reconfigurations", "overhead", "version", "tiers",
-                 "seq", "enqueued_at")
+                 "seq", "enqueued_at", "host")
 
     def __init__(self, job: Job, seq: int) -> None:
         self.job = job
@@ -138,6 +153,7 @@ class JobRuntime:
         self.version = 0
         self.tiers: set[str] = set()
         self.enqueued_at = job.arrival
+        self.host: str | None = None  # the job whose GPUs it shares (a Share guest), else None
 
 
 class JobView:
@@ -341,17 +357,21 @@ class ClusterView:
     (policies that model speed use it or the perf model directly; oracles may read ``job.duration``).
     ``checkpoint_s`` is the checkpoint time of a preemption: 0 means a preempted job's resources are
     free for the same decision's starts (the simulator releases them first), otherwise they come back
-    with a ``PREEMPT_DONE`` event.
+    with a ``PREEMPT_DONE`` event. ``machine_gpus`` are the GPUs of the machines as given (before the
+    Tiresias artifact's pooling; empty = those of ``cluster``). ``next_arrival()`` is the time of the next
+    arrival, given only under ``tiresias`` semantics (None otherwise): the artifact's loops step to
+    ``min(T + 10, next arrival)``, so reproducing them needs it; no other policy may look ahead.
     """
 
     __slots__ = ("_now", "cluster", "_queue", "_holding", "_views", "_state_free", "index", "events",
-                 "quotas", "_estimate", "semantics", "checkpoint_s")
+                 "quotas", "_estimate", "semantics", "checkpoint_s", "machine_gpus", "next_arrival")
 
     def __init__(self, *, cluster: Cluster, queue: Mapping[str, JobRuntime], holding: Mapping[str, JobRuntime],
                  views: Mapping[str, JobView], free: Mapping[str, Resources], index: FreeIndex,
                  quotas: Mapping[str, Resources], estimate: Callable[[Job, ExecutionPlan, Mapping[str, Resources]],
                                                                       float], semantics: str,
-                 checkpoint_s: float = 0.0) -> None:
+                 checkpoint_s: float = 0.0, machine_gpus: tuple[int, ...] = (),
+                 next_arrival: Callable[[], float] | None = None) -> None:
         self._now = 0.0
         self.cluster = cluster
         self._queue = queue
@@ -364,6 +384,8 @@ class ClusterView:
         self._estimate = estimate
         self.semantics = semantics
         self.checkpoint_s = checkpoint_s
+        self.machine_gpus = machine_gpus or tuple(g for g in (cluster.machine(m).gpus for m in cluster.machines) if g)
+        self.next_arrival = next_arrival
 
     @property
     def now(self) -> float:
@@ -457,5 +479,5 @@ def split_resources(job: Job, counts: Mapping[str, int]) -> dict[str, Resources]
 
 __all__ = [
     "NO_DECISION", "ClusterView", "Decision", "EventKind", "FreeIndex", "JobRuntime", "JobStatus", "JobView",
-    "Policy", "SimEvent", "Timer", "split_resources",
+    "Policy", "Share", "SimEvent", "Timer", "split_resources",
 ]

@@ -27,6 +27,7 @@ from schedlab.benchmarks.simulator.guarantee import GuaranteeCheck
 from schedlab.benchmarks.simulator.metrics import summarize
 from schedlab.benchmarks.simulator.rates import RateModel, make_rates
 from schedlab.benchmarks.simulator.records import JobRecord, Recorder, Segment
+from schedlab.benchmarks.simulator.sharing import SharingMixin
 from schedlab.benchmarks.simulator.verifying import verify_decision
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
@@ -97,7 +98,7 @@ def prepare_jobs(jobs: Iterable[Job], sem: Semantics, total_gpus: int | None = N
     return out
 
 
-class Simulator:
+class Simulator(SharingMixin):
     """Replay ``jobs`` on ``cluster`` under ``policy``.
 
     ``semantics``: ``"realistic"`` (default) or ``"tiresias"`` (see :mod:`benchmarks.simulator.costs`);
@@ -114,6 +115,7 @@ class Simulator:
                  short_s: float = 4 * 3600.0) -> None:
         sem = get_semantics(semantics) if isinstance(semantics, str) else semantics
         self.semantics = sem
+        machine_gpus = tuple(g for g in (cluster.machine(m).gpus for m in cluster.machines) if g > 0)
         if sem.pooled:
             cluster = pooled_cluster(cluster)  # the Tiresias artifact's one pool of GPUs
         self.cluster = cluster
@@ -149,11 +151,18 @@ class Simulator:
         self._views = {jid: JobView(rt, clock) for jid, rt in self._rt.items()}
         self.view = ClusterView(cluster=cluster, queue=self._queue, holding=self._holding, views=self._views,
                                 free=self.state.free_map, index=self.index, quotas=MappingProxyType(self.quotas),
-                                estimate=self._estimate, semantics=sem.name, checkpoint_s=self.costs.checkpoint_s)
+                                estimate=self._estimate, semantics=sem.name, checkpoint_s=self.costs.checkpoint_s,
+                                machine_gpus=machine_gpus,
+                                next_arrival=self._next_arrival if sem.whole_seconds else None)
         arrivals = sorted(((j.arrival, rt.seq, j.id) for j, rt in ((j, self._rt[j.id]) for j in self.jobs)))
         self.events = EventQueue([(a, jid) for a, _, jid in arrivals])
         self._seg_start: dict[str, float] = {}
         self._rack_of = {m: cluster.rack_of(m) for m in cluster.machines}
+        self._slowdown = getattr(self.rates, "placement_slowdown", None)  # per allocation (realistic rates)
+        self._guest: dict[str, str] = {}  # host job -> its Share guest
+        self.shared = 0                   # Share starts
+        self.unshared = 0                 # guests suspended (host left, or preempted)
+        self._slow: dict[str, float] = {}
         self.finished = 0
         self.n_events = 0
         self.n_passes = 0
@@ -161,6 +170,9 @@ class Simulator:
     # ------------------------------------------------------------ helpers
     def _clock(self) -> float:
         return self._now
+
+    def _next_arrival(self) -> float:
+        return self.events.next_arrival_time()
 
     def _estimate(self, job: Job, plan, placement: Mapping[str, Resources]) -> float:
         return self.rates.speed(job, plan, placement)[0]
@@ -174,7 +186,8 @@ class Simulator:
                 rt.executed += dt
                 g = rt.gpus * dt
                 rt.attained += g
-                rt.held += g
+                if rt.host is None:  # a Share guest holds no GPUs of its own
+                    rt.held += g
                 rt.comm += rt.comm_frac * dt
             elif st is _QUEUED:
                 rt.waited += dt
@@ -228,6 +241,10 @@ class Simulator:
                             source="<rates>", field="iter_time")
         self.guarantee.observe(rt.job, rt.iter_time)
         ms = [m for m, r in ja.placement.items() if r.gpus > 0]
+        if len(ms) > 1 and self._slowdown is not None:
+            slow = self._slowdown(rt.job, ja.plan, ja.placement, rt.iter_time)
+            if slow > self._slow.get(rt.job.id, 1.0):
+                self._slow[rt.job.id] = slow
         if len(ms) <= 1:
             tier = Tier.MACHINE
         else:
@@ -240,7 +257,12 @@ class Simulator:
         self._advance(rt, t)
         self._close_segment(rt, t)
         rt.progress = rt.job.iterations
-        self._release(rt)
+        if rt.host is not None:
+            del self._guest[rt.host]
+            rt.host = None
+        else:
+            self._unshare_host(rt.job.id, t)
+            self._release(rt)
         rt.status = JobStatus.FINISHED
         rt.rate = 0.0
         rt.end = t
@@ -255,7 +277,8 @@ class Simulator:
             rt.first_start, t, t - j.arrival, rt.first_start - j.arrival, rt.waited, rt.held, rt.executed,
             rt.overhead, rt.comm, rt.preemptions, rt.reconfigurations, "|".join(sorted(rt.tiers)), ideal,
             trace_gpus=int(j.attrs.get("requested_gpus", j.requested.gpus)),
-            granted_gpus=rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus)))
+            granted_gpus=rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus),
+            placement_slowdown=self._slow.pop(j.id, 1.0)))
         forget = getattr(self.rates, "forget", None)
         if forget is not None:
             forget(j.id)
@@ -319,6 +342,12 @@ class Simulator:
         for tm in d.timers:
             if not tm.at > t:
                 raise PolicyError(f"policy {name!r} at t={t:g} s asked for a timer at {tm.at:g}, not in the future")
+        if d.share:
+            self._check_shares(d, changes, t)
+        for jid in d.start:
+            if rts[jid].host is not None:
+                raise PolicyError(f"policy {name!r} at t={t:g} s started job {jid!r}, which shares the GPUs of "
+                                  f"{rts[jid].host!r} (preempt it first)")
         if changes:
             released = [j for j in d.preempt if self.costs.checkpoint_s == 0]
             verify_decision(self.state, changes, rts, released=released, quotas=self.quotas,
@@ -326,6 +355,10 @@ class Simulator:
         costs = self.costs
         for jid in d.preempt:
             rt = rts[jid]
+            if rt.host is not None:
+                self._suspend_guest(rt, t)
+                continue
+            self._unshare_host(jid, t)
             self._advance(rt, t)
             self._close_segment(rt, t)
             rt.preemptions += 1
@@ -344,6 +377,7 @@ class Simulator:
         for jid in changes:  # release first, so that moves between jobs fit
             rt = rts[jid]
             if rt.status is not _QUEUED:
+                self._unshare_host(jid, t)
                 self._advance(rt, t)
                 self._close_segment(rt, t)
                 self._release(rt)
@@ -370,6 +404,8 @@ class Simulator:
             else:
                 self._set_running(rt, t)
             self._open_segment(rt, t)
+        for gid, sh in d.share.items():
+            self._start_guest(rts[gid], rts[sh.host], sh.speed, t)
         for tm in d.timers:
             self.events.push(tm.at, EventKind.TIMER, None, tm.tag)
 
@@ -423,6 +459,12 @@ class Simulator:
         metrics = summarize(self.recorder.jobs, total_gpus=self.cluster.total_gpus, small_gpus=self.small_gpus,
                             short_s=self.short_s)
         metrics["unfinished"] = len(unfinished)
+        if self.shared:
+            metrics["shared_starts"] = self.shared          # Share guests started on a host's GPUs
+            metrics["shared_suspensions"] = self.unshared   # ... and suspended
+        capped = getattr(self.rates, "capped", None)
+        if capped:  # Table 1 overheads bounded by the rates' max_overhead (docs/simulator.md)
+            metrics["comm_overhead_capped"] = dict(sorted(capped.items()))
         metrics.update(self.guarantee.metrics())
         counters = getattr(policy, "counters", None)  # fallbacks a policy applied, counted (e.g. Rubick's)
         if counters:

@@ -79,6 +79,11 @@ class EventQueue:
     def __len__(self) -> int:
         return len(self._heap) + len(self._arrivals) - self._next_arrival
 
+    def next_arrival_time(self) -> float:
+        """The time of the next arrival not yet popped (infinity when none is left)."""
+        i = self._next_arrival
+        return self._arrivals[i][0] if i < len(self._arrivals) else _INF
+
     @property
     def pending_arrivals(self) -> int:
         return len(self._arrivals) - self._next_arrival

@@ -9,6 +9,9 @@ interpolation (numpy's default). Tiresias bins: *small* = at most ``small_gpus``
 testbed, 8 on Philly), *short* = ideal duration (at the requested resources) below ``short_s``
 (800 s on the testbed, 4 h on Philly). ``classes``: per job class (guaranteed / best-effort) the
 jobs, average and P99 JCT and makespan (Rubick's Table 4 splits multi-tenant runs this way).
+``slowed_2x_by_placement``: jobs whose placement slowdown (``JobRecord.placement_slowdown``: iteration
+time over that of the same GPUs on the most consolidated placement, the largest over the job's
+allocations) exceeded :data:`SLOWED` = 2; ``max_placement_slowdown`` the largest of them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from schedlab.benchmarks.simulator.records import JobRecord
+
+SLOWED = 2.0  # a job counts as slowed by placement above this factor
 
 
 def _stats(values: np.ndarray, prefix: str) -> dict[str, float]:
@@ -53,6 +58,9 @@ def summarize(jobs: Sequence[JobRecord], *, total_gpus: int, small_gpus: int = 8
     out["gpu_seconds"] = float(held)
     out["preemptions"] = int(sum(r.preemptions for r in jobs))
     out["reconfigurations"] = int(sum(r.reconfigurations for r in jobs))
+    # jobs whose placement made them more than 2x slower than on the most consolidated placement
+    out["slowed_2x_by_placement"] = int(sum(1 for r in jobs if r.placement_slowdown > SLOWED))
+    out["max_placement_slowdown"] = float(max((r.placement_slowdown for r in jobs), default=1.0))
     bins: dict[str, dict[str, float | int]] = {}
     for size in ("small", "large"):
         for length in ("short", "long"):

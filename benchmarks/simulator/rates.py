@@ -19,8 +19,15 @@ model with ``attrs["compute_time"]``).
 
 * :class:`ReferenceRates` (Tiresias semantics): ``S = 1 / g`` (linear in GPUs; placement ignored).
 * :class:`TierRates` (Dally): ``S = (1 / g) * (1 + o(model, tier))`` with ``o`` the perf model's
-  communication overhead at the placement's tier (0 on one GPU); ``comm_fraction = o / (1 + o)``.
-  Without ``t_req``, ``t = attrs["compute_time"] * (g_req / g) * (1 + o)``.
+  communication overhead at the placement's tier (0 on one GPU), bounded by ``max_overhead``
+  (:data:`MAX_COMM_OVERHEAD` = 5, i.e. exposed communication at most 5x compute: the most any
+  measurement the Dally paper cites reports, §3.1 "communication overheads can be as high as 5x the
+  actual compute time" [28, 40]; Dally's Table 1 rack/network values above it — MobileNetV3 rack 940 %,
+  network 19,592 %, ResNet18 network 2,749 %, BERT-large network 715 % — are ASTRA-sim
+  extrapolations, the paper calibrated only the machine tier, and our perf model derives at most 13 %
+  for these models at any tier); ``comm_fraction = o / (1 + o)``. ``capped`` counts the
+  (model, tier) look-ups the bound changed. Without ``t_req``, ``t = attrs["compute_time"] * (g_req /
+  g) * (1 + o)``.
 * :class:`PerfModelRates` (Rubick): ``S`` = the perf model's iteration time for (model, plan,
   placement, CPUs, global batch).
 * :class:`RealisticRates` picks per job: ``job.attrs["rates"]`` if set, else the perf model if the zoo
@@ -106,9 +113,18 @@ class ReferenceRates:
         return reference_iter_time(job) * job.requested.gpus / _gpus(placement), 0.0
 
 
+#: upper bound of the communication overhead (fraction of compute) the tier rates apply (module docstring)
+MAX_COMM_OVERHEAD = 5.0
+
+
 class TierRates:
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, *, max_overhead: float = MAX_COMM_OVERHEAD) -> None:
+        if not max_overhead >= 0:
+            raise SpecError(f"max_overhead must be >= 0, got {max_overhead!r}", source="<TierRates>",
+                            field="max_overhead")
         self.cluster = cluster
+        self.max_overhead = max_overhead
+        self.capped: Counter[str] = Counter()
         self._rack = {m: cluster.rack_of(m) for m in cluster.machines}
         self._cache: dict[tuple[str, Tier], float] = {}
         self._req_tier: dict[int, Tier] = {}
@@ -129,6 +145,9 @@ class TierRates:
             if o is None:
                 raise SpecError(f"no communication overhead known for model {model!r} at tier {tier.label}",
                                 source="<perfmodel.network>", field="model")
+            if o > self.max_overhead:
+                self.capped[f"{model}@{tier.label}"] += 1
+                o = self.max_overhead
             self._cache[key] = o
         return o
 
@@ -199,10 +218,10 @@ class PerfModelRates:
 class RealisticRates:
     """Per-job choice of rate model (see the module docstring); ``sources`` counts the choices."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, *, max_overhead: float = MAX_COMM_OVERHEAD) -> None:
         self.cluster = cluster
         self.reference = ReferenceRates()
-        self.tiers = TierRates(cluster)
+        self.tiers = TierRates(cluster, max_overhead=max_overhead)
         self._perf: PerfModelRates | None = None
         self._choice: dict[str, object] = {}
         self.sources: Counter[str] = Counter()
@@ -241,6 +260,27 @@ class RealisticRates:
 
     def forget(self, job_id: str) -> None:
         self._choice.pop(job_id, None)
+
+    @property
+    def capped(self) -> Counter[str]:
+        """The tier rates' bounded (model, tier) overheads (see :class:`TierRates`)."""
+        return self.tiers.capped
+
+    def placement_slowdown(self, job: Job, plan: ExecutionPlan, placement: Mapping[str, Resources],
+                           iter_time: float) -> float:
+        """``iter_time`` over the iteration time of the same plan, GPUs and CPUs on the most
+        consolidated placement of those GPUs (1 on one machine)."""
+        counts = [(m, r) for m, r in placement.items() if r.gpus > 0]
+        if len(counts) <= 1:
+            return 1.0
+        g = sum(r.gpus for _, r in counts)
+        total = Resources(0, int(sum(r.cpus for r in placement.values())),
+                          float(sum(r.mem_gb for r in placement.values())))
+        shape = consolidated_counts(self.cluster, g)
+        best: dict[str, Resources] = {}
+        for i, (m, k) in enumerate(shape.items()):
+            best[m] = Resources(k, total.cpus, total.mem_gb) if i == 0 else Resources(k)
+        return iter_time / self.speed(job, plan, best)[0]
 
 
 def make_rates(cluster: Cluster, *, placement_speed: bool) -> RateModel:

@@ -18,7 +18,9 @@ class JobRecord:
     restore/checkpoint); ``run_seconds`` = productive time; ``comm_seconds`` = exposed communication
     inside ``run_seconds``; ``tiers`` = tiers used ("|"); ``trace_gpus`` = GPUs the trace row requested
     (differs from ``gpus`` when the load resized the request, see the assumption report);
-    ``granted_gpus`` = GPUs granted, time-weighted over productive running (= ``gpus`` for rigid jobs)."""
+    ``granted_gpus`` = GPUs granted, time-weighted over productive running (= ``gpus`` for rigid jobs);
+    ``placement_slowdown`` = the largest, over the job's allocations, iteration time / iteration time of
+    the same GPUs, plan and CPUs on the most consolidated placement (1 = never slowed by placement)."""
 
     job_id: str
     model: str
@@ -42,6 +44,7 @@ class JobRecord:
     ideal_duration: float
     trace_gpus: int = 0
     granted_gpus: float = 0.0
+    placement_slowdown: float = 1.0
 
 
 JOB_FIELDS = tuple(f.name for f in fields(JobRecord))

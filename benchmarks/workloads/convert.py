@@ -22,7 +22,8 @@ recorded iteration time by its speed model relative to the request), whatever el
 Each of these choices is a note in the :class:`~schedlab.benchmarks.workloads.assumptions.AssumptionLog`
 (counted, with examples); with a strict log the first one is an error naming the job, line and field.
 Every job carries ``attrs["iter_time"]`` (seconds per iteration at the request), ``attrs["rates"]``
-and, for tier rates, ``attrs["compute_time"] = t_iter / (1 + o(model, tier of the request))``.
+and, for tier rates, ``attrs["compute_time"] = t_iter / (1 + o(model, tier of the request))`` (``o`` bounded
+as the simulator bounds it, ``rates.MAX_COMM_OVERHEAD``).
 """
 
 from __future__ import annotations
@@ -306,8 +307,9 @@ class _Converter:
         iter_time = duration / iterations
         attrs["iter_time"] = iter_time
         if kind == "tier":
-            o_req = perf_adapter.comm_overhead(model, self.tiers.tier(self.counts(g))) if g > 1 else 0.0
-            attrs["compute_time"] = iter_time / (1.0 + (o_req or 0.0))
+            # the simulator's bounded overhead (rates.MAX_COMM_OVERHEAD), so compute x (1 + o) = iter_time there
+            o_req = self.tiers.overhead(model, self.tiers.tier(self.counts(g))) if g > 1 else 0.0
+            attrs["compute_time"] = iter_time / (1.0 + o_req)
         min_res = None
         if tj.guaranteed and self.reconfigurable and kind == "perfmodel":
             min_res = self.min_resources(model, req, plan, batch)  # Rubick's minRes = the quota usage

@@ -7,13 +7,16 @@
 ``srsf``           preemptive shortest remaining service (time x GPUs) first (oracle)
 ``shortest``       the Tiresias artifact's ``shortest`` (= ``srtf``)
 ``shortest-gpu``   the Tiresias artifact's ``shortest-gpu`` (= ``srsf``)
-``gandiva``        Gandiva-like time-slicing, packing and migration (:mod:`.gandiva`)
+``gandiva``        the Tiresias artifact's ``gandiva`` scheduler (:mod:`.gandiva_artifact`; node
+                   sets per job size, 10-s steps, 60-s rotation; ``--semantics tiresias`` only)
+``gandiva-like``   Gandiva-like time-slicing, packing and migration under costs (:mod:`.gandiva`)
 ``synergy``        Synergy-like CPU/memory-aware allocation (:mod:`.synergy`, own registry)
 ``antman``         AntMan-like opportunistic best-effort jobs (:mod:`.antman`, own registry)
 =================  ===================================================================
 """
 
-from schedlab.heuristics.baselines.gandiva import GandivaLike, GandivaParams
+from schedlab.heuristics.baselines.gandiva import GandivaLike, GandivaLikeParams
+from schedlab.heuristics.baselines.gandiva_artifact import ArtifactGandiva, ArtifactGandivaParams
 from schedlab.heuristics.baselines.srtf import ShortestParams, ShortestRemaining
 from schedlab.heuristics.fifo import FifoParams, FifoPolicy
 from schedlab.scheduling.registry import PolicyFamily, PolicyRegistry, PolicySpec
@@ -33,8 +36,14 @@ for _name, _w, _what in (("srtf", False, "SRTF: preemptive shortest remaining ti
         _name, ShortestRemaining, _what, PolicyFamily.BASELINE, ShortestParams, preset={"gpu_weighted": _w},
         oracle=True, preemptive=True, reference=_SRTF_REF))
 BASELINE_POLICIES.register(PolicySpec(
-    "gandiva", GandivaLike, "Gandiva-like: network-agnostic time-slicing of over-subscribed GPUs, packing, "
-    "migration toward consolidation", PolicyFamily.BASELINE, GandivaParams, preemptive=True,
-    reference="Gandiva (OSDI'18) as compared in Tiresias (NSDI'19) §6"))
+    "gandiva", ArtifactGandiva, "the Tiresias artifact's gandiva: node sets per job size, time-slicing of "
+    "over-subscribed sets (10-s steps, 60-s rotation), free sharing; --semantics tiresias only",
+    PolicyFamily.BASELINE, ArtifactGandivaParams, preemptive=True,
+    reference="SymbioticLab/Tiresias simulator/run_sim.py gandiva_sim_jobs, cluster.py gandiva_*"))
+BASELINE_POLICIES.register(PolicySpec(
+    "gandiva-like", GandivaLike, "Gandiva-like: network-agnostic time-slicing of over-subscribed GPUs, packing, "
+    "migration toward consolidation, with preemption costs", PolicyFamily.BASELINE, GandivaLikeParams,
+    preemptive=True, reference="Gandiva (OSDI'18) as compared in Tiresias (NSDI'19) §6; ours"))
 
-__all__ = ["BASELINE_POLICIES", "GandivaLike", "GandivaParams", "ShortestParams", "ShortestRemaining"]
+__all__ = ["BASELINE_POLICIES", "ArtifactGandiva", "ArtifactGandivaParams", "GandivaLike", "GandivaLikeParams",
+           "ShortestParams", "ShortestRemaining"]

@@ -9,8 +9,19 @@
 * **Best-effort** jobs use what is left, opportunistically: FIFO with backfill at their request and
   plan, consolidated placement (as YARN-CS); they are the only jobs ever preempted.
 
-Not modelled: AntMan's GPU sharing and memory over-subscription (co-locating best-effort jobs on a
-guaranteed job's GPUs); every job here has whole GPUs.
+* **GPU sharing** (``share``, on by default; AntMan §3-4: opportunistic jobs are packed on GPUs that
+  resource-guarantee jobs hold, using the memory and the idle compute those leave, while the
+  guaranteed job keeps its dedicated speed): a best-effort job that finds no free GPUs is co-located
+  (:class:`~scheduling.policy.Share`) on a running (or starting) guaranteed job holding at least its GPU
+  count and
+  sharing with nobody (the one with the fewest GPUs, the first in running order on ties). It runs at ``share_speed`` x its dedicated rate; the guaranteed job is not slowed
+  (AntMan's GpuOpManager launches the opportunistic kernels only in the guaranteed job's idle slots).
+  It is suspended, with no checkpoint, when its host finishes or is preempted, and re-queued.
+  ``share_speed`` = 0.5 is **ours**: AntMan reports the opportunistic job's slowdown per job pair
+  (its micro-benchmarks), not as one figure we could take; set it from a measurement of your pair.
+
+Not modelled: memory over-subscription and its host-memory swapping (a guest always fits), more than one
+guest per host, a guest moving to free GPUs while it shares (it waits to be suspended).
 """
 
 from __future__ import annotations
@@ -20,7 +31,15 @@ from pydantic import Field
 from schedlab.heuristics.fifo import PassState, QuotaLedger, place_consolidated
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
-from schedlab.scheduling.policy import ClusterView, Decision, JobStatus, JobView, Timer, split_resources
+from schedlab.scheduling.policy import (
+    ClusterView,
+    Decision,
+    JobStatus,
+    JobView,
+    Share,
+    Timer,
+    split_resources,
+)
 from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.snapshot import PolicyBase
@@ -29,6 +48,10 @@ from schedlab.scheduling.snapshot import PolicyBase
 class AntManParams(PolicyParams):
     retry_s: float = Field(1.0, gt=0.0, description="after preempting, ask for a decision point this much later "
                            "(for cost models whose checkpoints are free, so no PREEMPT_DONE event comes)")
+    share: bool = Field(True, description="co-locate best-effort jobs that find no free GPUs on guaranteed jobs' "
+                                          "GPUs (AntMan's GPU sharing)")
+    share_speed: float = Field(0.5, gt=0.0, le=1.0, description="a shared best-effort job's rate, as a fraction "
+                               "of its dedicated rate (ours: AntMan gives no single figure)")
 
 
 class AntManPolicy(PolicyBase):
@@ -37,9 +60,12 @@ class AntManPolicy(PolicyBase):
     name = "antman"
     oracle = False
 
-    def __init__(self, *, retry_s: float = 1.0, seed: int = 0) -> None:
+    def __init__(self, *, retry_s: float = 1.0, share: bool = True, share_speed: float = 0.5, seed: int = 0) -> None:
         super().__init__(seed=seed)
         self.retry_s = retry_s
+        self.share = share
+        self.share_speed = share_speed
+        self._guests: dict[str, str] = {}  # guest -> host, as decided (checked against the view)
 
     def schedule(self, view: ClusterView) -> Decision:
         if view.queue_length == 0:
@@ -87,8 +113,32 @@ class AntManPolicy(PolicyBase):
                 for m, r in placement.items():
                     ps.take(m, r)
                 starts[job.id] = JobAllocation(job.id, job.requested_plan, placement)
+        shares = self._co_locate(view, starts, preempt) if self.share else {}
         timers = (Timer(view.now + self.retry_s, "antman-retry"),) if preempt else ()
-        return Decision(start=starts, preempt=tuple(preempt), timers=timers)
+        return Decision(start=starts, preempt=tuple(preempt), timers=timers, share=shares)
+
+    def _co_locate(self, view: ClusterView, starts: dict[str, JobAllocation], preempt: list[str]) -> dict[str, Share]:
+        """Queued best-effort jobs left without GPUs share a running guaranteed job's (module docstring)."""
+        self._guests = {g: h for g, h in self._guests.items() if view.job(g).status is JobStatus.RUNNING}
+        taken = set(self._guests.values())
+        hosts = [(jv.id, jv.allocation.gpus) for jv in view.running()
+                 if jv.job.guaranteed and jv.status is JobStatus.RUNNING and jv.id not in taken
+                 and jv.id not in preempt and jv.id not in starts]
+        hosts += [(jid, ja.gpus) for jid, ja in starts.items()  # guaranteed jobs starting now (no restore)
+                  if view.job(jid).job.guaranteed and view.job(jid).first_start is None]
+        out: dict[str, Share] = {}
+        for jv in view.queue():
+            if jv.job.guaranteed or jv.id in starts or not hosts:
+                continue
+            g = jv.job.requested.gpus
+            fit = [h for h in hosts if h[1] >= g]
+            if not fit:
+                continue
+            host = min(fit, key=lambda h: h[1])
+            hosts.remove(host)
+            out[jv.id] = Share(host[0], self.share_speed)
+            self._guests[jv.id] = host[0]
+        return out
 
     def _make_room(self, view: ClusterView, ps: PassState, job: Job, coming: dict[str, Resources],
                    victims: dict[str, dict[str, Resources]], holders: dict[str, JobView],

@@ -36,7 +36,7 @@ from schedlab.scheduling.registry import PolicyParams
 from schedlab.scheduling.snapshot import PolicyBase
 
 
-class GandivaParams(PolicyParams):
+class GandivaLikeParams(PolicyParams):
     quantum_s: float = Field(60.0, gt=0, description="time slice of over-subscribed GPUs (seconds)")
     switch_share: float = Field(0.1, gt=0, le=1, description="at most this share of a slice is spent suspending "
                                                             "and resuming: slice = max(quantum_s, 2 x checkpoint "
@@ -51,7 +51,7 @@ class GandivaLike(PolicyBase):
     oracle = False
 
     def __init__(self, *, seed: int = 0, quantum_s: float = 60.0, switch_share: float = 0.1, migrate: bool = True,
-                 max_migrations: int = 4, name: str = "gandiva") -> None:
+                 max_migrations: int = 4, name: str = "gandiva-like") -> None:
         super().__init__(seed=seed)
         self.name = name
         self.quantum_s = quantum_s
@@ -169,4 +169,4 @@ class GandivaLike(PolicyBase):
         return out
 
 
-__all__ = ["GandivaLike", "GandivaParams"]
+__all__ = ["GandivaLike", "GandivaLikeParams"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -81,7 +83,7 @@ def test_reference_rates_ignore_placement_scale_with_gpus():
 def test_tier_rates_dally_table():
     pytest.importorskip("schedlab.perfmodel.network")
     c = preset("dally-2")
-    r = TierRates(c)
+    r = TierRates(c, max_overhead=math.inf)  # Dally's Table 1 as printed
     j = job("mobilenetv3", 8, compute_time=0.5)
     m0, m1 = c.machines_in("rack0")[:2]
     m2 = c.machines_in("rack1")[0]
@@ -91,4 +93,12 @@ def test_tier_rates_dally_table():
     t, f = r.speed(j, plan, {m0: Resources(4), m1: Resources(4)})
     assert t == pytest.approx(0.5 * 10.40) and f == pytest.approx(9.40 / 10.40)
     assert r.speed(j, plan, {m0: Resources(4), m2: Resources(4)})[0] == pytest.approx(0.5 * 196.92)
+    assert not r.capped
+    # the default bound: exposed communication at most 5x compute (Dally §3.1), machine tier untouched
+    b = TierRates(c)
+    assert b.speed(j, plan, {m0: Resources(8)})[0] == pytest.approx(0.5 * 1.42)
+    t, f = b.speed(j, plan, {m0: Resources(4), m1: Resources(4)})
+    assert t == pytest.approx(0.5 * 6.0) and f == pytest.approx(5.0 / 6.0)
+    assert b.speed(j, plan, {m0: Resources(4), m2: Resources(4)})[0] == pytest.approx(0.5 * 6.0)
+    assert dict(b.capped) == {"mobilenetv3@rack": 1, "mobilenetv3@network": 1}
     assert r.speed(job("mobilenetv3", 1, compute_time=0.5), ExecutionPlan(), {m0: Resources(1)}) == (0.5, 0.0)

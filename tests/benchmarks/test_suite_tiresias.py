@@ -10,6 +10,7 @@ import pytest
 
 from schedlab.benchmarks.harness.suites import SUITES
 from schedlab.benchmarks.harness.suites.tiresias import (
+    GANDIVA_REFERENCE,
     POLICIES_COMPARED,
     REFERENCE,
     reproduce,
@@ -27,7 +28,10 @@ def test_registered_and_cases_are_valid():
     reg = all_policies()
     for c in suite.cases:
         reg.spec(c.policy).validate(c.params)  # every case's parameters validate
-    assert sum(1 for x in labels if x.startswith("reference/")) == sum(len(f) for _, f in REFERENCE.values())
+    gandiva = sum(1 for vc in GANDIVA_REFERENCE if vc in REFERENCE)  # the artifact's gandiva on Philly VCs
+    assert gandiva == 2 and {x for x in labels if x.endswith("/gandiva")} == {"reference/2869ce/gandiva",
+                                                                                 "reference/0e4a51/gandiva"}
+    assert sum(1 for x in labels if x.startswith("reference/")) == sum(len(f) for _, f in REFERENCE.values()) + gandiva
     assert {x.split("/")[-1] for x in labels if x.startswith("testbed/")} == {*POLICIES_COMPARED, "2d-las-learned"}
     for spec, _ in REFERENCE.values():
         assert load_cluster(next(c.source.cluster for c in suite.cases if c.source.cluster.endswith(spec))).total_gpus

@@ -20,7 +20,7 @@ def test_registry_flags():
     assert POLICIES["best-effort"].preset == {"blocking": False} and not POLICIES["best-effort"].preemptive
     assert POLICIES["yarn-cs"].preset == {"blocking": True}
     assert POLICIES["2d-las"].twins == ("tiresias-placement",) and POLICIES["2d-las"].preemptive
-    assert POLICIES["gandiva"].preemptive and not POLICIES["gandiva"].oracle
+    assert POLICIES["gandiva-like"].preemptive and not POLICIES["gandiva-like"].oracle
 
 
 def test_srtf_and_srsf_hand_timeline(mk):
@@ -47,7 +47,7 @@ def test_gandiva_time_slices_an_oversubscribed_gpu(mk):
     A 120-180, B 180-240, A 240-270 (done), B 270-300."""
     c = mk.cluster(1, 1)
     rec = Recorder(keep_segments=True)
-    res = simulate(c, [mk.job("A", 1, 150), mk.job("B", 1, 150)], POLICIES.build("gandiva"), semantics="tiresias",
+    res = simulate(c, [mk.job("A", 1, 150), mk.job("B", 1, 150)], POLICIES.build("gandiva-like"), semantics="tiresias",
                    recorder=rec)
     assert _by(res, "end") == {"A": 270, "B": 300}
     assert [(s.job_id, s.start, s.end) for s in sorted(rec.segments, key=lambda s: s.start)] == [
@@ -57,7 +57,7 @@ def test_gandiva_time_slices_an_oversubscribed_gpu(mk):
 def test_gandiva_slice_grows_with_the_switch_cost(mk):
     """With a 39 s checkpoint the slice is max(60, 2 x 39 / 0.1) = 780 s: A runs 0-780 before B."""
     c = mk.cluster(1, 1)
-    res = simulate(c, [mk.job("A", 1, 1000), mk.job("B", 1, 1000)], POLICIES.build("gandiva"), semantics="realistic")
+    res = simulate(c, [mk.job("A", 1, 1000), mk.job("B", 1, 1000)], POLICIES.build("gandiva-like"), semantics="realistic")
     assert _by(res, "first_start")["B"] == pytest.approx(780 + 39)  # after A's checkpoint
 
 
@@ -68,11 +68,11 @@ def test_gandiva_migrates_toward_consolidation(mk):
     c = mk.cluster(2, 2)
     jobs = [mk.job("a", 1, 5), mk.job("b", 1, 100), mk.job("c", 1, 49), mk.job("X", 2, 100, arrival=1)]
     rec = Recorder(keep_segments=True)
-    res = simulate(c, jobs, POLICIES.build("gandiva"), semantics="reference", recorder=rec)
+    res = simulate(c, jobs, POLICIES.build("gandiva-like"), semantics="reference", recorder=rec)
     xs = sorted((s for s in rec.segments if s.job_id == "X"), key=lambda s: s.start)
     assert [(s.start, len(s.placement)) for s in xs] == [(5, 2), (49, 1)]
     assert _by(res, "reconfigurations")["X"] == 1 and _by(res, "end")["X"] == 105
-    assert POLICIES.build("gandiva", {"migrate": False}).migrate is False
+    assert POLICIES.build("gandiva-like", {"migrate": False}).migrate is False
 
 
 def test_best_effort_is_fifo_without_head_of_line_blocking(mk):

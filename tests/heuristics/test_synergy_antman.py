@@ -74,3 +74,53 @@ def test_antman_never_preempts_for_best_effort_and_respects_the_quota():
     res = simulate(cluster, (g1, g2), AntManPolicy(), quotas={"A": Resources(4)})
     r = {x.job_id: x for x in res.jobs}  # quota 4: g2 waits for g1 although 4 GPUs are free
     assert r["g2"].first_start == pytest.approx(r["g1"].end)
+
+
+# ----------------------------------------------------------------- AntMan GPU sharing
+@pytest.mark.parametrize(("share", "be_end"), [(True, 110.0), (False, 160.0)])
+def test_antman_best_effort_shares_a_guaranteed_jobs_gpus_at_reduced_speed(share, be_end):
+    """4 GPUs: guaranteed g (4 GPUs, 100 s) and best-effort b (2 GPUs, 60 iterations of 1 s) at 0. g
+    takes the GPUs; b shares them at 0.5x: 2 s per iteration, 50 iterations by t = 100, when g ends and b
+    is suspended (free, no checkpoint) and restarted on 2 free GPUs (free restore under ``reference``):
+    10 more seconds, end 110. g is not slowed. Without sharing b waits: 100 + 60 = 160."""
+    cluster = server(gpus=4)
+    g, b = job("g", 4, guaranteed=True), job("b", 2, iters=60.0)
+    res = simulate(cluster, (g, b), AntManPolicy(share=share), semantics="reference")
+    r = {x.job_id: x for x in res.jobs}
+    assert r["g"].end == pytest.approx(100.0) and r["b"].end == pytest.approx(be_end)
+    assert r["b"].first_start == pytest.approx(0.0 if share else 100.0)
+    assert res.metrics.get("shared_starts", 0) == (1 if share else 0)
+    if share:
+        assert res.metrics["shared_suspensions"] == 1 and r["b"].preemptions == 1
+        assert r["b"].gpu_seconds == pytest.approx(2 * 10.0)  # a guest holds no GPUs of its own
+        assert r["b"].run_seconds == pytest.approx(110.0)
+
+
+def test_antman_shares_one_guest_per_host_on_the_smallest_fitting_host():
+    """8 GPUs: guaranteed g4 (4 GPUs) and g2 (2 GPUs) hold 6, best-effort b1 (2) takes the 2 free ones;
+    b2 (2) shares g2 (the smaller host that fits), b3 (2) shares g4, b4 (2) finds no host and waits."""
+    cluster = server()
+    jobs = (job("g4", 4, guaranteed=True), job("g2", 2, guaranteed=True), job("b1", 2, arrival=1.0),
+            job("b2", 2, arrival=2.0), job("b3", 2, arrival=3.0), job("b4", 2, arrival=4.0))
+    res = simulate(cluster, jobs, AntManPolicy(share_speed=0.25), semantics="reference")
+    r = {x.job_id: x for x in res.jobs}
+    assert r["b1"].first_start == pytest.approx(1.0)
+    assert (r["b2"].first_start, r["b3"].first_start) == (pytest.approx(2.0), pytest.approx(3.0))
+    assert r["b4"].first_start >= 100.0 - 1e-9
+    # b2 on g2 at 0.25x: 2 -> 100 gives 24.5 iterations; then 75.5 alone: end 175.5
+    assert r["b2"].end == pytest.approx(100.0 + 100.0 - 98.0 * 0.25)
+
+
+def test_engine_refuses_a_share_on_a_job_that_is_not_running():
+    from schedlab.scheduling.policy import Decision, EventKind, Share
+    from schedlab.topology.errors import PolicyError
+
+    class Bad:
+        name, oracle = "bad", False
+
+        def schedule(self, view):
+            ids = [e.job_id for e in view.events if e.kind is EventKind.ARRIVAL]
+            return Decision(share={ids[0]: Share(ids[1], 0.5)}) if len(ids) == 2 else Decision()
+
+    with pytest.raises(PolicyError, match="host is not a running job"):
+        simulate(server(gpus=4), (job("a", 1), job("b", 1)), Bad(), semantics="reference")

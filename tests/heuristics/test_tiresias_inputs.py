@@ -18,7 +18,7 @@ from schedlab.topology.errors import SpecError
     ("2d-las", {"thresholds": [3600], "queues": 3}, "2d-las.params", "queues=3 needs 2"),
     ("2d-las", {"packlimit": 1.5}, "2d-las.packlimit", "less than or equal to 1"),
     ("dlas-gpu", {"queues": 2}, "dlas-gpu.queues", "fixed by this preset"),
-    ("gandiva", {"quantum_s": 0}, "gandiva.quantum_s", "greater than 0"),
+    ("gandiva-like", {"quantum_s": 0}, "gandiva-like.quantum_s", "greater than 0"),
 ])
 def test_bad_parameters_name_the_parameter(name, params, field, words):
     with pytest.raises(SpecError) as ei:

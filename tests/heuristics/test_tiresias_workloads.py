@@ -17,7 +17,7 @@ from schedlab.heuristics import POLICIES
 from schedlab.topology.presets import preset
 
 NAMES = ("2d-las", "2d-gittins", "dlas-gpu", "dlas-gpu-gittins", "yarn-cs", "fifo", "best-effort", "srtf",
-         "shortest", "srsf", "shortest-gpu", "gandiva")
+         "shortest", "srsf", "shortest-gpu", "gandiva-like")
 FIRST = 25
 
 
@@ -39,7 +39,7 @@ def test_every_policy_and_preset_on_every_named_workload(workload):
                 (workload, semantics, name)
 
 
-@pytest.mark.parametrize("name", ["dlas-gpu", "srtf", "srsf", "gandiva"])
+@pytest.mark.parametrize("name", ["dlas-gpu", "srtf", "srsf", "gandiva-like"])
 @pytest.mark.parametrize("semantics", ["realistic", "tiresias"])
 def test_reassigning_policies_respect_tenant_quotas(name, semantics):
     spec = get_workload("smoke-mt")

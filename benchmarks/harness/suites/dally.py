@@ -6,7 +6,7 @@ Table 1 models, each under
 
 * ``dally`` and ``dally-manual`` (this package);
 * the paper's baselines **Tiresias** (``2d-las``, 2D-LAS with skew-based consolidation) and
-  **Gandiva-like** (``gandiva``), from the Tiresias family (``heuristics/tiresias``,
+  **Gandiva-like** (``gandiva-like``; the artifact's ``gandiva`` runs under ``tiresias`` semantics only), from the Tiresias family (``heuristics/tiresias``,
   ``heuristics/baselines``). The case list is built from ``all_policies()`` at build time: a registry
   without them (a plugin setup that drops them) runs the rest, and their reproduction rows say
   ``not registered``; nothing here fakes them;
@@ -49,7 +49,7 @@ PAPER = "Sharma et al., GPU Cluster Scheduling for Network-Sensitive Deep Learni
 RACKS = (2, 4, 8, 16)
 ARRIVALS = {"batch": "dally-batch", "poisson": "dally-poisson"}
 OURS = ("dally", "dally-manual")
-BASELINES = {"Tiresias": "2d-las", "Gandiva": "gandiva"}   # paper name -> registered policy (issue 13)
+BASELINES = {"Tiresias": "2d-las", "Gandiva": "gandiva-like"}   # paper name -> registered policy (issue 13)
 REFERENCE = ("yarn-cs",)
 HOUR = 3600.0
 WINDOWS_H = (1.0, 6.0, 24.0, 72.0, 168.0)

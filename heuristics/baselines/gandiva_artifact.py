@@ -1,0 +1,234 @@
+"""``gandiva``: the Tiresias artifact's ``gandiva`` scheduler (the Gandiva the Tiresias paper compared with).
+
+The artifact's loop (:mod:`.gandiva_sets`, ``../shared/docs/gandiva-reference.md``) runs inside the
+policy on its own clock: a step at ``T' = min(T + 10, next arrival)``; the jobs that gain time in
+``(T, T']`` are the first ``min(jobs, C)`` of every node set after the adjust of ``T'``, which depends
+only on the state after ``T``, so they are known at ``T``. The policy runs exactly those jobs in the
+simulator (GPU time-slicing of an over-subscribed set = suspending the jobs past ``C``; free under
+``tiresias`` semantics), with one rendering rule: the artifact logs a job's end at the first step at
+or after its work is done, so a job with ``r <= T' - T`` seconds left runs in ``[T' - r, T')`` and ends
+at ``T'`` as there (its set keeps its GPUs meanwhile, so nothing else changes). ``T'`` needs the next
+arrival, which the simulator gives only under ``tiresias`` semantics (``ClusterView.next_arrival``).
+
+Speed: a step that returns the state unchanged (no arrival, end or rotation) is repeated until the
+next end or rotation, so those steps are credited at once instead of one by one.
+
+Under other semantics use ``gandiva-like`` (:mod:`.gandiva`): this policy is the artifact, whose
+machines are GPU counts and whose jobs never slow down.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import Field
+
+from schedlab.heuristics.baselines.gandiva_sets import GandivaSets
+from schedlab.heuristics.tiresias.artifact import whole
+from schedlab.heuristics.tiresias.placement import JobTraits, Starter
+from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.policy import NO_DECISION, ClusterView, Decision, EventKind, JobStatus, Timer
+from schedlab.scheduling.registry import PolicyParams
+from schedlab.scheduling.snapshot import PolicyBase
+from schedlab.topology.errors import SpecError
+
+
+class ArtifactGandivaParams(PolicyParams):
+    step_s: int = Field(10, ge=1, description="the artifact's loop step (seconds)")
+    quantum_s: int = Field(60, ge=1, description="an over-subscribed set rotates at steps whose clock is a "
+                                                 "multiple of this (seconds)")
+
+
+class ArtifactGandiva(PolicyBase):
+    """See the module docstring."""
+
+    oracle = False
+    semantics_only = "tiresias"  # the artifact's view of the cluster (the conformance suite reads it)
+
+    def __init__(self, *, seed: int = 0, step_s: int = 10, quantum_s: int = 60, name: str = "gandiva") -> None:
+        super().__init__(seed=seed)
+        self.name = name
+        self.step_s = step_s
+        self.quantum_s = quantum_s
+        self.starter = Starter(JobTraits())
+        self._view: ClusterView | None = None
+        self.sets: GandivaSets | None = None
+        self.steps = 0
+        self.skipped = 0
+
+    # ------------------------------------------------------------ setup
+    def _init(self, view: ClusterView) -> None:
+        if view.semantics != "tiresias" or view.next_arrival is None:
+            raise SpecError(f"policy 'gandiva' is the Tiresias artifact's scheduler and runs under --semantics "
+                            f"tiresias only (got {view.semantics!r}); 'gandiva-like' is the realistic one",
+                            source="<gandiva>", field="semantics")
+        gpn = set(view.machine_gpus)
+        if len(gpn) != 1:
+            raise SpecError(f"the artifact's gandiva needs machines of one size; got GPUs per machine {sorted(gpn)}",
+                            source="<gandiva>", field="cluster")
+        self._view = view
+        self.sets = GandivaSets(gpn.pop(), len(view.machine_gpus), quantum_s=self.quantum_s)
+        self.t: int | None = None
+        self.steady = False
+        self._asked: set[int] = set()
+        self.steps = self.skipped = 0
+
+    # ------------------------------------------------------------- pass
+    def schedule(self, view: ClusterView) -> Decision:
+        if view is not self._view:
+            self._init(view)
+        s = self.sets
+        assert s is not None
+        now = whole(view.now)
+        if self.t is not None and self.t > now:
+            return NO_DECISION  # the loop already ran ahead to a step where the simulator must change
+        arrivals = [e.job_id for e in view.events if e.kind is EventKind.ARRIVAL]
+        for jid in arrivals:
+            job = view.job(jid).job
+            d = job.duration if job.duration is not None else job.iterations * float(job.attrs["iter_time"])
+            s.add(jid, job.requested.gpus, whole(d))
+        self._advance(now, arrivals)
+        return self._render(view, now)
+
+    def _advance(self, now: int, arrivals: list[str]) -> None:
+        s, step = self.sets, self.step_s
+        assert s is not None
+        if self.t is None:
+            if arrivals:
+                self._step(now, 0, arrivals)
+            return
+        todo: list[str] | None = arrivals
+        while self.t + step <= now:
+            nxt = self.t + step
+            if nxt == now:
+                self._step(now, step, todo or [])
+                todo = None
+                break
+            n = self._skippable(now) if self.steady else 0
+            if n > 0:
+                for jid in s.executing():
+                    s.executed[jid] += n * step
+                self.t += n * step
+                self.skipped += n
+            else:
+                self._step(nxt, step, [])
+        if todo and self.t < now:
+            self._step(now, now - self.t, todo)
+
+    def _step(self, t: int, dt: int, arrivals: list[str]) -> None:
+        """One artifact step at ``t``, then the next step's adjust (so the jobs it credits are known)."""
+        s = self.sets
+        assert s is not None
+        before = s.signature() if not arrivals else None
+        rot = s.rotations
+        ended = s.step(t, dt, arrivals, adjusted=self.t is not None)
+        s.adjust()
+        self.t = t
+        self.steps += 1
+        self.steady = before is not None and not ended and s.rotations == rot and s.signature() == before
+
+    def _ends_in(self) -> int:
+        """Steps until the first executing job ends (``ceil(left / step)``, at least 1)."""
+        s = self.sets
+        assert s is not None
+        left = min((s.duration[j] - s.executed[j] for j in s.executing()), default=None)
+        return math.inf if left is None else max(1, -(-left // self.step_s))
+
+    def _rotates_in(self) -> float:
+        """Steps until the next step whose clock is a multiple of the quantum, if a set is over-subscribed."""
+        s = self.sets
+        assert s is not None and self.t is not None
+        if not s.oversubscribed():
+            return math.inf
+        return next((k for k in range(1, self.quantum_s + 1) if (self.t + k * self.step_s) % self.quantum_s == 0),
+                    math.inf)
+
+    def _skippable(self, now: int) -> int:
+        """Steady steps before ``now`` that neither end a job nor rotate (they only credit time)."""
+        assert self.t is not None
+        n = min(self._ends_in() - 1, self._rotates_in() - 1, (now - self.t - 1) // self.step_s)
+        return max(int(n), 0)
+
+    # ----------------------------------------------------------- render
+    def _tail(self, t_next: int) -> bool:
+        """Whether a job of the executing set ends at the step ``t_next``."""
+        s = self.sets
+        assert s is not None and self.t is not None
+        room = t_next - self.t
+        return any(s.duration[j] - s.executed[j] <= room for j in s.executing())
+
+    def _run_ahead(self, arrival: float) -> None:
+        """Steps before the next arrival that change nothing the simulator sees (same executing set, no
+        job ending): done now. Steady runs of them are credited at once."""
+        s, step = self.sets, self.step_s
+        assert s is not None and self.t is not None
+        first = s.executing()
+        same = set(first)
+        while self.t + step < arrival and not self._tail(self.t + step):
+            if self.steady:
+                n = min(self._ends_in() - 1, self._rotates_in() - 1, (arrival - self.t - 1) // step - 1)
+                if n == math.inf:
+                    return  # nothing will ever change
+                if n > 0:
+                    for jid in first:
+                        s.executed[jid] += int(n) * step
+                    self.t += int(n) * step
+                    self.skipped += int(n)
+                    continue
+            self._step(self.t + step, step, [])
+            if set(s.executing()) != same:
+                return
+
+    def _render(self, view: ClusterView, now: int) -> Decision:
+        s = self.sets
+        assert s is not None and view.next_arrival is not None
+        run: list[str] = []
+        wake: set[int] = set()
+        arrival = view.next_arrival()
+        if self.t is not None and s.active:
+            if self.t == now:
+                run = s.executing()
+                self._run_ahead(arrival)
+                if self.t > now:  # ``run`` holds until then
+                    wake.add(self.t)
+            if self.t <= now:
+                run = []
+                t_next = min(self.t + self.step_s, arrival)
+                for jid in s.executing():
+                    left = s.duration[jid] - s.executed[jid]
+                    begin = t_next - left
+                    if left <= t_next - self.t and now < begin:
+                        wake.add(int(begin))  # its last seconds run so that it ends on the artifact's step
+                    else:
+                        run.append(jid)
+                if t_next < arrival and not (self.steady and self._ends_in() == self._rotates_in() == math.inf):
+                    wake.add(int(t_next))  # else the arrival wakes it, or nothing will change
+        holding = {jv.id for jv in view.running()}
+        want = set(run)
+        preempt = tuple(j for j in holding if j not in want)
+        starts: dict[str, JobAllocation] = {}
+        if run:
+            ps = self.starter.pass_state(view, preempt)
+            for jid in run:
+                if jid in holding:
+                    continue
+                jv = view.job(jid)
+                if jv.status is JobStatus.FINISHED:
+                    raise RuntimeError(f"gandiva: job {jid!r} finished in the simulator before the artifact's "
+                                       f"step ended it (t={now})")
+                ja = self.starter.start(view, ps, jv.job, consolidate=True)
+                if ja is None:
+                    raise RuntimeError(f"gandiva: no room for job {jid!r} in the pool at t={now}")
+                starts[jid] = ja
+        self._asked = {t for t in self._asked if t > now}
+        timers = tuple(Timer(float(t), "gandiva-step") for t in sorted(wake - self._asked) if t > now)
+        self._asked.update(t for t in wake if t > now)
+        return Decision(start=starts, preempt=preempt, timers=timers)
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """Artifact steps simulated one by one and steady steps credited at once (in the metrics)."""
+        return {"gandiva_steps": self.steps, "gandiva_skipped_steps": self.skipped}
+
+
+__all__ = ["ArtifactGandiva", "ArtifactGandivaParams"]

@@ -1,0 +1,237 @@
+"""The node sets of the Tiresias artifact's ``gandiva`` scheduler, step by step (no simulator).
+
+Restated from SymbioticLab/Tiresias @959f9b0 ``simulator/cluster.py`` (``gandiva_placement``,
+``gandiva_node_set_shrink/expand/adjust``, ``time_slicing_execute``) and ``run_sim.py``
+(``gandiva_sim_jobs``); ``../shared/docs/gandiva-reference.md`` states it. ``mem_util`` is 1 for every
+model there, so a set's *util* counts jobs joined, and nothing ever slows a job. A g-GPU class holds
+sets of ``n = ceil(g / gpn)`` whole nodes with capacity ``C = floor(n gpn / g)``. One step at ``T``
+(``dt`` since the last):
+
+1. :meth:`adjust`: per class, ``target = min(floor(demand / total demand x GPUs), demand)`` with
+   ``demand = g x jobs``; ``target - occupied GPUs`` < 0 dissolves sets from the head (at most all
+   but one) and moves their jobs to the lowest-util set; > 0 opens empty sets on free nodes and
+   re-spreads the class's jobs only when the loop variable ``i`` the artifact reuses ends above 0
+   (the last opening failed, or a set spans >= 2 nodes); otherwise the empty sets dissolve in step 2;
+2. :meth:`slice`: the first ``min(len(jobs), C)`` jobs of each set gain ``dt``; a job whose executed
+   time reaches its duration ends at ``T``; when ``T % 60 == 0`` an over-subscribed set moves its first
+   ``C`` jobs to the back; empty sets free their nodes (a *release*);
+3. arrivals at ``T`` are placed (:meth:`place`), or pend FIFO;
+4. after a release every pending job is retried, iterating the list it removes from (so the job after
+   each placed one is skipped).
+
+Kept from the artifact on purpose: *util* is never decreased when a job ends (only the re-spread
+resets it), placement (a) needs ``util + 1 < C`` (strict), a failed (a) puts the set at the list end
+unsorted, and classes are visited in CPython 2.7's order of the ``node_g`` dict (:data:`ORDER`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from schedlab.topology.errors import SpecError
+
+#: the classes (``node_g`` keys, cluster.py:50) in CPython 2.7's iteration order of that 9-key dict
+#: literal (a 16-slot table: key mod 16, collisions of 24/32/64 probed)
+ORDER: tuple[int, ...] = (16, 1, 2, 4, 24, 32, 8, 64, 12)
+
+
+@dataclass(slots=True)
+class NodeSet:
+    """``nodes`` whole nodes for jobs of one class; ``cap`` jobs run at once; ``util`` jobs joined."""
+
+    nodes: int
+    cap: int
+    util: int = 0
+    jobs: list[str] = field(default_factory=list)
+
+
+class GandivaSets:
+    """The artifact's state: free nodes (a count: nodes are identical and nothing depends on which),
+    each class's sets in list order, the pending list, and per job its GPUs, duration and executed
+    seconds (integers)."""
+
+    def __init__(self, gpus_per_node: int, nodes: int, *, quantum_s: int = 60) -> None:
+        self.gpn = gpus_per_node
+        self.total_gpus = gpus_per_node * nodes
+        self.free = nodes
+        self.quantum_s = quantum_s
+        self.classes: dict[int, list[NodeSet]] = {g: [] for g in ORDER}
+        self.pending: list[str] = []
+        self.g: dict[str, int] = {}
+        self.duration: dict[str, int] = {}
+        self.executed: dict[str, int] = {}
+        self.rotations = 0
+
+    # ----------------------------------------------------------- jobs
+    def add(self, jid: str, gpus: int, duration: int) -> None:
+        if gpus not in self.classes:
+            raise SpecError(f"job {jid!r} asks for {gpus} GPUs; the artifact's gandiva has node sets only for "
+                            f"{sorted(ORDER)} GPUs (it crashes on any other count)", source="<gandiva>",
+                            field="num_gpus")
+        self.g[jid] = gpus
+        self.duration[jid] = duration
+        self.executed[jid] = 0
+
+    def _span(self, g: int) -> int:
+        return math.ceil(g / self.gpn)
+
+    def place(self, jid: str) -> bool:
+        """``gandiva_placement``: (a) the lowest-util set if ``util + 1 < C``; (b) a new set on free nodes;
+        (c) the lowest-util set left after (a), over-subscribed; else False (the job pends)."""
+        sets = self.classes[self.g[jid]]
+        if sets:
+            ns = sets.pop(0)
+            if ns.util + 1 < ns.cap:
+                ns.util += 1
+                ns.jobs.append(jid)
+                sets.append(ns)
+                sets.sort(key=_util)
+                return True
+            sets.append(ns)
+        n = self._span(self.g[jid])
+        if n <= self.free:
+            self.free -= n
+            sets.append(NodeSet(n, int(n * self.gpn / self.g[jid]), 1, [jid]))
+            sets.sort(key=_util)
+            return True
+        if sets:
+            ns = sets.pop(0)
+            ns.util += 1
+            ns.jobs.append(jid)
+            sets.append(ns)
+            sets.sort(key=_util)
+            return True
+        return False
+
+    # --------------------------------------------------------- adjust
+    def adjust(self) -> None:
+        """``gandiva_node_set_adjust`` (module docstring, 1.)."""
+        demand = {g: g * sum(len(ns.jobs) for ns in sets) for g, sets in self.classes.items()}
+        occupied = {g: self.gpn * sum(ns.nodes for ns in sets) for g, sets in self.classes.items()}
+        total = sum(demand.values())
+        if total == 0:
+            return
+        for g in ORDER:
+            if demand[g] == 0:
+                continue
+            plan = int(math.floor((demand[g] / total) * self.total_gpus))
+            diff = min(plan, demand[g]) - occupied[g]
+            if diff > 0:
+                self._expand(g, math.ceil(diff / g))
+            elif diff < 0:
+                self._shrink(g, math.ceil(-diff / g))
+
+    def _shrink(self, g: int, k: int) -> None:
+        sets = self.classes[g]
+        k = min(k, len(sets) - 1)
+        moved: list[str] = []
+        for _ in range(k):
+            ns = sets.pop(0)
+            moved.extend(ns.jobs)
+            self.free += ns.nodes
+        if k > 0:
+            for jid in moved:
+                sets[0].util += 1
+                sets[0].jobs.append(jid)
+                sets.sort(key=_util)
+
+    def _expand(self, g: int, k: int) -> None:
+        sets = self.classes[g]
+        n = self._span(g)
+        i = 0
+        for i in range(1, k + 1):
+            if n <= self.free:
+                self.free -= n
+                sets.append(NodeSet(n, int(n * self.gpn / g)))
+                i = n - 1  # the artifact's inner ``for i in range(num_node)`` reuses i
+        if i > 0:  # re-spread every job of the class round-robin over its sets
+            moved: list[str] = []
+            for ns in sets:
+                if ns.jobs:
+                    moved.extend(ns.jobs)
+                    ns.jobs = []
+                    ns.util = 0
+            for jid in moved:
+                sets[0].util += 1
+                sets[0].jobs.append(jid)
+                sets.sort(key=_util)
+
+    # ---------------------------------------------------------- slice
+    def slice(self, t: int, dt: int) -> tuple[list[str], bool]:
+        """``time_slicing_execute`` (module docstring, 2.): the jobs ended at ``t`` and whether a set
+        was dissolved."""
+        switch = t % self.quantum_s == 0
+        ended: list[str] = []
+        release = False
+        ex, dur = self.executed, self.duration
+        for g in ORDER:
+            sets = self.classes[g]
+            gone = []
+            for ns in sets:
+                k = min(len(ns.jobs), ns.cap)
+                end_here = []
+                for jid in ns.jobs[:max(k, 1)]:
+                    ex[jid] += dt
+                    if ex[jid] >= dur[jid]:
+                        end_here.append(jid)
+                if switch and len(ns.jobs) > k:
+                    ns.jobs = ns.jobs[k:] + ns.jobs[:k]
+                    self.rotations += 1
+                for jid in end_here:
+                    ns.jobs.remove(jid)
+                    ended.append(jid)
+                if not ns.jobs:
+                    self.free += ns.nodes
+                    gone.append(ns)
+                    release = True
+            for ns in gone:
+                sets.remove(ns)
+        for jid in ended:
+            del self.g[jid], self.duration[jid], self.executed[jid]
+        return ended, release
+
+    # ----------------------------------------------------------- step
+    def step(self, t: int, dt: int, arrivals: list[str], *, adjusted: bool = False) -> list[str]:
+        """One iteration of ``gandiva_sim_jobs`` at ``t`` (``adjusted``: step 1 already done); the jobs
+        that ended."""
+        if not adjusted:
+            self.adjust()
+        ended, release = self.slice(t, dt)
+        for jid in arrivals:
+            if not self.place(jid):
+                self.pending.append(jid)
+        if release:
+            for jid in self.pending:  # the artifact iterates the list it removes from
+                if self.place(jid):
+                    self.pending.remove(jid)
+        return ended
+
+    # ---------------------------------------------------------- views
+    def executing(self) -> list[str]:
+        """The jobs that gain time in the next step (given the state after its adjust)."""
+        out: list[str] = []
+        for g in ORDER:
+            for ns in self.classes[g]:
+                out.extend(ns.jobs[:max(min(len(ns.jobs), ns.cap), 1)])
+        return out
+
+    def oversubscribed(self) -> bool:
+        return any(len(ns.jobs) > ns.cap for sets in self.classes.values() for ns in sets)
+
+    def signature(self) -> tuple:
+        """Everything a no-arrival step reads except executed times and the clock."""
+        return (self.free, tuple(self.pending),
+                tuple((g, tuple((ns.nodes, ns.util, tuple(ns.jobs)) for ns in sets))
+                      for g, sets in self.classes.items() if sets))
+
+    @property
+    def active(self) -> bool:
+        return bool(self.g)
+
+
+def _util(ns: NodeSet) -> int:
+    return ns.util
+
+
+__all__ = ["ORDER", "GandivaSets", "NodeSet"]
