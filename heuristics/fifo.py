@@ -6,10 +6,11 @@ while they fit; the first job that does not fit blocks everything behind it (no 
 is ever preempted.
 
 Placement (consolidating): a job that fits in one machine (``g <= max GPUs per machine``) goes to one
-machine only, best fit (fewest free GPUs that suffice). A larger job takes the fewest machines: the
-rack with the smallest sufficient free GPU count, where it takes the machines with the most free GPUs
-until the rest fits on one machine, which is then chosen by best fit; if no rack can hold it, the same
-over the whole cluster. Per-machine shares are
+machine only, best fit (fewest free GPUs that suffice). A larger job takes the fewest machines: among
+the racks that can hold it, the one where it needs the fewest machines (ties: the smallest sufficient
+free GPU count, best fit), where it takes the machines with the most free GPUs until the rest fits on
+one machine, which is then chosen by best fit; if no rack can hold it, the same over the whole
+cluster. Per-machine shares are
 multiples of the plan's TP degree; CPUs and memory are split in proportion to GPUs. On clusters that
 mix GPU memory sizes, a job only goes to machines whose GPUs hold its plan (perf model's estimate).
 
@@ -264,11 +265,18 @@ def place_consolidated(view: ClusterView, job: Job, ps: PassState, *,
     def usable(ms: list[str]) -> list[str]:
         return [m for m in ms if cluster.machine(m).gpu_memory_gb >= min_gpu_mem] if min_gpu_mem else ms
 
+    # fewest machines first, then best fit (the rack with the fewest free GPUs that suffice): a rack
+    # whose free GPUs are fragmented loses to one with whole machines idle; a rack that reaches the
+    # lower bound ceil(g / largest machine) ends the search
+    floor = -(-g // max(cluster.max_gpus_per_machine, 1))
+    best: dict[str, Resources] | None = None
     for rack in racks:
         p = _fill(job, usable(idx.machines_by_free(rack)), ps, tp)
-        if p is not None:
-            return p
-    return _fill(job, usable(idx.machines_by_free()), ps, tp)
+        if p is not None and (best is None or len(p) < len(best)):
+            best = p
+            if len(p) <= floor:
+                break
+    return best if best is not None else _fill(job, usable(idx.machines_by_free()), ps, tp)
 
 
 def _fill(job: Job, machines: list[str], ps: PassState, tp: int) -> dict[str, Resources] | None:
