@@ -71,9 +71,10 @@ class GittinsParams(LasParams):
     distribution: str | None = Field(None, description="CSV of job service samples (a `duration` column in "
                                                        "GPU-seconds, e.g. yarn-gput1000.csv); null: the service "
                                                        "of the workload's jobs finished so far")
-    preempt_margin: float = Field(0.5, ge=0, description="a waiting job preempts a running job of its own queue "
-                                                          "only if its index is at least (1 + margin) times that "
-                                                          "job's (hysteresis against preemption ping-pong; not with "
+    preempt_margin: float = Field(0.0, ge=0, description="ours (the paper re-sorts by index at every event: 0): a "
+                                                          "waiting job preempts a running job of its own queue only "
+                                                          "if its index exceeds (1 + margin) times that job's "
+                                                          "(hysteresis against preemption ping-pong; not with "
                                                           "discipline=artifact, which sorts by its rank table)")
     min_history: int = Field(20, ge=1, description="finished jobs needed before the history is used; until then "
                                                    "(and without a file) jobs in a queue are ordered as 2D-LAS")
