@@ -136,8 +136,12 @@ class QuotaLedger:
     def counted(self, job: Job) -> bool:
         return job.guaranteed and job.tenant in self.quotas
 
+    def usage(self, job: Job) -> Resources:
+        """What ``job`` charges (``Job.quota_usage``; a policy with its own reading overrides it)."""
+        return job.quota_usage
+
     def charge(self, job: Job) -> None:
-        self.used[job.tenant] = self.used.get(job.tenant, Resources()) + job.quota_usage
+        self.used[job.tenant] = self.used.get(job.tenant, Resources()) + self.usage(job)
 
     def take(self, job: Job) -> None:
         """Charge ``job`` if it counts against a quota (a guaranteed job of a tenant with one)."""
@@ -146,7 +150,7 @@ class QuotaLedger:
 
     def release(self, job: Job) -> None:
         if self.counted(job):
-            self.used[job.tenant] = self.used[job.tenant] - job.quota_usage
+            self.used[job.tenant] = self.used[job.tenant] - self.usage(job)
 
     def admits(self, job: Job) -> bool:
         """``job`` may hold resources now: it does not count, or it fits its tenant's quota."""
@@ -154,7 +158,7 @@ class QuotaLedger:
 
     def fits(self, job: Job) -> bool:
         q = self.quotas[job.tenant]
-        u = self.used.get(job.tenant, Resources()) + job.quota_usage
+        u = self.used.get(job.tenant, Resources()) + self.usage(job)
         return ((not q.gpus or u.gpus <= q.gpus) and (not q.cpus or u.cpus <= q.cpus)
                 and (not q.mem_gb or u.mem_gb <= q.mem_gb + 1e-9))
 

@@ -3,8 +3,10 @@
 Each decision point (every submission and completion, plus the timers below) runs ``Schedule``:
 
 1. *privileged* jobs first: queued guaranteed jobs whose quota usage fits their tenant's remaining
-   quota (usage = ``Job.quota_usage``, minRes when the workload gives it; the verifier charges the
-   same), in queue order, each through ``ScheduleJob``;
+   quota (usage = minRes, §5.2: the workload's ``min_resources``, else the searched minRes, which
+   :meth:`RubickPolicy.prepare_jobs` writes into the job at load so that the verifier charges the
+   same; a job whose minRes exceeds its quota is an error at load), in queue order, each through
+   ``ScheduleJob``;
 2. then ``SortBySlope(best-effort queue + running jobs)``: GPU gain, then CPU gain, highest first
    (best-effort jobs queued longer than ``starvation_s`` go first: the starvation guard), each
    through ``ScheduleJob``.
@@ -20,9 +22,9 @@ queue. A guaranteed job only ever runs at >= its SLO throughput, and is never sh
 Otherwise every move of this ``ScheduleJob`` is undone.
 
 A running job is changed (shrunk, grown or re-planned) only if ``(T - N delta) / T > threshold``
-(``T`` its productive seconds so far, ``N`` its checkpoint-resumes so far: reconfigurations plus
-preemptions; a job never reconfigured passes), and grown or re-planned only if that makes it faster.
-The simulator charges ``delta`` (78 s by default) for each reconfiguration.
+(``T`` its productive seconds so far, ``N`` its reconfigurations so far, §5.2; ``penalty_counts=
+"restarts"`` adds its preemptions; a job never reconfigured passes), and grown or re-planned only if
+that makes it faster. The simulator charges ``delta`` (78 s by default) for each reconfiguration.
 
 Resources of a preempted job are free only once its checkpoint is saved (the simulator's
 ``PREEMPT_DONE`` event): a job that needs them waits for that decision point (``deferred``); a timer
@@ -33,6 +35,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import Field
@@ -42,9 +46,11 @@ from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infe
 from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offload
 from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
+from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, JobStatus, JobView, Timer
 from schedlab.scheduling.registry import PolicyParams
+from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.snapshot import PolicyBase
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
@@ -66,6 +72,9 @@ class RubickParams(PolicyParams):
                                     "requested GPUs (None: as many as raise its curve, the paper)")
     slo_fallback: bool = Field(False, description="a guaranteed job with no plan at its request runs without "
                                "an SLO (counted) instead of stopping the run with an error")
+    penalty_counts: Literal["reconfigurations", "restarts"] = Field(
+        "reconfigurations", description="N in the penalty rule: the job's reconfigurations (the paper, §5.2) "
+                                        "or its restarts, reconfigurations plus preemptions (ours)")
     retry_s: float = Field(1.0, gt=0.0, description="after preempting, ask for a decision point this much later "
                            "(for cost models whose checkpoints are free, so no PREEMPT_DONE event comes)")
 
@@ -77,7 +86,8 @@ class RubickPolicy(PolicyBase):
 
     def __init__(self, *, mode: str = "full", threshold: float = 0.97, delta_s: float = 78.0,
                  starvation_s: float | None = 4 * 3600.0, max_scale: float | None = None,
-                 slo_fallback: bool = False, retry_s: float = 1.0, seed: int = 0) -> None:
+                 slo_fallback: bool = False, retry_s: float = 1.0, penalty_counts: str = "reconfigurations",
+                 seed: int = 0) -> None:
         super().__init__(seed=seed)
         self.mode = Mode(mode)
         self.name = NAMES[self.mode]
@@ -87,10 +97,14 @@ class RubickPolicy(PolicyBase):
         self.max_scale = max_scale
         self.slo_fallback = slo_fallback
         self.retry_s = retry_s
+        self.count_preemptions = penalty_counts == "restarts"
         self.counters: Counter[str] = Counter()
         self._book: CurveBook | None = None
         self._models: dict[str, tuple[Job, JobModel, tuple[int, int], bool]] = {}
         self._starve_timer = -math.inf
+        # deferred claims (Algorithm 1's decision kept across passes): job id -> (the job, the allocation
+        # decided for it, the preempted jobs whose checkpoints it waits for)
+        self._claims: dict[str, tuple[Job, JobAllocation, frozenset[str]]] = {}
 
     # ------------------------------------------------------------ job facts
     def use_curves(self, book: CurveBook) -> None:
@@ -110,11 +124,19 @@ class RubickPolicy(PolicyBase):
         hit = self._models.get(job.id)
         if hit is not None and hit[0] is job:
             return hit[1], hit[2], hit[3]
-        book = self.book(view.cluster)
+        jm, floor, slo = self._resolve(job, view.cluster, view.quotas)
+        if len(self._models) > 4 * (view.queue_length + view.running_count) + 1024:
+            self._models = {}
+        self._models[job.id] = (job, jm, floor, slo)
+        return jm, floor, slo
+
+    def _resolve(self, job: Job, cluster: Cluster, quotas: Mapping[str, Resources]
+                 ) -> tuple[JobModel, tuple[int, int], bool]:
+        book = self.book(cluster)
         src = f"<job {job.id!r}>"
-        if job.guaranteed and job.tenant not in view.quotas:
+        if job.guaranteed and job.tenant not in quotas:
             raise SpecError(f"job {job.id!r} is guaranteed but its tenant {job.tenant!r} has no quota "
-                            f"(quotas: {', '.join(sorted(view.quotas)) or 'none'})", source=src, field="tenant")
+                            f"(quotas: {', '.join(sorted(quotas)) or 'none'})", source=src, field="tenant")
         jm = book.job_model(job, self.mode, max_scale=self.max_scale)
         if not jm.known:
             self.counters["unknown-model-rigid"] += 1
@@ -144,14 +166,47 @@ class RubickPolicy(PolicyBase):
             if mr is not None:
                 g, c = max(g, mr.gpus), max(c, mr.cpus)
             floor = (g, c if jm.elastic else job.requested.cpus)
-        if len(self._models) > 4 * (view.queue_length + view.running_count) + 1024:
-            self._models = {}
-        self._models[job.id] = (job, jm, floor, slo)
         return jm, floor, slo
 
+    def quota_usage(self, job: Job, view: ClusterView) -> Resources:
+        """What ``job`` charges its tenant's quota: minRes (§5.2), the workload's or, when it gives
+        none, the searched one (the policy's floor) — the ledger and the guarantee agree."""
+        if job.min_resources is not None:
+            return job.min_resources
+        g, c = self.job_model(job, view)[1]
+        req = job.requested
+        return Resources(min(g, req.gpus), min(c, req.cpus), 0.0)
+
+    def prepare_jobs(self, jobs: Iterable[Job], cluster: Cluster, quotas: Mapping[str, Resources]
+                     ) -> tuple[Job, ...]:
+        """Load-time fill-in and check (the simulator calls it once, before the first event): a
+        guaranteed job without ``min_resources`` gets its searched minRes (never above the request;
+        counted as ``minres-searched``), so the verifier's quota ledger charges what the policy does;
+        a guaranteed job whose minRes exceeds its tenant's quota could never be guaranteed and is an
+        error naming it (never an endless wait)."""
+        out = []
+        for job in jobs:
+            if job.guaranteed:
+                jm, (g, c), _ = self._resolve(job, cluster, quotas)
+                if job.min_resources is None:
+                    req = job.requested
+                    job = replace(job, min_resources=Resources(min(g, req.gpus), min(c, req.cpus), 0.0))
+                    self.counters["minres-searched"] += 1
+                q, u = quotas[job.tenant], job.min_resources
+                over = [(n, a, b) for n, a, b in (("GPUs", u.gpus, q.gpus), ("CPUs", u.cpus, q.cpus),
+                                                   ("GB of memory", u.mem_gb, q.mem_gb)) if b and a > b + 1e-9]
+                if over:
+                    n, a, b = over[0]
+                    raise SpecError(f"guaranteed job {job.id!r} needs {a:g} {n} (its minRes, the quota usage) "
+                                    f"but tenant {job.tenant!r} has a quota of {b:g}: it could never run",
+                                    source=f"<job {job.id!r}>", field="min_resources")
+            out.append(job)
+        return tuple(out)
+
     def reconfigurable(self, jv: JobView) -> bool:
-        """The penalty rule: ``(T - N delta) / T > threshold`` (a job never restarted passes)."""
-        n = jv.reconfigurations + jv.preemptions
+        """The penalty rule: ``(T - N delta) / T > threshold``, ``N`` the job's reconfigurations (the
+        paper; plus its preemptions with ``penalty_counts="restarts"``); a job with ``N = 0`` passes."""
+        n = jv.reconfigurations + (jv.preemptions if self.count_preemptions else 0)
         if n == 0:
             return True
         t = jv.executed_time
@@ -171,11 +226,17 @@ class RubickPolicy(PolicyBase):
         for jv in view.running():
             running.append(self._entry(st, jv, view, seq))
             seq += 1
-        ledger = QuotaLedger(view) if view.quotas else None
+        self._keep_claims(st)
+        ledger = _Ledger(view, self) if view.quotas else None
+        if ledger is not None:
+            for e in queued:
+                if e.frozen and e.guaranteed:
+                    ledger.take(e.job)  # a claim holds its quota while it waits
         for e in queued:  # 1. privileged: guaranteed jobs within their tenant's remaining quota
-            if e.guaranteed and ledger is not None and ledger.fits(e.job) and self.schedule_job(st, e):
+            if (e.guaranteed and not e.frozen and ledger is not None and ledger.fits(e.job)
+                    and self.schedule_job(st, e)):
                 ledger.charge(e.job)
-        rest = [e for e in queued if not e.guaranteed]
+        rest = [e for e in queued if not e.guaranteed and not e.frozen]
         rest += [e for e in running if not e.locked and not e.frozen and (e.jm.elastic or e.jm.mode.replans)]
         starving = sorted((e for e in rest if e.starving), key=lambda e: (e.jv.queued_since, e.seq))
         others = sorted((e for e in rest if not e.starving),
@@ -380,6 +441,76 @@ class RubickPolicy(PolicyBase):
         choice = best_plan(v, units[GPU], units[CPU])
         return choice is not None and choice[1].throughput >= v.jm.ref * (1 - EPS)
 
+    # ---------------------------------------------------------- deferred claims
+    def _keep_claims(self, st: PassState) -> None:
+        """Algorithm 1 gives a job the resources of the jobs it preempted once their checkpoints are
+        saved; that decision holds across passes (a retry timer, an arrival or a completion in between
+        does not re-decide it). While a victim still checkpoints, the claim's free units are held for
+        the job (nobody else takes them; it does not start on part of them); once none does, the job
+        gets exactly the claimed allocation. A claim that no longer fits (the cluster changed under
+        it) is dropped and the job decided afresh, counted as ``claim-lost``."""
+        claims, self._claims = self._claims, {}
+        for jid, (job, alloc, waits) in claims.items():
+            e = st.entries.get(jid)
+            if e is None or e.jm.job is not job or e.frozen:
+                continue  # finished, or (running) checkpointing itself: the claim is void
+            pending = frozenset(w for w in waits if (v := st.entries.get(w)) is not None and v.running
+                                and v.jv.status is JobStatus.CHECKPOINTING)
+            mark = st.mark()
+            ok = True
+            for m, r in alloc.placement.items():
+                for kind, want in ((GPU, r.gpus), (CPU, r.cpus)):
+                    k = want - e.on(kind, m)
+                    if k > 0:
+                        got = min(k, st.free[kind][m]) if pending else k
+                        if got > st.free[kind][m]:
+                            ok = False
+                            break
+                        if got > 0:
+                            st.move(kind, m, None, e, got)
+                if not ok:
+                    break
+            if ok and not pending:
+                for kind in (GPU, CPU):  # units the claim does not keep go back to the pool
+                    for m, k in list(e.units[kind].items()):
+                        pl = alloc.placement.get(m)
+                        keep = 0 if pl is None else (pl.gpus if kind == GPU else pl.cpus)
+                        if k > keep:
+                            st.move(kind, m, e, None, k - keep)
+                for m in set(e.mem) | set(alloc.placement):
+                    gb = alloc.placement[m].mem_gb if m in alloc.placement else 0.0
+                    if gb - e.mem.get(m, 0.0) > st.free_mem[m] + EPS:
+                        ok = False
+                        break
+                    st.set_mem(e, m, gb)
+            if not ok:
+                st.rollback(mark)
+                self.counters["claim-lost"] += 1
+                continue
+            st.set(e, "frozen", True)  # decided already: not re-decided in this pass
+            if pending:
+                st.set(e, "deferred", True)
+                self._claims[jid] = (job, alloc, pending)
+            else:
+                st.set(e, "plan", alloc.plan)
+                st.set(e, "changed", True)
+                st.set(e, "tick", st.mark())
+
+    def _remember_claims(self, st: PassState, preempt: list[str]) -> None:
+        """Jobs deferred in this pass for the checkpoint of jobs it (or an earlier pass) preempted:
+        their allocations become claims (:meth:`_keep_claims`)."""
+        holders = {e.jid: set(e.orig.placement) for e in st.entries.values() if e.orig is not None
+                   and (e.jid in preempt or e.jv.status is JobStatus.CHECKPOINTING)}
+        if not holders:
+            return
+        for e in st.entries.values():
+            if not e.deferred or e.preempted or e.g == 0 or e.jid in self._claims:
+                continue
+            ja = st.allocation(e)
+            waits = frozenset(w for w, ms in holders.items() if w != e.jid and ms & set(ja.placement))
+            if waits:
+                self._claims[e.jid] = (e.job, ja, waits)
+
     # --------------------------------------------------------------- decision
     def _decision(self, st: PassState, view: ClusterView) -> Decision:
         start = {}
@@ -395,6 +526,7 @@ class RubickPolicy(PolicyBase):
             if e.orig is None or ja != e.orig:
                 start[e.jid] = ja
         defer_infeasible(st, view, start)
+        self._remember_claims(st, preempt)
         timers = []
         if preempt:
             timers.append(Timer(view.now + self.retry_s, "rubick-retry"))
@@ -405,5 +537,18 @@ class RubickPolicy(PolicyBase):
                 self._starve_timer = nxt
                 timers.append(Timer(nxt, "rubick-starvation"))
         return Decision(start=start, preempt=tuple(preempt), timers=tuple(timers))
+
+class _Ledger(QuotaLedger):
+    """The quota ledger charging Rubick's quota usage (:meth:`RubickPolicy.quota_usage`)."""
+
+    __slots__ = ("policy", "view")
+
+    def __init__(self, view: ClusterView, policy: RubickPolicy) -> None:
+        self.policy, self.view = policy, view
+        super().__init__(view)
+
+    def usage(self, job: Job) -> Resources:
+        return self.policy.quota_usage(job, self.view)
+
 
 __all__ = ["RubickParams", "RubickPolicy"]
