@@ -32,13 +32,17 @@ class DallyManualParams(PolicyParams):
                                  "machine rejects other offers until it has starved this long (paper: 12 h)")
     rack_timer: float = Field(12 * HOUR, ge=0, description="rack-level delay timer (s) on top of the machine timer: "
                               "after machine + rack timers a job accepts any placement (paper: another 12 h)")
-    preemption: bool = Field(True, description="network-sensitive preemption: jobs slowed more (lower Nw_sens) "
-                             "preempt less slowed running jobs to get their best tier, and running jobs below "
-                             "their best tier move up when it frees; false = never preempt or move")
-    preempt_margin: float = Field(0.1, ge=0, le=1, description="a job preempts only running jobs whose Nw_sens "
-                                  "exceeds its own by more than this (ours; 0 = strict priority order)")
-    lease: float = Field(HOUR, ge=0, description="a running job can be preempted only after running this long "
-                         "since its last start or move (ours: a Themis-style lease, bounds preemption churn)")
+    preemption: bool = Field(True, description="network-sensitive preemption (the paper, §4.3.1): a queued job "
+                             "slowed more (lower Nw_sens) preempts less slowed running jobs to get its best tier; "
+                             "false = never preempt")
+    upgrade: bool = Field(False, description="ours (off: not in the paper): a running job placed below its best "
+                          "tier is offered better tiers and moves up when one frees (a migration), and with "
+                          "preemption may preempt to get it")
+    preempt_margin: float = Field(0.0, ge=0, le=1, description="ours (0 = the paper's strict priority order): a job "
+                                  "preempts only running jobs whose Nw_sens exceeds its own by more than this")
+    lease: float = Field(0.0, ge=0, description="ours (0 = off, the paper): a running job can be preempted only "
+                         "after running this long since its last start or move (a Themis-style lease that "
+                         "bounds preemption churn; 3600 s was our earlier default)")
 
 
 class DallyParams(DallyManualParams):
