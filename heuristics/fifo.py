@@ -22,21 +22,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Mapping
 
-from pydantic import Field
-
 from schedlab.perfmodel.memory import plan_gpu_memory_gb
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.zoo import get_model, resolve_name
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, split_resources
-from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
+from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec, paper
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.snapshot import PolicyBase
 
 
 class FifoParams(PolicyParams):
-    blocking: bool = Field(True, description="head-of-line blocking: the first job that does not fit stops "
+    blocking: bool = paper(True, description="head-of-line blocking: the first job that does not fit stops "
                                              "the pass (YARN-CS); false skips it (Best-effort / backfill)")
 
 

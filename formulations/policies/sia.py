@@ -34,8 +34,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pydantic import Field
-
 from schedlab.formulations.backends import get_backend
 from schedlab.formulations.model import Model, lsum
 from schedlab.formulations.policies.base import RoundPolicy, ViewSnapshot
@@ -49,7 +47,7 @@ from schedlab.scheduling.feasible import plan_runs
 from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import split_resources
-from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
+from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec, ours, paper
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
 
@@ -57,14 +55,16 @@ Config = tuple[int, ExecutionPlan, float]  # (GPUs, plan, throughput)
 
 
 class SiaParams(PolicyParams):
-    interval_s: float = Field(60.0, gt=0.0, description="round length, seconds (Sia: 60)")
-    p: float = Field(-0.5, lt=0.0, description="fairness power of the normalised goodputs (Sia: -0.5)")
-    lambda_n: float = Field(1.1, gt=1.0, description="penalty per job left without GPUs (Sia: 1.1)")
-    restart_s: float = Field(78.0, ge=0.0, description="restart cost delta in the re-allocation factor, seconds "
+    interval_s: float = paper(60.0, gt=0.0, description="round length, seconds (Sia: 60)")
+    p: float = paper(-0.5, lt=0.0, description="fairness power of the normalised goodputs (Sia: -0.5)")
+    lambda_n: float = paper(1.1, gt=1.0, description="penalty per job left without GPUs (Sia: 1.1)")
+    restart_s: float = paper(78.0, ge=0.0, description="restart cost delta in the re-allocation factor, seconds "
                              "(the simulator's checkpoint-resume cost; Sia's artifact: 30)")
-    backend: str = Field("highs", description="MIP backend (formulations.BACKENDS)")
-    time_limit_s: float = Field(10.0, gt=0.0, description="wall-clock limit per round's MIP (a round that hits it "
-                                "uses the best solution found, counted)")
+    backend: str = ours("highs", neutral="the solver: the same optimum on every backend",
+                        description="MIP backend (formulations.BACKENDS)")
+    time_limit_s: float = ours(10.0, gt=0.0, neutral="a solver budget; a round that hits it is counted",
+                               description="wall-clock limit per round's MIP (a round that hits it uses the "
+                                           "best solution found, counted)")
 
 
 class SiaPolicy(RoundPolicy):

@@ -15,20 +15,19 @@ guaranteed job's GPUs); every job here has whole GPUs.
 
 from __future__ import annotations
 
-from pydantic import Field
-
 from schedlab.heuristics.fifo import PassState, QuotaLedger, place_consolidated
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, JobStatus, JobView, Timer, split_resources
-from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
+from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec, ours
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.snapshot import PolicyBase
 
 
 class AntManParams(PolicyParams):
-    retry_s: float = Field(1.0, gt=0.0, description="after preempting, ask for a decision point this much later "
-                           "(for cost models whose checkpoints are free, so no PREEMPT_DONE event comes)")
+    retry_s: float = ours(1.0, gt=0.0, neutral="a wake-up only for cost models with free checkpoints",
+                          description="after preempting, ask for a decision point this much later (for cost "
+                                      "models whose checkpoints are free, so no PREEMPT_DONE event comes)")
 
 
 class AntManPolicy(PolicyBase):

@@ -39,8 +39,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Literal
 
-from pydantic import Field
-
 from schedlab.heuristics.fifo import QuotaLedger
 from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infeasible
 from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offload
@@ -49,7 +47,7 @@ from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, JobStatus, JobView, Timer
-from schedlab.scheduling.registry import PolicyParams
+from schedlab.scheduling.registry import PolicyParams, ours, paper
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.snapshot import PolicyBase
 from schedlab.topology.cluster import Cluster
@@ -59,24 +57,28 @@ NAMES = {Mode.FULL: "rubick", Mode.PLANS: "rubick-e", Mode.RESOURCES: "rubick-r"
 
 
 class RubickParams(PolicyParams):
-    mode: Literal["full", "plans", "resources", "none"] = Field(
+    mode: Literal["full", "plans", "resources", "none"] = paper(
         "full", description="what may change: plans and resources (Rubick), plans only (Rubick-E), resources "
                             "with the plan family fixed and DP scaled (Rubick-R), neither (Rubick-N)")
-    threshold: float = Field(0.97, gt=0.0, lt=1.0, description="reconfigure a running job only if "
-                             "(T - N*delta)/T exceeds this (T: its training seconds, N: its checkpoint-resumes)")
-    delta_s: float = Field(78.0, ge=0.0, description="checkpoint-resume cost delta of one reconfiguration "
+    threshold: float = paper(0.97, gt=0.0, lt=1.0, description="reconfigure a running job only if "
+                             "(T - N*delta)/T exceeds this (T: its training seconds, N: see penalty_counts)")
+    delta_s: float = paper(78.0, ge=0.0, description="checkpoint-resume cost delta of one reconfiguration "
                            "in the penalty rule, seconds (the paper's measured average)")
-    starvation_s: float | None = Field(4 * 3600.0, gt=0.0, description="best-effort jobs queued this long are "
-                                       "scheduled first and may shrink others to run (None: no guard; ours)")
-    max_scale: float | None = Field(None, ge=1.0, description="a job holds at most this multiple of its "
-                                    "requested GPUs (None: as many as raise its curve, the paper)")
-    slo_fallback: bool = Field(False, description="a guaranteed job with no plan at its request runs without "
-                               "an SLO (counted) instead of stopping the run with an error")
-    penalty_counts: Literal["reconfigurations", "restarts"] = Field(
-        "reconfigurations", description="N in the penalty rule: the job's reconfigurations (the paper, §5.2) "
-                                        "or its restarts, reconfigurations plus preemptions (ours)")
-    retry_s: float = Field(1.0, gt=0.0, description="after preempting, ask for a decision point this much later "
-                           "(for cost models whose checkpoints are free, so no PREEMPT_DONE event comes)")
+    starvation_s: float | None = paper(4 * 3600.0, gt=0.0, description="best-effort jobs queued this long are "
+                                       "scheduled first and may shrink others to run (the paper's starvation "
+                                       "guard; its threshold is not given: 4 h is ours; None: no guard)")
+    max_scale: float | None = ours(None, ge=1.0, description="a job holds at most this multiple of its "
+                                   "requested GPUs (None: as many as raise its curve, the paper)")
+    slo_fallback: bool = ours(False, description="a guaranteed job with no plan at its request runs without "
+                              "an SLO (counted) instead of stopping the run with an error")
+    penalty_counts: Literal["reconfigurations", "restarts"] = ours(
+        "reconfigurations", neutral="reconfigurations is the paper's N",
+        description="N in the penalty rule: the job's reconfigurations (the paper, §5.2) or its restarts, "
+                    "reconfigurations plus preemptions (ours)")
+    retry_s: float = ours(1.0, gt=0.0, neutral="a wake-up for cost models with free checkpoints; a decision "
+                                               "that waits on a checkpoint is held as a claim meanwhile",
+                          description="after preempting, ask for a decision point this much later (for cost "
+                                      "models whose checkpoints are free, so no PREEMPT_DONE event comes)")
 
 
 class RubickPolicy(PolicyBase):

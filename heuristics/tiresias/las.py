@@ -55,7 +55,7 @@ class TiresiasPolicy(PolicyBase):
 
     def __init__(self, *, seed: int = 0, queues: int = 2, threshold: float = 3600.0,
                  thresholds: tuple[float, ...] | None = None, knob: float | None = None,
-                 packlimit: float = DEFAULT_PACKLIMIT, learn_packlimit: bool = False, pack_wait_s: float = 300.0,
+                 packlimit: float = DEFAULT_PACKLIMIT, learn_packlimit: bool = False, pack_wait_s: float = 0.0,
                  gittins: bool = False, distribution: str | None = None, min_history: int = 20,
                  preempt_margin: float = 0.0, name: str | None = None) -> None:
         super().__init__(seed=seed)
