@@ -154,6 +154,20 @@ def test_autotuner_cold_start():
     assert one.timers(16, 1.0) == (0.0, 24 * H)
 
 
+def test_history_limit_is_a_sliding_window_not_a_cap_on_waits():
+    """HISTORY_TIME_LIMIT read as a sliding window over when waits were recorded (chosen), not as the
+    pseudo-code's literal test on the wait itself (drop waits longer than the limit). Window 1 h: waits
+    of 2 h and 4 h recorded at t = 0 and 10 stay in the list at t = 100 (timer = mean 3 h + 2 x sample
+    std sqrt(2) h) although each exceeds 1 h; at t = 3,605 the first has left the window, one wait is
+    left (< min_samples 2): the cold start is back."""
+    tuner = AutoTuner(window=H, capacities=(8, 64), cold=(12 * H, 24 * H))
+    tuner.record(0, 4, 2 * H, 0.0)
+    tuner.record(0, 4, 4 * H, 10.0)
+    assert tuner.waits(0, 4, 100.0) == [2 * H, 4 * H]
+    assert tuner.timers(4, 100.0)[0] == pytest.approx(3 * H + 2 * math.sqrt(2) * H)
+    assert tuner.timers(4, H + 5.0)[0] == 12 * H
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(0, 1e6, allow_nan=False), min_size=2, max_size=40), st.floats(0, 3))
 def test_autotuner_matches_mean_plus_k_sample_std(waits, k):

@@ -409,3 +409,15 @@ def test_guaranteed_job_that_cannot_fit_its_quota_is_an_error_at_load():
     with pytest.raises(SpecError) as ei:
         simulate(cluster, (g,), _policy(cluster, SAT4), quotas={"A": Resources(3)}, rates=TableRates(SAT4))
     assert ei.value.field == "min_resources" and "'g'" in str(ei.value) and "quota of 3" in str(ei.value)
+
+
+def test_slopes_are_in_normalised_throughput():
+    """Slopes in throughput normalised by each job's T_ref (chosen; the paper plots normalised speedups)
+    or in raw samples/s? F asks 8 GPUs of a fast model (100 samples/s per GPU: normalised gain
+    100/800 = .125), S asks 1 GPU of a slow one (10 per GPU, up to 8: gain 10/10 = 1). Normalised, S
+    goes first and takes the whole server (F's .125 < S's loss 1): F waits. In raw units F (100 > 10)
+    would take it."""
+    cluster = a800_cluster(1)
+    tables = {"fast": [0, 100, 200, 300, 400, 500, 600, 700, 800], "slow": [0, 10, 20, 30, 40, 50, 60, 70, 80]}
+    alloc = _policy(cluster, tables).decide(Instance(cluster, (_job("F", "fast", 8), _job("S", "slow", 1))))
+    assert alloc["S"].gpus == 8 and "F" not in alloc
