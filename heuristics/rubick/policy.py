@@ -40,7 +40,7 @@ from dataclasses import replace
 from typing import Literal
 
 from schedlab.heuristics.fifo import QuotaLedger
-from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infeasible
+from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infeasible, settle
 from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offload
 from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
@@ -449,8 +449,9 @@ class RubickPolicy(PolicyBase):
         saved; that decision holds across passes (a retry timer, an arrival or a completion in between
         does not re-decide it). While a victim still checkpoints, the claim's free units are held for
         the job (nobody else takes them; it does not start on part of them); once none does, the job
-        gets exactly the claimed allocation. A claim that no longer fits (the cluster changed under
-        it) is dropped and the job decided afresh, counted as ``claim-lost``."""
+        gets the claimed units, planned (``GetBestPlan``, ``AllocMem``) as the deciding pass would
+        have. A claim that no longer fits (the cluster changed under it) is dropped and the job decided
+        afresh, counted as ``claim-lost``."""
         claims, self._claims = self._claims, {}
         for jid, (job, alloc, waits) in claims.items():
             e = st.entries.get(jid)
@@ -479,12 +480,10 @@ class RubickPolicy(PolicyBase):
                         keep = 0 if pl is None else (pl.gpus if kind == GPU else pl.cpus)
                         if k > keep:
                             st.move(kind, m, e, None, k - keep)
-                for m in set(e.mem) | set(alloc.placement):
-                    gb = alloc.placement[m].mem_gb if m in alloc.placement else 0.0
-                    if gb - e.mem.get(m, 0.0) > st.free_mem[m] + EPS:
-                        ok = False
-                        break
-                    st.set_mem(e, m, gb)
+                # GetBestPlan and AllocMem on the claimed units, as the deferring pass would have
+                found = best_plan(e, e.units[GPU], e.units[CPU]) if e.g else None
+                ok = (found is not None and (not e.slo or found[1].throughput >= e.jm.ref * (1 - EPS))
+                      and settle(st, e, *found))
             if not ok:
                 st.rollback(mark)
                 self.counters["claim-lost"] += 1
@@ -493,10 +492,6 @@ class RubickPolicy(PolicyBase):
             if pending:
                 st.set(e, "deferred", True)
                 self._claims[jid] = (job, alloc, pending)
-            else:
-                st.set(e, "plan", alloc.plan)
-                st.set(e, "changed", True)
-                st.set(e, "tick", st.mark())
 
     def _remember_claims(self, st: PassState, preempt: list[str]) -> None:
         """Jobs deferred in this pass for the checkpoint of jobs it (or an earlier pass) preempted:

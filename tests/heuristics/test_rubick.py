@@ -421,3 +421,19 @@ def test_slopes_are_in_normalised_throughput():
     tables = {"fast": [0, 100, 200, 300, 400, 500, 600, 700, 800], "slow": [0, 10, 20, 30, 40, 50, 60, 70, 80]}
     alloc = _policy(cluster, tables).decide(Instance(cluster, (_job("F", "fast", 8), _job("S", "slow", 1))))
     assert alloc["S"].gpus == 8 and "F" not in alloc
+
+
+def test_deferred_claims_online_stay_valid_on_the_rubick_mix():
+    """A claim is realised by GetBestPlan on the claimed units (a plan may use fewer GPUs than were
+    gathered: 3D plans need dp x tp x pp of them). Taking the gathered units with the deferring pass's
+    plan verbatim gave the verifier a plan for 12 GPUs on 13 within the first 60 jobs of the Rubick
+    mix; every decision of this replay is verified by the simulator."""
+    from schedlab.benchmarks.workloads.convert import trace_to_jobs
+    from schedlab.benchmarks.workloads.named import rubick_trace
+    from schedlab.topology import preset
+
+    cluster = preset("rubick-64")
+    trace, quotas = rubick_trace("base", cluster, seed=0, n=60, hours=1.8)
+    jobs = trace_to_jobs(trace, cluster, seed=0, reconfigurable=True)
+    res = simulate(cluster, jobs, RubickPolicy(), quotas=quotas)
+    assert len(res.jobs) == 60 and res.metrics["preemptions"] > 0
