@@ -22,9 +22,10 @@ queue. A guaranteed job only ever runs at >= its SLO throughput, and is never sh
 Otherwise every move of this ``ScheduleJob`` is undone.
 
 A running job is changed (shrunk, grown or re-planned) only if ``(T - N delta) / T > threshold``
-(``T`` its productive seconds so far, ``N`` its reconfigurations so far, §5.2; ``penalty_counts=
-"restarts"`` adds its preemptions; a job never reconfigured passes), and grown or re-planned only if
-that makes it faster. The simulator charges ``delta`` (78 s by default) for each reconfiguration.
+(``T`` its productive seconds so far, ``N`` its restarts so far — reconfigurations plus preemptions,
+as the artifact counts them (a preemption is a shrink to zero); ``penalty_counts="reconfigurations"``
+counts reconfigurations only, §5.2's words — a job never restarted passes), and grown or re-planned
+only if that makes it faster. The simulator charges ``delta`` (78 s by default) for each reconfiguration.
 
 Resources of a preempted job are free only once its checkpoint is saved (the simulator's
 ``PREEMPT_DONE`` event): a job that needs them waits for that decision point (``deferred``); a timer
@@ -71,10 +72,12 @@ class RubickParams(PolicyParams):
                                    "requested GPUs (None: as many as raise its curve, the paper)")
     slo_fallback: bool = ours(False, description="a guaranteed job with no plan at its request runs without "
                               "an SLO (counted) instead of stopping the run with an error")
-    penalty_counts: Literal["reconfigurations", "restarts"] = ours(
-        "reconfigurations", neutral="reconfigurations is the paper's N",
-        description="N in the penalty rule: the job's reconfigurations (the paper, §5.2) or its restarts, "
-                    "reconfigurations plus preemptions (ours)")
+    penalty_counts: Literal["restarts", "reconfigurations"] = ours(
+        "restarts", neutral="the artifact's num_restarts; Algorithm 1 preempts a job by shrinking it to zero, "
+                            "a reconfiguration",
+        description="N in the penalty rule: the job's restarts, reconfigurations plus preemptions (the "
+                    "artifact's reading, default), or its reconfigurations only (§5.2's words; with it two "
+                    "large best-effort jobs can preempt each other without end)")
     retry_s: float = ours(1.0, gt=0.0, neutral="a wake-up for cost models with free checkpoints; a decision "
                                                "that waits on a checkpoint is held as a claim meanwhile",
                           description="after preempting, ask for a decision point this much later (for cost "
@@ -88,7 +91,7 @@ class RubickPolicy(PolicyBase):
 
     def __init__(self, *, mode: str = "full", threshold: float = 0.97, delta_s: float = 78.0,
                  starvation_s: float | None = 4 * 3600.0, max_scale: float | None = None,
-                 slo_fallback: bool = False, retry_s: float = 1.0, penalty_counts: str = "reconfigurations",
+                 slo_fallback: bool = False, retry_s: float = 1.0, penalty_counts: str = "restarts",
                  seed: int = 0) -> None:
         super().__init__(seed=seed)
         self.mode = Mode(mode)
@@ -206,8 +209,9 @@ class RubickPolicy(PolicyBase):
         return tuple(out)
 
     def reconfigurable(self, jv: JobView) -> bool:
-        """The penalty rule: ``(T - N delta) / T > threshold``, ``N`` the job's reconfigurations (the
-        paper; plus its preemptions with ``penalty_counts="restarts"``); a job with ``N = 0`` passes."""
+        """The penalty rule: ``(T - N delta) / T > threshold``, ``N`` the job's restarts (reconfigurations
+        plus preemptions; only reconfigurations with ``penalty_counts="reconfigurations"``); a job with
+        ``N = 0`` passes."""
         n = jv.reconfigurations + (jv.preemptions if self.count_preemptions else 0)
         if n == 0:
             return True
