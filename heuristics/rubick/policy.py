@@ -41,11 +41,11 @@ from dataclasses import replace
 from typing import Literal
 
 from schedlab.heuristics.fifo import QuotaLedger
-from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infeasible, settle
+from schedlab.heuristics.rubick.claims import Claims, keep_claims, remember_claims
+from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infeasible
 from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offload
 from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
-from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, JobStatus, JobView, Timer
 from schedlab.scheduling.registry import PolicyParams, ours, paper
@@ -109,7 +109,7 @@ class RubickPolicy(PolicyBase):
         self._starve_timer = -math.inf
         # deferred claims (Algorithm 1's decision kept across passes): job id -> (the job, the allocation
         # decided for it, the preempted jobs whose checkpoints it waits for)
-        self._claims: dict[str, tuple[Job, JobAllocation, frozenset[str]]] = {}
+        self._claims: Claims = {}
 
     # ------------------------------------------------------------ job facts
     def use_curves(self, book: CurveBook) -> None:
@@ -232,7 +232,7 @@ class RubickPolicy(PolicyBase):
         for jv in view.running():
             running.append(self._entry(st, jv, view, seq))
             seq += 1
-        self._keep_claims(st)
+        keep_claims(self._claims, st, self.counters)
         ledger = _Ledger(view, self) if view.quotas else None
         if ledger is not None:
             for e in queued:
@@ -447,71 +447,6 @@ class RubickPolicy(PolicyBase):
         choice = best_plan(v, units[GPU], units[CPU])
         return choice is not None and choice[1].throughput >= v.jm.ref * (1 - EPS)
 
-    # ---------------------------------------------------------- deferred claims
-    def _keep_claims(self, st: PassState) -> None:
-        """Algorithm 1 gives a job the resources of the jobs it preempted once their checkpoints are
-        saved; that decision holds across passes (a retry timer, an arrival or a completion in between
-        does not re-decide it). While a victim still checkpoints, the claim's free units are held for
-        the job (nobody else takes them; it does not start on part of them); once none does, the job
-        gets the claimed units, planned (``GetBestPlan``, ``AllocMem``) as the deciding pass would
-        have. A claim that no longer fits (the cluster changed under it) is dropped and the job decided
-        afresh, counted as ``claim-lost``."""
-        claims, self._claims = self._claims, {}
-        for jid, (job, alloc, waits) in claims.items():
-            e = st.entries.get(jid)
-            if e is None or e.jm.job is not job or e.frozen:
-                continue  # finished, or (running) checkpointing itself: the claim is void
-            pending = frozenset(w for w in waits if (v := st.entries.get(w)) is not None and v.running
-                                and v.jv.status is JobStatus.CHECKPOINTING)
-            mark = st.mark()
-            ok = True
-            for m, r in alloc.placement.items():
-                for kind, want in ((GPU, r.gpus), (CPU, r.cpus)):
-                    k = want - e.on(kind, m)
-                    if k > 0:
-                        got = min(k, st.free[kind][m]) if pending else k
-                        if got > st.free[kind][m]:
-                            ok = False
-                            break
-                        if got > 0:
-                            st.move(kind, m, None, e, got)
-                if not ok:
-                    break
-            if ok and not pending:
-                for kind in (GPU, CPU):  # units the claim does not keep go back to the pool
-                    for m, k in list(e.units[kind].items()):
-                        pl = alloc.placement.get(m)
-                        keep = 0 if pl is None else (pl.gpus if kind == GPU else pl.cpus)
-                        if k > keep:
-                            st.move(kind, m, e, None, k - keep)
-                # GetBestPlan and AllocMem on the claimed units, as the deferring pass would have
-                found = best_plan(e, e.units[GPU], e.units[CPU]) if e.g else None
-                ok = (found is not None and (not e.slo or found[1].throughput >= e.jm.ref * (1 - EPS))
-                      and settle(st, e, *found))
-            if not ok:
-                st.rollback(mark)
-                self.counters["claim-lost"] += 1
-                continue
-            st.set(e, "frozen", True)  # decided already: not re-decided in this pass
-            if pending:
-                st.set(e, "deferred", True)
-                self._claims[jid] = (job, alloc, pending)
-
-    def _remember_claims(self, st: PassState, preempt: list[str]) -> None:
-        """Jobs deferred in this pass for the checkpoint of jobs it (or an earlier pass) preempted:
-        their allocations become claims (:meth:`_keep_claims`)."""
-        holders = {e.jid: set(e.orig.placement) for e in st.entries.values() if e.orig is not None
-                   and (e.jid in preempt or e.jv.status is JobStatus.CHECKPOINTING)}
-        if not holders:
-            return
-        for e in st.entries.values():
-            if not e.deferred or e.preempted or e.g == 0 or e.jid in self._claims:
-                continue
-            ja = st.allocation(e)
-            waits = frozenset(w for w, ms in holders.items() if w != e.jid and ms & set(ja.placement))
-            if waits:
-                self._claims[e.jid] = (e.job, ja, waits)
-
     # --------------------------------------------------------------- decision
     def _decision(self, st: PassState, view: ClusterView) -> Decision:
         start = {}
@@ -527,7 +462,7 @@ class RubickPolicy(PolicyBase):
             if e.orig is None or ja != e.orig:
                 start[e.jid] = ja
         defer_infeasible(st, view, start)
-        self._remember_claims(st, preempt)
+        remember_claims(self._claims, st, preempt)
         timers = []
         if preempt:
             timers.append(Timer(view.now + self.retry_s, "rubick-retry"))
