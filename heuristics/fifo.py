@@ -6,10 +6,11 @@ while they fit; the first job that does not fit blocks everything behind it (no 
 is ever preempted.
 
 Placement (consolidating): a job that fits in one machine (``g <= max GPUs per machine``) goes to one
-machine only, best fit (fewest free GPUs that suffice). A larger job takes the fewest machines: the
-rack with the smallest sufficient free GPU count, where it takes the machines with the most free GPUs
-until the rest fits on one machine, which is then chosen by best fit; if no rack can hold it, the same
-over the whole cluster. Per-machine shares are
+machine only, best fit (fewest free GPUs that suffice). A larger job takes the fewest machines: among
+the racks that can hold it, the one where it needs the fewest machines (ties: the smallest sufficient
+free GPU count, best fit), where it takes the machines with the most free GPUs until the rest fits on
+one machine, which is then chosen by best fit; if no rack can hold it, the same over the whole
+cluster. Per-machine shares are
 multiples of the plan's TP degree; CPUs and memory are split in proportion to GPUs. On clusters that
 mix GPU memory sizes, a job only goes to machines whose GPUs hold its plan (perf model's estimate).
 
@@ -21,21 +22,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Mapping
 
-from pydantic import Field
-
 from schedlab.perfmodel.memory import plan_gpu_memory_gb
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.zoo import get_model, resolve_name
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, split_resources
-from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
+from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec, paper
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.snapshot import PolicyBase
 
 
 class FifoParams(PolicyParams):
-    blocking: bool = Field(True, description="head-of-line blocking: the first job that does not fit stops "
+    blocking: bool = paper(True, description="head-of-line blocking: the first job that does not fit stops "
                                              "the pass (YARN-CS); false skips it (Best-effort / backfill)")
 
 
@@ -135,8 +134,12 @@ class QuotaLedger:
     def counted(self, job: Job) -> bool:
         return job.guaranteed and job.tenant in self.quotas
 
+    def usage(self, job: Job) -> Resources:
+        """What ``job`` charges (``Job.quota_usage``; a policy with its own reading overrides it)."""
+        return job.quota_usage
+
     def charge(self, job: Job) -> None:
-        self.used[job.tenant] = self.used.get(job.tenant, Resources()) + job.quota_usage
+        self.used[job.tenant] = self.used.get(job.tenant, Resources()) + self.usage(job)
 
     def take(self, job: Job) -> None:
         """Charge ``job`` if it counts against a quota (a guaranteed job of a tenant with one)."""
@@ -145,7 +148,7 @@ class QuotaLedger:
 
     def release(self, job: Job) -> None:
         if self.counted(job):
-            self.used[job.tenant] = self.used[job.tenant] - job.quota_usage
+            self.used[job.tenant] = self.used[job.tenant] - self.usage(job)
 
     def admits(self, job: Job) -> bool:
         """``job`` may hold resources now: it does not count, or it fits its tenant's quota."""
@@ -153,7 +156,7 @@ class QuotaLedger:
 
     def fits(self, job: Job) -> bool:
         q = self.quotas[job.tenant]
-        u = self.used.get(job.tenant, Resources()) + job.quota_usage
+        u = self.used.get(job.tenant, Resources()) + self.usage(job)
         return ((not q.gpus or u.gpus <= q.gpus) and (not q.cpus or u.cpus <= q.cpus)
                 and (not q.mem_gb or u.mem_gb <= q.mem_gb + 1e-9))
 
@@ -264,11 +267,18 @@ def place_consolidated(view: ClusterView, job: Job, ps: PassState, *,
     def usable(ms: list[str]) -> list[str]:
         return [m for m in ms if cluster.machine(m).gpu_memory_gb >= min_gpu_mem] if min_gpu_mem else ms
 
+    # fewest machines first, then best fit (the rack with the fewest free GPUs that suffice): a rack
+    # whose free GPUs are fragmented loses to one with whole machines idle; a rack that reaches the
+    # lower bound ceil(g / largest machine) ends the search
+    floor = -(-g // max(cluster.max_gpus_per_machine, 1))
+    best: dict[str, Resources] | None = None
     for rack in racks:
         p = _fill(job, usable(idx.machines_by_free(rack)), ps, tp)
-        if p is not None:
-            return p
-    return _fill(job, usable(idx.machines_by_free()), ps, tp)
+        if p is not None and (best is None or len(p) < len(best)):
+            best = p
+            if len(p) <= floor:
+                break
+    return best if best is not None else _fill(job, usable(idx.machines_by_free()), ps, tp)
 
 
 def _fill(job: Job, machines: list[str], ps: PassState, tp: int) -> dict[str, Resources] | None:

@@ -30,18 +30,22 @@ class JobProgress:
     waited: float = 0.0
     preemptions: int = 0
     last_change: float | None = None
+    reconfigurations: int = 0
 
     def __post_init__(self) -> None:
         src = "<JobProgress>"
         for name in ("progress", "attained", "executed", "waited"):
             object.__setattr__(self, name, number(getattr(self, name), name, source=src, ge=0))
         object.__setattr__(self, "preemptions", integer(self.preemptions, "preemptions", source=src, ge=0))
+        object.__setattr__(self, "reconfigurations", integer(self.reconfigurations, "reconfigurations", source=src,
+                                                             ge=0))
         if self.last_change is not None:
             object.__setattr__(self, "last_change", number(self.last_change, "last_change", source=src, ge=0))
 
     def as_dict(self) -> dict[str, float | int | None]:
         return {"progress": self.progress, "attained": self.attained, "executed": self.executed,
-                "waited": self.waited, "preemptions": self.preemptions, "last_change": self.last_change}
+                "waited": self.waited, "preemptions": self.preemptions, "last_change": self.last_change,
+                "reconfigurations": self.reconfigurations}
 
 
 @dataclass(frozen=True)

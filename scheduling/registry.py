@@ -14,6 +14,11 @@ Every policy (heuristic or exact-in-the-loop) is registered once, with
   preemption, waiting); by default admission, placement and waiting, plus preemption when
   ``preemptive``. A bound is only compared with policies whose decision set it covers (an offline
   bound over rigid GPU counts refuses a policy that resizes jobs);
+* ``origin`` of every parameter (:func:`paper` / :func:`ours` declare it): ``paper`` — part of the
+  paper's algorithm (its default the paper's value, or the reading we chose where the paper gives none;
+  the policy's doc page says which); ``ours`` — an addition of ours, off by default (``False``,
+  ``None``, 0) or, where no "off" exists (a solver limit, the reading of an ambiguity), a default that
+  keeps the paper's algorithm, with the reason (``neutral``); ``schedlab list policies`` shows it;
 * ``twins``: the formulation instance kinds (``formulations.KINDS`` names: ``"joint"``,
   ``"tiresias-placement"``, ``"tier-placement"``) whose objective scores the policy's snapshot decision
   against the proven optimum of the same input (the harness's gap suites pair them).
@@ -31,7 +36,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from schedlab.topology.errors import SpecError
 
@@ -65,6 +70,32 @@ class NoParams(PolicyParams):
     """A policy without parameters."""
 
 
+class Origin(StrEnum):
+    """Where a parameter comes from (see the module docstring)."""
+
+    PAPER = "paper"
+    OURS = "ours"
+
+
+def paper(default: Any = ..., **kw: Any) -> Any:
+    """``Field(default, **kw)`` of a parameter of the paper's algorithm."""
+    return Field(default, json_schema_extra={"origin": Origin.PAPER.value}, **kw)
+
+
+def ours(default: Any = ..., *, neutral: str | None = None, **kw: Any) -> Any:
+    """``Field(default, **kw)`` of an addition of ours: off by default, or ``neutral`` says why its default
+    keeps the paper's algorithm."""
+    extra: dict[str, Any] = {"origin": Origin.OURS.value}
+    if neutral:
+        extra["neutral"] = neutral
+    return Field(default, json_schema_extra=extra, **kw)
+
+
+def _extra(info: Any, key: str) -> str:
+    extra = info.json_schema_extra
+    return str(extra.get(key, "")) if isinstance(extra, dict) else ""
+
+
 @dataclass(frozen=True, slots=True)
 class ParamInfo:
     """One documented parameter, as ``schedlab list`` shows it."""
@@ -74,10 +105,13 @@ class ParamInfo:
     default: Any
     description: str
     constraints: str = ""
+    origin: str = ""     # "paper" / "ours" ("" for a plugin that does not say)
+    neutral: str = ""    # for an "ours" parameter whose default is not off: why it keeps the paper's algorithm
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "type": self.type, "default": _jsonable(self.default),
-                "description": self.description, "constraints": self.constraints}
+                "description": self.description, "constraints": self.constraints, "origin": self.origin,
+                "neutral": self.neutral}
 
 
 def _jsonable(x: Any) -> Any:
@@ -180,7 +214,8 @@ class PolicySpec:
             if name in self.preset:
                 continue
             out.append(ParamInfo(name, _type_name(info.annotation), info.get_default(call_default_factory=True),
-                                 info.description or "", _constraints(info)))
+                                 info.description or "", _constraints(info), _extra(info, "origin"),
+                                 _extra(info, "neutral")))
         return out
 
     # ------------------------------------------------------------ building
@@ -253,6 +288,6 @@ def parse_assignments(items: Iterable[str], *, source: str = "<command line>") -
 
 
 __all__ = [
-    "BASE_DECISIONS", "Decision", "NoParams", "ParamInfo", "PolicyFamily", "PolicyParams", "PolicyRegistry", "PolicySpec", "parse_assignments",
-    "parse_value",
+    "BASE_DECISIONS", "Decision", "NoParams", "Origin", "ParamInfo", "PolicyFamily", "PolicyParams", "PolicyRegistry",
+    "PolicySpec", "ours", "paper", "parse_assignments", "parse_value",
 ]

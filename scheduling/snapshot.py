@@ -88,7 +88,7 @@ def snapshot_view(instance: Instance, *, estimate: Estimate | None = None,
         p = instance.progress.get(job.id)
         if p is not None:
             rt.progress, rt.attained, rt.executed, rt.waited = p.progress, p.attained, p.executed, p.waited
-            rt.preemptions = p.preemptions
+            rt.preemptions, rt.reconfigurations = p.preemptions, p.reconfigurations
             rt.last_change = p.last_change
         rt.t_mark = now
         ja = instance.current.get(job.id)

@@ -30,7 +30,8 @@ def _policy_lines(spec) -> list[str]:
         lines.append("      preset: " + ", ".join(f"{k}={v!r}" for k, v in spec.preset.items()))
     for p in spec.param_info():
         rng = f" ({p.constraints})" if p.constraints else ""
-        lines.append(f"      {p.name}: {p.type} = {p.default!r}{rng}  {p.description}")
+        origin = f" [{p.origin}]" if p.origin else ""
+        lines.append(f"      {p.name}{origin}: {p.type} = {p.default!r}{rng}  {p.description}")
     return lines
 
 

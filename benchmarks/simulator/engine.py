@@ -132,6 +132,9 @@ class Simulator(SharingMixin):
         total = cluster.total_gpus
         self.notes = ArtifactNotes()
         self.jobs = prepare_jobs(jobs, sem, total, self.notes)
+        prep = getattr(policy, "prepare_jobs", None)  # a policy's load-time fill-ins and checks (Rubick's minRes)
+        if prep is not None:
+            self.jobs = tuple(prep(self.jobs, cluster, self.quotas))
         self._snap = sem.whole_seconds
         self._rt: dict[str, JobRuntime] = {}
         for i, j in enumerate(self.jobs):

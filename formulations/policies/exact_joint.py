@@ -45,7 +45,7 @@ from __future__ import annotations
 import time
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import field_validator
 
 from schedlab.formulations.backends import BACKENDS, quick_availability
 from schedlab.formulations.base import MIN_SOLVE_S
@@ -60,6 +60,7 @@ from schedlab.scheduling.registry import (
     PolicyParams,
     PolicyRegistry,
     PolicySpec,
+    ours,
 )
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SolverError
@@ -68,26 +69,35 @@ NODE_LIMIT_BACKENDS = ("highs", "scip", "cbc", "scipy")
 
 
 class ExactJointParams(PolicyParams):
-    backend: str = Field("highs", description="MIP backend (formulations.BACKENDS; must be installed)")
-    method: Literal["joint", "joint-machines", "joint-2stage"] = Field(
-        "joint", description="exact joint method of formulations.METHODS: joint (pooled model when exact, else "
+    """No paper: every parameter is ours (solver settings and the formulation's own choices)."""
+
+    backend: str = ours("highs", neutral="the solver: the same optimum on every backend",
+                        description="MIP backend (formulations.BACKENDS; must be installed)")
+    method: Literal["joint", "joint-machines", "joint-2stage"] = ours(
+        "joint", neutral="joint is the full model",
+        description="exact joint method of formulations.METHODS: joint (pooled model when exact, else "
         "per machine), joint-machines (always per machine), joint-2stage (class MIP, then packing)")
-    time_limit_s: float = Field(10.0, gt=0.0, description="wall-clock budget per round, seconds (tables, build, "
-                                "solve, extraction, verification); a round without a solution keeps the "
-                                "running allocation (counted)")
-    node_limit: int = Field(0, ge=0, description="branch-and-bound node limit per solve (highs, scip, cbc, scipy; "
-                            "0 = none): a deterministic limit")
-    deterministic_limit_s: float = Field(0.0, ge=0.0, description="CP-SAT deterministic time limit per solve "
-                                         "(cpsat only; 0 = none)")
-    interval_s: float = Field(60.0, gt=0.0, description="round length, seconds (as Sia)")
-    reconfig_penalty: float = Field(0.05, ge=0.0, description="objective charge per running job reconfigured, moved "
-                                    "or preempted, in normalised-throughput units (a restart cost delta "
-                                    "amortised over the time a change pays off: 78 s / ~26 min ~ 0.05)")
-    threads: int = Field(1, ge=1, description="solver threads (1 = deterministic on every backend)")
-    max_gpus: int = Field(0, ge=0, description="largest GPU count in a reconfigurable job's option table "
-                          "(0 = the cluster's GPUs)")
-    source: Literal["perfmodel", "request"] = Field(
-        "perfmodel", description="option tables: perfmodel (plans and resources chosen from the perf model's "
+    time_limit_s: float = ours(10.0, gt=0.0, neutral="a solver budget; a round that hits it is counted",
+                               description="wall-clock budget per round, seconds (tables, build, solve, "
+                                           "extraction, verification); a round without a solution keeps the "
+                                           "running allocation (counted)")
+    node_limit: int = ours(0, ge=0, description="branch-and-bound node limit per solve (highs, scip, cbc, scipy; "
+                           "0 = none): a deterministic limit")
+    deterministic_limit_s: float = ours(0.0, ge=0.0, description="CP-SAT deterministic time limit per solve "
+                                        "(cpsat only; 0 = none)")
+    interval_s: float = ours(60.0, gt=0.0, neutral="rounds as Sia's", description="round length, seconds (as Sia)")
+    reconfig_penalty: float = ours(0.05, ge=0.0, neutral="the formulation's objective (a stand-in for Rubick's "
+                                                         "penalty rule)",
+                                   description="objective charge per running job reconfigured, moved or "
+                                               "preempted, in normalised-throughput units (a restart cost delta "
+                                               "amortised over the time a change pays off: 78 s / ~26 min ~ 0.05)")
+    threads: int = ours(1, ge=1, neutral="solver threads: 1 is deterministic",
+                        description="solver threads (1 = deterministic on every backend)")
+    max_gpus: int = ours(0, ge=0, description="largest GPU count in a reconfigurable job's option table "
+                         "(0 = the cluster's GPUs)")
+    source: Literal["perfmodel", "request"] = ours(
+        "perfmodel", neutral="perfmodel is the full joint model",
+        description="option tables: perfmodel (plans and resources chosen from the perf model's "
         "tables) or request (every job keeps its requested GPUs and plan: placement only)")
 
     @field_validator("backend")

@@ -41,8 +41,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pydantic import Field
-
 from schedlab.formulations.backends import get_backend
 from schedlab.formulations.model import Model, lsum
 from schedlab.formulations.policies.base import RoundPolicy, ViewSnapshot
@@ -63,6 +61,8 @@ from schedlab.scheduling.registry import (
     PolicyParams,
     PolicyRegistry,
     PolicySpec,
+    ours,
+    paper,
 )
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
@@ -72,16 +72,18 @@ CLIP = 3000.0  # the artifact's sia_goodput_clip_val
 
 
 class SiaParams(PolicyParams):
-    interval_s: float = Field(60.0, gt=0.0, description="round length, seconds (Sia: 60)")
-    p: float = Field(-0.5, lt=0.0, description="fairness power of the normalised goodputs (Sia: -0.5)")
-    lambda_n: float = Field(1.1, gt=1.0, description="penalty per job left without GPUs (Sia: 1.1)")
-    restart_s: float = Field(78.0, ge=0.0, description="restart cost delta in the re-allocation factor, seconds "
+    interval_s: float = paper(60.0, gt=0.0, description="round length, seconds (Sia: 60)")
+    p: float = paper(-0.5, lt=0.0, description="fairness power of the normalised goodputs (Sia: -0.5)")
+    lambda_n: float = paper(1.1, gt=1.0, description="penalty per job left without GPUs (Sia: 1.1)")
+    restart_s: float = paper(78.0, ge=0.0, description="restart cost delta in the re-allocation factor, seconds "
                              "(the simulator's checkpoint-resume cost; Sia's artifact: 30)")
-    request_config: bool = Field(False, description="ours: add the request's GPU count to a scaling job's "
-                                 "configurations (the artifact has only powers of two and whole machines)")
-    backend: str = Field("highs", description="MIP backend (formulations.BACKENDS)")
-    time_limit_s: float = Field(10.0, gt=0.0, description="wall-clock limit per round's MIP (a round that hits it "
-                                "uses the best solution found, counted)")
+    request_config: bool = ours(False, description="add the request's GPU count to a scaling job's "
+                                "configurations (the artifact has only powers of two and whole machines)")
+    backend: str = ours("highs", neutral="the solver: the same optimum on every backend",
+                        description="MIP backend (formulations.BACKENDS)")
+    time_limit_s: float = ours(10.0, gt=0.0, neutral="a solver budget; a round that hits it is counted",
+                               description="wall-clock limit per round's MIP (a round that hits it uses the "
+                                           "best solution found, counted)")
 
 
 class SiaPolicy(RoundPolicy):

@@ -26,8 +26,6 @@ guest per host, a guest moving to free GPUs while it shares (it waits to be susp
 
 from __future__ import annotations
 
-from pydantic import Field
-
 from schedlab.heuristics.fifo import PassState, QuotaLedger, place_consolidated
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
@@ -40,18 +38,20 @@ from schedlab.scheduling.policy import (
     Timer,
     split_resources,
 )
-from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
+from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec, ours, paper
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.snapshot import PolicyBase
 
 
 class AntManParams(PolicyParams):
-    retry_s: float = Field(1.0, gt=0.0, description="after preempting, ask for a decision point this much later "
-                           "(for cost models whose checkpoints are free, so no PREEMPT_DONE event comes)")
-    share: bool = Field(True, description="co-locate best-effort jobs that find no free GPUs on guaranteed jobs' "
+    retry_s: float = ours(1.0, gt=0.0, neutral="a wake-up only for cost models with free checkpoints",
+                          description="after preempting, ask for a decision point this much later (for cost "
+                                      "models whose checkpoints are free, so no PREEMPT_DONE event comes)")
+    share: bool = paper(True, description="co-locate best-effort jobs that find no free GPUs on guaranteed jobs' "
                                           "GPUs (AntMan's GPU sharing)")
-    share_speed: float = Field(0.5, gt=0.0, le=1.0, description="a shared best-effort job's rate, as a fraction "
-                               "of its dedicated rate (ours: AntMan gives no single figure)")
+    share_speed: float = ours(0.5, gt=0.0, le=1.0, neutral="AntMan reports slowdowns per job pair, no single "
+                              "figure; 0.5 is ours", description="a shared best-effort job's rate, as a fraction "
+                              "of its dedicated rate")
 
 
 class AntManPolicy(PolicyBase):

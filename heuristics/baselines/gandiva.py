@@ -26,23 +26,22 @@ jobs every 60 s. Our version, each choice stated:
 
 from __future__ import annotations
 
-from pydantic import Field
-
 from schedlab.heuristics.fifo import QuotaLedger, place_consolidated
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, Timer
-from schedlab.scheduling.registry import PolicyParams
+from schedlab.scheduling.registry import PolicyParams, ours, paper
 from schedlab.scheduling.snapshot import PolicyBase
 
 
 class GandivaLikeParams(PolicyParams):
-    quantum_s: float = Field(60.0, gt=0, description="time slice of over-subscribed GPUs (seconds)")
-    switch_share: float = Field(0.1, gt=0, le=1, description="at most this share of a slice is spent suspending "
-                                                            "and resuming: slice = max(quantum_s, 2 x checkpoint "
-                                                            "time / switch_share)")
-    migrate: bool = Field(True, description="move spread jobs onto fewer machines when that becomes possible")
-    max_migrations: int = Field(4, ge=0, description="migrations per decision at most")
+    quantum_s: float = paper(60.0, gt=0, description="time slice of over-subscribed GPUs (seconds)")
+    switch_share: float = ours(0.1, gt=0, le=1, neutral="bounds the suspend-resume share of a slice",
+                               description="at most this share of a slice is spent suspending and resuming: "
+                                           "slice = max(quantum_s, 2 x checkpoint time / switch_share)")
+    migrate: bool = paper(True, description="move spread jobs onto fewer machines when that becomes possible")
+    max_migrations: int = ours(4, ge=0, neutral="a per-decision bound on migrations",
+                               description="migrations per decision at most")
 
 
 class GandivaLike(PolicyBase):

@@ -21,21 +21,19 @@ from __future__ import annotations
 
 import math
 
-from pydantic import Field
-
 from schedlab.heuristics.baselines.gandiva_sets import GandivaSets
 from schedlab.heuristics.tiresias.artifact import whole
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.policy import NO_DECISION, ClusterView, Decision, EventKind, JobStatus, Timer
-from schedlab.scheduling.registry import PolicyParams
+from schedlab.scheduling.registry import PolicyParams, paper
 from schedlab.scheduling.snapshot import PolicyBase
 from schedlab.topology.errors import SpecError
 
 
 class ArtifactGandivaParams(PolicyParams):
-    step_s: int = Field(10, ge=1, description="the artifact's loop step (seconds)")
-    quantum_s: int = Field(60, ge=1, description="an over-subscribed set rotates at steps whose clock is a "
+    step_s: int = paper(10, ge=1, description="the artifact's loop step (seconds)")
+    quantum_s: int = paper(60, ge=1, description="an over-subscribed set rotates at steps whose clock is a "
                                                  "multiple of this (seconds)")
 
 

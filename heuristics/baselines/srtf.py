@@ -33,19 +33,17 @@ from collections.abc import Iterator, Mapping
 from heapq import heapify, heappop, heappush, merge
 from itertools import count
 
-from pydantic import Field
-
 from schedlab.heuristics.fifo import QuotaLedger, fill_pool
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus
-from schedlab.scheduling.registry import PolicyParams
+from schedlab.scheduling.registry import PolicyParams, paper
 from schedlab.scheduling.snapshot import PolicyBase
 from schedlab.topology.errors import SpecError
 
 
 class ShortestParams(PolicyParams):
-    gpu_weighted: bool = Field(False, description="weigh remaining time by the job's GPUs (SRSF: remaining "
+    gpu_weighted: bool = paper(False, description="weigh remaining time by the job's GPUs (SRSF: remaining "
                                                   "service) instead of remaining time alone (SRTF)")
 
 

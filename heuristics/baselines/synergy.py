@@ -25,8 +25,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pydantic import Field
-
 from schedlab.heuristics.fifo import PassState, QuotaLedger, place_consolidated
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
 from schedlab.perfmodel.facade import PerfModel
@@ -35,13 +33,15 @@ from schedlab.perfmodel.zoo import resolve_name
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision
-from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
+from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec, ours
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.snapshot import PolicyBase
 
 
 class SynergyParams(PolicyParams):
-    max_cpus_per_gpu: int = Field(16, ge=1, description="largest CPUs-per-GPU point of the tuning grid")
+    max_cpus_per_gpu: int = ours(16, ge=1, neutral="the top of the tuning grid (Synergy profiles CPU points up "
+                                                   "to the server's share; 16 per GPU covers every preset)",
+                                 description="largest CPUs-per-GPU point of the tuning grid")
 
 
 class SynergyPolicy(PolicyBase):

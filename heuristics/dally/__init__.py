@@ -14,13 +14,11 @@ Both are scored in snapshot form against the tier-aware formulation (``tier-plac
 
 from __future__ import annotations
 
-from pydantic import Field
-
 from schedlab.heuristics.dally.autotune import AutoTuner, FixedTimers
 from schedlab.heuristics.dally.delay import Levels, Offer, on_resource_offer
 from schedlab.heuristics.dally.policy import DallyPolicy, waiting_since
 from schedlab.heuristics.dally.priority import ideal_iteration_time, job_nw_sens, nw_sens
-from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec
+from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec, ours, paper
 
 HOUR = 3600.0
 
@@ -28,31 +26,36 @@ HOUR = 3600.0
 class DallyManualParams(PolicyParams):
     """Dally-manual: fixed delay timers; offers and preemption as Dally's."""
 
-    machine_timer: float = Field(12 * HOUR, ge=0, description="machine-level delay timer (s): a job that fits one "
+    machine_timer: float = paper(12 * HOUR, ge=0, description="machine-level delay timer (s): a job that fits one "
                                  "machine rejects other offers until it has starved this long (paper: 12 h)")
-    rack_timer: float = Field(12 * HOUR, ge=0, description="rack-level delay timer (s) on top of the machine timer: "
+    rack_timer: float = paper(12 * HOUR, ge=0, description="rack-level delay timer (s) on top of the machine timer: "
                               "after machine + rack timers a job accepts any placement (paper: another 12 h)")
-    preemption: bool = Field(True, description="network-sensitive preemption: jobs slowed more (lower Nw_sens) "
-                             "preempt less slowed running jobs to get their best tier, and running jobs below "
-                             "their best tier move up when it frees; false = never preempt or move")
-    preempt_margin: float = Field(0.1, ge=0, le=1, description="a job preempts only running jobs whose Nw_sens "
-                                  "exceeds its own by more than this (ours; 0 = strict priority order)")
-    lease: float = Field(HOUR, ge=0, description="a running job can be preempted only after running this long "
-                         "since its last start or move (ours: a Themis-style lease, bounds preemption churn)")
+    preemption: bool = paper(True, description="network-sensitive preemption (the paper, §4.3.1): a queued job "
+                             "slowed more (lower Nw_sens) preempts less slowed running jobs to get its best tier; "
+                             "false = never preempt")
+    upgrade: bool = ours(False, description="ours (off: not in the paper): a running job placed below its best "
+                          "tier is offered better tiers and moves up when one frees (a migration), and with "
+                          "preemption may preempt to get it")
+    preempt_margin: float = ours(0.0, ge=0, le=1, description="ours (0 = the paper's strict priority order): a job "
+                                  "preempts only running jobs whose Nw_sens exceeds its own by more than this")
+    lease: float = ours(0.0, ge=0, description="ours (0 = off, the paper): a running job can be preempted only "
+                         "after running this long since its last start or move (a Themis-style lease that "
+                         "bounds preemption churn; 3600 s was our earlier default)")
 
 
 class DallyParams(DallyManualParams):
     """Dally: timers tuned by Algorithm 2 (mean + sigmas x sample std of recent waits per tier and demand)."""
 
-    machine_timer: float = Field(12 * HOUR, ge=0, description="cold-start machine timer (s), used while the "
+    machine_timer: float = paper(12 * HOUR, ge=0, description="cold-start machine timer (s), used while the "
                                  "(machine, GPU demand) wait list has fewer than min_samples entries")
-    rack_timer: float = Field(12 * HOUR, ge=0, description="cold-start rack timer (s) on top of the machine one, "
+    rack_timer: float = paper(12 * HOUR, ge=0, description="cold-start rack timer (s) on top of the machine one, "
                               "used while the (rack, GPU demand) wait list has fewer than min_samples entries")
-    history_window: float = Field(24 * HOUR, gt=0, description="auto-tuner sliding window (s): waits recorded "
+    history_window: float = paper(24 * HOUR, gt=0, description="auto-tuner sliding window (s): waits recorded "
                                   "longer ago are dropped (Algorithm 2's HISTORY_TIME_LIMIT; ours: 24 h)")
-    min_samples: int = Field(2, ge=1, description="waits a list needs before its timer is tuned (cold start "
-                             "below it); 2 = the fewest with a sample standard deviation")
-    sigmas: float = Field(2.0, ge=0, description="timer = mean + sigmas x sample standard deviation of the "
+    min_samples: int = ours(2, ge=1, neutral="a cold start the paper leaves open",
+                            description="waits a list needs before its timer is tuned (cold start below it); "
+                                        "2 = the fewest with a sample standard deviation")
+    sigmas: float = paper(2.0, ge=0, description="timer = mean + sigmas x sample standard deviation of the "
                           "waits (paper: 2)")
 
 

@@ -9,18 +9,20 @@ One decision pass (``schedule``), at every simulator event:
 2. **Offers** in increasing ``Nw_sens`` (ties: queue-entry order). A queued job runs Algorithm 1 on
    the resources still free (the offer ``R``): accept at the best level that fits, else reject while
    its starvation is below that level's timer. Starvation = ``now - last assignment time``, the time
-   the job last entered the wait queue (:func:`waiting_since`). With preemption on, a *running* job
-   placed below its best level (e.g. across racks though it fits one rack) is offered too and moves
-   when the offer holds a strictly better level (a migration: the simulator charges it like a
-   checkpoint-restore).
-3. **Preemption** (parameter ``preemption``): a job still unserved — queued, or running below its best
-   level — whose ``Nw_sens`` is lower than that of running jobs by more than ``preempt_margin`` preempts
-   the fewest such jobs (lowest priority first) inside one domain of its best level where their GPUs
-   plus the free ones suffice, and claims that domain (its machines are offered to nobody else until
-   the claim is served, step 1). Each job holds at most one claim. Only jobs that have run ``lease``
-   seconds since their last start or move can be preempted (ours: without it a victim pushed to a
-   worse tier becomes the most slowed job and preempts back, a ping-pong the paper does not address;
-   the lease bounds the churn to one preemption per job per lease).
+   the job last entered the wait queue (:func:`waiting_since`). With ``upgrade`` (ours, off by
+   default: the paper offers resources to waiting jobs only), a *running* job placed below its best
+   level (e.g. across racks though it fits one rack) is offered too and moves when the offer holds a
+   strictly better level (a migration: the simulator charges it like a checkpoint-restore).
+3. **Preemption** (parameter ``preemption``, the paper's "preemption uses the same priority"): a
+   queued job still unserved (and, with ``upgrade``, a running one below its best level) whose
+   ``Nw_sens`` is lower than that of running jobs (by more than ``preempt_margin``: ours, default 0 =
+   strict priority order) preempts the fewest such jobs (lowest priority first) inside one domain of
+   its best level where their GPUs plus the free ones suffice, and claims that domain (its machines
+   are offered to nobody else until the claim is served, step 1). Each job holds at most one claim.
+   With ``lease`` > 0 (ours, default 0) only jobs that have run ``lease`` seconds since their last
+   start or move can be preempted: without it a victim pushed to a worse tier can become the most
+   slowed job and preempt back, a ping-pong the paper does not address; the lease bounds the churn to
+   one preemption per job per lease.
 4. **Timers.** For the jobs still waiting, the next instant one of their delay timers expires (per
    GPU demand, from the oldest waiting job past which the timer has not yet run) becomes a simulator
    timer (``Decision.timers``) — only when GPUs are free for it to take then; resources only change
@@ -87,8 +89,8 @@ class DallyPolicy(PolicyBase):
 
     def __init__(self, *, autotune: bool = True, machine_timer: float = 12 * HOUR, rack_timer: float = 12 * HOUR,
                  history_window: float = 24 * HOUR, min_samples: int = 2, sigmas: float = 2.0,
-                 preemption: bool = True, preempt_margin: float = 0.1, lease: float = HOUR,
-                 seed: int = 0) -> None:
+                 preemption: bool = True, preempt_margin: float = 0.0, lease: float = 0.0,
+                 upgrade: bool = False, seed: int = 0) -> None:
         super().__init__(seed=seed)
         self.name = "dally" if autotune else "dally-manual"
         self.autotune = autotune
@@ -100,6 +102,7 @@ class DallyPolicy(PolicyBase):
         self.preemption = bool(preemption)
         self.preempt_margin = float(preempt_margin)
         self.lease = float(lease)
+        self.upgrade = bool(upgrade)
         self.levels: Levels | None = None
         self.tuner: AutoTuner | FixedTimers | None = None
         self._mixed = False
@@ -215,7 +218,7 @@ class DallyPolicy(PolicyBase):
         now = view.now
         while self._wakeups and self._wakeups[0] <= now:
             heapq.heappop(self._wakeups)
-        if not self._key and not self._claims and not (self.preemption and self._upgradable):
+        if not self._key and not self._claims and not (self.upgrade and self._upgradable):
             return Decision()
         blocked = {m: c.job for c in self._claims.values() for m in c.machines}
         offer = Offer(view, self.levels, blocked=blocked, min_gpu_mem=self._min_gpu_mem)
@@ -246,7 +249,8 @@ class DallyPolicy(PolicyBase):
         margin_cut = 1.0 - self.preempt_margin   # only jobs below it can find lower-priority victims
         preemption = self.preemption
         waiting_on_timer = False
-        running = [(job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items()] if preemption else []
+        running = ([(job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items()] if self.upgrade
+                   else [])
         running.sort()
         order = heapq.merge(list(self._order), running) if running else list(self._order)
         claims = self._claims

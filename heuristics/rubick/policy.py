@@ -3,8 +3,10 @@
 Each decision point (every submission and completion, plus the timers below) runs ``Schedule``:
 
 1. *privileged* jobs first: queued guaranteed jobs whose quota usage fits their tenant's remaining
-   quota (usage = ``Job.quota_usage``, minRes when the workload gives it; the verifier charges the
-   same), in queue order, each through ``ScheduleJob``;
+   quota (usage = minRes, §5.2: the workload's ``min_resources``, else the searched minRes, which
+   :meth:`RubickPolicy.prepare_jobs` writes into the job at load so that the verifier charges the
+   same; a job whose minRes exceeds its quota is an error at load), in queue order, each through
+   ``ScheduleJob``;
 2. then ``SortBySlope(best-effort queue + running jobs)``: GPU gain, then CPU gain, highest first
    (best-effort jobs queued longer than ``starvation_s`` go first: the starvation guard), each
    through ``ScheduleJob``.
@@ -20,9 +22,10 @@ queue. A guaranteed job only ever runs at >= its SLO throughput, and is never sh
 Otherwise every move of this ``ScheduleJob`` is undone.
 
 A running job is changed (shrunk, grown or re-planned) only if ``(T - N delta) / T > threshold``
-(``T`` its productive seconds so far, ``N`` its checkpoint-resumes so far: reconfigurations plus
-preemptions; a job never reconfigured passes), and grown or re-planned only if that makes it faster.
-The simulator charges ``delta`` (78 s by default) for each reconfiguration.
+(``T`` its productive seconds so far, ``N`` its restarts so far — reconfigurations plus preemptions,
+as the artifact counts them (a preemption is a shrink to zero); ``penalty_counts="reconfigurations"``
+counts reconfigurations only, §5.2's words — a job never restarted passes), and grown or re-planned
+only if that makes it faster. The simulator charges ``delta`` (78 s by default) for each reconfiguration.
 
 Resources of a preempted job are free only once its checkpoint is saved (the simulator's
 ``PREEMPT_DONE`` event): a job that needs them waits for that decision point (``deferred``); a timer
@@ -33,18 +36,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Literal
 
-from pydantic import Field
-
 from schedlab.heuristics.fifo import QuotaLedger
+from schedlab.heuristics.rubick.claims import Claims, keep_claims, remember_claims
 from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infeasible
 from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offload
 from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, JobStatus, JobView, Timer
-from schedlab.scheduling.registry import PolicyParams
+from schedlab.scheduling.registry import PolicyParams, ours, paper
+from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.snapshot import PolicyBase
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
@@ -53,21 +58,30 @@ NAMES = {Mode.FULL: "rubick", Mode.PLANS: "rubick-e", Mode.RESOURCES: "rubick-r"
 
 
 class RubickParams(PolicyParams):
-    mode: Literal["full", "plans", "resources", "none"] = Field(
+    mode: Literal["full", "plans", "resources", "none"] = paper(
         "full", description="what may change: plans and resources (Rubick), plans only (Rubick-E), resources "
                             "with the plan family fixed and DP scaled (Rubick-R), neither (Rubick-N)")
-    threshold: float = Field(0.97, gt=0.0, lt=1.0, description="reconfigure a running job only if "
-                             "(T - N*delta)/T exceeds this (T: its training seconds, N: its checkpoint-resumes)")
-    delta_s: float = Field(78.0, ge=0.0, description="checkpoint-resume cost delta of one reconfiguration "
+    threshold: float = paper(0.97, gt=0.0, lt=1.0, description="reconfigure a running job only if "
+                             "(T - N*delta)/T exceeds this (T: its training seconds, N: see penalty_counts)")
+    delta_s: float = paper(78.0, ge=0.0, description="checkpoint-resume cost delta of one reconfiguration "
                            "in the penalty rule, seconds (the paper's measured average)")
-    starvation_s: float | None = Field(4 * 3600.0, gt=0.0, description="best-effort jobs queued this long are "
-                                       "scheduled first and may shrink others to run (None: no guard; ours)")
-    max_scale: float | None = Field(None, ge=1.0, description="a job holds at most this multiple of its "
-                                    "requested GPUs (None: as many as raise its curve, the paper)")
-    slo_fallback: bool = Field(False, description="a guaranteed job with no plan at its request runs without "
-                               "an SLO (counted) instead of stopping the run with an error")
-    retry_s: float = Field(1.0, gt=0.0, description="after preempting, ask for a decision point this much later "
-                           "(for cost models whose checkpoints are free, so no PREEMPT_DONE event comes)")
+    starvation_s: float | None = paper(4 * 3600.0, gt=0.0, description="best-effort jobs queued this long are "
+                                       "scheduled first and may shrink others to run (the paper's starvation "
+                                       "guard; its threshold is not given: 4 h is ours; None: no guard)")
+    max_scale: float | None = ours(None, ge=1.0, description="a job holds at most this multiple of its "
+                                   "requested GPUs (None: as many as raise its curve, the paper)")
+    slo_fallback: bool = ours(False, description="a guaranteed job with no plan at its request runs without "
+                              "an SLO (counted) instead of stopping the run with an error")
+    penalty_counts: Literal["restarts", "reconfigurations"] = ours(
+        "restarts", neutral="the artifact's num_restarts; Algorithm 1 preempts a job by shrinking it to zero, "
+                            "a reconfiguration",
+        description="N in the penalty rule: the job's restarts, reconfigurations plus preemptions (the "
+                    "artifact's reading, default), or its reconfigurations only (§5.2's words; with it two "
+                    "large best-effort jobs can preempt each other without end)")
+    retry_s: float = ours(1.0, gt=0.0, neutral="a wake-up for cost models with free checkpoints; a decision "
+                                               "that waits on a checkpoint is held as a claim meanwhile",
+                          description="after preempting, ask for a decision point this much later (for cost "
+                                      "models whose checkpoints are free, so no PREEMPT_DONE event comes)")
 
 
 class RubickPolicy(PolicyBase):
@@ -77,7 +91,8 @@ class RubickPolicy(PolicyBase):
 
     def __init__(self, *, mode: str = "full", threshold: float = 0.97, delta_s: float = 78.0,
                  starvation_s: float | None = 4 * 3600.0, max_scale: float | None = None,
-                 slo_fallback: bool = False, retry_s: float = 1.0, seed: int = 0) -> None:
+                 slo_fallback: bool = False, retry_s: float = 1.0, penalty_counts: str = "restarts",
+                 seed: int = 0) -> None:
         super().__init__(seed=seed)
         self.mode = Mode(mode)
         self.name = NAMES[self.mode]
@@ -87,10 +102,14 @@ class RubickPolicy(PolicyBase):
         self.max_scale = max_scale
         self.slo_fallback = slo_fallback
         self.retry_s = retry_s
+        self.count_preemptions = penalty_counts == "restarts"
         self.counters: Counter[str] = Counter()
         self._book: CurveBook | None = None
         self._models: dict[str, tuple[Job, JobModel, tuple[int, int], bool]] = {}
         self._starve_timer = -math.inf
+        # deferred claims (Algorithm 1's decision kept across passes): job id -> (the job, the allocation
+        # decided for it, the preempted jobs whose checkpoints it waits for)
+        self._claims: Claims = {}
 
     # ------------------------------------------------------------ job facts
     def use_curves(self, book: CurveBook) -> None:
@@ -110,11 +129,19 @@ class RubickPolicy(PolicyBase):
         hit = self._models.get(job.id)
         if hit is not None and hit[0] is job:
             return hit[1], hit[2], hit[3]
-        book = self.book(view.cluster)
+        jm, floor, slo = self._resolve(job, view.cluster, view.quotas)
+        if len(self._models) > 4 * (view.queue_length + view.running_count) + 1024:
+            self._models = {}
+        self._models[job.id] = (job, jm, floor, slo)
+        return jm, floor, slo
+
+    def _resolve(self, job: Job, cluster: Cluster, quotas: Mapping[str, Resources]
+                 ) -> tuple[JobModel, tuple[int, int], bool]:
+        book = self.book(cluster)
         src = f"<job {job.id!r}>"
-        if job.guaranteed and job.tenant not in view.quotas:
+        if job.guaranteed and job.tenant not in quotas:
             raise SpecError(f"job {job.id!r} is guaranteed but its tenant {job.tenant!r} has no quota "
-                            f"(quotas: {', '.join(sorted(view.quotas)) or 'none'})", source=src, field="tenant")
+                            f"(quotas: {', '.join(sorted(quotas)) or 'none'})", source=src, field="tenant")
         jm = book.job_model(job, self.mode, max_scale=self.max_scale)
         if not jm.known:
             self.counters["unknown-model-rigid"] += 1
@@ -144,14 +171,48 @@ class RubickPolicy(PolicyBase):
             if mr is not None:
                 g, c = max(g, mr.gpus), max(c, mr.cpus)
             floor = (g, c if jm.elastic else job.requested.cpus)
-        if len(self._models) > 4 * (view.queue_length + view.running_count) + 1024:
-            self._models = {}
-        self._models[job.id] = (job, jm, floor, slo)
         return jm, floor, slo
 
+    def quota_usage(self, job: Job, view: ClusterView) -> Resources:
+        """What ``job`` charges its tenant's quota: minRes (§5.2), the workload's or, when it gives
+        none, the searched one (the policy's floor) — the ledger and the guarantee agree."""
+        if job.min_resources is not None:
+            return job.min_resources
+        g, c = self.job_model(job, view)[1]
+        req = job.requested
+        return Resources(min(g, req.gpus), min(c, req.cpus), 0.0)
+
+    def prepare_jobs(self, jobs: Iterable[Job], cluster: Cluster, quotas: Mapping[str, Resources]
+                     ) -> tuple[Job, ...]:
+        """Load-time fill-in and check (the simulator calls it once, before the first event): a
+        guaranteed job without ``min_resources`` gets its searched minRes (never above the request;
+        counted as ``minres-searched``), so the verifier's quota ledger charges what the policy does;
+        a guaranteed job whose minRes exceeds its tenant's quota could never be guaranteed and is an
+        error naming it (never an endless wait)."""
+        out = []
+        for job in jobs:
+            if job.guaranteed:
+                jm, (g, c), _ = self._resolve(job, cluster, quotas)
+                if job.min_resources is None:
+                    req = job.requested
+                    job = replace(job, min_resources=Resources(min(g, req.gpus), min(c, req.cpus), 0.0))
+                    self.counters["minres-searched"] += 1
+                q, u = quotas[job.tenant], job.min_resources
+                over = [(n, a, b) for n, a, b in (("GPUs", u.gpus, q.gpus), ("CPUs", u.cpus, q.cpus),
+                                                   ("GB of memory", u.mem_gb, q.mem_gb)) if b and a > b + 1e-9]
+                if over:
+                    n, a, b = over[0]
+                    raise SpecError(f"guaranteed job {job.id!r} needs {a:g} {n} (its minRes, the quota usage) "
+                                    f"but tenant {job.tenant!r} has a quota of {b:g}: it could never run",
+                                    source=f"<job {job.id!r}>", field="min_resources")
+            out.append(job)
+        return tuple(out)
+
     def reconfigurable(self, jv: JobView) -> bool:
-        """The penalty rule: ``(T - N delta) / T > threshold`` (a job never restarted passes)."""
-        n = jv.reconfigurations + jv.preemptions
+        """The penalty rule: ``(T - N delta) / T > threshold``, ``N`` the job's restarts (reconfigurations
+        plus preemptions; only reconfigurations with ``penalty_counts="reconfigurations"``); a job with
+        ``N = 0`` passes."""
+        n = jv.reconfigurations + (jv.preemptions if self.count_preemptions else 0)
         if n == 0:
             return True
         t = jv.executed_time
@@ -171,11 +232,17 @@ class RubickPolicy(PolicyBase):
         for jv in view.running():
             running.append(self._entry(st, jv, view, seq))
             seq += 1
-        ledger = QuotaLedger(view) if view.quotas else None
+        keep_claims(self._claims, st, self.counters)
+        ledger = _Ledger(view, self) if view.quotas else None
+        if ledger is not None:
+            for e in queued:
+                if e.frozen and e.guaranteed:
+                    ledger.take(e.job)  # a claim holds its quota while it waits
         for e in queued:  # 1. privileged: guaranteed jobs within their tenant's remaining quota
-            if e.guaranteed and ledger is not None and ledger.fits(e.job) and self.schedule_job(st, e):
+            if (e.guaranteed and not e.frozen and ledger is not None and ledger.fits(e.job)
+                    and self.schedule_job(st, e)):
                 ledger.charge(e.job)
-        rest = [e for e in queued if not e.guaranteed]
+        rest = [e for e in queued if not e.guaranteed and not e.frozen]
         rest += [e for e in running if not e.locked and not e.frozen and (e.jm.elastic or e.jm.mode.replans)]
         starving = sorted((e for e in rest if e.starving), key=lambda e: (e.jv.queued_since, e.seq))
         others = sorted((e for e in rest if not e.starving),
@@ -395,6 +462,7 @@ class RubickPolicy(PolicyBase):
             if e.orig is None or ja != e.orig:
                 start[e.jid] = ja
         defer_infeasible(st, view, start)
+        remember_claims(self._claims, st, preempt)
         timers = []
         if preempt:
             timers.append(Timer(view.now + self.retry_s, "rubick-retry"))
@@ -405,5 +473,18 @@ class RubickPolicy(PolicyBase):
                 self._starve_timer = nxt
                 timers.append(Timer(nxt, "rubick-starvation"))
         return Decision(start=start, preempt=tuple(preempt), timers=tuple(timers))
+
+class _Ledger(QuotaLedger):
+    """The quota ledger charging Rubick's quota usage (:meth:`RubickPolicy.quota_usage`)."""
+
+    __slots__ = ("policy", "view")
+
+    def __init__(self, view: ClusterView, policy: RubickPolicy) -> None:
+        self.policy, self.view = policy, view
+        super().__init__(view)
+
+    def usage(self, job: Job) -> Resources:
+        return self.policy.quota_usage(job, self.view)
+
 
 __all__ = ["RubickParams", "RubickPolicy"]

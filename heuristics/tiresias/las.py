@@ -55,9 +55,9 @@ class TiresiasPolicy(PolicyBase):
 
     def __init__(self, *, seed: int = 0, queues: int = 2, threshold: float = 3600.0,
                  thresholds: tuple[float, ...] | None = None, knob: float | None = None,
-                 packlimit: float = DEFAULT_PACKLIMIT, learn_packlimit: bool = False, pack_wait_s: float = 300.0,
+                 packlimit: float = DEFAULT_PACKLIMIT, learn_packlimit: bool = False, pack_wait_s: float = 0.0,
                  gittins: bool = False, distribution: str | None = None, min_history: int = 20,
-                 preempt_margin: float = 0.5, name: str | None = None) -> None:
+                 preempt_margin: float = 0.0, name: str | None = None) -> None:
         super().__init__(seed=seed)
         self.name = name or ("2d-gittins" if gittins else "2d-las")
         self.k = queues
@@ -335,10 +335,11 @@ class TiresiasPolicy(PolicyBase):
                         if same is None:
                             same_g, same_order, same = self._running_index(view, q)
                             same_g = same_g * (1.0 + self.margin)
-                        lo = int(np.searchsorted(same_g, 0.0, side="right"))  # index 0: beyond the samples
-                        n = int(np.searchsorted(same_g, -key[0], side="left"))  # low enough to be preempted
+                        # low enough to be preempted: (1 + margin) x index below the claimant's; index 0
+                        # (no sample above the job's service) is the lowest priority and preemptible too
+                        n = int(np.searchsorted(same_g, -key[0], side="left"))
                         short, got = s - free - below, 0  # GPUs its own queue must give
-                        for i in same_order[lo:n]:
+                        for i in same_order[:n]:
                             v = same[i]
                             if v.state == RUN:
                                 mine.append(v)

@@ -9,34 +9,35 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import field_validator, model_validator
 
-from schedlab.scheduling.registry import PolicyParams
+from schedlab.scheduling.registry import PolicyParams, ours, paper
 
 DEFAULT_PACKLIMIT = 0.4  # ours: between the skewed (VGG 0.72-0.77, AlexNet 0.62) and the rest (<= 0.23)
 
 
 class LasParams(PolicyParams):
-    queues: int = Field(2, ge=1, le=64, description="K: number of priority queues (Q1 highest)")
-    threshold: float = Field(3600.0, gt=0, description="Q1's upper threshold in GPU-seconds of attained "
+    queues: int = paper(2, ge=1, le=64, description="K: number of priority queues (Q1 highest)")
+    threshold: float = paper(3600.0, gt=0, description="Q1's upper threshold in GPU-seconds of attained "
                                                        "service (further queues double it) unless `thresholds`")
-    thresholds: tuple[float, ...] | None = Field(None, description="explicit upper thresholds of Q1..Q(K-1) "
+    thresholds: tuple[float, ...] | None = paper(None, description="explicit upper thresholds of Q1..Q(K-1) "
                                                                    "in GPU-seconds, strictly increasing")
-    knob: float | None = Field(None, gt=0, description="PROMOTEKNOB: a waiting job in a lower queue returns to "
+    knob: float | None = paper(None, gt=0, description="PROMOTEKNOB: a waiting job in a lower queue returns to "
                                                       "Q1 when waiting >= knob x executed time (both since its "
                                                       "last promotion); null disables promotion")
-    discipline: Literal["tiresias", "artifact"] = Field(
-        "tiresias", description="tiresias: our 2D-LAS (exact demotion timers, FIFO by start time in a queue, a "
-                                "higher queue preempts the lowest-priority running jobs); artifact: the "
-                                "reference simulator's loop (every GPU reassigned at each event, its queue "
-                                "lists, its demotion-time rounding)")
-    packlimit: float = Field(DEFAULT_PACKLIMIT, ge=0, le=1, description="PACKLIMIT: jobs whose model skew "
+    discipline: Literal["tiresias", "artifact"] = ours(
+        "tiresias", neutral="tiresias is the paper's algorithm; artifact is a reproduction mode",
+        description="tiresias: our 2D-LAS (exact demotion timers, FIFO by start time in a queue, a higher queue "
+                    "preempts the lowest-priority running jobs); artifact: the reference simulator's loop (every "
+                    "GPU reassigned at each event, its queue lists, its demotion-time rounding)")
+    packlimit: float = paper(DEFAULT_PACKLIMIT, ge=0, le=1, description="PACKLIMIT: jobs whose model skew "
                                                                         "(largest tensor / model size) exceeds "
                                                                         "it are consolidated, the rest spread")
-    learn_packlimit: bool = Field(False, description="re-learn PACKLIMIT from the slowdown of spread jobs seen so "
+    learn_packlimit: bool = paper(False, description="re-learn PACKLIMIT from the slowdown of spread jobs seen so "
                                                      "far (a 1-D linear classifier on skew; not with discipline=artifact)")
-    pack_wait_s: float = Field(300.0, ge=0, description="longest wait for a consolidated placement of a skewed "
-                                                        "job before it is spread (seconds; discipline=artifact never waits)")
+    pack_wait_s: float = ours(0.0, ge=0, description="the longest wait for a consolidated placement of a skewed "
+                              "job before it is spread, seconds (ours; 0 = off: spread at once, as the paper's "
+                              "'attempts to consolidate' and its artifact; discipline=artifact never waits)")
 
     @field_validator("thresholds")
     @classmethod
@@ -68,15 +69,17 @@ def queue_limits(queues: int, threshold: float, thresholds: tuple[float, ...] | 
 
 
 class GittinsParams(LasParams):
-    distribution: str | None = Field(None, description="CSV of job service samples (a `duration` column in "
+    distribution: str | None = paper(None, description="CSV of job service samples (a `duration` column in "
                                                        "GPU-seconds, e.g. yarn-gput1000.csv); null: the service "
                                                        "of the workload's jobs finished so far")
-    preempt_margin: float = Field(0.5, ge=0, description="a waiting job preempts a running job of its own queue "
-                                                          "only if its index is at least (1 + margin) times that "
-                                                          "job's (hysteresis against preemption ping-pong; not with "
+    preempt_margin: float = ours(0.0, ge=0, description="ours (the paper re-sorts by index at every event: 0): a "
+                                                          "waiting job preempts a running job of its own queue only "
+                                                          "if its index exceeds (1 + margin) times that job's "
+                                                          "(hysteresis against preemption ping-pong; not with "
                                                           "discipline=artifact, which sorts by its rank table)")
-    min_history: int = Field(20, ge=1, description="finished jobs needed before the history is used; until then "
-                                                   "(and without a file) jobs in a queue are ordered as 2D-LAS")
+    min_history: int = ours(20, ge=1, neutral="a cold start the paper leaves open: no index without samples",
+                            description="finished jobs needed before the history is used; until then (and "
+                                        "without a file) jobs in a queue are ordered as 2D-LAS")
 
 
 __all__ = ["DEFAULT_PACKLIMIT", "GittinsParams", "LasParams", "queue_limits"]

@@ -27,6 +27,9 @@ def test_grid_and_baselines_by_registration():
     assert len(sweeps) == 2 * (len(suite.WINDOWS_H) + len(suite.MANUAL_TIMERS_H))
     ablation = [c for c in s.cases if c.label.endswith(suite.NO_PREEMPT) and c not in sweeps]
     assert len(ablation) == 2 * len(suite.RACKS) * 2 and all(not c.params["preemption"] for c in ablation)
+    ours = [c for c in s.cases if any(c.label.endswith(t) for t in suite.ADDITIONS)]
+    assert len(ours) == len(suite.ADDITIONS) * len(suite.RACKS) * 2 and {c.policy for c in ours} == {"dally"}
+    assert all(c.params == suite.ADDITIONS[c.label[c.label.index("["):]] for c in ours)
     assert all(c.policy in known for c in s.cases)
 
 

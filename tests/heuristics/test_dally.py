@@ -154,6 +154,20 @@ def test_autotuner_cold_start():
     assert one.timers(16, 1.0) == (0.0, 24 * H)
 
 
+def test_history_limit_is_a_sliding_window_not_a_cap_on_waits():
+    """HISTORY_TIME_LIMIT read as a sliding window over when waits were recorded (chosen), not as the
+    pseudo-code's literal test on the wait itself (drop waits longer than the limit). Window 1 h: waits
+    of 2 h and 4 h recorded at t = 0 and 10 stay in the list at t = 100 (timer = mean 3 h + 2 x sample
+    std sqrt(2) h) although each exceeds 1 h; at t = 3,605 the first has left the window, one wait is
+    left (< min_samples 2): the cold start is back."""
+    tuner = AutoTuner(window=H, capacities=(8, 64), cold=(12 * H, 24 * H))
+    tuner.record(0, 4, 2 * H, 0.0)
+    tuner.record(0, 4, 4 * H, 10.0)
+    assert tuner.waits(0, 4, 100.0) == [2 * H, 4 * H]
+    assert tuner.timers(4, 100.0)[0] == pytest.approx(3 * H + 2 * math.sqrt(2) * H)
+    assert tuner.timers(4, H + 5.0)[0] == 12 * H
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(0, 1e6, allow_nan=False), min_size=2, max_size=40), st.floats(0, 3))
 def test_autotuner_matches_mean_plus_k_sample_std(waits, k):
@@ -225,14 +239,18 @@ def test_a_slowed_job_preempts_lower_priority_jobs_for_its_best_tier():
     Both domains need 4 victim GPUs (H: Nw 0.93, V: Nw 1, all > 0.035 + 0.1); m0 needs one victim,
     m1 four: H is preempted (the snapshot shows H gone, P still holding until the claim is served).
     With preempt_margin 1 nobody has a high enough Nw_sens; with preemption off nothing moves; with a
-    600 s lease every job is still inside its lease (they started at t=0, the snapshot is at t=100)."""
+    600 s lease every job is still inside its lease (they started at t=0, the snapshot is at t=100).
+    P is *running*: only with ``upgrade`` (ours; the paper offers resources to queued jobs only) does
+    it look for a better tier at all — by default nothing changes."""
     c = cluster(2, 1)
     inst = _preempt_instance(c)
-    alloc = POLICIES["dally"].decide(inst, {"lease": 60.0})      # everyone has run 100 s >= 60 s
+    ours = {"upgrade": True, "preempt_margin": 0.1}
+    alloc = POLICIES["dally"].decide(inst, {**ours, "lease": 60.0})      # everyone has run 100 s >= 60 s
     assert set(inst.current.assignments) - set(alloc.assignments) == {"H"}
     assert validate_allocation(inst, alloc) == []
     for params in ({"preempt_margin": 1.0}, {"preemption": False}, {"lease": 600.0}):
-        assert dict(POLICIES["dally"].decide(inst, params).assignments) == dict(inst.current.assignments)
+        assert dict(POLICIES["dally"].decide(inst, {**ours, **params}).assignments) == dict(inst.current.assignments)
+    assert dict(POLICIES["dally"].decide(inst).assignments) == dict(inst.current.assignments)
 
 
 def test_online_preemption_then_the_claim_is_served():
@@ -245,10 +263,12 @@ def test_online_preemption_then_the_claim_is_served():
     moves to m1 (7 GPUs) and Q, back in the queue, takes the 3 + 1 GPUs left (network). When P ends,
     m1 frees and Q moves up to it in that pass's offers (offers come before preemption, so H is not
     touched; the passes before it, t=10^4+39 and +78, came too early for Q's Nw to drop below
-    0.935 - 0.1), and Z starts on m1 in the same pass."""
+    0.935 - 0.1), and Z starts on m1 in the same pass. (Move-up, margin 0.1 and the lease are ours:
+    all three on.)"""
     c = cluster(2, 1)
     jobs = [djob("H", 5, 5e4), djob("Q", 4, 5e4), djob("P", 7, 2000.0, arrival=1.0), djob("Z", 1, 10.0, arrival=1e4)]
-    pol = POLICIES.build("dally-manual", {"machine_timer": 0.0, "rack_timer": 0.0, "lease": 1e4})
+    pol = POLICIES.build("dally-manual", {"machine_timer": 0.0, "rack_timer": 0.0, "lease": 1e4, "upgrade": True,
+                                          "preempt_margin": 0.1})
     _, r = run(c, jobs, pol, costs="rubick")
     assert r["P"].first_start == 1.0
     assert r["P"].tiers == "machine|network" and r["P"].reconfigurations == 1
@@ -261,13 +281,16 @@ def test_online_preemption_then_the_claim_is_served():
 def test_a_running_job_moves_up_when_its_best_tier_frees():
     """No preemption needed: H (5 GPUs) -> m0, K (4 GPUs, 100 s) -> m1; P (7 GPUs, timers 0) takes
     3 + 4 across the racks at t=1. At t=100 K ends: m1 has 4 free + P's own 4 >= 7, so P moves there
-    (one reconfiguration) and nobody is preempted."""
+    (one reconfiguration) and nobody is preempted — with ``upgrade`` (ours). The paper's Dally never
+    moves a running job: by default P stays across the racks until it ends."""
     c = cluster(2, 1)
     jobs = [djob("H", 5, 5000.0), djob("K", 4, 100.0), djob("P", 7, 2000.0, arrival=1.0)]
-    pol = POLICIES.build("dally-manual", {"machine_timer": 0.0, "rack_timer": 0.0})
-    _, r = run(c, jobs, pol)
+    timers = {"machine_timer": 0.0, "rack_timer": 0.0}
+    _, r = run(c, jobs, POLICIES.build("dally-manual", {**timers, "upgrade": True}))
     assert r["P"].tiers == "machine|network" and r["P"].reconfigurations == 1
     assert sum(x.preemptions for x in r.values()) == 0
+    _, r = run(c, jobs, POLICIES.build("dally-manual", timers))
+    assert r["P"].tiers == "network" and r["P"].reconfigurations == 0
 
 
 # ------------------------------------------------------------------ snapshot form

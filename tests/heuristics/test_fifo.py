@@ -133,3 +133,28 @@ def test_best_fit_within_one_pass():
     assert p["d"] == {mb: 1}   # b's machine has 2 free: better than an empty one
     me = next(iter(p["e"]))
     assert me not in (ma, mb)  # a and b's machines are full now (4 and 3 used); e needs 2
+
+
+def test_multi_machine_job_takes_fewest_machines_not_the_tightest_rack(mk):
+    """Issue 22: 2 racks x 3 machines x 8 GPUs; a (5) and b (5) leave rack0 with 3 + 3 + 8 = 14 free
+    GPUs, rack1 has 24. A 14-GPU job fits rack0 exactly (the best-fit rack) but only on 3 machines
+    (8 + 3 + 3); rack1 holds it on 2 (8 + 6). Fewest machines comes first, best fit only breaks ties."""
+    c = mk.cluster(3, 8, racks=2)
+    pol = Recording(c)
+    simulate(c, [mk.job("a", 5, 100), mk.job("b", 5, 100), mk.job("big", 14, 10, arrival=1)], pol,
+             semantics="reference")
+    p = pol.placements
+    assert {c.machine(m).rack for m in (*p["a"], *p["b"])} == {"rack0"} and set(p["a"]) != set(p["b"])
+    assert sorted(p["big"].values()) == [6, 8]
+    assert {c.machine(m).rack for m in p["big"]} == {"rack1"}
+
+
+def test_fewest_machines_ties_go_to_the_best_fit_rack(mk):
+    """Both racks hold a 12-GPU job on 2 machines once a (4) leaves rack0 with 4 + 8 = 12 free: the
+    tighter rack (12 < 16 free) wins the tie, and inside it the job takes 8 + 4."""
+    c = mk.cluster(2, 8, racks=2)
+    pol = Recording(c)
+    simulate(c, [mk.job("a", 4, 100), mk.job("big", 12, 10, arrival=1)], pol, semantics="reference")
+    p = pol.placements
+    ra = c.machine(next(iter(p["a"]))).rack
+    assert sorted(p["big"].values()) == [4, 8] and {c.machine(m).rack for m in p["big"]} == {ra}

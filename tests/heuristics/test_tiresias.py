@@ -142,13 +142,14 @@ def test_skewed_job_waits_for_consolidation_then_spreads(mk):
     """Two machines x 2 GPUs. a (1 GPU, 100 s), b (2 GPUs, 10 s), c (1 GPU, 100 s) at 0 fill them
     (b spread over both). X (VGG16, 2 GPUs, 20 s) arrives at 5; at 10 b ends: 1 GPU free on each
     machine, no consolidated placement: X waits pack_wait_s = 30 s, then is spread at 40 (ends 60).
-    With pack_wait_s = 0 it is spread at once at 10."""
+    By default (pack_wait_s = 0: the paper "attempts to consolidate", its artifact never waits) it is
+    spread at once at 10."""
     c = mk.cluster(2, 2)
     jobs = [mk.job("a", 1, 100), mk.job("b", 2, 10), mk.job("c", 1, 100),
             mk.job("X", 2, 20, arrival=5, model="vgg16", global_batch=64)]
-    for wait, start in ((30.0, 40), (0.0, 10)):
+    for extra, start in (({"pack_wait_s": 30.0}, 40), ({}, 10)):
         rec = Recorder(keep_segments=True)
-        res = simulate(c, jobs, POLICIES.build("2d-las", {"pack_wait_s": wait, "threshold": 1e6}),
+        res = simulate(c, jobs, POLICIES.build("2d-las", {**extra, "threshold": 1e6}),
                        semantics="reference", recorder=rec)
         x = next(r for r in res.jobs if r.job_id == "X")
         assert (x.first_start, x.end) == (start, start + 20)
@@ -261,3 +262,35 @@ def test_snapshot_decisions_on_the_tiresias_ilp_input():
             alloc = spec.decide(inst)
             assert validate_allocation(inst, alloc) == [], (name, seed)
             assert set(alloc.assignments) == {j.id for j in inst.jobs}, (name, seed)  # room for all three
+
+
+def test_gittins_waiting_job_preempts_a_same_queue_job_of_index_zero(mk, tmp_path):
+    """Issue 22, defect 1. One GPU, K = 2, threshold 100 GPU-s, samples {2, 12}. R (1 GPU, 50 s) runs
+    from 0; at t = 13 it has a = 13 GPU-s (still Q1) and no sample lies above 13: G(13) = 0, the lowest
+    priority in Q1. J (1 GPU, 1 s) arrives at 13 with G(0) = 2 / 14 > 0 and takes R's GPU at once
+    (§3.2: a queue is served by index at every event): J runs 13-14, R resumes at 14 with 37 s left ->
+    51. Before the fix index-0 running jobs were never preempted: J waited until 50 and ended at 51."""
+    c = mk.cluster(1, 1)
+    dist = tmp_path / "service.csv"
+    dist.write_text("duration\n2\n12\n")
+    jobs = [mk.job("R", 1, 50), mk.job("J", 1, 1, arrival=13)]
+    res = simulate(c, jobs, POLICIES.build("2d-gittins", {"threshold": 100, "distribution": str(dist)}),
+                   semantics="tiresias")
+    assert _ends(res) == {"R": 51, "J": 14}
+    assert {r.job_id: r.preemptions for r in res.jobs} == {"R": 1, "J": 0}
+
+
+def test_gittins_margin_is_opt_in(mk, tmp_path):
+    """The paper re-sorts by index with no margin (default 0). Samples {2, 12}, threshold 100, one GPU.
+    A (1 GPU, 6 s) runs from 0; at t = 3 it has G(3) = 1 / (12 - 3) = 1/9; B (1 GPU, 1 s) arrives with
+    G(0) = 2/14 = 1/7 > 1/9: preempts A (B 3-4, A ends 7). With ``preempt_margin`` 0.5 B needs
+    1/7 > 1.5 x 1/9 = 1/6, false: B waits (A ends 6, B 6-7)."""
+    c = mk.cluster(1, 1)
+    dist = tmp_path / "service.csv"
+    dist.write_text("duration\n2\n12\n")
+    jobs = [mk.job("A", 1, 6), mk.job("B", 1, 1, arrival=3)]
+    base = {"threshold": 100, "distribution": str(dist)}
+    assert POLICIES["2d-gittins"].validate()["preempt_margin"] == 0
+    assert _ends(simulate(c, jobs, POLICIES.build("2d-gittins", base), semantics="tiresias")) == {"A": 7, "B": 4}
+    held = simulate(c, jobs, POLICIES.build("2d-gittins", {**base, "preempt_margin": 0.5}), semantics="tiresias")
+    assert _ends(held) == {"A": 6, "B": 7}

@@ -16,7 +16,9 @@ Table 1 models, each under
 (machine = rack increment = 1 h .. 24 h; the paper's default is 12 h + 12 h), each with preemption on
 and off. **Ablation** (every grid
 point): Dally and Dally-manual with preemption off (``[no-preemption]``): pure delay scheduling, where
-the timers alone decide consolidation.
+the timers alone decide consolidation; and Dally with each of our additions on (``ADDITIONS``: move-up
+of running jobs ``[+upgrade]``, preemption margin 0.1 ``[+margin=0.1]``, a 1 h lease ``[+lease=1h]``,
+all three ``[+ours]``). The unmarked ``dally`` / ``dally-manual`` rows are the paper's algorithm.
 
 ``reproduce`` puts our figures beside the paper's: Table 2 (8 racks, batch) and Table 3 (8 racks,
 Poisson) JCT statistics, and per rack count the headline improvements (makespan, average JCT, >P95
@@ -55,6 +57,14 @@ HOUR = 3600.0
 WINDOWS_H = (1.0, 6.0, 24.0, 72.0, 168.0)
 MANUAL_TIMERS_H = (1.0, 6.0, 12.0, 24.0)
 NO_PREEMPT = "[no-preemption]"
+# our additions to Dally (each off by default: the paper's algorithm), one ablation row each and all
+# together (= our defaults before issue 22)
+ADDITIONS: dict[str, dict[str, Any]] = {
+    "[+upgrade]": {"upgrade": True},
+    "[+margin=0.1]": {"preempt_margin": 0.1},
+    "[+lease=1h]": {"lease": HOUR},
+    "[+ours]": {"upgrade": True, "preempt_margin": 0.1, "lease": HOUR},
+}
 
 # Table 2 / Table 3 (8 racks), seconds: {statistic: {system: value}}
 TABLE2 = {"avg_jct": {"Gandiva": 5828719, "Tiresias": 4461998, "Dally-manual": 3128566, "Dally": 2828955},
@@ -121,6 +131,8 @@ def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIV
             if ablation:
                 cases += [ReplayCase(ws, p, {"preemption": False}, seed=seed, label=label(p, r, a, NO_PREEMPT))
                           for p in OURS]
+                cases += [ReplayCase(ws, "dally", params, seed=seed, label=label("dally", r, a, tag))
+                          for tag, params in ADDITIONS.items()]
     if sweep:
         ws = WorkloadSource(workload="dally-batch", cluster="dally-8", seed=seed, load=float(load))
         for pre in (True, False):
@@ -186,6 +198,14 @@ def reproduce(results: Mapping[str, Mapping[str, Any]]) -> list[ReproRow]:
                 rows.append(ReproRow(f"average JCT: Dally vs Dally-manual, {r} racks, {arrival}{extra}",
                                      paper_tuner.get((arrival, r), "Dally better (Fig. 11)"), ours, "%",
                                      f"auto-tuned vs fixed 12 h + 12 h timers, {how}"))
+    for tag, params in ADDITIONS.items():
+        for arrival in ("batch", "poisson"):
+            for r in racks:
+                ours = _improvement(_get(results, label("dally", r, arrival, tag), "avg_jct"),
+                                    _get(results, label("dally", r, arrival), "avg_jct"))
+                if ours is not None:
+                    rows.append(ReproRow(f"average JCT: Dally{tag} vs Dally, {r} racks, {arrival}", None, ours,
+                                         "%", f"ablation of our addition(s) {params} (not in the paper)"))
     for r in racks:
         for key, what in (("avg_jct", "average JCT"), ("comm_overhead", "communication overhead"),
                           ("makespan", "makespan")):
@@ -281,7 +301,7 @@ def _gpus(case: ReplayCase) -> int:
     return load_cluster(case.source.cluster_ref()).total_gpus
 
 
-__all__ = ["BASELINES", "PAPER", "RACKS", "TABLE2", "TABLE3", "build", "curves", "label", "reproduce"]
+__all__ = ["ADDITIONS", "BASELINES", "PAPER", "RACKS", "TABLE2", "TABLE3", "build", "curves", "label", "reproduce"]
 
 if __name__ == "__main__":
     sys.exit(main())
