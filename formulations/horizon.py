@@ -338,7 +338,7 @@ def generate_horizon(cluster: Cluster, n_jobs: int, *, seed: int = 0, slot: floa
         model = rng.choice(DALLY_MODELS)
         arr = rng.uniform(0, slots * slot) if rng.random() < arriving else 0.0
         jid = f"h{i:03d}"
-        jobs.append(Job(id=jid, requested=Resources(g, 0, 0.0), model=model, arrival=float(round(arr)),
+        jobs.append(Job(id=jid, requested=Resources(g, 0, 0.0), model=model, arrival=float(round(arr)), global_batch=32 * g,
                         duration=float(round(rng.uniform(1.0, 6.0) * slot))))
         ov[jid] = tuple(comm_overhead(model, t) for t in LEVELS)
     return HorizonInstance(Instance(cluster, tuple(jobs)), ov, slot, slots, tuple(running))
