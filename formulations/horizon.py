@@ -10,23 +10,27 @@ arriving within :math:`H`, arrival :math:`a_j` = ``arrival`` - :math:`t_0` clipp
 :math:`o_j(\ell)`, :math:`\ell \in` {machine, rack, network}, non-decreasing, as in
 :mod:`formulations.tier`: Dally's tier overhead from :func:`perfmodel.network.comm_overhead`).
 
-Binary :math:`z_{jt\ell}` (start in slot :math:`t \ge \lceil a_j/\Delta \rceil` at level :math:`\ell`),
-:math:`a_{jm}, b_{jr}, n_j` (the level's machine / rack / network choice, as in the tier model), integer
-GPUs :math:`x_{jm}` held for the whole run, run length :math:`D_{j\ell} = \lceil d_j(1+o_j(\ell))/\Delta
-\rceil` slots, :math:`\rho_{j\tau} = \sum_\ell \sum_{t \le \tau < t + D_{j\ell}} z_{jt\ell}`, usage
-:math:`w_{jm\tau} \ge x_{jm} - U_{jm}(1 - \rho_{j\tau})`, :math:`w \ge 0`:
+Machine tier: binary :math:`y_{jtm}` (start in slot :math:`t \ge \lceil a_j/\Delta \rceil` on machine
+:math:`m` alone, :math:`g_j \le G_m`). Rack / network tier: binary :math:`z_{jt\ell}` with the tier
+model's choice :math:`b_{jr}` (rack) and integer GPUs :math:`x_{jm}` held for the whole run. Run length
+:math:`D_{j\ell} = \lceil d_j(1+o_j(\ell))/\Delta \rceil` slots; :math:`\rho_{j\tau} = \sum_{\ell \ne M}
+\sum_{t \le \tau < t + D_{j\ell}} z_{jt\ell}`; usage :math:`w_{jm\tau} \ge x_{jm} - U_{jm}(1 -
+\rho_{j\tau})`, :math:`w \ge 0`:
 
 .. math::
 
-   \sum_{t,\ell} z_{jt\ell} \le 1,\quad \sum_t z_{jt,M} = \sum_m a_{jm},\quad
-   \sum_t z_{jt,R} = \sum_r b_{jr},\quad \sum_t z_{jt,N} = n_j,\quad
-   \sum_m x_{jm} = g_j \sum_{t,\ell} z_{jt\ell}
+   \sum_{t,m} y_{jtm} + \sum_{t,\ell \ne M} z_{jt\ell} \le 1,\qquad \sum_r b_{jr} = \sum_t z_{jt,R},\qquad
+   \sum_m x_{jm} = g_j \sum_{t,\ell \ne M} z_{jt\ell}
 
-   x_{jm} \le U_{jm}(a_{jm} + b_{j,r(m)} + n_j),\qquad \sum_j w_{jm\tau} \le F_m(\tau)\ \ \forall m, \tau
+   x_{jm} \le U_{jm}\big(b_{j,r(m)} + \textstyle\sum_t z_{jt,N}\big),\qquad
+   \sum_j \Big(g_j \sum_{t \le \tau < t + D_{jM}} y_{jtm} + w_{jm\tau}\Big) \le F_m(\tau)\ \ \forall m, \tau
 
-   \min \sum_j \Big[\sum_{t,\ell} z_{jt\ell}\big(t\Delta - a_j + d_j(1 + o_j(\ell))\big)
-   + \big(1 - \sum_{t,\ell} z_{jt\ell}\big)\big(H - a_j + d_j(1 + o_j(M))\big)\Big]
+   \min \sum_j \Big[\sum_{t,\ell} s_{jt\ell}\big(t\Delta - a_j + d_j(1 + o_j(\ell))\big)
+   + \big(1 - \sum_{t,\ell} s_{jt\ell}\big)\big(H - a_j + d_j(1 + o_j(M))\big)\Big]
 
+(:math:`s` = the start binaries :math:`y` summed over machines, or :math:`z`), and the valid cut
+:math:`\sum_j g_j \cdot [\text{j runs in } \tau] \le \sum_m F_m(\tau)` per slot (no big-M: it gives the
+relaxation a real bound; the machine-tier rows need none either).
 :math:`F_m(\tau)` = free GPUs of :math:`m` in slot :math:`\tau` (capacity minus reserved minus the running
 jobs still there). The objective is the **total JCT** of the decided jobs (delay + slowed run time); a
 job not started within the horizon is charged as if it started at :math:`H` on one machine (an
@@ -227,40 +231,54 @@ class HorizonFormulation:
         for m in mach:
             racks[nodes[m]["rack"]].append(m)
         mdl = Model("horizon-wait", sense="min")
-        data: dict[str, Any] = {"z": {}, "x": {}}
+        data: dict[str, Any] = {"z": {}, "zm": {}, "x": {}}
         obj = LinExpr()
         use: dict[tuple[str, int], LinExpr] = defaultdict(LinExpr)
+        total: dict[int, LinExpr] = defaultdict(LinExpr)
         for j in inst.base.jobs:
             check_deadline(deadline)
             g = j.requested.gpus
             lv = inst.levels(j.id)
             obj.const += inst.tail_cost(j.id)
             started = LinExpr()
+            spread = LinExpr()
             by_level: dict[Tier, LinExpr] = {t: LinExpr() for t in lv}
-            run = {tau: LinExpr() for tau in range(T)}
+            run = {tau: LinExpr() for tau in range(T)}  # rack / network starts running in slot tau
             for tier in lv:
                 D = inst.run_slots(j.id, tier)
                 cost = inst.run_time(j.id, tier) - inst.arrival(j.id)
                 for t in range(inst.release(j.id), T):
+                    gain = t * inst.slot + cost - inst.tail_cost(j.id)
+                    if tier is Tier.MACHINE:  # one binary per machine: its capacity row needs no big-M
+                        for m in mach:
+                            if g <= caps[m]:
+                                z = data["zm"][j.id, t, m] = mdl.binary(f"zm[{j.id},{t},{m}]")
+                                started.add_term(z.index, 1)
+                                obj.add_term(z.index, gain)
+                                for tau in range(t, min(T, t + D)):
+                                    use[m, tau].add_term(z.index, g)
+                                    total[tau].add_term(z.index, g)
+                        continue
+                    if tier is Tier.RACK and not any(len(ms) > 1 and g <= sum(caps[m] for m in ms)
+                                                     for ms in racks.values()):
+                        continue
+                    if tier is Tier.NETWORK and not (len(racks) > 1 and g <= sum(caps.values())):
+                        continue
                     z = data["z"][j.id, t, tier] = mdl.binary(f"z[{j.id},{t},{tier.name}]")
                     started.add_term(z.index, 1)
+                    spread.add_term(z.index, 1)
                     by_level[tier].add_term(z.index, 1)
-                    obj.add_term(z.index, t * inst.slot + cost - inst.tail_cost(j.id))
+                    obj.add_term(z.index, gain)
                     for tau in range(t, min(T, t + D)):
                         run[tau].add_term(z.index, 1)
+                        total[tau].add_term(z.index, g)  # cut: all GPUs in use fit the free GPUs
             if not started.terms:
                 continue
             mdl.add(started <= 1, f"once[{j.id}]")
+            if not spread.terms:
+                continue
             gate: dict[str, LinExpr] = {m: LinExpr() for m in mach}
-            if Tier.MACHINE in lv:
-                pick = LinExpr()
-                for m in mach:
-                    if g <= caps[m]:
-                        a = mdl.binary(f"a[{j.id},{m}]")
-                        pick.add_term(a.index, 1)
-                        gate[m].add_term(a.index, 1)
-                mdl.add(pick - by_level[Tier.MACHINE] == 0, f"lvlM[{j.id}]")
-            if Tier.RACK in lv:
+            if Tier.RACK in lv and by_level[Tier.RACK].terms:
                 pick = LinExpr()
                 for r, ms in racks.items():
                     if len(ms) > 1 and g <= sum(caps[m] for m in ms):
@@ -269,14 +287,9 @@ class HorizonFormulation:
                         for m in ms:
                             gate[m].add_term(b.index, 1)
                 mdl.add(pick - by_level[Tier.RACK] == 0, f"lvlR[{j.id}]")
-            if Tier.NETWORK in lv:
-                if len(racks) > 1 and g <= sum(caps.values()):
-                    n = mdl.binary(f"n[{j.id}]")
-                    for m in mach:
-                        gate[m].add_term(n.index, 1)
-                    mdl.add(n - by_level[Tier.NETWORK] == 0, f"lvlN[{j.id}]")
-                else:
-                    mdl.add(by_level[Tier.NETWORK] == 0, f"lvlN[{j.id}]")
+            if Tier.NETWORK in lv and by_level[Tier.NETWORK].terms:
+                for m in mach:
+                    gate[m].iadd(by_level[Tier.NETWORK])
             xs = LinExpr()
             for m in mach:
                 if not gate[m].terms:
@@ -291,9 +304,11 @@ class HorizonFormulation:
                     w = mdl.integer(f"w[{j.id},{m},{tau}]", 0, U)
                     mdl.add(w - x - run[tau] * U >= -U, f"hold[{j.id},{m},{tau}]")
                     use[m, tau].add_term(w.index, 1)
-            mdl.add(xs - started * g == 0, f"gang[{j.id}]")
+            mdl.add(xs - spread * g == 0, f"gang[{j.id}]")
         for (m, tau), e in use.items():
             mdl.add(e <= inst.free(m, tau), f"cap[{m},{tau}]")
+        for tau, e in total.items():
+            mdl.add(e <= sum(inst.free(m, tau) for m in mach), f"total[{tau}]")
         mdl.minimize(obj)
         return Built(mdl, data)
 
@@ -304,6 +319,10 @@ class HorizonFormulation:
             k = int(round(values[x.index]))
             if k and j in pl:
                 pl[j][m] = k
+        for (j, t, m), z in built.data["zm"].items():
+            if values[z.index] > 0.5:
+                start[j] = t
+                pl[j] = {m: inst.base.job(j).requested.gpus}
         return HorizonPlan(start, pl)
 
     def objective(self, inst: HorizonInstance, solution: HorizonPlan) -> float:

@@ -15,6 +15,11 @@ slot :math:`t`), completion slot :math:`c_j` (continuous):
    \min\ \frac{\Delta}{n}\sum_j c_j - \frac1n \sum_j r_j\ \text{(avg JCT)}\quad\text{or}\quad
    \min\ \Delta\,\max_j c_j\ \text{(makespan)}
 
+Two valid cuts tighten the relaxation: the mean-busy-time row :math:`c_j \ge \frac{1}{d_j/\Delta}\sum_t
+(t+1) x_{jt} + \frac{d_j/\Delta - 1}{2}` (:math:`d_j/\Delta` distinct slots before :math:`c_j` have mean
+at most :math:`c_j - 1 - (d_j/\Delta - 1)/2`), and, in machine mode, loads ordered per slot across
+machines of equal free GPUs (each slot may be permuted on its own: migration is free).
+
 ``mode="total"`` (default) checks capacity on the **total** free GPUs :math:`G` only: placement is
 free in every slot (migration costs nothing), so a slot's gangs need not pack into machines — a
 relaxation of the placed problem. ``mode="machine"`` adds integer GPUs per machine and slot
@@ -172,9 +177,9 @@ def ti_violations(inst: PreemptiveTIInstance, sched: SlotSchedule) -> list[str]:
 
 
 def completion_rows(mdl: Model, obj_kind: str, slot: float, runs: Mapping[str, list[tuple[int, LinExpr]]],
-                    earliest: Mapping[str, int], arrivals: Mapping[str, float], horizon: int) -> None:
+                    earliest: Mapping[str, int], arrivals: Mapping[str, float], horizon: int) -> dict[str, Any]:
     """Completion slots ``c_j >= (t+1)·run_{jt}``, ``c_j >= earliest_j``, and the objective (shared by
-    the rigid and the resizable time-indexed models)."""
+    the rigid and the resizable time-indexed models); returns the completion variables."""
     n = max(1, len(runs))
     cs = {}
     for j, per_t in runs.items():
@@ -193,6 +198,7 @@ def completion_rows(mdl: Model, obj_kind: str, slot: float, runs: Mapping[str, l
         for c in cs.values():
             obj.add_term(c.index, slot / n)
         mdl.minimize(obj)
+    return cs
 
 
 class PreemptiveTIFormulation:
@@ -234,8 +240,18 @@ class PreemptiveTIFormulation:
                 mdl.add(e <= G, f"cap[{t}]")
         for (t, m), e in per_mach.items():
             mdl.add(e <= caps[m], f"cap[{t},{m}]")
+        # machines of equal free GPUs are interchangeable in every slot (migration is free): order loads
+        for t in range(T):
+            for a_, b_ in zip(mach, mach[1:], strict=False):
+                if caps[a_] == caps[b_] and (t, a_) in per_mach:
+                    mdl.add(per_mach[t, a_] - per_mach[t, b_] >= 0, f"sym[{t},{a_}]")
         earliest = {j.id: inst.release(j.id) + inst.length(j.id) for j in inst.base.jobs}
-        completion_rows(mdl, inst.objective, inst.slot, runs, earliest, {j.id: j.arrival for j in inst.base.jobs}, T)
+        cs = completion_rows(mdl, inst.objective, inst.slot, runs, earliest,
+                             {j.id: j.arrival for j in inst.base.jobs}, T)
+        for j in inst.base.jobs:  # mean-busy-time cut: d distinct slots before c have mean <= c - 1 - (d-1)/2
+            d = inst.length(j.id)
+            mean = LinExpr({v.index: (t + 1) / d for t, v in ((t, x[j.id, t]) for t in range(inst.release(j.id), T))})
+            mdl.add(cs[j.id] - mean >= (d - 1) / 2, f"mbt[{j.id}]")
         return Built(mdl, {"x": x, "k": k})
 
     def extract(self, inst: PreemptiveTIInstance, built: Built, values: list[float]) -> SlotSchedule:
