@@ -30,7 +30,9 @@ model's choice :math:`b_{jr}` (rack) and integer GPUs :math:`x_{jm}` held for th
 
 (:math:`s` = the start binaries :math:`y` summed over machines, or :math:`z`), and the valid cut
 :math:`\sum_j g_j \cdot [\text{j runs in } \tau] \le \sum_m F_m(\tau)` per slot (no big-M: it gives the
-relaxation a real bound; the machine-tier rows need none either).
+relaxation a real bound; the machine-tier rows need none either). Symmetry: machines of one rack with the
+same free GPUs in every slot carry non-increasing total loads (a permutation of such machines maps a
+plan to one of equal value).
 :math:`F_m(\tau)` = free GPUs of :math:`m` in slot :math:`\tau` (capacity minus reserved minus the running
 jobs still there). The objective is the **total JCT** of the decided jobs (delay + slowed run time); a
 job not started within the horizon is charged as if it started at :math:`H` on one machine (an
@@ -54,7 +56,7 @@ from typing import Any
 
 from schedlab.formulations import io
 from schedlab.formulations.base import Built, check_deadline
-from schedlab.formulations.model import LinExpr, Model
+from schedlab.formulations.model import LinExpr, Model, lsum
 from schedlab.formulations.tier import DALLY_MODELS
 from schedlab.perfmodel.network import comm_overhead
 from schedlab.scheduling.allocation import Allocation
@@ -309,6 +311,15 @@ class HorizonFormulation:
             mdl.add(e <= inst.free(m, tau), f"cap[{m},{tau}]")
         for tau, e in total.items():
             mdl.add(e <= sum(inst.free(m, tau) for m in mach), f"total[{tau}]")
+        # machines of one rack with the same free GPUs in every slot are interchangeable: order their loads
+        classes: dict[tuple, list[str]] = defaultdict(list)
+        for m in mach:
+            classes[(nodes[m]["rack"], tuple(inst.free(m, tau) for tau in range(T)))].append(m)
+        for ms in classes.values():
+            loads = [lsum(use[m, tau] for tau in range(T) if (m, tau) in use) for m in ms]
+            for i in range(len(ms) - 1):
+                if loads[i].terms or loads[i + 1].terms:
+                    mdl.add(loads[i] - loads[i + 1] >= 0, f"sym[{ms[i]}]")
         mdl.minimize(obj)
         return Built(mdl, data)
 
