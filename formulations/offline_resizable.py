@@ -15,7 +15,9 @@ and the objective of :mod:`formulations.offline_ti` (average JCT or makespan; a 
 end of the slot in which its work is done). Capacity is on the **total** free GPUs :math:`G`:
 :math:`s_j(k)` is the curve's best placement of :math:`k` GPUs, and fragmentation across machines
 is not modelled (a relaxation of placed schedules; stated in every result's notes by the caller).
-Reconfiguration is free at slot boundaries.
+Reconfiguration is free at slot boundaries. The relaxation is tightened by the unfinished-slot cut
+(:func:`~formulations.offline_ti.unfinished_cut`: :math:`c_j \ge 1 + \sum_t u_{jt}`,
+:math:`u_{jt} \ge 1 - (\text{work done by } t)/W_j`).
 
 True orders (tested): with :math:`g_j \in K_j` and :math:`\Delta s_j(g_j) \cdot d_j/\Delta \ge W_j`
 (the rigid run at the request finishes the work), every rigid preemptive schedule
@@ -37,7 +39,7 @@ from typing import Any
 from schedlab.formulations import io
 from schedlab.formulations.base import Built, check_deadline
 from schedlab.formulations.model import LinExpr, Model
-from schedlab.formulations.offline_ti import completion_rows, slot_objective, slots_of
+from schedlab.formulations.offline_ti import completion_rows, slot_objective, slots_of, unfinished_cut
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.instance import Instance
 from schedlab.topology.errors import SpecError
@@ -170,7 +172,11 @@ class ResizableTIFormulation:
             if e.terms:
                 mdl.add(e <= inst.gpus, f"cap[{t}]")
         earliest = {j.id: inst.release(j) + inst.min_slots(j) for j in inst.jobs}
-        completion_rows(mdl, inst.objective, inst.slot, runs, earliest, {j.id: j.arrival for j in inst.jobs}, T)
+        cs = completion_rows(mdl, inst.objective, inst.slot, runs, earliest, {j.id: j.arrival for j in inst.jobs}, T)
+        for j in inst.jobs:
+            done = [(t, LinExpr({y[j.id, k, t].index: inst.slot * j.speeds[k] for k in j.speeds if k <= inst.gpus}))
+                    for t in range(inst.release(j), T)]
+            unfinished_cut(mdl, j.id, cs[j.id], inst.release(j), j.work, done)
         return Built(mdl, {"y": y})
 
     def extract(self, inst: ResizableInstance, built: Built, values: list[float]) -> ResizableSchedule:

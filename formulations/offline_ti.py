@@ -201,6 +201,21 @@ def completion_rows(mdl: Model, obj_kind: str, slot: float, runs: Mapping[str, l
     return cs
 
 
+def unfinished_cut(mdl: Model, job: str, c: Any, release: int, work: float,
+                   done: list[tuple[int, LinExpr]]) -> None:
+    r"""Valid cut :math:`c_j \ge 1 + r_j + \sum_{t \ge r_j} u_{jt}` with :math:`u_{jt} \in [0, 1]`,
+    :math:`u_{jt} \ge 1 - (\text{work done in slots} \le t)/W_j`: a job is unfinished in every slot before
+    its completion slot (a time-indexed fluid relaxation; ``done`` = per-slot work expressions in order)."""
+    cum = LinExpr()
+    unf = LinExpr()
+    for t, e in done:
+        cum.iadd(e)
+        u = mdl.var(f"u[{job},{t}]", 0.0, 1.0)
+        unf.add_term(u.index, 1)
+        mdl.add(u + cum * (1.0 / work) >= 1.0, f"unf[{job},{t}]")
+    mdl.add(c - unf >= 1 + release, f"unfsum[{job}]")
+
+
 class PreemptiveTIFormulation:
     name = "offline-preemptive-ti"
 
@@ -252,6 +267,8 @@ class PreemptiveTIFormulation:
             d = inst.length(j.id)
             mean = LinExpr({v.index: (t + 1) / d for t, v in ((t, x[j.id, t]) for t in range(inst.release(j.id), T))})
             mdl.add(cs[j.id] - mean >= (d - 1) / 2, f"mbt[{j.id}]")
+            unfinished_cut(mdl, j.id, cs[j.id], inst.release(j.id), float(d),
+                           [(t, x[j.id, t].expr()) for t in range(inst.release(j.id), T)])
         return Built(mdl, {"x": x, "k": k})
 
     def extract(self, inst: PreemptiveTIInstance, built: Built, values: list[float]) -> SlotSchedule:
@@ -286,5 +303,5 @@ def from_offline(inst: Any, slot: float = 1.0, mode: str = "total") -> Preemptiv
     return PreemptiveTIInstance(inst.base, slot, inst.objective, mode)
 
 
-__all__ = ["PreemptiveTIFormulation", "PreemptiveTIInstance", "SlotSchedule", "completion_rows", "from_offline",
+__all__ = ["PreemptiveTIFormulation", "PreemptiveTIInstance", "SlotSchedule", "completion_rows", "from_offline", "unfinished_cut",
            "slot_objective", "slots_of", "ti_objective", "ti_violations"]
