@@ -11,6 +11,7 @@
    = the rigid run at the request) and (d) the fluid bound; each with status and wall time.
 
     python -m schedlab.benchmarks.bench_horizon horizon [--sizes 5x4,10x8,...] [--slots 8] [--limit 60]
+        [--backend cpsat|highs|...]
     python -m schedlab.benchmarks.bench_horizon offline [--jobs 10,20,30] [--slot 600] [--limit 60]
 """
 
@@ -55,12 +56,13 @@ def row(name: str, res, extra: dict | None = None) -> dict:
             "vars": (res.model_stats or {}).get("vars"), **(extra or {})}
 
 
-def bench_horizon(sizes: list[tuple[int, int]], slots: int, limit: float, seed: int) -> list[dict]:
+def bench_horizon(sizes: list[tuple[int, int]], slots: int, limit: float, seed: int, backend: str = "cpsat",
+                  ) -> list[dict]:
     out = []
     for n, m in sizes:
         inst = generate_horizon(cluster(m), n, seed=seed, slot=300.0, slots=slots)
-        res = solve(HorizonFormulation(), inst, "cpsat", SolveParams(threads=1, time_limit_s=limit, seed=0))
-        out.append(row("horizon-wait", res, {"jobs": n, "machines": m, "slots": slots}))
+        res = solve(HorizonFormulation(), inst, backend, SolveParams(threads=1, time_limit_s=limit, seed=0))
+        out.append(row("horizon-wait", res, {"jobs": n, "machines": m, "slots": slots, "backend": backend}))
         print(json.dumps(out[-1]), flush=True)
     return out
 
@@ -111,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     h.add_argument("--slots", type=int, default=8)
     h.add_argument("--limit", type=float, default=60.0)
     h.add_argument("--seed", type=int, default=0)
+    h.add_argument("--backend", default="cpsat")
     o = sub.add_parser("offline")
     o.add_argument("--jobs", default="10,20,30")
     o.add_argument("--slot", type=float, default=600.0)
@@ -120,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.cmd == "horizon":
         sizes = [tuple(int(x) for x in s.split("x")) for s in a.sizes.split(",")]
-        bench_horizon(sizes, a.slots, a.limit, a.seed)  # type: ignore[arg-type]
+        bench_horizon(sizes, a.slots, a.limit, a.seed, a.backend)  # type: ignore[arg-type]
     else:
         bench_offline([int(x) for x in a.jobs.split(",")], a.slot, a.limit, a.seed, a.machines)
     return 0
