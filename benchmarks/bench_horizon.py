@@ -13,6 +13,7 @@
     python -m schedlab.benchmarks.bench_horizon horizon [--sizes 5x4,10x8,...] [--slots 8] [--limit 60]
         [--backend cpsat|highs|...]
     python -m schedlab.benchmarks.bench_horizon offline [--jobs 10,20,30] [--slot 600] [--limit 60]
+        [--backend cpsat|highs] [--methods nonpreemptive,preemptive-ti-total,...]
 """
 
 from __future__ import annotations
@@ -74,7 +75,9 @@ def rounded_trace(n: int, slot: float, seed: int, machines: int) -> Instance:
     return Instance(base.cluster, jobs)
 
 
-def bench_offline(sizes: list[int], slot: float, limit: float, seed: int, machines: int) -> list[dict]:
+def bench_offline(sizes: list[int], slot: float, limit: float, seed: int, machines: int, backend: str = "cpsat",
+                  methods: tuple[str, ...] = ("nonpreemptive", "preemptive-ti-total", "preemptive-ti-machine",
+                                              "resizable-ti")) -> list[dict]:
     from schedlab.perfmodel.facade import PerfModel
     out = []
     P = SolveParams(threads=1, time_limit_s=limit, seed=0)
@@ -82,13 +85,14 @@ def bench_offline(sizes: list[int], slot: float, limit: float, seed: int, machin
     for n in sizes:
         base = rounded_trace(n, slot, seed, machines)
         G = base.cluster.total_gpus
-        extra = {"jobs": n, "gpus": G, "slot": slot}
+        extra = {"jobs": n, "gpus": G, "slot": slot, "backend": backend}
         for name, form, inst in (
                 ("nonpreemptive", OfflineFormulation(), OfflineInstance(base)),
                 ("preemptive-ti-total", PreemptiveTIFormulation(), PreemptiveTIInstance(base, slot)),
                 ("preemptive-ti-machine", PreemptiveTIFormulation(), PreemptiveTIInstance(base, slot, mode="machine"))):
-            out.append(row(name, solve(form, inst, "cpsat", P), extra))
-            print(json.dumps(out[-1]), flush=True)
+            if name in methods:  # the non-preemptive model needs intervals: CP-SAT only
+                out.append(row(name, solve(form, inst, "cpsat" if name == "nonpreemptive" else backend, P), extra))
+                print(json.dumps(out[-1]), flush=True)
         pm = PerfModel(base.cluster)
         rjobs = []
         for i, j in enumerate(base.jobs):
@@ -96,8 +100,9 @@ def bench_offline(sizes: list[int], slot: float, limit: float, seed: int, machin
             sp = {k: v for k, v in full.items() if k in (1, 2, 4, 8, 16) or k == j.requested.gpus}
             rjobs.append(ResizableJob(j.id, j.arrival, sp[j.requested.gpus] * j.duration, sp))
         rz = ResizableInstance(G, tuple(rjobs), slot)
-        out.append(row("resizable-ti", solve(ResizableTIFormulation(), rz, "cpsat", P), extra))
-        print(json.dumps(out[-1]), flush=True)
+        if "resizable-ti" in methods:
+            out.append(row("resizable-ti", solve(ResizableTIFormulation(), rz, backend, P), extra))
+            print(json.dumps(out[-1]), flush=True)
         fb = fluid_bound(rz)
         out.append({"method": "fluid-bound", "status": "bound", "objective": None, "bound": round(fb.value, 2),
                     **extra})
@@ -120,12 +125,15 @@ def main(argv: list[str] | None = None) -> int:
     o.add_argument("--machines", type=int, default=2)
     o.add_argument("--limit", type=float, default=60.0)
     o.add_argument("--seed", type=int, default=0)
+    o.add_argument("--backend", default="cpsat", help="for the time-indexed models (non-preemptive: CP-SAT)")
+    o.add_argument("--methods", default="nonpreemptive,preemptive-ti-total,preemptive-ti-machine,resizable-ti")
     a = ap.parse_args(argv)
     if a.cmd == "horizon":
         sizes = [tuple(int(x) for x in s.split("x")) for s in a.sizes.split(",")]
         bench_horizon(sizes, a.slots, a.limit, a.seed, a.backend)  # type: ignore[arg-type]
     else:
-        bench_offline([int(x) for x in a.jobs.split(",")], a.slot, a.limit, a.seed, a.machines)
+        bench_offline([int(x) for x in a.jobs.split(",")], a.slot, a.limit, a.seed, a.machines, a.backend,
+                      tuple(a.methods.split(",")))
     return 0
 
 
