@@ -179,9 +179,19 @@ def _gap_section(doc: _Doc, df, root, pdir, keep, skipped) -> None:
         head = tables.kind_header(str(kind))
         doc.h(3, str(kind))
         doc.p(f"Objective: {head['objective']}. Decision set of the exact model: {head['decisions']}.")
+        if head.get("sets"):
+            doc.p(f"Decision sets (each policy is measured in the smallest containing what it decides): "
+                  f"{head['sets']}. Neutral objective: {head.get('neutral') or 'none'} (its gap is to the twin's "
+                  "allocation, not a bound). Rows marked 'check' solve the twin themselves: their gap must be 0.")
         if head["note"]:
             doc.p(f"Note: {head['note']}")
         doc.table(part.reset_index(drop=True))
+    fx = tables.flexibility(df)
+    if not fx.empty:
+        doc.h(3, "Value of flexibility")
+        doc.p("Per instance, a narrower decision set's proven optimum against the kind's own set's (family "
+              "objective): what resizing and re-planning would add over the best fixed-size decision.")
+        doc.table(fx)
     if skipped:
         doc.p(f"Exact methods stopped growing once they stopped proving optimality ({len(skipped)} runs skipped), "
               "e.g. " + "; ".join(skipped[:3]))
