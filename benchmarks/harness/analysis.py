@@ -69,8 +69,9 @@ def with_measure(df: pd.DataFrame) -> pd.DataFrame:
     ex = [e if isinstance(e, dict) else {} for e in df.get("extra", pd.Series([None] * len(df), index=df.index))]
     for f in MEASURE_FIELDS:
         df[f] = [e.get(f) for e in ex]
-    gap = df["case_type"] == "gap"
-    df.loc[gap & df["decision_set"].isna(), "decision_set"] = df.loc[gap & df["decision_set"].isna(), "kind"]
+    own = df["kind"] if "kind" in df else pd.Series([""] * len(df), index=df.index)
+    old = (df["case_type"] == "gap") & df["decision_set"].isna()
+    df.loc[old, "decision_set"] = own[old].fillna("")
     df["neutral_objective"] = pd.to_numeric(df["neutral_objective"], errors="coerce")
     return df
 
@@ -110,7 +111,7 @@ def with_best_bound(df: pd.DataFrame) -> pd.DataFrame:
     snap = df["case_type"] == "gap"
     for (inst, dset), g_own in df[snap & df["current"]].groupby(["instance", "decision_set"]):
         g_all = df[snap & df["current"] & (df["instance"] == inst)]
-        sets = _set_decisions(str(g_all["kind"].iloc[0]))
+        sets = _set_decisions(str(g_all["kind"].iloc[0])) if "kind" in g_all else {}
         # bounds of this set: bounding runs whose set contains it; checked against runs of sets inside it
         wider = g_all["decision_set"].map(lambda t, d=dset, s=sets: _within(s, d, t))
         inner = g_all["decision_set"].map(lambda t, d=dset, s=sets: _within(s, t, d))
