@@ -163,7 +163,7 @@ def test_p2_no_objective_prefers_leaving_a_job_queued(seed, kind):
 def test_p3_tiresias_decisions_change_the_objective(n, seed):
     """P3: on the gap suite's Tiresias instances (tiresias-60, default options) the optimum is above the
     busiest node's background traffic, so the placement decides the objective (at the old background
-    scale, 1.0, 8 of these 9 optima were the background alone)."""
+    scale, 1.0, 6 of these 9 optima were the background alone)."""
     inst = TIRESIAS.generate(load_cluster("tiresias-60"), n, seed=seed)
     r = TIRESIAS.exact_method().solve(inst, "highs", P)
     assert r.termination is Termination.OPTIMAL
