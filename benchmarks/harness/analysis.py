@@ -58,13 +58,14 @@ def frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
 
 #: fields a gap record keeps in ``extra`` that the analysis lifts into columns
-MEASURE_FIELDS = ("decision_set", "objective_name", "neutral_name", "neutral_objective", "twin")
+MEASURE_FIELDS = ("decision_set", "objective_name", "neutral_name", "neutral_objective", "twin", "check")
 
 
 def with_measure(df: pd.DataFrame) -> pd.DataFrame:
     """Lift what a gap row was measured in out of ``extra``: its ``decision_set`` (a record stored before
-    decision sets were declared counts as the kind's own), ``objective_name``, ``twin`` and the neutral
-    objective (``neutral_name``, ``neutral_objective``)."""
+    decision sets were declared counts as the kind's own), ``objective_name``, ``twin``, ``check`` (an
+    exact policy solving the twin itself) and the neutral objective (``neutral_name``,
+    ``neutral_objective``)."""
     df = df.copy()
     ex = [e if isinstance(e, dict) else {} for e in df.get("extra", pd.Series([None] * len(df), index=df.index))]
     for f in MEASURE_FIELDS:
@@ -73,6 +74,7 @@ def with_measure(df: pd.DataFrame) -> pd.DataFrame:
     old = (df["case_type"] == "gap") & df["decision_set"].isna()
     df.loc[old, "decision_set"] = own[old].fillna("")
     df["neutral_objective"] = pd.to_numeric(df["neutral_objective"], errors="coerce")
+    df["check"] = [c is True for c in df["check"]]
     return df
 
 

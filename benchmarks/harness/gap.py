@@ -27,7 +27,7 @@ from schedlab.formulations import (
 from schedlab.formulations.kind_options import SolverOptions
 from schedlab.formulations.kinds import Role
 from schedlab.scheduling.allocation import Allocation
-from schedlab.scheduling.registry import Decision, PolicySpec
+from schedlab.scheduling.registry import Decision, PolicyFamily, PolicySpec
 from schedlab.scheduling.verify import validate_allocation
 from schedlab.topology.errors import SpecError
 from schedlab.topology.presets import load_cluster
@@ -158,6 +158,8 @@ def _policy(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
     return {"build_s": t2 - t1, "solve_s": t3 - t2, "threads": 1, "violations": bad, "verified": not bad,
             "placed": len(alloc), "status": "ok" if not bad else "invalid",
             "decision_set": kind.decision_set_of(twin), "twin": None if twin is None else twin.name,
+            # an exact policy (exact-joint) solves the twin itself: a check (its gap must be 0), not a result
+            "check": spec.family is PolicyFamily.EXACT,
             "objective": kind.score(inst, alloc) if not bad else None,
             "neutral_objective": _neutral(kind, inst, alloc) if not bad else None}
 

@@ -22,12 +22,16 @@ def _rec(method, role, objective, bound=None, *, dset="joint", backend="highs", 
                                      "neutral_name": "est-avg-jct", "neutral_objective": neutral}}
 
 
-def _df():
-    return frame([_rec("joint-2stage", "exact", 10.0, 10.0, neutral=1.0),
+def _records():
+    return [_rec("joint-2stage", "exact", 10.0, 10.0, neutral=1.0),
                   _rec("joint-rigid", "exact", 6.0, 6.0, dset="joint-rigid", neutral=2.0),
                   _rec("fifo", "policy", 6.0, backend=None, dset="joint-rigid", neutral=2.5),
                   _rec("synergy", "policy", 4.5, backend=None, dset="joint-rigid", neutral=1.5),
-                  _rec("rubick", "policy", 8.0, backend=None, neutral=1.0)]).set_index("method")
+                  _rec("rubick", "policy", 8.0, backend=None, neutral=1.0)]
+
+
+def _df():
+    return frame(_records()).set_index("method")
 
 
 def test_each_run_is_measured_against_its_own_sets_bound():
@@ -50,11 +54,16 @@ def test_a_narrow_set_value_above_the_wider_bound_is_a_violation():
 
 
 def test_value_of_flexibility_and_checks_apart():
-    df = _df().reset_index()
+    exact_policy = _rec("exact-joint", "policy", 10.0, backend=None, neutral=1.0)
+    exact_policy["extra"]["check"] = True
+    df = frame([*_records(), exact_policy])
     fx = tables.flexibility(df)
     assert list(fx["decision set"]) == ["joint-rigid"]
     assert fx["value of flexibility [%]"].iloc[0] == pytest.approx(40.0)
+    assert fx["neutral: twin allocations [%]"].iloc[0] == pytest.approx(50.0)  # rigid twin 2.0 vs resizable 1.0
     gt = tables.gap_table(df)
+    ex = gt[gt["method"] == "exact-joint"]
+    assert ex["check"].all() and (ex["mean gap [%]"] == 0).all()  # solves the twin itself: a check
     rigid = gt[gt["decision set"] == "joint-rigid"]
     assert list(rigid["method"]) == ["fifo", "synergy", "joint-rigid@highs"]  # heuristics first, then the check
     assert list(rigid["check"]) == [False, False, True]

@@ -78,7 +78,8 @@ def gap_table(df: pd.DataFrame) -> pd.DataFrame:
     to the best bound of its decision set under the kind's (family) objective, the neutral objective's
     mean gap to the twin's allocation (a reference, not a bound), share of instances whose bound is the
     proven optimum, median time, statuses. Methods that solve a twin themselves (``exact``, relaxations)
-    are ``check`` rows, listed after the heuristics: their gap must be 0 (a relaxation's need not)."""
+    and exact policies (``exact-joint``) are ``check`` rows, listed after the heuristics: their gap must be
+    0 (a relaxation's need not)."""
     g = df[(df["case_type"] == "gap") & df["current"]]
     if g.empty:
         return pd.DataFrame()
@@ -92,7 +93,9 @@ def gap_table(df: pd.DataFrame) -> pd.DataFrame:
         names = d["objective_name"].dropna().unique()
         neutral = d["neutral_name"].dropna().unique()
         rows.append({"kind": kind, "cluster": cluster, "jobs": int(n), "decision set": dset, "method": who,
-                     "role": ",".join(roles), "check": bool(roles) and all(r in CHECK_ROLES for r in roles),
+                     "role": ",".join(roles),
+                     "check": (bool(roles) and all(r in CHECK_ROLES for r in roles))
+                     or bool(d["check"].all() if "check" in d else False),
                      "seeds": len(d), "objective": names[0] if len(names) else "",
                      "mean gap [%]": 100 * gaps.mean() if len(gaps) else math.nan,
                      "max gap [%]": 100 * gaps.max() if len(gaps) else math.nan,
@@ -107,7 +110,9 @@ def gap_table(df: pd.DataFrame) -> pd.DataFrame:
 def flexibility(df: pd.DataFrame) -> pd.DataFrame:
     """The value of flexibility: per instance, each narrower decision set's proven optimum against the
     kind's own (wider) set's, as the signed gap of the narrow optimum to the wide one (what resizing and
-    re-planning would add), under the family objective. Only proven optima are compared."""
+    re-planning would add), under the family objective. Only proven optima are compared. ``neutral`` compares
+    the two twins' allocations under the neutral objective (minimised; neither optimises it: a comparison of
+    allocations, not of optima)."""
     g = df[(df["case_type"] == "gap") & df["current"]]
     if g.empty or "decision_set" not in g:
         return pd.DataFrame()
@@ -121,6 +126,8 @@ def flexibility(df: pd.DataFrame) -> pd.DataFrame:
             continue
         wide = float(opt[kind])
         sense = d["sense"].dropna().iloc[0]
+        twin = d[(d["role"] == "exact") & d["neutral_objective"].notna()] if "neutral_objective" in d else d[:0]
+        neutral = twin.sort_values("who").groupby("decision_set")["neutral_objective"].first()
         for dset, v in opt.items():
             if dset == kind:
                 continue
@@ -128,10 +135,20 @@ def flexibility(df: pd.DataFrame) -> pd.DataFrame:
             rows.append({"kind": kind, "cluster": d["cluster"].iloc[0], "jobs": int(d["jobs"].iloc[0]),
                          "seed": int(d["seed"].iloc[0]), "decision set": dset, "its optimum": float(v),
                          "wider set": kind, "wider optimum": wide,
-                         "value of flexibility [%]": math.nan if gap is None else 100 * gap})
+                         "value of flexibility [%]": math.nan if gap is None else 100 * gap,
+                         "neutral: twin allocations [%]": _ngap(neutral, dset, kind)})
     if not rows:
         return pd.DataFrame()
     return pd.DataFrame(rows).sort_values(["kind", "cluster", "jobs", "decision set", "seed"]).reset_index(drop=True)
+
+
+def _ngap(neutral: pd.Series, narrow: str, wide: str) -> float:
+    from schedlab.formulations.result import signed_gap
+
+    if narrow not in neutral.index or wide not in neutral.index:
+        return math.nan
+    g = signed_gap(float(neutral[narrow]), float(neutral[wide]), "min")
+    return math.nan if g is None else 100 * g
 
 
 def replay_table(df: pd.DataFrame) -> pd.DataFrame:
