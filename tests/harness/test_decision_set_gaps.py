@@ -24,10 +24,10 @@ def _rec(method, role, objective, bound=None, *, dset="joint", backend="highs", 
 
 def _records():
     return [_rec("joint-2stage", "exact", 10.0, 10.0, neutral=1.0),
-                  _rec("joint-rigid", "exact", 6.0, 6.0, dset="joint-rigid", neutral=2.0),
-                  _rec("fifo", "policy", 6.0, backend=None, dset="joint-rigid", neutral=2.5),
-                  _rec("synergy", "policy", 4.5, backend=None, dset="joint-rigid", neutral=1.5),
-                  _rec("rubick", "policy", 8.0, backend=None, neutral=1.0)]
+            _rec("joint-rigid", "exact", 6.0, 6.0, dset="joint-rigid", neutral=2.0),
+            _rec("fifo", "policy", 6.0, backend=None, dset="joint-rigid", neutral=2.5),
+            _rec("synergy", "policy", 4.5, backend=None, dset="joint-rigid", neutral=1.5),
+            _rec("rubick", "policy", 8.0, backend=None, neutral=1.0)]
 
 
 def _df():
