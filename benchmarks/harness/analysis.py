@@ -128,7 +128,8 @@ def with_best_bound(df: pd.DataFrame) -> pd.DataFrame:
             df.loc[idx, "gap_note"] = "no bound for this instance (no exact or relaxation run with a bound)"
             continue
         tol = VIOLATION_TOL * max(1.0, abs(best))
-        src = src_rows.loc[(src_rows["bound"] - best).abs() <= tol, "who"].iloc[0]
+        src_row = src_rows.loc[(src_rows["bound"] - best).abs() <= tol].iloc[0]
+        src, src_set = src_row["who"], src_row["decision_set"]
         df.loc[idx, "best_bound"] = best
         if _violations(df, g, best, sense, src, tol):
             df.loc[idx, "gap_note"] = (f"the proven bound {best:.6g} of {src} is beaten by a verified run "
@@ -139,7 +140,9 @@ def with_best_bound(df: pd.DataFrame) -> pd.DataFrame:
         optimal = bool(((reached["objective"] - best).abs() <= tol).any())
         df.loc[idx, "bound_optimal"] = optimal
         df.loc[idx, "gap_note"] = ("bound is the proven optimum" if optimal else
-                                   f"bound from {src}, not proven optimal")
+                                   f"bound from {src}, not proven optimal" if src_set == dset else
+                                   f"bound of the wider decision set {src_set} from {src} (no run of {dset} "
+                                   "reaches it): valid, not this set's optimum")
         for i in idx:
             df.at[i, "gap"] = _gap(df.at[i, "objective"], best, sense)
     on = df["case_type"] == "bound"
