@@ -7,7 +7,7 @@ and P2 (no objective prefers leaving a job queued over running it at its request
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from schedlab.benchmarks.registry import all_policies
@@ -108,9 +108,10 @@ SETTINGS = settings(max_examples=8, deadline=None, derandomize=True,
 @given(n=st.integers(1, 6), seed=st.integers(0, 10_000), source=st.sampled_from(["synthetic", "perfmodel"]))
 def test_p1_rigid_optimum_runs_every_job_and_first_fit_has_gap_0(n, seed, source):
     """P1: nothing runs and every job fits at its request (6 jobs of <= 16 GPUs on 64 idle GPUs): the
-    rigid twin's optimum runs every job at its request, and FIFO (first fit at the request) has gap 0."""
+    rigid twin's optimum runs every job at its request, and FIFO (first fit at the request) has gap 0.
+    (Against the resizable ``joint`` optimum FIFO's gap is the value of flexibility instead.)"""
     inst = JOINT.generate(load_cluster("rubick-64"), n, seed=seed, source=source, max_gpus=16)
-    assert sum(j.requested.gpus for j in inst.base.jobs) <= inst.base.cluster.total_gpus
+    assume(sum(j.requested.gpus for j in inst.base.jobs) <= inst.base.cluster.total_gpus)  # powers of 2: all pack
     r = solve_rigid(inst, "highs", P)
     assert r.termination is Termination.OPTIMAL
     assert {ja.job_id: ja.gpus for ja in r.allocation} == {j.id: j.requested.gpus for j in inst.base.jobs}
