@@ -162,8 +162,9 @@ def render_report(directory: str | Path, *, exports: bool = True) -> Report:
 
 GAP_DEFINITION = ("Gap: signed, g = (B - v) / max(|B|, |v|) for a maximisation and (v - B) / max(|B|, |v|) for a "
                   "minimisation, where v is the run's verified objective and B the best proven bound of the same "
-                  "instance over the methods whose role is exact or relaxation (never a restriction such as POP, "
-                  "nor a heuristic-in-model). Positive = worse than the bound; above 100 % the value has the "
+                  "instance and decision set (the run's 'decision set': its policy's twin's) over the methods "
+                  "whose role is exact or relaxation and whose decision set contains it (never a restriction such "
+                  "as POP, nor a heuristic-in-model). Positive = worse than the bound; above 100 % the value has the "
                   "opposite sign to the bound. Each kind's objective, decision set and gap note are printed "
                   "beside its gap table.")
 
