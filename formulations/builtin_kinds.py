@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from schedlab.formulations.joint import JointFormulation, relaxation_bound
 from schedlab.formulations.joint_instance import GAP_NOTE as JOINT_GAP_NOTE
-from schedlab.formulations.joint_instance import JointInstance, joint_objective
+from schedlab.formulations.joint_instance import JointInstance, joint_objective, option_throughput
 from schedlab.formulations.joint_options import generate_joint
+from schedlab.formulations.joint_rigid import RIGID_DECISIONS, solve_rigid
 from schedlab.formulations.joint_twostage import JointTwoStage
 from schedlab.formulations.kind_options import JointOptions, OfflineOptions, TierOptions, TiresiasOptions
 from schedlab.formulations.kinds import Capability, Kind, KindRegistry, Method, Role, Sense, SuitePlan
+from schedlab.formulations.neutral import NEUTRAL_NAME, NEUTRAL_SUMMARY, Objective, est_avg_jct
 from schedlab.formulations.offline import (
     OfflineFormulation,
     OfflineInstance,
@@ -25,6 +27,7 @@ from schedlab.formulations.tier import (
     TierInstance,
     TierMode,
     generate_tier,
+    placement_tier,
     tier_objective,
     tier_relaxation_bound,
 )
@@ -61,6 +64,33 @@ def _tier_lp(inst: TierInstance, backend: str | None) -> float | None:
     return tier_relaxation_bound(inst)
 
 
+def _joint_neutral(inst: JointInstance, allocation) -> float:
+    """Neutral objective of a joint allocation: speed = throughput / the request's throughput; remaining
+    run time at the request = iterations / the request's throughput (formulations.neutral)."""
+    ref = inst.ref_throughput
+    return est_avg_jct(inst.base, allocation, lambda ja: option_throughput(inst, ja) / ref[ja.job_id],
+                       lambda j: ref[j.id])
+
+
+def _tier_neutral(inst: TierInstance, allocation) -> float:
+    """Neutral objective of a tier placement: speed (1 + o(machine)) / (1 + o(tier)) relative to the
+    consolidated request."""
+    o = inst.overhead
+    return est_avg_jct(inst.base, allocation,
+                       lambda ja: (1 + o[ja.job_id][0]) / (1 + o[ja.job_id][placement_tier(inst, ja) - 1]),
+                       lambda j: 1.0)
+
+
+def _tiresias_neutral(inst: TiresiasInstance, allocation) -> float:
+    """Neutral objective of a Tiresias placement: speed 1 wherever placed (its simulator's semantics);
+    only an unplaced job costs (it waits)."""
+    return est_avg_jct(inst.base, allocation, lambda ja: 1.0, lambda j: 1.0)
+
+
+def _neutral(fn) -> Objective:
+    return Objective(NEUTRAL_NAME, fn, "min", NEUTRAL_SUMMARY)
+
+
 def _max(inst: object) -> Sense:
     return "max"
 
@@ -85,9 +115,12 @@ JOINT = Kind(
         Method("joint-2stage", "joint", _twostage, Role.EXACT, WARM,
                "class model, then placement; falls back to the per-machine model when placement fails"),
         _pop_method("pop-joint", "joint"),
+        Method("joint-rigid", "joint", solve_rigid, Role.EXACT, WARM,
+               "fixed-size twin: joint-2stage with GPU counts and plans at the request (admission, placement "
+               "and preemption free)", decisions=RIGID_DECISIONS),
     ),
     containment=JointFormulation, relaxation=_joint_lp, gap_note=JOINT_GAP_NOTE,
-    default_cluster="rubick-64", default_jobs=30, default_exact=JOINT_DEFAULT_EXACT,
+    default_cluster="rubick-64", default_jobs=30, default_exact=JOINT_DEFAULT_EXACT, neutral=_neutral(_joint_neutral),
     # perf-model option tables: the models Rubick knows (on the synthetic zoo it would keep every job rigid),
     # on a fragmented cluster (a third of the machines partly busy)
     plan=SuitePlan("rubick-64", (8, 16), (8, 16, 32, 64, 128, 256), (8, 16, 32, 64, 128, 256),
@@ -108,7 +141,7 @@ TIRESIAS = Kind(
     gap_note=("tiresias: a heuristic's worker-only allocation is completed with parameter servers by the "
               "consolidation rule (formulations.tiresias_gen.complete: PS on the job's worker machines in "
               "proportion to their workers); the ILP places workers and PS jointly"),
-    default_cluster="philly", default_jobs=1,
+    default_cluster="philly", default_jobs=1, neutral=_neutral(_tiresias_neutral),
     plan=SuitePlan("tiresias-60", (1, 2), (1, 2, 4, 8, 16, 32), (1, 2, 4, 8, 16, 32), scale_fixed_jobs=2),
 )
 
@@ -123,7 +156,7 @@ TIER = Kind(
     ),
     containment=TierFormulation, relaxation=_tier_lp,
     gap_note=TIER_GAP_NOTE,
-    default_cluster="dally-2", default_jobs=30,
+    default_cluster="dally-2", default_jobs=30, neutral=_neutral(_tier_neutral),
     plan=SuitePlan("dally-2", (4, 8), (4, 8, 16, 32, 64, 128), (4, 8, 16, 32, 64, 128)),
 )
 

@@ -242,9 +242,9 @@ def share_resources(inst: JointInstance, chosen: Mapping[str, tuple[JobOption, M
 def priced_allocation(inst: JointInstance, job: Job, o: JobOption, gpus: Mapping[str, int],
                       cpus: Mapping[str, float], mem: Mapping[str, float]) -> JobAllocation:
     """The job on ``gpus`` with the fastest plan the pricer finds for that footprint (the option's
-    plan with table pricing or when none is found)."""
+    plan with table pricing, with ``inst.fixed_plans`` or when none is found)."""
     ja = make_allocation(job.id, o.plan, gpus, cpus, mem)
-    if inst.pricing != "table":
+    if inst.pricing != "table" and not inst.fixed_plans:
         best = inst.pricer.best(job, footprint(inst, ja))
         if best is not None:
             ja = make_allocation(job.id, best[0], gpus, cpus, mem)

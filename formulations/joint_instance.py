@@ -162,7 +162,8 @@ class JointInstance:
     stand-in for Rubick's rule "reconfigure only if ``(T - N delta) / T > 0.97``" (see
     :data:`GAP_NOTE`). ``place_guaranteed`` forces every guaranteed job to be placed. ``machines``
     restricts the eligible machines (POP sub-problems); ``None`` = all. ``pricing`` names how any
-    allocation is priced (module docstring)."""
+    allocation is priced (module docstring). ``fixed_plans``: every job runs its option's plan (no
+    re-planning of a placement at extraction; the fixed-size twin, :mod:`formulations.joint_rigid`)."""
 
     KIND = "joint"
     base: Instance
@@ -174,6 +175,7 @@ class JointInstance:
     place_guaranteed: bool = False
     machines: tuple[str, ...] | None = None
     pricing: str = "table"
+    fixed_plans: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", MappingProxyType({k: tuple(v) for k, v in self.options.items()}))
@@ -238,7 +240,8 @@ class JointInstance:
                 "ref_throughput": dict(self.ref_throughput), "weights": dict(self.weights),
                 "objective": self.objective.value, "reconfig_penalty": self.reconfig_penalty,
                 "place_guaranteed": self.place_guaranteed, "pricing": self.pricing,
-                "machines": None if self.machines is None else list(self.machines)}
+                "machines": None if self.machines is None else list(self.machines),
+                **({"fixed_plans": True} if self.fixed_plans else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "<joint>") -> JointInstance:
@@ -250,7 +253,8 @@ class JointInstance:
                    objective=JointObjective(d.get("objective", "sum")),
                    reconfig_penalty=d.get("reconfig_penalty", 0.0),
                    place_guaranteed=d.get("place_guaranteed", False), pricing=d.get("pricing", "table"),
-                   machines=None if d.get("machines") is None else tuple(d["machines"]))
+                   machines=None if d.get("machines") is None else tuple(d["machines"]),
+                   fixed_plans=bool(d.get("fixed_plans", False)))
 
 
 #: what the harness prints beside a joint gap

@@ -48,6 +48,8 @@ class TiresiasOptions(Options):
     ps_per_job: PositiveInt | None = Field(None, description="parameter servers per job (default max(1, W // 8))")
     cpus_per_worker: PositiveInt = 2
     cpus_per_ps: PositiveInt = 2
+    background: NonNegativeFloat = Field(0.1, description="existing traffic per used GPU, x 100-500 MB (1.0: the "
+                                         "old scale, where it was the optimum of most instances)")
 
 
 class OfflineOptions(Options):

@@ -16,7 +16,10 @@ Roles decide what a method's numbers mean:
   feasible point, but its "optimum" is the restricted optimum, never a bound of the kind;
 * ``heuristic-in-model`` — a model solved for another objective (e.g. GPUs placed): a feasible point.
 
-Only ``exact`` and ``relaxation`` feed the best bound of an instance (the harness's gaps).
+Only ``exact`` and ``relaxation`` feed the best bound of an instance (the harness's gaps), and only for
+the runs measured in a decision set their own contains: an ``exact`` method may declare a narrower set
+(:attr:`Method.decisions`; ``joint-rigid`` fixes GPU counts and plans), making it the exact twin of that
+set (:meth:`Kind.twin_for` picks a policy's twin from its ``PolicySpec.decisions``).
 
 :data:`formulations.builtin_kinds.KINDS` is the built-in registry (plain, immutable data). A plugin registers a :class:`Kind`
 or a :class:`Method` through the plugin mechanism; ``schedlab.benchmarks.registry.all_kinds()``
@@ -35,6 +38,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from pydantic import ValidationError
 
 from schedlab.formulations.kind_options import Options, SolverOptions
+from schedlab.formulations.neutral import Objective
 from schedlab.formulations.result import SolveParams, SolveResult
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.registry import Decision
@@ -90,10 +94,15 @@ class Method:
     summary: str = ""
     #: the solver parameters a suite file may pass (a subclass may narrow them, e.g. forbid ``node_limit``)
     options: type[SolverOptions] = SolverOptions
+    #: the decision set this method ranges over (``None``: the kind's); an ``exact`` method with its own
+    #: set is the exact twin of that set (e.g. ``joint-rigid``), bounding only runs measured in it
+    decisions: frozenset[Decision] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "role", Role(self.role))
         object.__setattr__(self, "capabilities", frozenset(Capability(c) for c in self.capabilities))
+        if self.decisions is not None:
+            object.__setattr__(self, "decisions", frozenset(Decision(d) for d in self.decisions))
 
     @classmethod
     def of(cls, formulation: Callable[[], Any], kind: str, *, role: Role | str, name: str | None = None,
@@ -109,7 +118,8 @@ class Method:
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "role": self.role.value,
-                "capabilities": sorted(c.value for c in self.capabilities), "summary": self.summary}
+                "capabilities": sorted(c.value for c in self.capabilities), "summary": self.summary,
+                "decisions": None if self.decisions is None else sorted(d.value for d in self.decisions)}
 
 
 @dataclass(frozen=True)
@@ -155,6 +165,9 @@ class Kind(Generic[I]):
     default_exact: str | None = None
     #: whether policies answer it in snapshot form (the offline kind is answered online instead)
     snapshot: bool = True
+    #: the neutral objective shared by every policy of the kind (:mod:`formulations.neutral`), scored
+    #: beside THE (family) objective on every allocation; ``None``: none declared
+    neutral: Objective | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "methods", tuple(self.methods))
@@ -195,7 +208,42 @@ class Kind(Generic[I]):
         """The harness's exact twin: :attr:`default_exact`, else the first ``exact`` method."""
         if self.default_exact is not None:
             return next(m for m in self.methods if m.name == self.default_exact)
-        return next((m for m in self.methods if m.role is Role.EXACT), None)
+        return next((m for m in self.methods if m.role is Role.EXACT and m.decisions is None), None)
+
+    # ------------------------------------------------------------ decision sets
+    def decision_set_of(self, method: Method | None) -> str:
+        """The name of the decision set a method ranges over: the kind's name for the kind's own set,
+        else the method's name (e.g. ``joint-rigid``)."""
+        return self.name if method is None or method.decisions is None else method.name
+
+    def decision_sets(self) -> dict[str, frozenset[Decision]]:
+        """``set name -> decisions``: the kind's own set and every exact twin's narrower set."""
+        out = {self.name: self.decisions}
+        for m in self.methods:
+            if m.role is Role.EXACT and m.decisions is not None:
+                out[m.name] = m.decisions
+        return out
+
+    def twin_for(self, decisions: frozenset[Decision] | None) -> Method | None:
+        """The exact twin a policy deciding ``decisions`` is measured against: the exact method of the
+        smallest decision set containing ``decisions`` restricted to what the kind can express (waiting
+        is not a snapshot decision), else the kind's :meth:`exact_method`."""
+        want = frozenset(decisions or ()) & self.decisions
+        default = self.exact_method()
+        cands = [m for m in self.methods if m.role is Role.EXACT and m.decisions is not None and want <= m.decisions]
+        if cands:
+            return min(cands, key=lambda m: (len(m.decisions or ()), m.name))
+        return default
+
+    def twins(self) -> tuple[Method, ...]:
+        """The exact twin of every decision set (the kind's :meth:`exact_method` first)."""
+        first = self.exact_method()
+        rest = [m for m in self.methods if m.role is Role.EXACT and m.decisions is not None]
+        return tuple(m for m in (first, *rest) if m is not None)
+
+    def score_neutral(self, inst: I, allocation: Allocation) -> float | None:
+        """The neutral objective on a plain allocation (``None`` where the kind declares none)."""
+        return None if self.neutral is None else self.neutral.fn(inst, allocation)
 
     def partitioned_method(self) -> Method | None:
         return next((m for m in self.methods if Capability.PARTITIONED in m.capabilities), None)
@@ -205,7 +253,9 @@ class Kind(Generic[I]):
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "objective": self.objective_name,
+                "neutral": None if self.neutral is None else self.neutral.name,
                 "decisions": sorted(d.value for d in self.decisions), "gap_note": self.gap_note,
+                "decision_sets": {k: sorted(d.value for d in v) for k, v in self.decision_sets().items()},
                 "default_cluster": self.default_cluster, "default_jobs": self.default_jobs,
                 "exact": None if (m := self.exact_method()) is None else m.name,
                 "relaxation": self.relaxation is not None,

@@ -130,15 +130,31 @@ def node_traffic(inst: TiresiasInstance, sol: TiresiasSolution) -> dict[str, flo
     return T
 
 
+def unplaced_penalty(inst: TiresiasInstance) -> float:
+    r"""Price per worker of an unplaced job: :math:`P = \lfloor \max_i t_i + \sum_a 2 W_a M_a \rfloor + 1`.
+    A job adds at most :math:`w(M - h) + h(W - w) \le 2 W M` to a node, so :math:`P` exceeds the
+    maximum node traffic of any placement: fewer unplaced workers always wins, then less traffic."""
+    t = max((float(v) for v in inst.traffic.values()), default=0.0)
+    return float(int(t + sum(2 * j.requested.gpus * inst.ps[j.id].model_size for j in inst.base.jobs)) + 1)
+
+
 def tiresias_objective(inst: TiresiasInstance, sol: TiresiasSolution | Allocation) -> float:
-    """THE objective: the maximum per-node network traffic (MB). A plain :class:`Allocation` (a
-    heuristic's, workers only) is first completed with parameter servers by
-    :func:`formulations.tiresias_gen.complete` (the rule is stated there); every job must be placed."""
+    r"""THE objective: the maximum per-node network traffic (MB) plus :func:`unplaced_penalty` per worker
+    of an unplaced job (issue 21, P3: an unplaced job is priced, not an error):
+
+    .. math:: \max_i T_i + P \sum_{a\ \text{unplaced}} W_a .
+
+    A plain :class:`Allocation` (a heuristic's, workers only) is first completed with parameter servers
+    by :func:`formulations.tiresias_gen.complete` (the rule is stated there). The ILP places every job
+    (every generated instance can place them all), so its optimum is the optimum of this priced objective
+    and the bound stays valid for allocations that leave jobs out."""
     if isinstance(sol, Allocation):
         from schedlab.formulations.tiresias_gen import complete
 
-        sol = complete(inst, sol)
-    return max(node_traffic(inst, sol).values(), default=0.0)
+        sol = complete(inst, sol, allow_missing=True)
+    missing = sum(j.requested.gpus for j in inst.base.jobs if j.id not in sol.allocation)
+    pen = unplaced_penalty(inst) * missing if missing else 0.0
+    return max(node_traffic(inst, sol).values(), default=0.0) + pen
 
 
 class TiresiasFormulation:

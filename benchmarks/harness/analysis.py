@@ -62,7 +62,43 @@ def frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
                      df["params"] if "params" in df else [None] * len(df), strict=True)]
     latest = df.sort_values("finished_at").groupby(["suite", "label"]).tail(1).index
     df["current"] = df.index.isin(latest)
-    return with_best_bound(df)
+    return with_best_bound(with_measure(df))
+
+
+#: fields a gap record keeps in ``extra`` that the analysis lifts into columns
+MEASURE_FIELDS = ("decision_set", "objective_name", "neutral_name", "neutral_objective", "twin", "check")
+
+
+def with_measure(df: pd.DataFrame) -> pd.DataFrame:
+    """Lift what a gap row was measured in out of ``extra``: its ``decision_set`` (a record stored before
+    decision sets were declared counts as the kind's own), ``objective_name``, ``twin``, ``check`` (an
+    exact policy solving the twin itself) and the neutral objective (``neutral_name``,
+    ``neutral_objective``)."""
+    df = df.copy()
+    ex = [e if isinstance(e, dict) else {} for e in df.get("extra", pd.Series([None] * len(df), index=df.index))]
+    for f in MEASURE_FIELDS:
+        df[f] = [e.get(f) for e in ex]
+    own = df["kind"] if "kind" in df else pd.Series([""] * len(df), index=df.index)
+    old = (df["case_type"] == "gap") & df["decision_set"].isna()
+    df.loc[old, "decision_set"] = own[old].fillna("")
+    df["neutral_objective"] = pd.to_numeric(df["neutral_objective"], errors="coerce")
+    df["check"] = [c is True for c in df["check"]]
+    return df
+
+
+def _set_decisions(kind: str) -> dict[str, frozenset]:
+    from schedlab.benchmarks.registry import all_kinds
+
+    k = all_kinds().get(kind)
+    return {} if k is None else dict(k.decision_sets())
+
+
+def _within(kind_sets: dict[str, frozenset], narrow: str, wide: str) -> bool:
+    """Whether decision set ``narrow`` is contained in ``wide`` (an unknown name only in itself)."""
+    if narrow == wide:
+        return True
+    a, b = kind_sets.get(narrow), kind_sets.get(wide)
+    return a is not None and b is not None and a <= b
 
 
 def _best(bounds: pd.Series, sense: str | None) -> float | None:
@@ -79,18 +115,29 @@ def with_best_bound(df: pd.DataFrame) -> pd.DataFrame:
     df["bound_optimal"] = False
     df["gap_note"] = ""
     df["bound_violation"] = ""
+    df["neutral_gap"] = np.nan
+    if "decision_set" not in df:
+        df = with_measure(df)
     snap = df["case_type"] == "gap"
-    for inst, g in df[snap & df["current"]].groupby("instance"):
-        senses = g["sense"].dropna().unique()
+    for (inst, dset), g_own in df[snap & df["current"]].groupby(["instance", "decision_set"]):
+        g_all = df[snap & df["current"] & (df["instance"] == inst)]
+        sets = _set_decisions(str(g_all["kind"].iloc[0])) if "kind" in g_all else {}
+        # bounds of this set: bounding runs whose set contains it; checked against runs of sets inside it
+        wider = g_all["decision_set"].map(lambda t, d=dset, s=sets: _within(s, d, t))
+        inner = g_all["decision_set"].map(lambda t, d=dset, s=sets: _within(s, t, d))
+        g = g_all[inner]
+        senses = g_all["sense"].dropna().unique()
         sense = senses[0] if len(senses) else None
-        src_rows = g[g["role"].isin(BOUNDING_ROLES) & g["bound"].notna()]
+        src_rows = g_all[wider & g_all["role"].isin(BOUNDING_ROLES) & g_all["bound"].notna()]
         best = _best(src_rows["bound"], sense)
-        idx = df.index[snap & (df["instance"] == inst)]
+        idx = df.index[snap & (df["instance"] == inst) & (df["decision_set"] == dset)]
+        _neutral_gaps(df, g_own, idx)
         if best is None:
             df.loc[idx, "gap_note"] = "no bound for this instance (no exact or relaxation run with a bound)"
             continue
         tol = VIOLATION_TOL * max(1.0, abs(best))
-        src = src_rows.loc[(src_rows["bound"] - best).abs() <= tol, "who"].iloc[0]
+        src_row = src_rows.loc[(src_rows["bound"] - best).abs() <= tol].iloc[0]
+        src, src_set = src_row["who"], src_row["decision_set"]
         df.loc[idx, "best_bound"] = best
         if _violations(df, g, best, sense, src, tol):
             df.loc[idx, "gap_note"] = (f"the proven bound {best:.6g} of {src} is beaten by a verified run "
@@ -101,7 +148,9 @@ def with_best_bound(df: pd.DataFrame) -> pd.DataFrame:
         optimal = bool(((reached["objective"] - best).abs() <= tol).any())
         df.loc[idx, "bound_optimal"] = optimal
         df.loc[idx, "gap_note"] = ("bound is the proven optimum" if optimal else
-                                   f"bound from {src}, not proven optimal")
+                                   f"bound from {src}, not proven optimal" if src_set == dset else
+                                   f"bound of the wider decision set {src_set} from {src} (no run of {dset} "
+                                   "reaches it): valid, not this set's optimum")
         for i in idx:
             df.at[i, "gap"] = _gap(df.at[i, "objective"], best, sense)
     on = df["case_type"] == "bound"
@@ -113,6 +162,22 @@ def with_best_bound(df: pd.DataFrame) -> pd.DataFrame:
     df.loc[on, "gap_note"] = ["bound is the proven optimum" if p else "bound not proven optimal"
                               for p in df.loc[on, "bound_optimal"]]
     return df
+
+
+def _neutral_gaps(df: pd.DataFrame, g: pd.DataFrame, idx: pd.Index) -> None:
+    """``neutral_gap``: each run's neutral objective (minimised) against the exact twin's allocation of its
+    decision set scored the same way (a reference, not a bound: no method optimises the neutral objective,
+    so it may be negative)."""
+    ref = g[(g["role"] == "exact") & g["neutral_objective"].notna() & (g["verified"] != False)]  # noqa: E712
+    if ref.empty:
+        return
+    ref = ref.sort_values(["proven", "who"], ascending=[False, True])
+    r = float(ref["neutral_objective"].iloc[0])
+    for i in idx:
+        v = df.at[i, "neutral_objective"]
+        if pd.notna(v):
+            gg = signed_gap(float(v), r, "min")
+            df.at[i, "neutral_gap"] = np.nan if gg is None else (0.0 if abs(gg) < GAP_TOL else gg)
 
 
 def _violations(df: pd.DataFrame, g: pd.DataFrame, best: float, sense: str, src: str, tol: float) -> bool:

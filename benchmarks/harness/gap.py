@@ -27,7 +27,7 @@ from schedlab.formulations import (
 from schedlab.formulations.kind_options import SolverOptions
 from schedlab.formulations.kinds import Role
 from schedlab.scheduling.allocation import Allocation
-from schedlab.scheduling.registry import Decision, PolicySpec
+from schedlab.scheduling.registry import Decision, PolicyFamily, PolicySpec
 from schedlab.scheduling.verify import validate_allocation
 from schedlab.topology.errors import SpecError
 from schedlab.topology.presets import load_cluster
@@ -119,12 +119,19 @@ def run_gap(case: GapCase, *, threads: int = 1) -> dict[str, Any]:
     inst = make_instance(case.kind, case.cluster, case.jobs, case.seed, case.generator)
     gen_s = time.perf_counter() - t0
     role = method_role(case.method, case.backend)
-    out: dict[str, Any] = {"role": role, "generate_s": gen_s, "sense": kind.sense(inst), **_size(inst)}
+    out: dict[str, Any] = {"role": role, "generate_s": gen_s, "sense": kind.sense(inst), **_size(inst),
+                           "objective_name": kind.objective_name,
+                           "neutral_name": None if kind.neutral is None else kind.neutral.name}
     if case.method == LP_BOUND:
-        return out | _relaxation(kind, inst, case)
+        return out | {"decision_set": kind.name} | _relaxation(kind, inst, case)
     if role == "policy":
         return out | _policy(kind, inst, case)
-    return out | _method(kind, kinds.method(case.method, source=f"<case {case.label}>"), inst, case, threads)
+    method = kinds.method(case.method, source=f"<case {case.label}>")
+    return out | {"decision_set": kind.decision_set_of(method)} | _method(kind, method, inst, case, threads)
+
+
+def _neutral(kind: Kind, inst: Any, allocation: Allocation | None) -> float | None:
+    return None if allocation is None or kind.neutral is None else kind.neutral.fn(inst, allocation)
 
 
 def _relaxation(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
@@ -147,9 +154,14 @@ def _policy(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
     alloc = policy.decide(inst.base, seed=case.seed)
     t3 = time.perf_counter()
     bad = [str(v) for v in validate_allocation(inst.base, alloc)]
+    twin = kind.twin_for(spec.decisions)
     return {"build_s": t2 - t1, "solve_s": t3 - t2, "threads": 1, "violations": bad, "verified": not bad,
             "placed": len(alloc), "status": "ok" if not bad else "invalid",
-            "objective": kind.score(inst, alloc) if not bad else None}
+            "decision_set": kind.decision_set_of(twin), "twin": None if twin is None else twin.name,
+            # an exact policy (exact-joint) solves the twin itself: a check (its gap must be 0), not a result
+            "check": spec.family is PolicyFamily.EXACT,
+            "objective": kind.score(inst, alloc) if not bad else None,
+            "neutral_objective": _neutral(kind, inst, alloc) if not bad else None}
 
 
 def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) -> dict[str, Any]:
@@ -176,7 +188,8 @@ def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) 
             "backend_version": res.backend_version, "violations": bad,
             "verified": None if res.solution is None else not bad, "message": res.message,
             "notes": list(res.notes), "model": dict(res.model_stats),
-            "placed": None if res.allocation is None else len(res.allocation)}
+            "placed": None if res.allocation is None else len(res.allocation),
+            "neutral_objective": _neutral(kind, inst, res.allocation) if objective is not None and not bad else None}
 
 
 def online_value(objective: str, jobs: list) -> float:

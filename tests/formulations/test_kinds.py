@@ -44,7 +44,10 @@ def test_roles_are_declared_not_read_from_names():
         "pop-joint", "pop-tier-placement", "pop-tiresias-ilp"}
     assert METHODS["offline-preemptive"].role is Role.RELAXATION
     assert {m.name for m in METHODS.values() if m.role is Role.EXACT} == {
-        "joint", "joint-machines", "joint-2stage", "tiresias-ilp", "tier-placement", "offline-nonpreemptive"}
+        "joint", "joint-machines", "joint-2stage", "joint-rigid", "tiresias-ilp", "tier-placement",
+        "offline-nonpreemptive"}
+    # joint-rigid is exact over its own, narrower decision set only
+    assert METHODS["joint-rigid"].decisions is not None and METHODS["joint"].decisions is None
     assert not Role.RESTRICTION.bounds and not Role.HEURISTIC.bounds and Role.EXACT.bounds and Role.RELAXATION.bounds
     # the joint model may resize jobs; the offline bound may not
     assert Decision.GPUS in KINDS["joint"].decisions and Decision.GPUS not in KINDS["offline"].decisions

@@ -193,8 +193,9 @@ def render_report(directory: str | Path, *, exports: bool = True, out: str | Pat
 
 GAP_DEFINITION = ("Gap: signed, g = (B - v) / max(|B|, |v|) for a maximisation and (v - B) / max(|B|, |v|) for a "
                   "minimisation, where v is the run's verified objective and B the best proven bound of the same "
-                  "instance over the methods whose role is exact or relaxation (never a restriction such as POP, "
-                  "nor a heuristic-in-model). Positive = worse than the bound; above 100 % the value has the "
+                  "instance and decision set (the run's 'decision set': its policy's twin's) over the methods "
+                  "whose role is exact or relaxation and whose decision set contains it (never a restriction such "
+                  "as POP, nor a heuristic-in-model). Positive = worse than the bound; above 100 % the value has the "
                   "opposite sign to the bound. Each kind's objective, decision set and gap note are printed "
                   "beside its gap table.")
 
@@ -210,9 +211,19 @@ def _gap_section(doc: _Doc, df, root, pdir, keep, skipped) -> None:
         head = tables.kind_header(str(kind))
         doc.h(3, str(kind))
         doc.p(f"Objective: {head['objective']}. Decision set of the exact model: {head['decisions']}.")
+        if head.get("sets"):
+            doc.p(f"Decision sets (each policy is measured in the smallest containing what it decides): "
+                  f"{head['sets']}. Neutral objective: {head.get('neutral') or 'none'} (its gap is to the twin's "
+                  "allocation, not a bound). Rows marked 'check' solve the twin themselves: their gap must be 0.")
         if head["note"]:
             doc.p(f"Note: {head['note']}")
         doc.table(part.reset_index(drop=True))
+    fx = tables.flexibility(df)
+    if not fx.empty:
+        doc.h(3, "Value of flexibility")
+        doc.p("Per instance, a narrower decision set's proven optimum against the kind's own set's (family "
+              "objective): what resizing and re-planning would add over the best fixed-size decision.")
+        doc.table(fx)
     if skipped:
         doc.p(f"Exact methods stopped growing once they stopped proving optimality ({len(skipped)} runs skipped), "
               "e.g. " + "; ".join(skipped[:3]))

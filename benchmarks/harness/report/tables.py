@@ -63,26 +63,92 @@ def kind_header(kind: str) -> dict[str, str]:
     k = all_kinds().get(kind)
     if k is None:
         return {"objective": "unknown (kind not registered here)", "decisions": "unknown", "note": ""}
+    sets = "; ".join(f"{n} = {{{', '.join(sorted(d.value for d in ds))}}}" for n, ds in k.decision_sets().items())
     return {"objective": k.objective_name, "decisions": ", ".join(sorted(d.value for d in k.decisions)),
-            "note": k.gap_note}
+            "note": k.gap_note, "sets": sets, "neutral": "" if k.neutral is None else
+            f"{k.neutral.name} ({k.neutral.summary})"}
+
+
+#: roles whose runs solve a twin themselves: listed apart as checks (their gap must be 0), not results
+CHECK_ROLES = ("exact", "relaxation", "bound")
 
 
 def gap_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (kind, cluster, jobs, method@backend): its role, seeds, mean and max signed gap to the best
-    bound, share of instances whose bound is the proven optimum, median time, statuses."""
+    """Per (kind, cluster, jobs, decision set, method@backend): its role, seeds, mean and max signed gap
+    to the best bound of its decision set under the kind's (family) objective, the neutral objective's
+    mean gap to the twin's allocation (a reference, not a bound), share of instances whose bound is the
+    proven optimum, median time, statuses. Methods that solve a twin themselves (``exact``, relaxations)
+    and exact policies (``exact-joint``) are ``check`` rows, listed after the heuristics: their gap must be
+    0 (a relaxation's need not)."""
     g = df[(df["case_type"] == "gap") & df["current"]]
     if g.empty:
         return pd.DataFrame()
+    if "decision_set" not in g:
+        g = g.assign(decision_set=g["kind"], objective_name=None, neutral_name=None, neutral_gap=np.nan)
     rows = []
-    for (kind, cluster, n, who), d in g.groupby(["kind", "cluster", "jobs", "who"]):
+    for (kind, cluster, n, dset, who), d in g.groupby(["kind", "cluster", "jobs", "decision_set", "who"]):
         gaps = d["gap"].dropna()
-        rows.append({"kind": kind, "cluster": cluster, "jobs": int(n), "method": who,
-                     "role": ",".join(sorted(d["role"].dropna().astype(str).unique())), "seeds": len(d),
+        ng = d["neutral_gap"].dropna() if "neutral_gap" in d else pd.Series(dtype=float)
+        roles = sorted(d["role"].dropna().astype(str).unique())
+        names = d["objective_name"].dropna().unique()
+        neutral = d["neutral_name"].dropna().unique()
+        rows.append({"kind": kind, "cluster": cluster, "jobs": int(n), "decision set": dset, "method": who,
+                     "role": ",".join(roles),
+                     "check": (bool(roles) and all(r in CHECK_ROLES for r in roles))
+                     or bool(d["check"].all() if "check" in d else False),
+                     "seeds": len(d), "objective": names[0] if len(names) else "",
                      "mean gap [%]": 100 * gaps.mean() if len(gaps) else math.nan,
                      "max gap [%]": 100 * gaps.max() if len(gaps) else math.nan,
+                     "neutral objective": neutral[0] if len(neutral) else "",
+                     "neutral vs twin [%]": 100 * ng.mean() if len(ng) else math.nan,
                      "bound proven optimal": f"{int(d['bound_optimal'].sum())}/{len(d)}",
                      "median time [s]": d["time_s"].median(), "status": _fmt_status(d["status"])})
-    return pd.DataFrame(rows).sort_values(["kind", "cluster", "jobs", "method"]).reset_index(drop=True)
+    out = pd.DataFrame(rows).sort_values(["kind", "cluster", "jobs", "decision set", "check", "method"])
+    return out.reset_index(drop=True)
+
+
+def flexibility(df: pd.DataFrame) -> pd.DataFrame:
+    """The value of flexibility: per instance, each narrower decision set's proven optimum against the
+    kind's own (wider) set's, as the signed gap of the narrow optimum to the wide one (what resizing and
+    re-planning would add), under the family objective. Only proven optima are compared. ``neutral`` compares
+    the two twins' allocations under the neutral objective (minimised; neither optimises it: a comparison of
+    allocations, not of optima)."""
+    g = df[(df["case_type"] == "gap") & df["current"]]
+    if g.empty or "decision_set" not in g:
+        return pd.DataFrame()
+    from schedlab.formulations.result import signed_gap
+
+    rows = []
+    for _, d in g.groupby("instance"):
+        kind = str(d["kind"].iloc[0])
+        opt = d[d["bound_optimal"] & d["best_bound"].notna()].groupby("decision_set")["best_bound"].first()
+        if kind not in opt.index:
+            continue
+        wide = float(opt[kind])
+        sense = d["sense"].dropna().iloc[0]
+        twin = d[(d["role"] == "exact") & d["neutral_objective"].notna()] if "neutral_objective" in d else d[:0]
+        neutral = twin.sort_values("who").groupby("decision_set")["neutral_objective"].first()
+        for dset, v in opt.items():
+            if dset == kind:
+                continue
+            gap = signed_gap(float(v), wide, sense)
+            rows.append({"kind": kind, "cluster": d["cluster"].iloc[0], "jobs": int(d["jobs"].iloc[0]),
+                         "seed": int(d["seed"].iloc[0]), "decision set": dset, "its optimum": float(v),
+                         "wider set": kind, "wider optimum": wide,
+                         "value of flexibility [%]": math.nan if gap is None else 100 * gap,
+                         "neutral: twin allocations [%]": _ngap(neutral, dset, kind)})
+    if not rows:
+        return pd.DataFrame()
+    return pd.DataFrame(rows).sort_values(["kind", "cluster", "jobs", "decision set", "seed"]).reset_index(drop=True)
+
+
+def _ngap(neutral: pd.Series, narrow: str, wide: str) -> float:
+    from schedlab.formulations.result import signed_gap
+
+    if narrow not in neutral.index or wide not in neutral.index:
+        return math.nan
+    g = signed_gap(float(neutral[narrow]), float(neutral[wide]), "min")
+    return math.nan if g is None else 100 * g
 
 
 def replay_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -138,4 +204,4 @@ def fmt(value: object) -> str:
     return str(value)
 
 
-__all__ = ["bound_table", "bound_violations", "failures", "kind_header", "fmt", "gap_table", "replay_table", "scale_table", "summary"]
+__all__ = ["CHECK_ROLES", "bound_table", "bound_violations", "failures", "flexibility", "kind_header", "fmt", "gap_table", "replay_table", "scale_table", "summary"]

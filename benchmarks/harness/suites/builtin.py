@@ -4,8 +4,9 @@ Every suite is built from the registries at call time, so policies and formulati
 registered by plugins) join without an edit here:
 
 * each policy with ``twins`` answers instances of each twin kind in snapshot form, beside that kind's
-  exact twin (``Kind.exact_method()``: its ``default_exact``, else its first ``exact`` method) on two
-  backends; sizes and clusters come from the kind's :class:`~schedlab.formulations.kinds.SuitePlan`;
+  exact twin (``Kind.exact_method()``: its ``default_exact``, else its first ``exact`` method) and the
+  exact twin of every narrower decision set one of its policies is measured in (``joint-rigid`` for
+  fixed-size policies; :func:`twin_methods`), each on two backends; sizes and clusters come from the kind's :class:`~schedlab.formulations.kinds.SuitePlan`;
 * each policy family (``PolicySpec.family``) replays through its representative (FIFO first fit is
   the floor of the baseline family), on a rigid and a multi-tenant reconfigurable workload;
 * each representative runs online against the offline bound valid for it (:class:`BoundCase`); one
@@ -51,6 +52,17 @@ def exact_method(kind: str) -> str | None:
     """The kind's exact twin (``Kind.exact_method()``)."""
     m = _kinds()[kind].exact_method() if kind in _kinds() else None
     return None if m is None else m.name
+
+
+def twin_methods(kind: str) -> tuple[str, ...]:
+    """The exact twins a kind's gap cases run: its :func:`exact_method` and the twin of every other
+    decision set one of its policies is measured in (``Kind.twin_for(PolicySpec.decisions)``)."""
+    k = _kinds().get(kind)
+    if k is None:
+        return ()
+    reg = _policies()
+    want = {m.name for p in twin_kinds().get(kind, []) if (m := k.twin_for(reg[p].decisions)) is not None}
+    return tuple(m.name for m in k.twins() if m.name in want or m is k.exact_method())
 
 
 def pop_method(kind: str) -> str | None:
@@ -115,7 +127,7 @@ def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, tim
     """Twin policies, the exact formulation on ``n_backends`` backends (or every capable one), and
     optionally POP and the relaxation bound, at every size x seed."""
     policies = twin_kinds().get(kind, [])
-    exact = exact_method(kind)
+    exacts = twin_methods(kind)
     bes = backends(99 if all_backends else n_backends)
     gen = dict(_plan(kind).generator)
     cases: list[Case] = []
@@ -123,8 +135,7 @@ def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, tim
         for s in seeds:
             kw = {"seed": s, "time_limit_s": time_limit_s, "generator": gen}
             cases += [GapCase(kind, cluster, n, p, **kw) for p in policies]
-            if exact is not None:
-                cases += [GapCase(kind, cluster, n, exact, b, **kw) for b in bes]
+            cases += [GapCase(kind, cluster, n, exact, b, **kw) for exact in exacts for b in bes]
             if pop and pop_method(kind) is not None:
                 cases.append(GapCase(kind, cluster, n, pop_method(kind), bes[0], **kw))
             if lp and _kinds()[kind].relaxation is not None:
@@ -204,4 +215,4 @@ def all_suites() -> Suite:
 BUILTIN = {"quick": quick, "gap": gap, "scale": scale, "all": all_suites}
 
 __all__ = ["BUILTIN", "DEFAULT_PLAN", "FLOOR", "backends", "bound_cases", "bound_refused", "exact_method",
-           "gap_cases", "representatives", "replay_cases", "twin_kinds"]
+           "gap_cases", "representatives", "replay_cases", "twin_kinds", "twin_methods"]

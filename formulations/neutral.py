@@ -1,0 +1,111 @@
+r"""The neutral objective shared by every policy of a kind: the snapshot's **estimated average
+completion time** at the decided rates (a proxy for JCT; minimised).
+
+For a snapshot with jobs :math:`J`, a decision (allocation) :math:`A`, and per job
+
+* :math:`d_j` — its remaining run time *at its request*: ``duration * (1 - progress / iterations)``
+  when the job states a duration, else its remaining iterations over its reference rate
+  (``iterations - progress`` iterations at ``ref_rate`` iterations per second; the kinds below say
+  what the reference rate is);
+* :math:`r_j(A) > 0` — its speed under :math:`A` relative to its request (1 = as fast as requested),
+  given by the kind (joint: throughput over the request's throughput; tier: :math:`(1 + o_j(\text{machine}))
+  / (1 + o_j(\text{tier}))`; Tiresias: 1, speed independent of placement as its simulator assumes),
+
+a **placed** job finishes at :math:`C_j = d_j / r_j(A)`. A **queued** job (not in :math:`A`) is charged
+:math:`C_q = w_q + d_q` with the decision-independent wait
+
+.. math::
+
+   w_q = \max\big(d_{\min},\ f_q\big), \qquad d_{\min} = \min_{j \in J} d_j,
+
+where :math:`f_q` is the earliest time its requested GPUs fit in the aggregate free GPUs (the decision's
+machines minus ``reserved``) as the jobs running *before* the decision (``base.current``) finish at
+their current speeds (fragmentation ignored; :math:`+\infty` is replaced by the last such finish
+plus :math:`\max_j d_j` when the request never fits). :math:`d_{\min}` is the earliest the next
+decision could come (the soonest any job can finish): a job left queued on idle GPUs waits at least
+that long. The objective is :math:`\frac{1}{|J|}\sum_j C_j` (0 with no jobs).
+
+Because :math:`w_q` does not depend on the decision, starting a queued job at its request on idle
+GPUs (:math:`r_j = 1`) changes only its own term, from :math:`w_j + d_j` to :math:`d_j < w_j + d_j`:
+the objective never prefers leaving it queued (property P2). It is a scoring function only: no
+exact method optimises it, so a gap under it is measured against the exact twin's allocation (a
+reference), never against a bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from schedlab.scheduling.allocation import Allocation, JobAllocation
+from schedlab.scheduling.instance import Instance
+from schedlab.scheduling.job import Job
+
+#: the name every report prints beside a gap under this objective
+NEUTRAL_NAME = "est-avg-jct"
+NEUTRAL_SUMMARY = ("estimated average completion time [s] at the decided rates; queued jobs charged "
+                   "max(soonest finish, first fit as running jobs end) plus their run time at the request")
+
+#: ``(job allocation) -> speed relative to the request`` (> 0)
+RateFn = Callable[[JobAllocation], float]
+
+
+@dataclass(frozen=True)
+class Objective:
+    """A named scoring objective of a kind: ``fn(instance, allocation) -> value``; ``sense`` min/max;
+    ``optimised_by`` names the methods whose optimum is this objective (empty: scoring only)."""
+
+    name: str
+    fn: Callable[..., float]
+    sense: str
+    summary: str = ""
+    optimised_by: tuple[str, ...] = ()
+
+
+def remaining_time(base: Instance, job: Job, ref_rate: float = 1.0) -> float:
+    """:math:`d_j`: remaining run time at the request (module docstring)."""
+    p = base.progress.get(job.id)
+    done = p.progress if p is not None else 0.0
+    if job.duration is not None:
+        return job.duration * max(0.0, 1.0 - done / job.iterations)
+    return max(0.0, job.iterations - done) / ref_rate
+
+
+def first_fit_time(base: Instance, gpus: int, finishes: list[tuple[float, int]], horizon: float) -> float:
+    """The earliest time ``gpus`` fit in the aggregate free GPUs as running jobs release theirs
+    (``finishes``: (time, GPUs) sorted by time); ``horizon`` where they never do."""
+    used = sum(g for _, g in finishes)
+    total = sum(max(0, base.capacity(m).gpus) for m in base.cluster.machines)
+    free = total - used
+    if free >= gpus:
+        return 0.0
+    for t, g in finishes:
+        free += g
+        if free >= gpus:
+            return t
+    return horizon
+
+
+def est_avg_jct(base: Instance, allocation: Allocation, rate: RateFn, ref_rate: Callable[[Job], float]) -> float:
+    """The neutral objective (module docstring) of ``allocation`` on ``base``."""
+    jobs = base.jobs
+    if not jobs:
+        return 0.0
+    d = {j.id: remaining_time(base, j, ref_rate(j)) for j in jobs}
+    d_min, d_max = min(d.values()), max(d.values())
+    finishes = sorted((d[ja.job_id] / max(rate(ja), 1e-12), ja.gpus) for ja in base.current if ja.job_id in d)
+    horizon = (finishes[-1][0] if finishes else 0.0) + d_max
+    total = 0.0
+    for j in jobs:
+        ja = allocation.get(j.id)
+        if ja is not None:
+            r = rate(ja)
+            total += d[j.id] / r if r > 0 else math.inf
+        else:
+            total += max(d_min, first_fit_time(base, j.requested.gpus, finishes, horizon)) + d[j.id]
+    return total / len(jobs)
+
+
+__all__ = ["NEUTRAL_NAME", "NEUTRAL_SUMMARY", "Objective", "RateFn", "est_avg_jct", "first_fit_time",
+           "remaining_time"]
