@@ -243,7 +243,7 @@ def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: i
     :func:`_space`: the 3 ZeRO-Offload parameters only with ZeRO-Offload samples, ``b_intra`` /
     ``b_inter`` (with ``fit_bandwidths``) when some sample communicates inside a machine / across
     machines, ``k_fwd3d`` when TP/PP and DP-family samples mix); the others keep their values in
-    ``initial`` (default: the model's default parameters). ``FitResult.free`` names the fitted ones.
+    ``initial`` (default: the model's ``fitted`` calibration). ``FitResult.free`` names the fitted ones.
     Deterministic for a seed."""
     samples = list(samples)
     if len(samples) < MIN_SAMPLES:
@@ -254,7 +254,7 @@ def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: i
                         f"k_opt_off, k_off, k_swap), got {n_off}; pass require_offload=False to fit "
                         "without them", source="<fit samples>")
     design = _design(spec, samples, cluster)
-    start = initial or default_params(spec.name)
+    start = initial or default_params(spec.name, "fitted")  # the hierarchical model is what is fitted
     space, figures = _space(cluster, design, fit_bandwidths, start)
 
     def residuals(u: np.ndarray) -> np.ndarray:
