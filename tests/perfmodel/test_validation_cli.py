@@ -26,7 +26,7 @@ ROWS = SINGLE + MULTI
 
 
 def write_table(path, rubick, params=TRUE, model="bert", rows=ROWS, extra=()):
-    pm = PerfModel(rubick, {model: params})
+    pm = PerfModel(rubick, {model: params}, calibration="fitted")  # the form validation and `perf fit` fit
     lines = ["exec_plan,placement,iter_time,forward,overlap_sync,optimize"]
     for plan, place in rows:
         counts = {f"rack0-m{i}": int(c) for i, c in enumerate(place)}
