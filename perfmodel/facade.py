@@ -25,7 +25,13 @@ from schedlab.perfmodel.environment import (
 from schedlab.perfmodel.iteration import PlanArrays, components, iteration_time_scalar, overlap
 from schedlab.perfmodel.measured import TESTBED_MACHINE, MeasuredTimes, load_measured, measured_columns
 from schedlab.perfmodel.memory import GB_BYTES, host_memory_bytes
-from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION, PerfParams, default_params
+from schedlab.perfmodel.params import (
+    CALIBRATIONS,
+    DEFAULT_CALIBRATION,
+    FLAT_CALIBRATIONS,
+    PerfParams,
+    default_params,
+)
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.search import (
     memory_columns,
@@ -50,7 +56,10 @@ class PerfModel:
 
     ``params`` maps model names (or aliases, or :class:`ModelSpec` objects) to fitted :class:`PerfParams`;
     wherever a method takes ``model``, a :class:`ModelSpec` outside the zoo works too. Missing models use
-    :func:`perfmodel.params.default_params` under ``calibration``: ``"fitted"`` (default: ours, fitted on
+    :func:`perfmodel.params.default_params` under ``calibration``: ``"flat"`` (default: the flat DP
+    all-reduce, no per-machine GPU counts, :data:`~perfmodel.params.FLAT_PARAMS`: the previous round's
+    model, whose throughput depends on a placement only through its links, as the exact joint model
+    assumes), ``"fitted"`` (ours, hierarchical all-reduce over the per-machine counts, fitted on
     the Rubick artifact's measured tables, effective bandwidths included), ``"measured"`` (the measured
     iteration time wherever the tables hold the exact model, plan, placement and batch, the fitted model
     elsewhere: :mod:`perfmodel.measured`; ``measured`` = a :class:`MeasuredTimes` or the tables' directory,
@@ -66,6 +75,7 @@ class PerfModel:
                             source="<PerfModel>", field="calibration")
         self.cluster = cluster
         self.calibration = calibration
+        self.hierarchical = calibration not in FLAT_CALIBRATIONS  # per-machine counts enter the all-reduce
         self.measured: MeasuredTimes | None = None
         if calibration == "measured":
             self.measured = measured if isinstance(measured, MeasuredTimes) else load_measured(measured)
@@ -157,6 +167,7 @@ class PerfModel:
         return hit
 
     def _arrays(self, rows: np.ndarray, env: Env, cpus) -> PlanArrays:
+        """Columns of ``rows`` on ``env``; the DP groups' per-machine shape only when :attr:`hierarchical`."""
         f = rows.astype(float)
         n = len(rows)
         bw_dp, bw_pp = np.full(n, env.bw_dp), np.full(n, env.bw_dp)
@@ -169,7 +180,8 @@ class PerfModel:
             multi = np.nonzero((rows[:, 1] > 1) | (rows[:, 2] > 1))[0]
             if multi.size:
                 trip, inv = np.unique(rows[multi, :3], axis=0, return_inverse=True)
-                bws = np.array([self._group_bw(env, int(d), int(t), int(p)) + self._dp_shape(env, int(d), int(t), int(p))
+                bws = np.array([self._group_bw(env, int(d), int(t), int(p))
+                                + (self._dp_shape(env, int(d), int(t), int(p)) if self.hierarchical else (0, 0, 0, 0))
                                 for d, t, p in trip], dtype=float)
                 j = inv.ravel()
                 bw_dp[multi], bw_pp[multi], dp_x[multi], pp_x[multi] = bws[j, 0], bws[j, 1], bws[j, 2], bws[j, 3]
@@ -177,7 +189,8 @@ class PerfModel:
         return PlanArrays(dp=f[:, 0], tp=f[:, 1], pp=f[:, 2], mb=f[:, 3], ga=f[:, 4], gc=f[:, 5], zero=f[:, 6],
                           bw_dp=bw_dp, bw_tp=np.full(n, env.bw_tp), bw_pcie=np.full(n, env.bw_pcie),
                           cpus=np.broadcast_to(np.asarray(cpus, dtype=float), (n,)).astype(float), bw_pp=bw_pp,
-                          dp_inter=dp_x, pp_inter=pp_x, k_mach=k_m, n_max=n_max, n_min=n_min, odd=odd)
+                          dp_inter=dp_x, pp_inter=pp_x, **(dict(k_mach=k_m, n_max=n_max, n_min=n_min, odd=odd)
+                                                           if self.hierarchical else {}))
 
     # ------------------------------------------------------------ measured calibration
     def _testbed(self, env: Env) -> bool:
@@ -203,7 +216,8 @@ class PerfModel:
         bw_dp, bw_pp, dp_x, pp_x = self._group_bw(env, plan.dp, plan.tp, plan.pp)
         return iteration_time_scalar(spec, self.params_for(spec), plan_to_row(plan), bw_dp, env.bw_tp,
                                      env.bw_pcie, float(cpus), b, bw_pp=bw_pp, dp_inter=dp_x, pp_inter=pp_x,
-                                     dp_shape=self._dp_shape(env, plan.dp, plan.tp, plan.pp))
+                                     dp_shape=self._dp_shape(env, plan.dp, plan.tp, plan.pp)
+                                     if self.hierarchical else None)
 
     # ------------------------------------------------------------ predictions
     def components(self, model: str, plan: ExecutionPlan, placement: Mapping[str, int], cpus: int, *,

@@ -15,7 +15,8 @@ At least 7 samples are required, 3 of them ZeRO-Offload when any offload paramet
 identified (``require_offload``).
 
 :class:`OnlineRefitter` feeds observed throughputs of running jobs and refits when the relative error
-of the current prediction exceeds ``threshold``.
+of the current prediction exceeds ``threshold``; it fits the form its :class:`~perfmodel.PerfModel` predicts
+with (flat or hierarchical, ``PerfModel.hierarchical``).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ class _Design:
     parity: bool = False  # DP groups crossing machines, odd-count and even-count ones (k_parity identified)
 
 
-def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _Design:
+def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, hierarchical: bool = True) -> _Design:
     plans = [s.plan for s in samples]
     envs = [placement_env(cluster, s.placement) for s in samples]
     for s, e in zip(samples, envs, strict=True):
@@ -115,7 +116,7 @@ def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _De
     arr = PlanArrays.from_plans(plans, [x[0] for x in links], [e.bw_tp for e in envs],
                                 [e.bw_pcie for e in envs], [s.cpus for s in samples], [x[1] for x in links],
                                 dp_inter=[float(x[2]) for x in links], pp_inter=[float(x[3]) for x in links],
-                                dp_shape=shapes)
+                                dp_shape=shapes if hierarchical else None)  # None: the flat model
     if any(s.fwd_time_s for s in samples):
         arr = PlanArrays(**{f: getattr(arr, f) for f in PlanArrays.__dataclass_fields__ if f != "fwd_s"},
                          fwd_s=np.array([s.fwd_time_s if s.fwd_time_s else np.nan for s in samples]))
@@ -132,7 +133,7 @@ def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster) -> _De
         intra |= pl.tp > 1 or (pl.dp > 1 and not dx) or (pl.pp > 1 and not px)
         inter |= (pl.dp > 1 and dx) or (pl.pp > 1 and px)
     n3 = sum(s.plan.is_3d for s in samples)
-    crossing = [sh for s, sh in zip(samples, shapes, strict=True) if s.plan.dp > 1 and sh[0] > 1]
+    crossing = [sh for s, sh in zip(samples, shapes, strict=True) if s.plan.dp > 1 and sh[0] > 1 and hierarchical]
     return _Design(tuple(groups), np.log([s.throughput for s in samples]), intra, inter, 0 < n3 < len(samples),
                    any(s.plan.zero is ZeroMode.OFFLOAD for s in samples), len({sh[2] for sh in crossing}) > 1,
                    len({sh[3] for sh in crossing}) > 1)
@@ -231,20 +232,22 @@ def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool, start: PerfP
             figures)
 
 
-def rmsle(spec: ModelSpec, params: PerfParams, samples: Sequence[Sample], cluster: Cluster) -> float:
-    d = _design(spec, samples, cluster)
+def rmsle(spec: ModelSpec, params: PerfParams, samples: Sequence[Sample], cluster: Cluster, *,
+          hierarchical: bool = True) -> float:
+    d = _design(spec, samples, cluster, hierarchical)
     return float(np.sqrt(np.mean((predict_log_throughput(spec, params, d) - d.log_meas) ** 2)))
 
 
 def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: int = 0, starts: int = 8,
-        require_offload: bool = True, initial: PerfParams | None = None, fit_bandwidths: bool = True
-        ) -> FitResult:
+        require_offload: bool = True, initial: PerfParams | None = None, fit_bandwidths: bool = True,
+        hierarchical: bool = True) -> FitResult:
     """Fit the parameters the samples inform to ``samples`` (see the module docstring and
     :func:`_space`: the 3 ZeRO-Offload parameters only with ZeRO-Offload samples, ``b_intra`` /
     ``b_inter`` (with ``fit_bandwidths``) when some sample communicates inside a machine / across
     machines, ``k_fwd3d`` when TP/PP and DP-family samples mix); the others keep their values in
-    ``initial`` (default: the model's default parameters). ``FitResult.free`` names the fitted ones.
-    Deterministic for a seed."""
+    ``initial`` (default: the model's ``fitted`` calibration). ``FitResult.free`` names the fitted ones.
+    ``hierarchical`` False fits the flat model (calibration ``flat``: no per-machine counts, no ``k_share``
+    / ``k_parity``; default start ``FLAT_PARAMS``). Deterministic for a seed."""
     samples = list(samples)
     if len(samples) < MIN_SAMPLES:
         raise SpecError(f"fitting needs >= {MIN_SAMPLES} samples, got {len(samples)}", source="<fit samples>")
@@ -253,8 +256,8 @@ def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: i
         raise SpecError(f"fitting needs >= {MIN_OFFLOAD_SAMPLES} ZeRO-Offload samples (they alone inform "
                         f"k_opt_off, k_off, k_swap), got {n_off}; pass require_offload=False to fit "
                         "without them", source="<fit samples>")
-    design = _design(spec, samples, cluster)
-    start = initial or default_params(spec.name)
+    design = _design(spec, samples, cluster, hierarchical)
+    start = initial or default_params(spec.name, "fitted" if hierarchical else "flat")
     space, figures = _space(cluster, design, fit_bandwidths, start)
 
     def residuals(u: np.ndarray) -> np.ndarray:
@@ -296,9 +299,11 @@ def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: i
                      errors=tuple(float(x) for x in np.abs(pred - meas) / meas), free=space.names)
 
 
-def predict(spec: ModelSpec, params: PerfParams, samples: Sequence[Sample], cluster: Cluster) -> np.ndarray:
-    """Predicted throughputs (samples/s) for the samples' plans and resources."""
-    return np.exp(predict_log_throughput(spec, params, _design(spec, samples, cluster)))
+def predict(spec: ModelSpec, params: PerfParams, samples: Sequence[Sample], cluster: Cluster, *,
+            hierarchical: bool = True) -> np.ndarray:
+    """Predicted throughputs (samples/s) for the samples' plans and resources (``hierarchical`` False: the
+    flat model, calibration ``flat``)."""
+    return np.exp(predict_log_throughput(spec, params, _design(spec, samples, cluster, hierarchical)))
 
 
 class OnlineRefitter:
@@ -336,7 +341,8 @@ class OnlineRefitter:
         if self.relative_error(s) <= self.threshold or len(self.samples) < MIN_SAMPLES:
             return False
         res = fit(self.spec, self.samples, self.perf.cluster, seed=self.seed, starts=self.starts,
-                  require_offload=False, initial=self.perf.params_for(self.spec))
+                  require_offload=False, initial=self.perf.params_for(self.spec),
+                  hierarchical=getattr(self.perf, "hierarchical", True))
         self.perf.set_params(self.spec, res.params)
         self.last_fit = res
         self.refits += 1

@@ -39,7 +39,8 @@ Plan: DP ``d``, TP ``t``, PP ``p``, micro-batches ``m``, GA steps ``a``, GC, ZeR
 * ``T_off = 4 P / (d B_pcie)`` (fp32 gradients / parameters over PCIe, ZeRO-Offload only).
 * ``T_oo = f_{k_off}(T_dp1, T_off) + f_{k_swap}(T_opt, T_off)`` with ZeRO-Offload, else ``T_opt``, where
   ``T_dp1 = e P 2 (d-1) / (d t p) / B_intra'`` is the all-reduce as on one machine: the ZeRO-Offload
-  extra time is placement-independent (measured on one machine; ours, issue 24). The
+  extra time is placement-independent (measured on one machine; ours, issue 24); without per-machine
+  counts (the ``flat`` calibration, the previous round's model) ``T_dp1 = T_dp``. The
   all-reduce volume appears twice with ZeRO-Offload (as the paper writes it): ZeRO-2 reduce-scatters the
   gradients during the backward and all-gathers the updated parameter shards after the CPU step,
   overlapped with the PCIe traffic (the measured single-machine tables support it: counting it once
@@ -221,19 +222,21 @@ def combine(params, tm: Terms) -> dict[str, np.ndarray]:
         t_dp = np.where(tm.hier, np.maximum(tm.v_hi / bw_tp, inter), t_dp)
     cc = ga * fwd + (ga - 1.0) * bwd + overlap(bwd, t_dp, params.k_sync) + t_tp + t_pp
     opt = np.where(tm.zero_dp_or_plain, params.k_opt, params.k_opt_off) * tm.opt_scale
+    # the ZeRO-Offload term's all-reduce: as on one machine (placement-independent) with the per-machine
+    # counts; without them (the flat model) the DP group's own T_dp
+    t_dp1 = tm.v_dp / bw_tp if tm.hier is not None else t_dp
     if tm.offload.any():
-        t_dp1 = tm.v_dp / bw_tp  # the all-reduce as on one machine: placement-independent offload time
         oo = np.where(tm.offload, overlap(t_dp1, tm.off, params.k_off) + overlap(opt, tm.off, params.k_swap), opt)
     else:
         oo = opt
-    return {"fwd": fwd, "bwd": bwd, "dp": t_dp, "dp1": tm.v_dp / bw_tp, "tp": t_tp, "pp": t_pp, "cc": cc,
+    return {"fwd": fwd, "bwd": bwd, "dp": t_dp, "dp1": t_dp1, "tp": t_tp, "pp": t_pp, "cc": cc,
             "opt": opt, "off": tm.off, "oo": oo, "iter": cc + oo + params.k_const}
 
 
 def components(spec: ModelSpec, params: PerfParams, a: PlanArrays, *, global_batch: int | None = None
                ) -> dict[str, np.ndarray]:
     """Every term of the model (seconds), as arrays: ``fwd`` (one GA step), ``bwd``, ``dp``, ``dp1`` (the
-    all-reduce as on one machine, the ZeRO-Offload term's), ``tp``,
+    ZeRO-Offload term's all-reduce: as on one machine with per-machine counts, else ``dp``), ``tp``,
     ``pp``, ``cc``, ``opt``, ``off``, ``oo``, ``iter``."""
     return combine(params, terms(spec, a, global_batch=global_batch))
 
@@ -279,7 +282,7 @@ def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: 
     bwd = params.k_bwd * fwd + (fwd if gc else 0.0)
     sh = float(spec.seq_len * spec.hidden)
     t_dp = e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_dp * GB) if d > 1 else 0.0
-    t_dp1 = e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_tp * GB) if d > 1 else 0.0
+    t_dp1 = t_dp if dp_shape is None else (e * P * 2.0 * (d - 1.0) / (d * t * p) / (bw_tp * GB) if d > 1 else 0.0)
     if dp_shape is not None and d > 1 and dp_shape[0] > 1:
         k, nmax, nmin = dp_shape[:3]
         odd = dp_shape[3] if len(dp_shape) > 3 and z != 2 else 0

@@ -175,15 +175,38 @@ FITTED_PARAMS: MappingProxyType[str, PerfParams] = MappingProxyType({
                 b_intra=330.2, b_inter=4.814, k_fwd3d=0.2701, k_share=0.7718, k_parity=None),
 })
 
+# The previous round's model (main before issue 24): fitted the same way with the flat all-reduce (no
+# per-machine counts). The ``flat`` calibration = these parameters + the flat formula; the default, since
+# the exact joint model's option classes assume a placement's throughput depends only on its tier and
+# alignment (docs/perfmodel.md, "Calibrations").
+FLAT_PARAMS: MappingProxyType[str, PerfParams] = MappingProxyType({
+    "vit": PerfParams(k_bwd=2.137, k_sync=1.0, k_opt=1e-07, k_opt_off=0.005611, k_off=1.317, k_swap=1.152, k_const=0.03452,
+                b_intra=77.14, b_inter=9.402, k_fwd3d=None),
+    "roberta": PerfParams(k_bwd=1.544, k_sync=1.053, k_opt=1e-07, k_opt_off=0.0046, k_off=1.0, k_swap=1.627, k_const=0.041,
+                b_intra=22.16, b_inter=10.12, k_fwd3d=None),
+    "bert": PerfParams(k_bwd=1.41, k_sync=1.0, k_opt=2.075e-06, k_opt_off=0.008075, k_off=1.682, k_swap=2.591, k_const=0.1074,
+                b_intra=400.0, b_inter=14.16, k_fwd3d=None),
+    "t5": PerfParams(k_bwd=0.7819, k_sync=1.0, k_opt=1.854e-05, k_opt_off=0.007609, k_off=1.856, k_swap=3.831, k_const=0.2395,
+                b_intra=400.0, b_inter=12.37, k_fwd3d=3.8),
+    "gpt2": PerfParams(k_bwd=1.996, k_sync=1.0, k_opt=6.007e-05, k_opt_off=0.00858, k_off=1.349, k_swap=1.071, k_const=0.008762,
+                b_intra=33.26, b_inter=10.61, k_fwd3d=0.9122),
+    "llama7": PerfParams(k_bwd=6.0, k_sync=1.289, k_opt=0.0001001, k_opt_off=0.04053, k_off=1.0, k_swap=2.957, k_const=0.1321,
+                b_intra=179.5, b_inter=8.773, k_fwd3d=0.2569),
+    "llama30": PerfParams(k_bwd=2.32, k_sync=1.0, k_opt=9.684e-05, k_opt_off=0.04053, k_off=1.0, k_swap=2.957, k_const=0.0382,
+                b_intra=400.0, b_inter=11.86, k_fwd3d=0.2569),
+})
+
 # "measured" answers from the measured tables where they hold the query (perfmodel.measured) and with
-# these parameters elsewhere.
+# the fitted parameters elsewhere. Only the calibrations in FLAT_CALIBRATIONS drop the per-machine counts.
 CALIBRATIONS: MappingProxyType[str, Mapping[str, PerfParams]] = MappingProxyType({
-    "fitted": FITTED_PARAMS, "measured": FITTED_PARAMS, "artifact": ARTIFACT_PARAMS})
-DEFAULT_CALIBRATION = "fitted"
+    "flat": FLAT_PARAMS, "fitted": FITTED_PARAMS, "measured": FITTED_PARAMS, "artifact": ARTIFACT_PARAMS})
+FLAT_CALIBRATIONS: frozenset[str] = frozenset({"flat"})
+DEFAULT_CALIBRATION = "flat"
 
 
 def default_params(model: str, calibration: str = DEFAULT_CALIBRATION) -> PerfParams:
-    """The default parameters of ``model`` under ``calibration``: ``fitted`` (ours, fitted on the
+    """The default parameters of ``model`` under ``calibration``: ``flat`` (the default: ours with the flat
+    all-reduce, :data:`FLAT_PARAMS`), ``fitted`` (ours, hierarchical all-reduce, fitted on the
     measured tables, :data:`FITTED_PARAMS`; ``measured`` uses them where the tables lack a query) or
     ``artifact`` (the artifact's shipped fits converted,
     :data:`ARTIFACT_PARAMS`); a model the calibration lacks takes its family's (LLaMA-30B: LLaMA-7B;

@@ -383,10 +383,12 @@ def _artifact_times(table: Table) -> list[float]:
 
 def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit_rows: int = DEFAULT_FIT_ROWS,
                  folds: int = DEFAULT_FOLDS, seed: int = 0, starts: int = 8, forward: str | None = None,
-                 initial: PerfParams | None = None) -> ValidationResult:
+                 initial: PerfParams | None = None, hierarchical: bool = True) -> ValidationResult:
     """Run ``protocol`` on a loaded table (module docstring). Every fit starts from ``initial`` (default:
     the artifact's calibration, :data:`VALIDATION_START`, never the shipped measured fits, which saw
-    every row), which also supplies the parameters a fit's rows do not inform."""
+    every row), which also supplies the parameters a fit's rows do not inform. ``hierarchical`` False
+    validates the flat model (calibration ``flat``): no per-machine counts, and no anomaly row is fitted
+    (it has no parity term); the scored rows are the same."""
     initial = initial or default_params(table.model, VALIDATION_START)
     forward = forward or FORWARD_DEFAULT.get(table.name, "zoo")
     if forward not in FORWARD_SOURCES:
@@ -400,6 +402,8 @@ def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit
     out_folds: list[Fold] = []
 
     def fit_on(idx: Sequence[int]):
+        if not hierarchical:
+            idx = [i for i in idx if not rows[i].anomaly]
         fwd = profiled_forward(rows, idx, table.global_batch) if forward == "profiled" else [None] * len(rows)
         n_off = sum(rows[i].plan.zero is ZeroMode.OFFLOAD for i in idx)
         rules = MICRO_BATCH_RULES if any(rows[i].plan.pp > 1 for i in idx) else MICRO_BATCH_RULES[:1]
@@ -409,7 +413,7 @@ def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit
             samples = [replace(r.sample, fwd_time_s=f, plan=with_micro_batch_rule(r.plan, rule))
                        for r, f in zip(rows, fwd, strict=True)]
             res = fit(spec, [samples[i] for i in idx], cluster, seed=seed, starts=starts,
-                      require_offload=n_off >= MIN_OFFLOAD_SAMPLES, initial=initial)
+                      require_offload=n_off >= MIN_OFFLOAD_SAMPLES, initial=initial, hierarchical=hierarchical)
             if best is None or res.rmsle < best[0].rmsle - 1e-12:
                 best = (res, samples, rule)
         return (*best, time.perf_counter() - t0)
@@ -417,7 +421,7 @@ def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit
     for j, (fit_idx, scored) in enumerate(plan):
         res, samples, rule, secs = fit_on(fit_idx)
         keep = sorted(set(scored) | (set(fit_idx) if protocol != "kfold" else set()))
-        pred = predict(spec, res.params, [samples[i] for i in keep], cluster)
+        pred = predict(spec, res.params, [samples[i] for i in keep], cluster, hierarchical=hierarchical)
         for i, p in zip(keep, pred, strict=True):
             r = rows[i]
             meas = r.sample.throughput
@@ -443,13 +447,14 @@ def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit
 def validate_table(path: str | Path, cluster: Cluster, *, name: str | None = None, model: str | None = None,
                    global_batch: int | None = None, fit_rows: int = DEFAULT_FIT_ROWS, seed: int = 0,
                    starts: int = 8, profiled_forward: bool = False, protocol: str = "paper",
-                   folds: int = DEFAULT_FOLDS, forward: str | None = None, initial: PerfParams | None = None
-                   ) -> ValidationResult:
+                   folds: int = DEFAULT_FOLDS, forward: str | None = None, initial: PerfParams | None = None,
+                   hierarchical: bool = True) -> ValidationResult:
     """Load the table at ``path`` and run ``protocol`` on it (module docstring). ``profiled_forward``
     = ``forward="profiled"``."""
     table = load_table(path, cluster, name=name, model=model, global_batch=global_batch)
     return run_protocol(table, cluster, protocol, fit_rows=fit_rows, folds=folds, seed=seed, starts=starts,
-                        forward=forward or ("profiled" if profiled_forward else None), initial=initial)
+                        forward=forward or ("profiled" if profiled_forward else None), initial=initial,
+                        hierarchical=hierarchical)
 
 
 def validate_directory(directory: str | Path, cluster: Cluster, **kw) -> tuple[dict[str, ValidationResult],

@@ -1,8 +1,9 @@
 """``schedlab perf``: sensitivity curves, fitting and validation of the performance model.
 
 * ``schedlab perf curve MODEL --cluster PRESET [--resource gpu|cpu] [--cpus N] [--gpus N] [--max N]
-  [--calibration fitted|measured|artifact] [--format json]``: amount, best throughput (samples/s,
-  monotone envelope) and best plan (``measured``: the Rubick tables' times where they hold the query).
+  [--calibration flat|fitted|measured|artifact] [--format json]``: amount, best throughput (samples/s,
+  monotone envelope) and best plan (``flat``, the default: the flat all-reduce the schedulers use;
+  ``fitted``: the hierarchical all-reduce; ``measured``: the Rubick tables' times where they hold the query).
 * ``schedlab perf fit SAMPLES.csv [--model M] [--cluster PRESET] [--format json]``: fitted parameters
   and the fit error (RMSLE, average and maximum relative error).
 * ``schedlab perf validate [--dir PATH] [--protocol paper|holdout|kfold] [--folds K] [--seed S]
@@ -43,6 +44,7 @@ class Resource(StrEnum):
 
 
 class Calibration(StrEnum):
+    flat = "flat"
     fitted = "fitted"
     measured = "measured"
     artifact = "artifact"
@@ -60,9 +62,10 @@ def curve_command(
                                     help="CPU curve: fixed GPU count, at most the cluster's (default: 1)."),
     max_amount: int | None = typer.Option(None, "--max", min=1, max=COUNT_MAX,
                                           help="Largest amount, at most the cluster's total (default: that total)."),
-    calibration: Calibration = typer.Option(Calibration.fitted, "--calibration",
-                                            help="fitted (default), measured (the Rubick tables' times where "
-                                            "they hold the query) or artifact."),
+    calibration: Calibration = typer.Option(Calibration.flat, "--calibration",
+                                            help="flat (default: the flat all-reduce, as the schedulers use), "
+                                            "fitted (hierarchical all-reduce), measured (the Rubick tables' "
+                                            "times where they hold the query) or artifact."),
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
     """Sensitivity curve of a zoo model: amount, best throughput, best plan."""

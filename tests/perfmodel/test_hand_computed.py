@@ -50,9 +50,21 @@ def test_3d_plan_on_two_machines_uses_each_groups_bandwidth(pm, toy):
 
 
 def test_3d_plan_whose_dp_groups_cross_machines(pm, toy):
-    # d = 4, t = 2 on 4 + 4: DP group {0, 2, 4, 6} spans both machines, 2 GPUs on each (k = 2,
+    # flat (default) calibration: d = 4, t = 2 on 4 + 4: DP group {0, 2, 4, 6} spans both machines -> 10 GB/s
+    plan = ExecutionPlan(dp=4, tp=2)
+    c = pm.components(toy, plan, {M0: 4, M1: 4}, 8)
+    assert pm.calibration == "flat"
+    assert c["dp"] == pytest.approx(2 * 1e9 * 2 * 3 / (4 * 2) / 10e9)  # 0.15 s
+    # T_fwd 0.2, T_bwd 0.4, T_tp 1.6e-4, T_opt 0.5
+    assert c["iter"] == pytest.approx(0.2 + 0.4 + 0.15 + 1.6e-4 + 0.5 + 0.01)
+    assert pm.iteration_time(toy, plan, {M0: 4, M1: 4}, 8) == pytest.approx(1.26016)
+
+
+def test_3d_plan_whose_dp_groups_cross_machines_hierarchical(tiny_cluster, toy):
+    # fitted (hierarchical) calibration: the DP group {0, 2, 4, 6} holds 2 GPUs on each machine (k = 2,
     # n_max = n_min = 2): hierarchical all-reduce = max(intra phase, inter phase), k_share = 0 (default):
     # intra 2 B * 1e9 * 2 * (2-1)/2 / t / 100 GB/s = 0.01 s; inter 2e9 * 2 * (2-1)/2 / t / 10 GB/s = 0.1 s
+    pm = PerfModel(tiny_cluster, {toy: Q}, calibration="fitted")
     plan = ExecutionPlan(dp=4, tp=2)
     c = pm.components(toy, plan, {M0: 4, M1: 4}, 8)
     intra = 2 * 1e9 * 2 * (2 - 1) / 2 / 2 / 100e9
@@ -69,7 +81,7 @@ def test_hierarchical_all_reduce_44_against_2222_and_flat_for_one_gpu_per_machin
     """8 GPUs as 4 + 4 against 2 + 2 + 2 + 2 and 1 x 8 on rubick-64 (plain DP, 400 / 100 GB/s, no caps,
     k_share 0.5): max(intra phase, inter phase 2 e P (k-1)/k / (B n_min^0.5)); one GPU per machine is the
     flat formula."""
-    pm = PerfModel(rubick)
+    pm = PerfModel(rubick, calibration="fitted")
     pm.set_params(toy, PerfParams(**{**Q.to_dict(), "k_share": 0.5}))
     plan = ExecutionPlan(dp=8)
     ms = [f"rack0-m{i}" for i in range(8)]
@@ -119,6 +131,25 @@ def test_zero_offload_iteration_with_cpu_cores(pm, toy):
     opt2 = 0.01 * 1000 / 24  # twice the cores: the CPU optimizer step halves
     assert pm.iteration_time(toy, plan, {M0: 2}, 24) == pytest.approx(
         2.42 + (0.02 + off) + math.sqrt(opt2 ** 2 + off ** 2) + 0.01)
+
+
+def test_zero_offload_across_machines_flat_against_fitted(tiny_cluster, toy):
+    """d = 4 ZeRO-Offload on 2 + 2 (rack uplink 10 GB/s), 16 cores: T_fwd 0.4, T_bwd 0.8,
+    T_opt = 0.01 * 1000 / (4 * 4) = 0.625, T_off = 4e9 / (4 * 32e9) = 0.03125. ``flat`` (default): the
+    flat all-reduce 2e9 * 2 * 3/4 / 10e9 = 0.3 s in both T_cc and the offload overlap. ``fitted``:
+    hierarchical max(2e9 * 2 * 1/2 / 100e9, 2e9 * 2 * 1/2 / 10e9) = 0.2 s in T_cc, the offload overlap
+    on the one-machine all-reduce 2e9 * 2 * 3/4 / 100e9 = 0.03 s."""
+    plan, place = ExecutionPlan(dp=4, zero=ZeroMode.OFFLOAD), {M0: 2, M1: 2}
+    opt, off = 0.625, 0.03125
+    swap = math.sqrt(opt ** 2 + off ** 2)
+    flat = PerfModel(tiny_cluster, {toy: Q})
+    assert flat.iteration_time(toy, plan, place, 16) == pytest.approx(0.4 + 0.8 + 0.3 + (0.3 + off) + swap + 0.01)
+    assert flat.components(toy, plan, place, 16)["dp1"] == pytest.approx(0.3)
+    fitted = PerfModel(tiny_cluster, {toy: Q}, calibration="fitted")
+    assert fitted.iteration_time(toy, plan, place, 16) == pytest.approx(
+        0.4 + 0.8 + 0.2 + (0.03 + off) + swap + 0.01)
+    for pm in (flat, fitted):  # the vectorised path agrees with the scalar one
+        assert pm.throughputs(toy, [plan], place, 16)[0] == pytest.approx(8 / pm.iteration_time(toy, plan, place, 16))
 
 
 def test_envelope_by_hand():

@@ -86,8 +86,15 @@ def test_placement_bandwidth_matters(rubick):
     p = ExecutionPlan(dp=8)
     one = pm.components("gpt2", p, {m(0): 8}, 8)
     two = pm.components("gpt2", p, {m(0): 4, m(1): 4}, 8)
-    # V_dp = 2 B x 1,557,686,400 x 2 x 7/8 over 400 GB/s NVLink; on 4 + 4 the hierarchical all-reduce:
-    # max(intra 2 x 3/4 over 400 GB/s, inter 2 x 1/2 over the machines' shared 100 GB/s RDMA) = the inter
+    # flat (default): V_dp = 2 B x 1,557,686,400 x 2 x 7/8 over 400 GB/s NVLink vs 100 GB/s RDMA
+    assert one["dp"] == pytest.approx(2 * 1_557_686_400 * 2 * 7 / 8 / 400e9)
+    assert two["dp"] == pytest.approx(4 * one["dp"])
+    assert two["iter"] - one["iter"] == pytest.approx(3 * one["dp"])
+    # fitted: on 4 + 4 the hierarchical all-reduce: max(intra 2 x 3/4 over 400 GB/s, inter 2 x 1/2 over
+    # the machines' shared 100 GB/s RDMA) = the inter
+    pm = PerfModel(rubick, {"gpt2": PerfParams(k_sync=1.0)}, calibration="fitted")
+    one = pm.components("gpt2", p, {m(0): 8}, 8)
+    two = pm.components("gpt2", p, {m(0): 4, m(1): 4}, 8)
     e_p = 2 * 1_557_686_400
     assert one["dp"] == pytest.approx(e_p * 2 * 7 / 8 / 400e9)
     assert two["dp"] == pytest.approx(e_p * 2 * 1 / 2 / 100e9) and two["dp"] > e_p * 2 * 3 / 4 / 400e9
@@ -220,7 +227,7 @@ def test_measured_calibration_answers_from_the_tables_and_counts(rubick, traces_
     from schedlab.perfmodel import parse_plan
 
     pm = PerfModel(rubick, calibration="measured", measured=str(traces_dir / "rubick" / "placements"))
-    fitted = PerfModel(rubick)
+    fitted = PerfModel(rubick, calibration="fitted")
     ga = parse_plan("ga", 8)
     assert pm.iteration_time("bert", ga, "44", 8) == pytest.approx(0.2100157894736842)
     assert pm.iteration_time("bert", ga, "2222", 8) == pytest.approx(0.26393157894736846)
@@ -246,5 +253,16 @@ def test_measured_calibration_answers_from_the_tables_and_counts(rubick, traces_
         PerfModel(rubick, calibration="exact")
 
 
-def test_default_calibration_is_fitted(rubick):
-    assert PerfModel(rubick).calibration == "fitted" and PerfModel(rubick).measured is None
+def test_default_calibration_is_flat(rubick):
+    """``flat`` (default): FLAT_PARAMS and no per-machine counts (the exact joint model's assumption);
+    ``fitted`` / ``measured`` are the hierarchical model."""
+    from schedlab.perfmodel.params import FLAT_PARAMS
+
+    pm = PerfModel(rubick)
+    assert pm.calibration == "flat" and pm.measured is None and not pm.hierarchical
+    assert pm.params_for("bert") == FLAT_PARAMS["bert"] and PerfModel(rubick, calibration="fitted").hierarchical
+    # flat: 4 + 4 and 2 + 2 + 2 + 2 in one rack have the same links, so the same time; fitted tells them apart
+    plan = ExecutionPlan(dp=8)
+    assert pm.iteration_time("vit", plan, "44", 8) == pm.iteration_time("vit", plan, "2222", 8)
+    fitted = PerfModel(rubick, calibration="fitted")
+    assert fitted.iteration_time("vit", plan, "44", 8) < fitted.iteration_time("vit", plan, "2222", 8)

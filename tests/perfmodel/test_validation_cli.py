@@ -26,7 +26,7 @@ ROWS = SINGLE + MULTI
 
 
 def write_table(path, rubick, params=TRUE, model="bert", rows=ROWS, extra=()):
-    pm = PerfModel(rubick, {model: params})
+    pm = PerfModel(rubick, {model: params}, calibration="fitted")  # the form validation and `perf fit` fit
     lines = ["exec_plan,placement,iter_time,forward,overlap_sync,optimize"]
     for plan, place in rows:
         counts = {f"rack0-m{i}": int(c) for i, c in enumerate(place)}
@@ -235,3 +235,13 @@ def test_cli_curve_under_the_measured_calibration(cli, traces_dir):
     assert point["amount"] == 8 and point["throughput"] == pytest.approx(32 / 0.15498947368421054)
     code, out, _ = cli("perf", "curve", "bert", "--max", "8", "--format", "json")
     assert code == 0 and json.loads(out)["points"][7]["throughput"] < point["throughput"]
+
+
+def test_cli_curve_default_calibration_is_flat(cli):
+    """``perf curve`` without ``--calibration`` is ``flat`` (the schedulers' model), not ``fitted``."""
+    runs = {}
+    for extra in ((), ("--calibration", "flat"), ("--calibration", "fitted")):
+        code, out, _ = cli("perf", "curve", "bert", "--max", "16", *extra, "--format", "json")
+        assert code == 0
+        runs[extra[1] if extra else "default"] = [p["throughput"] for p in json.loads(out)["points"]]
+    assert runs["default"] == runs["flat"] != runs["fitted"]

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from schedlab.perfmodel.network import DALLY_TABLE1, comm_overhead, model_size_bytes, skew, tensor_sizes
-from schedlab.perfmodel.params import ARTIFACT_PARAMS, FITTED_PARAMS, PerfParams, default_params
+from schedlab.perfmodel.params import ARTIFACT_PARAMS, FITTED_PARAMS, FLAT_PARAMS, PerfParams, default_params
 from schedlab.perfmodel.zoo import CNN_MODELS, MODELS, RUBICK_MODELS, get_model
 from schedlab.topology.errors import SpecError
 from schedlab.topology.tiers import Tier
@@ -71,9 +71,13 @@ def test_artifact_parameters_converted():
     assert ARTIFACT_PARAMS["gpt2"].k_off == 1.0  # 0.028 < 1 is not an overlap exponent: clipped
     assert default_params("llama30", "artifact") == ARTIFACT_PARAMS["llama7"]
     assert default_params("resnet50") == PerfParams() == default_params("resnet50", "artifact")
-    # the fitted calibration (default): our fits, LLaMA-30B its own, bert_large BERT's
-    assert default_params("llama30") == FITTED_PARAMS["llama30"] != FITTED_PARAMS["llama7"]
-    assert default_params("bert_large") == FITTED_PARAMS["bert"] and FITTED_PARAMS["bert"].b_inter < 100
+    # the flat calibration (default): our previous-round fits, LLaMA-30B its own, bert_large BERT's
+    assert default_params("llama30") == FLAT_PARAMS["llama30"] != FLAT_PARAMS["llama7"]
+    assert default_params("bert_large") == FLAT_PARAMS["bert"] and FLAT_PARAMS["bert"].b_inter < 100
+    assert FLAT_PARAMS["bert"].k_share is None and FLAT_PARAMS["bert"].k_parity is None
+    # the fitted calibration (hierarchical): the same lookups
+    assert default_params("llama30", "fitted") == FITTED_PARAMS["llama30"] != FITTED_PARAMS["llama7"]
+    assert default_params("bert_large", "fitted") == FITTED_PARAMS["bert"] != FLAT_PARAMS["bert"]
     # "measured" answers from the tables where they hold a query and with the fitted parameters elsewhere
     assert default_params("bert", "measured") == default_params("bert", "fitted") == FITTED_PARAMS["bert"]
     with pytest.raises(SpecError, match="calibration"):
