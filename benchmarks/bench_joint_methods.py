@@ -55,7 +55,7 @@ def run(sizes: list[int], backends: list[str], time_limit: float, slow_max: int,
                 for warm in (None, start):
                     params = SolveParams(time_limit_s=time_limit, threads=1, seed=seed, warm_start=warm)
                     t = time.perf_counter()
-                    r = METHODS[method][1](inst, be, params)
+                    r = METHODS[method].solve(inst, be, params)
                     wall = time.perf_counter() - t
                     rows.append({"jobs": n, "method": method, "backend": be, "warm": warm is not None,
                                  "warm_used": r.warm_start_used, "status": r.termination.value,

@@ -219,7 +219,7 @@ def extract_machines(inst: JointInstance, built: Built, values: list[float]) -> 
             continue
         k = next((k for k, z in jr.z.items() if values[z.index] > 0.5), None)
         if k is not None:
-            chosen[job.id] = (inst.options[job.id][k], held[job.id])
+            chosen[job.id] = (inst.option(job.id, k), held[job.id])
     shares = share_resources(inst, chosen) if chosen and not (d["cpu_rows"] and d["mem_rows"]) else {}
     for jid, (o, gpus) in chosen.items():
         cpus, mem = shares.get(jid, ({}, {}))
@@ -251,7 +251,7 @@ def point_machines(inst: JointInstance, built: Built, allocation: Allocation) ->
         choice[ja.job_id] = k
         if k == "keep":
             continue
-        o = inst.options[ja.job_id][k]
+        o = inst.option(ja.job_id, k)
         fp = footprint(inst, ja)
         for m, g in fp.counts.items():
             v = d["y"].get((ja.job_id, o.divisor, o.granule, m))

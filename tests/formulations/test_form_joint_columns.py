@@ -156,6 +156,6 @@ def test_column_model_agrees_with_every_exact_joint_method(case, make_cluster):
     if case in CASES:
         assert column_optimum(inst, binding=False) > best * (1 + 1e-6), "CPUs / host memory do not bind"
     for method in ("joint", "joint-2stage", "joint-machines"):
-        r = METHODS[method][1](inst, "highs", P)
+        r = METHODS[method].solve(inst, "highs", P)
         assert r.termination is Termination.OPTIMAL, (method, r.termination, r.notes)
         assert r.objective == pytest.approx(best, rel=1e-6), (method, r.objective, best)

@@ -36,11 +36,11 @@ def test_a_valid_start_is_used_and_reported(backend, method, busy, need_backend)
     inst, rubick, fifo = busy
     for start in (rubick, fifo):
         value = joint_objective(inst, start)
-        r = METHODS[method][1](inst, backend, P.with_(warm_start=start))
+        r = METHODS[method].solve(inst, backend, P.with_(warm_start=start))
         assert r.warm_start_used is True, r.notes
         assert any(n.startswith("warm start used") for n in r.notes), r.notes
         assert r.objective >= value - 1e-9 and r.verified
-    plain = METHODS[method][1](inst, backend, P)
+    plain = METHODS[method].solve(inst, backend, P)
     assert plain.warm_start_used is None and not any("warm start" in n for n in plain.notes)
     assert plain.objective == pytest.approx(r.objective, rel=1e-6)
 
@@ -48,7 +48,7 @@ def test_a_valid_start_is_used_and_reported(backend, method, busy, need_backend)
 def test_a_backend_without_starts_says_so(busy, need_backend):
     need_backend("scipy")
     inst, rubick, _ = busy
-    r = METHODS["joint-machines"][1](inst, "scipy", P.with_(warm_start=rubick))
+    r = METHODS["joint-machines"].solve(inst, "scipy", P.with_(warm_start=rubick))
     assert r.warm_start_used is False and any("scipy takes no start" in n for n in r.notes)
 
 
@@ -60,20 +60,20 @@ def test_a_start_outside_the_model_is_not_used(method, busy):
     jobs = inst.base.jobs[:2]
     bad = Allocation.of([JobAllocation(j.id, ExecutionPlan(dp=8), {m: Resources(8, 64, 400.0)}) for j in jobs])
     assert validate_allocation(inst.base, bad)
-    r = METHODS[method][1](inst, "highs", P.with_(warm_start=bad))
+    r = METHODS[method].solve(inst, "highs", P.with_(warm_start=bad))
     assert r.warm_start_used is False and r.termination is Termination.OPTIMAL
 
 
 def test_highs_receives_the_start(busy, capfd):
     # HiGHS logs whether the MIP start MathOpt hands it is feasible (its own check)
     inst, rubick, _ = busy
-    r = METHODS["joint-machines"][1](inst, "highs", P.with_(warm_start=rubick, verbose=True))
+    r = METHODS["joint-machines"].solve(inst, "highs", P.with_(warm_start=rubick, verbose=True))
     assert r.warm_start_used is True
     assert "MIP start solution is feasible" in capfd.readouterr().out
 
 
 def test_fastest_exact_names_a_registered_method():
-    assert FASTEST_EXACT["joint"] in METHODS and METHODS[FASTEST_EXACT["joint"]][0] == "joint"
+    assert FASTEST_EXACT["joint"] in METHODS and METHODS[FASTEST_EXACT["joint"]].kind == "joint"
 
 
 # ----------------------------------------------------------------- the two-stage repair
