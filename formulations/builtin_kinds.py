@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from schedlab.formulations.joint import JointFormulation, relaxation_bound
 from schedlab.formulations.joint_instance import GAP_NOTE as JOINT_GAP_NOTE
-from schedlab.formulations.joint_instance import JointInstance, joint_objective
+from schedlab.formulations.joint_instance import JointInstance, joint_objective, slo_violations
 from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.joint_twostage import JointTwoStage
 from schedlab.formulations.kind_options import JointOptions, OfflineOptions, TierOptions, TiresiasOptions
@@ -86,7 +86,7 @@ JOINT = Kind(
                "class model, then placement; falls back to the per-machine model when placement fails"),
         _pop_method("pop-joint", "joint"),
     ),
-    containment=JointFormulation, relaxation=_joint_lp, gap_note=JOINT_GAP_NOTE,
+    containment=JointFormulation, relaxation=_joint_lp, gap_note=JOINT_GAP_NOTE, rules=slo_violations,
     default_cluster="rubick-64", default_jobs=30, default_exact=JOINT_DEFAULT_EXACT,
     # perf-model option tables: the models Rubick knows (on the synthetic zoo it would keep every job rigid),
     # on a fragmented cluster (a third of the machines partly busy)

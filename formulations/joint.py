@@ -53,7 +53,7 @@ from schedlab.formulations.joint_common import (
     set_objective,
     share_resources,
 )
-from schedlab.formulations.joint_instance import JointInstance, footprint, joint_objective
+from schedlab.formulations.joint_instance import JointInstance, footprint, joint_objective, slo_violations
 from schedlab.formulations.joint_pooled import (
     build_pooled,
     class_model,
@@ -309,14 +309,13 @@ class JointFormulation:
         for ja in solution:
             job = inst.base.job(ja.job_id)
             try:
-                v = inst.value(ja)
+                inst.value(ja)
             except SolverError as e:
                 out.append(f"[price] {e}")
                 continue
-            if job.guaranteed and v < inst.weight(job.id) * (1 - 1e-9):
-                out.append(f"[slo] guaranteed job {job.id!r} runs below its requested throughput")
             if not set(ja.placement) <= elig:
                 out.append(f"[eligible] job {job.id!r} uses machines outside the sub-problem")
+        out += slo_violations(inst, solution)
         if inst.place_guaranteed:
             out += [f"[slo] guaranteed job {j.id!r} not placed" for j in inst.base.jobs
                     if j.guaranteed and j.id not in solution]

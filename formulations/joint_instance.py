@@ -321,6 +321,26 @@ def joint_objective(inst: JointInstance, allocation: Allocation) -> float:
     return sum(vals) - inst.reconfig_penalty * changed(inst, allocation)
 
 
+def slo_violations(inst: JointInstance, allocation: Allocation) -> list[str]:
+    """The joint problem's rule beyond :func:`scheduling.validate_allocation`: a placed guaranteed job
+    runs at least at its SLO (its requested throughput: weighted normalised value >= its weight). An
+    allocation breaking it is no point of the problem (the models admit no such option), so it gets no
+    gap; one that cannot be priced is left to the objective, which raises."""
+    out = []
+    for ja in allocation:
+        job = inst.base.job_by_id.get(ja.job_id)
+        if job is None or not job.guaranteed:
+            continue
+        try:
+            v = inst.value(ja)
+        except SolverError:
+            continue
+        if v < inst.weight(job.id) * (1 - 1e-9):
+            out.append(f"[slo] guaranteed job {job.id!r} runs below its requested throughput "
+                       f"({v / inst.weight(job.id):.4g} of it)")
+    return out
+
+
 def option_throughput(inst: JointInstance, ja: JobAllocation) -> float:
     """Throughput of an allocated job (its price; kept for callers of the old name)."""
     return inst.pricer.price(inst.base.job(ja.job_id), ja, footprint(inst, ja))
@@ -359,5 +379,5 @@ def make_allocation(job_id: str, plan: ExecutionPlan, gpus: Mapping[str, int], c
 
 
 __all__ = ["GAP_NOTE", "PERF_CPU_LEVELS", "PRICINGS", "Footprint", "JobOption", "JointInstance", "JointObjective",
-           "changed", "covering_option", "footprint", "joint_objective", "make_allocation", "option_throughput",
+           "changed", "covering_option", "slo_violations", "footprint", "joint_objective", "make_allocation", "option_throughput",
            "split_evenly", "table_price"]

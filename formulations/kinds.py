@@ -155,6 +155,14 @@ class Kind(Generic[I]):
     default_exact: str | None = None
     #: whether policies answer it in snapshot form (the offline kind is answered online instead)
     snapshot: bool = True
+    #: the kind's own rules a plain allocation must keep beyond ``scheduling.validate_allocation`` (joint: a
+    #: placed guaranteed job at its SLO); ``(instance, allocation) -> violations``. A policy decision that
+    #: breaks one is ``invalid`` (no gap: it is no point of the problem the exact methods solve)
+    rules: Callable[[I, Allocation], list[str]] | None = None
+
+    def violations(self, inst: I, allocation: Allocation) -> list[str]:
+        """What :attr:`rules` finds wrong with a plain allocation (empty without rules)."""
+        return [] if self.rules is None else list(self.rules(inst, allocation))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "methods", tuple(self.methods))

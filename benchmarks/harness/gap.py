@@ -145,7 +145,7 @@ def _policy(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
     t2 = time.perf_counter()
     alloc = policy.decide(inst.base, seed=case.seed)
     t3 = time.perf_counter()
-    bad = [str(v) for v in validate_allocation(inst.base, alloc)]
+    bad = [str(v) for v in validate_allocation(inst.base, alloc)] or kind.violations(inst, alloc)
     return {"build_s": t2 - t1, "solve_s": t3 - t2, "threads": 1, "violations": bad, "verified": not bad,
             "placed": len(alloc), "status": "ok" if not bad else "invalid",
             "objective": kind.score(inst, alloc) if not bad else None}

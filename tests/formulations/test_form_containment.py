@@ -271,7 +271,7 @@ def test_random_valid_tier_and_tiresias_allocations_are_contained(seed):
 
 def test_check_detects_what_the_model_excludes(make_cluster):
     # the check can fail: two jobs on one 4-GPU machine with 6 GPUs in all break a capacity row, and a
-    # guaranteed job below its SLO has no admissible option
+    # guaranteed job below its SLO breaks a rule of the kind (Kind.violations: no point of the problem)
     from schedlab.formulations.joint_instance import JobOption, JointInstance
     from schedlab.scheduling import Job, JobClass
 
@@ -287,4 +287,7 @@ def test_check_detects_what_the_model_excludes(make_cluster):
     assert not rep.ok and any("cap" in p for p in rep.problems)
     slow = Allocation.of([JobAllocation("b", ExecutionPlan(dp=1), {m0: Resources(1, 1, 0.0)})])
     rep = check(inst, slow)
-    assert not rep.ok and any("no option" in p for p in rep.problems)
+    assert not rep.ok and any("rule of the kind: [slo]" in p for p in rep.problems)
+    # a plan no option of the table has (table pricing) is priceable by no option: not contained
+    odd = Allocation.of([JobAllocation("a", ExecutionPlan(dp=2), {m0: Resources(2, 2, 0.0)})])
+    assert not check(inst, odd).ok
