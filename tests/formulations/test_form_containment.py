@@ -27,7 +27,7 @@ from schedlab.formulations.joint_options import _syn_plans, generate_joint
 from schedlab.formulations.tier import TierFormulation, generate_tier
 from schedlab.formulations.tiresias import TiresiasFormulation
 from schedlab.formulations.tiresias_gen import generate_tiresias
-from schedlab.perfmodel.plans import ExecutionPlan
+from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
 from schedlab.scheduling import Allocation, Instance, JobAllocation, Resources, validate_allocation
 from schedlab.topology import preset
 from schedlab.topology.cluster import Cluster
@@ -213,6 +213,23 @@ def test_random_valid_allocations_on_multi_rack_clusters_are_contained(seed, whi
     rep = check(inst, alloc)
     assert rep.ok, str(rep)
     assert check(inst, alloc, JointFormulation(aggregate=False)).ok
+
+
+@pytest.mark.xfail(strict=True, reason="the perf model's hierarchical all-reduce (k_share, k_parity; issue 24) "
+                   "prices 5+3 above its class's canonical placement 7+1: an option class no longer bounds its members")
+def test_an_uneven_split_is_covered_by_its_option_class():
+    # found by test_random_valid_joint_allocations_are_contained at 300 examples (seed 12445): roberta,
+    # zero-dp over 8 GPUs as 5 + 3 on two machines is worth 0.9159250 (normalised); its class (rack tier,
+    # divisor 1) is valued on 7 + 1 at 0.9159247 and no other option covers it. Tiny here, 0.2-1.7 % on the
+    # column cases (test_form_joint_columns.SHAPE)
+    inst = joint_pool()[0]
+    job = inst.base.job("j0004")
+    plan = ExecutionPlan(dp=8, zero=ZeroMode.DP)
+    alloc = Allocation.of([JobAllocation(job.id, plan, {"rack0-m1": Resources(5, 40, 20.0),
+                                                        "rack0-m4": Resources(3, 34, 13.0)})])
+    assert validate_allocation(inst.base, alloc) == []
+    assert inst.value(alloc[job.id]) == pytest.approx(0.915925, rel=1e-6)
+    assert check(inst, alloc).ok
 
 
 def test_dally2_spread_over_every_machine_is_priced_and_contained():
