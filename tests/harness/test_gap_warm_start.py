@@ -62,3 +62,31 @@ def test_the_record_keeps_the_warm_start_fields(tmp_path):
         st.put({"key": "k", "suite": "s", "warm_start": "rubick", "warm_start_used": True})
         rec = st.records("s")[0]
     assert rec["warm_start"] == "rubick" and rec["warm_start_used"] is True
+
+
+def test_the_gap_table_says_how_many_warm_starts_were_used():
+    from schedlab.benchmarks.harness.analysis import frame
+    from schedlab.benchmarks.harness.report.tables import gap_table
+
+    def rec(label, params, used, seed):
+        return {"suite": "s", "label": label, "case_type": "gap", "role": "exact", "method": "joint-2stage",
+                "backend": "scipy" if used is False else "highs", "params": params, "instance": f"I{seed}",
+                "kind": "joint", "cluster": "c", "jobs": 4, "gpus": 8, "status": "optimal", "objective": 3.0,
+                "bound": 3.0, "sense": "max", "proven": True, "verified": True, "build_s": 0.0, "solve_s": 0.1,
+                "finished_at": "t", "time_limit_s": 10.0, "message": "",
+                "warm_start": params.get("warm_start"), "warm_start_used": used}
+
+    t = gap_table(frame([rec("a", {"warm_start": "rubick"}, True, 0), rec("b", {"warm_start": "rubick"}, True, 1),
+                         rec("c", {"warm_start": "rubick"}, False, 0), rec("d", {}, None, 0)]))
+    by = dict(zip(t["method"], t["warm start used"], strict=True))
+    assert by == {"joint-2stage@highs[warm_start=rubick]": "2/2", "joint-2stage@scipy[warm_start=rubick]": "0/1",
+                  "joint-2stage@highs": ""}
+
+
+def test_a_suite_case_with_an_unknown_warm_start_policy_is_refused_before_running():
+    from schedlab.benchmarks.harness.validate import check_gap
+
+    check_gap(case("joint-2stage", "highs", warm_start="rubick"))
+    with pytest.raises(SpecError, match="unknown policy 'rubik'") as e:
+        check_gap(case("joint-2stage", "highs", warm_start="rubik"))
+    assert e.value.field == "params.warm_start"

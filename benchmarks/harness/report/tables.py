@@ -67,9 +67,18 @@ def kind_header(kind: str) -> dict[str, str]:
             "note": k.gap_note}
 
 
+def _warm(d: pd.DataFrame) -> str:
+    """``used/runs`` of a warm-started series (``params.warm_start``), blank otherwise."""
+    if "warm_start" not in d or not d["warm_start"].notna().any():
+        return ""
+    used = d["warm_start_used"].map(lambda v: v is True or v == 1) if "warm_start_used" in d else []
+    return f"{int(sum(used))}/{len(d)}"
+
+
 def gap_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per (kind, cluster, jobs, method@backend): its role, seeds, mean and max signed gap to the best
-    bound, share of instances whose bound is the proven optimum, median time, statuses."""
+    bound, share of instances whose bound is the proven optimum, how many runs' warm start the backend
+    took (warm-started series only), median time, statuses."""
     g = df[(df["case_type"] == "gap") & df["current"]]
     if g.empty:
         return pd.DataFrame()
@@ -81,6 +90,7 @@ def gap_table(df: pd.DataFrame) -> pd.DataFrame:
                      "mean gap [%]": 100 * gaps.mean() if len(gaps) else math.nan,
                      "max gap [%]": 100 * gaps.max() if len(gaps) else math.nan,
                      "bound proven optimal": f"{int(d['bound_optimal'].sum())}/{len(d)}",
+                     "warm start used": _warm(d),
                      "median time [s]": d["time_s"].median(), "status": _fmt_status(d["status"])})
     return pd.DataFrame(rows).sort_values(["kind", "cluster", "jobs", "method"]).reset_index(drop=True)
 
