@@ -30,7 +30,7 @@ from schedlab.topology.loaders import spec_from_dict
 P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
 REG = all_policies()
 FORMS = {"joint": JointFormulation, "tier-placement": TierFormulation, "tiresias-placement": TiresiasFormulation}
-SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 
 
 def cluster(racks: int, machines: int, gpus: int, gpu_model: str, mem: float) -> Cluster:
