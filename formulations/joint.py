@@ -84,7 +84,9 @@ def machine_classes(inst: JointInstance, machines: list[str]) -> list[list[str]]
 
 def canonical(allocation: Allocation, classes: list[list[str]]) -> Allocation:
     """``allocation`` with the machines of each class relabelled so their GPU loads do not increase
-    along the class (the order the model's symmetry rows impose; same objective on identical machines)."""
+    along the class (the order the model's symmetry rows impose). Same footprint classes, so the same
+    options cover it; not always the same price: the perf model lays a 3D plan's ranks out by machine
+    name, so uneven counts can straddle differently (the containment point keeps the original's value)."""
     load: dict[str, int] = defaultdict(int)
     for ja in allocation:
         for m, r in ja.placement.items():
@@ -236,6 +238,7 @@ def point_machines(inst: JointInstance, built: Built, allocation: Allocation) ->
     not be mapped."""
     d = built.data
     alloc = canonical(allocation, d["classes"])
+    orig = {ja.job_id: ja for ja in allocation}
     vals: dict[int, float] = {}
     problems: list[str] = []
     choice, price = {}, {}
@@ -244,7 +247,7 @@ def point_machines(inst: JointInstance, built: Built, allocation: Allocation) ->
         if jr is None:
             problems.append(f"job {ja.job_id!r} is not in the instance")
             continue
-        got = covering_choice(inst, ja, jr, problems)
+        got = covering_choice(inst, ja, jr, problems, priced=orig[ja.job_id])
         if got is None:
             continue
         price[ja.job_id], k = got
