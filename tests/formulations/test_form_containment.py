@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, assume, given, reject, settings
 from hypothesis import strategies as st
 
 from schedlab.benchmarks.registry import all_policies
+from schedlab.formulations import KINDS as FKINDS
 from schedlab.formulations import OBJECTIVES, SolveParams, Termination
 from schedlab.formulations.base import solve
 from schedlab.formulations.containment import check
@@ -34,6 +35,7 @@ from schedlab.topology.cluster import Cluster
 from schedlab.topology.loaders import spec_from_dict
 
 REG = all_policies()
+JOINT = FKINDS["joint"]
 KINDS = ("joint", "tier-placement", "tiresias-placement")
 P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
 
@@ -199,15 +201,18 @@ def assert_contained(inst, alloc: Allocation, form=None) -> None:
 def joint_pool() -> tuple:
     return (generate_joint(preset("rubick-64"), 12, seed=5, source="perfmodel", running_frac=0.4, reconfig_penalty=0.2),
             generate_joint(preset("rubick-64"), 12, seed=6, running_frac=0.3),
-            generate_joint(preset("dally-2"), 12, seed=7, max_gpus=16))
+            generate_joint(preset("dally-2"), 12, seed=7, max_gpus=16),
+            # guaranteed jobs whose minRes CPUs lie above their options' CPU levels (JointInstance.table)
+            generate_joint(preset("rubick-64"), 12, seed=8, source="perfmodel", guaranteed_frac=0.6))
 
 
 @settings(max_examples=24, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
-@given(seed=st.integers(0, 10**6), which=st.integers(0, 2))
+@given(seed=st.integers(0, 10**6), which=st.integers(0, 3))
 def test_random_valid_joint_allocations_are_contained(seed, which):
     inst = joint_pool()[which]
     alloc = random_joint_allocation(inst, random.Random(seed))
-    assume(validate_allocation(inst.base, alloc) == [])
+    # valid: the verifier's rules and the kind's (a guaranteed job at its SLO)
+    assume(validate_allocation(inst.base, alloc) == [] and not JOINT.violations(inst, alloc))
     assert_contained(inst, alloc)
 
 
@@ -351,3 +356,10 @@ def test_check_detects_what_the_model_excludes(make_cluster):
     # a plan no option of the table has (table pricing) is priceable by no option: not contained
     odd = Allocation.of([JobAllocation("a", ExecutionPlan(dp=2), {m0: Resources(2, 2, 0.0)})])
     assert not check(inst, odd).ok
+
+
+def test_the_guaranteed_pool_exercises_options_below_minres():
+    inst = joint_pool()[3]
+    lifted = [j for j in inst.base.jobs if j.guaranteed
+              and any(o.cpus < j.min_resources.cpus for o in inst.options[j.id])]
+    assert lifted and all(o.cpus >= j.min_resources.cpus for j in lifted for _, o in inst.admissible(j))
