@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from schedlab.formulations.joint import JointFormulation, relaxation_bound
 from schedlab.formulations.joint_instance import GAP_NOTE as JOINT_GAP_NOTE
-from schedlab.formulations.joint_instance import JointInstance, joint_objective, option_throughput
+from schedlab.formulations.joint_instance import (
+    JointInstance,
+    joint_objective,
+    option_throughput,
+    slo_violations,
+)
 from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.joint_rigid import RIGID_DECISIONS, solve_rigid
 from schedlab.formulations.joint_twostage import JointTwoStage
@@ -119,7 +124,7 @@ JOINT = Kind(
                "fixed-size twin: joint-2stage with GPU counts and plans at the request (admission, placement "
                "and preemption free)", decisions=RIGID_DECISIONS),
     ),
-    containment=JointFormulation, relaxation=_joint_lp, gap_note=JOINT_GAP_NOTE,
+    containment=JointFormulation, relaxation=_joint_lp, gap_note=JOINT_GAP_NOTE, rules=slo_violations,
     default_cluster="rubick-64", default_jobs=30, default_exact=JOINT_DEFAULT_EXACT, neutral=_neutral(_joint_neutral),
     # perf-model option tables: the models Rubick knows (on the synthetic zoo it would keep every job rigid),
     # on a fragmented cluster (a third of the machines partly busy)

@@ -52,6 +52,9 @@ def check(inst: Any, allocation: Allocation, formulation: Any = None, *, rel_tol
         raise SpecError(f"instance kind {kind!r} declares no containment formulation", source="<containment>",
                         field="kind")
     form = formulation if formulation is not None else k.containment()
+    broken = k.violations(inst, allocation)
+    if broken:  # not a point of the problem at all (e.g. a guaranteed job below its SLO)
+        return ContainmentReport(kind, False, None, None, tuple(f"breaks a rule of the kind: {b}" for b in broken))
     try:
         obj = k.objective(inst, allocation)
         solution = k.complete(inst, allocation)

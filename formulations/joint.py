@@ -53,7 +53,7 @@ from schedlab.formulations.joint_common import (
     set_objective,
     share_resources,
 )
-from schedlab.formulations.joint_instance import JointInstance, footprint, joint_objective
+from schedlab.formulations.joint_instance import JointInstance, footprint, joint_objective, slo_violations
 from schedlab.formulations.joint_pooled import (
     build_pooled,
     class_model,
@@ -84,7 +84,9 @@ def machine_classes(inst: JointInstance, machines: list[str]) -> list[list[str]]
 
 def canonical(allocation: Allocation, classes: list[list[str]]) -> Allocation:
     """``allocation`` with the machines of each class relabelled so their GPU loads do not increase
-    along the class (the order the model's symmetry rows impose; same objective on identical machines)."""
+    along the class (the order the model's symmetry rows impose). Same footprint classes, so the same
+    options cover it; not always the same price: the perf model lays a 3D plan's ranks out by machine
+    name, so uneven counts can straddle differently (the containment point keeps the original's value)."""
     load: dict[str, int] = defaultdict(int)
     for ja in allocation:
         for m, r in ja.placement.items():
@@ -219,7 +221,7 @@ def extract_machines(inst: JointInstance, built: Built, values: list[float]) -> 
             continue
         k = next((k for k, z in jr.z.items() if values[z.index] > 0.5), None)
         if k is not None:
-            chosen[job.id] = (inst.options[job.id][k], held[job.id])
+            chosen[job.id] = (inst.option(job.id, k), held[job.id])
     shares = share_resources(inst, chosen) if chosen and not (d["cpu_rows"] and d["mem_rows"]) else {}
     for jid, (o, gpus) in chosen.items():
         cpus, mem = shares.get(jid, ({}, {}))
@@ -236,6 +238,7 @@ def point_machines(inst: JointInstance, built: Built, allocation: Allocation) ->
     not be mapped."""
     d = built.data
     alloc = canonical(allocation, d["classes"])
+    orig = {ja.job_id: ja for ja in allocation}
     vals: dict[int, float] = {}
     problems: list[str] = []
     choice, price = {}, {}
@@ -244,14 +247,14 @@ def point_machines(inst: JointInstance, built: Built, allocation: Allocation) ->
         if jr is None:
             problems.append(f"job {ja.job_id!r} is not in the instance")
             continue
-        got = covering_choice(inst, ja, jr, problems)
+        got = covering_choice(inst, ja, jr, problems, priced=orig[ja.job_id])
         if got is None:
             continue
         price[ja.job_id], k = got
         choice[ja.job_id] = k
         if k == "keep":
             continue
-        o = inst.options[ja.job_id][k]
+        o = inst.option(ja.job_id, k)
         fp = footprint(inst, ja)
         for m, g in fp.counts.items():
             v = d["y"].get((ja.job_id, o.divisor, o.granule, m))
@@ -309,14 +312,13 @@ class JointFormulation:
         for ja in solution:
             job = inst.base.job(ja.job_id)
             try:
-                v = inst.value(ja)
+                inst.value(ja)
             except SolverError as e:
                 out.append(f"[price] {e}")
                 continue
-            if job.guaranteed and v < inst.weight(job.id) * (1 - 1e-9):
-                out.append(f"[slo] guaranteed job {job.id!r} runs below its requested throughput")
             if not set(ja.placement) <= elig:
                 out.append(f"[eligible] job {job.id!r} uses machines outside the sub-problem")
+        out += slo_violations(inst, solution)
         if inst.place_guaranteed:
             out += [f"[slo] guaranteed job {j.id!r} not placed" for j in inst.base.jobs
                     if j.guaranteed and j.id not in solution]

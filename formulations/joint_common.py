@@ -156,13 +156,16 @@ def point_common(inst: JointInstance, rows: Mapping[str, JobRows], t: Any, value
     return out
 
 
-def covering_choice(inst: JointInstance, ja: JobAllocation, jr: JobRows, problems: list[str]
-                    ) -> tuple[float, int | str] | None:
+def covering_choice(inst: JointInstance, ja: JobAllocation, jr: JobRows, problems: list[str],
+                    priced: JobAllocation | None = None) -> tuple[float, int | str] | None:
     """``(value, choice)`` of an allocation in a model: its weighted normalised price and the option
     index that covers it (or ``"keep"``: the running allocation, unchanged); ``None`` with the reason
-    appended to ``problems`` when it cannot run or no option of the model covers it."""
+    appended to ``problems`` when it cannot run or no option of the model covers it. ``priced``: the
+    allocation whose price counts when ``ja`` is its relabelling by the model's machine symmetries (the
+    perf model lays ranks out by machine name, so a relabelled 3D plan can straddle differently; the
+    option covers both, and the point keeps the original's value)."""
     try:
-        v = inst.value(ja)
+        v = inst.value(priced if priced is not None else ja)
     except SolverError as e:
         problems.append(str(e))
         return None

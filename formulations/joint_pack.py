@@ -80,7 +80,7 @@ def pack_greedy(inst: JointInstance, chosen: Mapping[str, JobOption | str], *, r
     if repair and missed:
         for jid, o in sorted(missed, key=lambda t: (-option_value(inst, base.job(t[0]), t[1]), t[0])):
             room = sum(f[0] for f in free.values())
-            alts = sorted((a for _, a in inst.admissible(base.job(jid)) if a.gpus <= room and a is not o),
+            alts = sorted((a for _, a in inst.admissible(base.job(jid)) if a.gpus <= room and a != o),
                           key=lambda a: -a.throughput)
             for a in alts:
                 if place(jid, a):

@@ -211,7 +211,7 @@ def extract_pooled(inst: JointInstance, built: Built, values: list[float]) -> Al
     for key, jr in d["rows"].items():
         todo = list(jr.jobs)
         for k, z in sorted(jr.z.items()):
-            o = inst.options[jr.jobs[0].id][k]
+            o = inst.option(jr.jobs[0].id, k)
             for _ in range(int(round(values[z.index]))):
                 jid = todo.pop(0).id
                 chosen_opt[jid] = o
@@ -276,7 +276,7 @@ def point_pooled(inst: JointInstance, built: Built, allocation: Allocation) -> t
             continue
         price[ja.job_id], k = got
         choice[ja.job_id] = k
-        o = inst.options[ja.job_id][k]
+        o = inst.option(ja.job_id, k)
         fp = footprint(inst, ja)
         for m, g in fp.counts.items():
             if m not in pool_of:

@@ -103,8 +103,8 @@ class JointTwoStage:
                 for k, z in sorted(r.z.items()):
                     for _ in range(int(round(raw.values[z.index]))):
                         jid = todo.pop(0)
-                        opts[jid] = (inst.options[jid][k],)
-                        chosen[jid] = inst.options[jid][k]
+                        opts[jid] = (inst.option(jid, k),)
+                        chosen[jid] = inst.option(jid, k)
                 if r.keep is not None and raw.values[r.keep.index] > 0.5:
                     chosen[todo[0]] = "keep"
                 opts.update({jid: () for jid in todo})

@@ -64,6 +64,12 @@ class SolverOptions(Options):
     deterministic_limit: PositiveFloat | None = Field(None, description="CP-SAT deterministic seconds")
     node_limit: PositiveInt | None = Field(None, description="branch-and-bound nodes (HiGHS, SCIP, CBC, scipy)")
     rel_gap: NonNegativeFloat = Field(1e-6, description="tolerance of the status rule")
+    warm_start: str | None = Field(None, description="a registered policy whose snapshot decision warm-starts the "
+                                   "solve (methods with the warm-start capability; not a SolveParams field)")
+
+    def solve_fields(self) -> dict[str, object]:
+        """The fields that are :class:`~formulations.SolveParams` parameters (all but ``warm_start``)."""
+        return {k: getattr(self, k) for k in type(self).model_fields if k != "warm_start"}
 
 
 __all__ = ["JointOptions", "NoOptions", "OfflineOptions", "Options", "SolverOptions", "TierOptions",

@@ -168,6 +168,14 @@ class Kind(Generic[I]):
     #: the neutral objective shared by every policy of the kind (:mod:`formulations.neutral`), scored
     #: beside THE (family) objective on every allocation; ``None``: none declared
     neutral: Objective | None = None
+    #: the kind's own rules a plain allocation must keep beyond ``scheduling.validate_allocation`` (joint: a
+    #: placed guaranteed job at its SLO); ``(instance, allocation) -> violations``. A policy decision that
+    #: breaks one is ``invalid`` (no gap: it is no point of the problem the exact methods solve)
+    rules: Callable[[I, Allocation], list[str]] | None = None
+
+    def violations(self, inst: I, allocation: Allocation) -> list[str]:
+        """What :attr:`rules` finds wrong with a plain allocation (empty without rules)."""
+        return [] if self.rules is None else list(self.rules(inst, allocation))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "methods", tuple(self.methods))

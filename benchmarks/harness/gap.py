@@ -24,8 +24,7 @@ from schedlab.formulations import (
     Unsupported,
     relative_gap,
 )
-from schedlab.formulations.kind_options import SolverOptions
-from schedlab.formulations.kinds import Role
+from schedlab.formulations.kinds import Capability, Role
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.registry import Decision, PolicyFamily, PolicySpec
 from schedlab.scheduling.verify import validate_allocation
@@ -153,7 +152,7 @@ def _policy(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
     t2 = time.perf_counter()
     alloc = policy.decide(inst.base, seed=case.seed)
     t3 = time.perf_counter()
-    bad = [str(v) for v in validate_allocation(inst.base, alloc)]
+    bad = [str(v) for v in validate_allocation(inst.base, alloc)] or kind.violations(inst, alloc)
     twin = kind.twin_for(spec.decisions)
     return {"build_s": t2 - t1, "solve_s": t3 - t2, "threads": 1, "violations": bad, "verified": not bad,
             "placed": len(alloc), "status": "ok" if not bad else "invalid",
@@ -169,12 +168,14 @@ def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) 
         raise SpecError(f"method {case.method!r} solves {method.kind!r} instances, not {case.kind!r}",
                         source=f"<case {case.label}>", field="method")
     opts = method.parse_options(case.params, source=f"<case {case.label}>")
-    solver = {k: getattr(opts, k) for k in SolverOptions.model_fields}
-    params = SolveParams(time_limit_s=case.time_limit_s, threads=threads, seed=case.seed, **solver)
+    params = SolveParams(time_limit_s=case.time_limit_s, threads=threads, seed=case.seed, **opts.solve_fields())
+    start, start_note = warm_start(method, inst, case, opts.warm_start)
+    if start is not None:
+        params = params.with_(warm_start=start)
     try:
         res = method.solve(inst, case.backend, params)
     except Unsupported as e:
-        return {"status": "unsupported", "message": str(e)}
+        return {"status": "unsupported", "message": str(e), "warm_start": opts.warm_start}
     objective = None
     bad = list(res.violations or ())
     if res.solution is not None:
@@ -187,9 +188,24 @@ def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) 
             "threads": res.threads if res.threads is not None else params.effective_threads,
             "backend_version": res.backend_version, "violations": bad,
             "verified": None if res.solution is None else not bad, "message": res.message,
-            "notes": list(res.notes), "model": dict(res.model_stats),
-            "placed": None if res.allocation is None else len(res.allocation),
+            "notes": [*start_note, *res.notes], "model": dict(res.model_stats),
+            "placed": None if res.allocation is None else len(res.allocation), "warm_start": opts.warm_start,
+            "warm_start_used": False if start_note else res.warm_start_used,
             "neutral_objective": _neutral(kind, inst, res.allocation) if objective is not None and not bad else None}
+
+
+def warm_start(method: Method, inst: Any, case: GapCase, policy: str | None) -> tuple[Allocation | None, list[str]]:
+    """The warm start a case asks for (``params.warm_start: POLICY``): the policy's snapshot decision
+    ``decide(inst.base, seed=case.seed)`` when the method declares the warm-start capability; else no
+    start and a note saying why (the record's ``warm_start_used`` is then False)."""
+    if policy is None:
+        return None, []
+    from schedlab.benchmarks.registry import all_policies
+
+    spec = all_policies().spec(policy, source=f"<case {case.label}> params.warm_start")
+    if Capability.WARM_START not in method.capabilities:
+        return None, [f"warm start from {policy} not given: method {method.name!r} declares no warm-start capability"]
+    return spec.build({}, seed=case.seed, source=f"<case {case.label}>").decide(inst.base, seed=case.seed), []
 
 
 def online_value(objective: str, jobs: list) -> float:
@@ -250,4 +266,5 @@ def run_bound(case: BoundCase, *, threads: int = 1) -> dict[str, Any]:
 
 
 __all__ = ["LP_BOUND", "OFFLINE_BOUND_METHOD", "bound_decisions", "bound_refusal", "is_exact", "make_instance",
-           "method_of", "method_role", "offline_bound_method", "online_value", "run_bound", "run_gap", "score", "trivial_bound"]
+           "method_of", "method_role", "offline_bound_method", "online_value", "run_bound", "run_gap", "score",
+           "trivial_bound", "warm_start"]

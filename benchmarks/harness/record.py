@@ -11,6 +11,9 @@ Fields (``FIELDS``; ``None`` where a field does not apply):
   the kind's objective function), ``bound`` (this run's proven bound), ``sense``, ``own_gap`` (objective vs
   its own bound), ``proven`` (the run proved optimality), ``verified`` (the verifier's verdict),
   ``violations``, ``message``;
+* warm start (exact methods): ``warm_start`` (the policy whose decision was offered as a start, the case's
+  ``params.warm_start``) and ``warm_start_used`` (``SolveResult.warm_start_used``: the backend took it as a
+  feasible point of the model; False when the backend or the method takes no start or it is no such point);
 * cost: ``build_s``, ``solve_s``, ``wall_s`` (the worker process, instance generation included),
   ``peak_mem_mb`` (the worker process's peak resident set), ``threads``, ``cpu_count``, ``time_limit_s``;
 * provenance: ``versions`` (schedlab, Python, solvers), ``code_version``, ``host``, ``executor``,
@@ -43,7 +46,10 @@ FIELDS: dict[str, str] = {
     "peak_mem_mb": "REAL", "threads": "INTEGER", "cpu_count": "INTEGER", "time_limit_s": "REAL",
     "versions": "TEXT", "code_version": "TEXT", "host": "TEXT", "executor": "TEXT", "started_at": "TEXT",
     "finished_at": "TEXT", "metrics": "TEXT", "records_dir": "TEXT", "extra": "TEXT", "spec": "TEXT",
+    "warm_start": "TEXT", "warm_start_used": "INTEGER",
 }
+#: stored as 0/1, read back as bools
+BOOL_FIELDS = ("proven", "verified", "warm_start_used")
 JSON_FIELDS = ("params", "violations", "versions", "metrics", "extra", "spec")
 #: terminal statuses that are results (a resumed sweep skips them); ``error``/``killed`` rerun only with
 #: ``--retry-failed``
@@ -144,7 +150,7 @@ def to_row(record: dict[str, Any]) -> dict[str, Any]:
         row[name] = rec.pop(name, None)
     extra.update(rec)
     row["extra"] = extra or None
-    for name in ("proven", "verified"):
+    for name in BOOL_FIELDS:
         if row[name] is not None:
             row[name] = int(bool(row[name]))
     for name in JSON_FIELDS:
@@ -158,11 +164,11 @@ def from_row(row: dict[str, Any]) -> dict[str, Any]:
     for name in JSON_FIELDS:
         if out.get(name) is not None:
             out[name] = json.loads(out[name])
-    for name in ("proven", "verified"):
+    for name in BOOL_FIELDS:
         if out.get(name) is not None:
             out[name] = bool(out[name])
     return out
 
 
-__all__ = ["FAILED", "FIELDS", "JSON_FIELDS", "code_version", "environment", "git_commit", "from_row", "store_key", "to_row",
+__all__ = ["BOOL_FIELDS", "FAILED", "FIELDS", "JSON_FIELDS", "code_version", "environment", "git_commit", "from_row", "store_key", "to_row",
            "versions"]

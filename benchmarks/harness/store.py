@@ -74,6 +74,10 @@ class Store:
             self.conn.execute("PRAGMA synchronous=FULL")
             for stmt in _SCHEMA:
                 self.conn.execute(stmt)
+            have = {r["name"] for r in self.conn.execute("PRAGMA table_info(records)")}
+            for k, t in FIELDS.items():  # a store written before a field existed gains its column
+                if k not in have:
+                    self.conn.execute(f"ALTER TABLE records ADD COLUMN {k} {t}")
         except (OSError, sqlite3.OperationalError) as e:
             raise SpecError(f"cannot write the results store {self.path}: {_reason(e)} (give a writable --out "
                             "folder)", source=str(self.dir), field="out") from None

@@ -86,7 +86,9 @@ def check_gap(case: GapCase) -> None:
     method = kinds.methods[case.method]
     if method.kind != case.kind:
         raise _bad("method", f"method {case.method!r} solves {method.kind!r} instances, not {case.kind!r}")
-    method.parse_options(case.params, source="<case>")
+    opts = method.parse_options(case.params, source="<case>")
+    if opts.warm_start is not None:
+        _check_policy(opts.warm_start, {}, "params.warm_start")
 
 
 def check_bound(case: BoundCase) -> None:

@@ -114,3 +114,27 @@ def test_the_offline_bound_refuses_a_resizing_policy():
     check_bound(BoundCase("rubick-n", "tiresias-60", 4))  # no resizing: the bound is valid for it
     assert "rubick" in bound_refused() and "exact-joint" in bound_refused()
     assert not {c.policy for c in bound_cases()} & set(bound_refused())
+
+
+def test_a_policy_decision_below_a_guaranteed_slo_is_invalid_not_a_gap():
+    # synergy gives guaranteed syn-t5 1 GPU / 4 CPUs (its minRes 1/3 met, so validate_allocation accepts it)
+    # at 10.4 samples/s, below its SLO of 12: no point of the joint problem (the models admit no such
+    # option), so the record is invalid with the [slo] violation instead of a value that beats the bound
+    from schedlab.benchmarks.harness import GapCase
+    from schedlab.benchmarks.harness.gap import _policy
+    from schedlab.formulations import KINDS
+    from schedlab.formulations.joint_options import generate_joint
+    from schedlab.topology.cluster import Cluster
+    from schedlab.topology.loaders import spec_from_dict
+
+    cl = Cluster(spec_from_dict({
+        "name": "one", "defaults": {"gpus": 8, "gpu_model": "A800-80GB", "gpu_memory_gb": 80, "cpus": 32,
+                                    "host_memory_gb": 512},
+        "links": {"machine": {"bandwidth_gbps": 100}, "rack": {"bandwidth_gbps": 10}}, "racks": 1,
+        "machines_per_rack": 1}))
+    inst = generate_joint(cl, 1, seed=3, source="synthetic", guaranteed_frac=0.3)
+    out = _policy(KINDS["joint"], inst, GapCase("joint", "rubick-64", 1, "synergy", seed=3))
+    assert out["status"] == "invalid" and out["objective"] is None
+    assert len(out["violations"]) == 1 and out["violations"][0].startswith("[slo] guaranteed job 'j0000'")
+    rubick = _policy(KINDS["joint"], inst, GapCase("joint", "rubick-64", 1, "rubick", seed=3))
+    assert rubick["status"] == "ok" and rubick["objective"] >= 1.0

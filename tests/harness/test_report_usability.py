@@ -60,7 +60,7 @@ def test_parameter_variants_are_their_own_series():
     assert who("fifo", None, {"blocking": False}) == "fifo[blocking=False]"
     assert who("joint", "highs", {}) == "joint@highs" and who("fifo", float("nan"), None) == "fifo"
     recs = [{"key": k, "suite": "s", "label": f"joint/c/n=4/s=0/{lab}", "case_type": "gap", "method": "fifo",
-             "backend": None, "params": p, "build_s": 0.0, "solve_s": 0.1, "finished_at": "t", "instance": "i",
+             "role": "policy", "kind": "joint", "backend": None, "params": p, "build_s": 0.0, "solve_s": 0.1, "finished_at": "t", "instance": "i",
              "sense": "max", "bound": None, "objective": 1.0, "proven": None, "status": "ok",
              "verified": True}
             for k, lab, p in (("a", "fifo", {}), ("b", "fifo[blocking=False]", {"blocking": False}))]

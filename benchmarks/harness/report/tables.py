@@ -73,11 +73,20 @@ def kind_header(kind: str) -> dict[str, str]:
 CHECK_ROLES = ("exact", "relaxation", "bound")
 
 
+def _warm(d: pd.DataFrame) -> str:
+    """``used/runs`` of a warm-started series (``params.warm_start``), blank otherwise."""
+    if "warm_start" not in d or not d["warm_start"].notna().any():
+        return ""
+    used = d["warm_start_used"].map(lambda v: v is True or v == 1) if "warm_start_used" in d else []
+    return f"{int(sum(used))}/{len(d)}"
+
+
 def gap_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per (kind, cluster, jobs, decision set, method@backend): its role, seeds, mean and max signed gap
     to the best bound of its decision set under the kind's (family) objective, the neutral objective's
     mean gap to the twin's allocation (a reference, not a bound), share of instances whose bound is the
-    proven optimum, median time, statuses. Methods that solve a twin themselves (``exact``, relaxations)
+    proven optimum, how many runs' warm start the backend took (warm-started series only), median
+    time, statuses. Methods that solve a twin themselves (``exact``, relaxations)
     and exact policies (``exact-joint``) are ``check`` rows, listed after the heuristics: their gap must be
     0 (a relaxation's need not)."""
     g = df[(df["case_type"] == "gap") & df["current"]]
@@ -102,6 +111,7 @@ def gap_table(df: pd.DataFrame) -> pd.DataFrame:
                      "neutral objective": neutral[0] if len(neutral) else "",
                      "neutral vs twin [%]": 100 * ng.mean() if len(ng) else math.nan,
                      "bound proven optimal": f"{int(d['bound_optimal'].sum())}/{len(d)}",
+                     "warm start used": _warm(d),
                      "median time [s]": d["time_s"].median(), "status": _fmt_status(d["status"])})
     out = pd.DataFrame(rows).sort_values(["kind", "cluster", "jobs", "decision set", "check", "method"])
     return out.reset_index(drop=True)
