@@ -252,9 +252,12 @@ def test_a_relabelled_3d_plan_keeps_its_value_in_the_containment_point():
     assert validate_allocation(inst.base, alloc) == []
     form = JointFormulation(aggregate=False)
     moved = canonical(alloc, form.build(inst).data["classes"])
-    assert inst.value(moved["j0007"]) < inst.value(alloc["j0007"]) - 1e-3
-    assert joint_objective(inst, alloc) == pytest.approx(9.593602, rel=1e-6)
-    assert check(inst, alloc).ok and check(inst, alloc, form).ok
+    # under the hierarchical (`fitted`) model the relabelled copy was worth less; under the default (flat)
+    # model both are worth the same: either way the point keeps the original's value
+    assert inst.value(moved["j0007"]) <= inst.value(alloc["j0007"]) + 1e-9
+    rep = check(inst, alloc, form)
+    assert rep.ok and rep.model_value == pytest.approx(joint_objective(inst, alloc), rel=1e-6)
+    assert check(inst, alloc).ok
 
 
 def test_dally2_spread_over_every_machine_is_priced_and_contained():
