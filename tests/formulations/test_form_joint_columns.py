@@ -162,7 +162,8 @@ CASES = [  # (racks, machines per rack, GPUs per machine, CPUs, host GB, jobs, s
 SPREAD = [(2, 2, 4, 12, 48.0, 2, 2), (2, 2, 4, 12, 48.0, 2, 6)]
 #: guaranteed jobs (minRes CPUs above the option's level, SLOs, quotas): (..., guaranteed fraction, GPU model).
 #: Before options below minRes CPUs were lifted (JointInstance.table) ``joint`` reported 4.404 and 2.821
-#: optimal here (the columns: 4.881 and 3.840); the first is test_form_dual_bound's pinned case
+#: optimal here (the columns: 4.881 and 3.840, both under the hierarchical perf model then merged); the first
+#: is test_form_dual_bound's pinned case
 GUARANTEED = [(1, 3, 2, 32, 512.0, 3, 1, 0.3, "A800-80GB"), (1, 2, 4, 8, 64.0, 3, 4, 0.5, "A800-80GB")]
 
 
