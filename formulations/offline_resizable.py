@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from schedlab.formulations import io
 from schedlab.formulations.base import Built, check_deadline
 from schedlab.formulations.model import LinExpr, Model
 from schedlab.formulations.offline_ti import completion_rows, slot_objective, slots_of, unfinished_cut
@@ -72,7 +71,7 @@ class ResizableJob:
 
 @dataclass(frozen=True)
 class ResizableInstance:
-    KIND = "offline-resizable-ti"
+    KIND = "offline-resizable"
     gpus: int
     jobs: tuple[ResizableJob, ...]
     slot: float = 1.0
@@ -110,9 +109,6 @@ class ResizableInstance:
         jobs = tuple(ResizableJob(j["id"], float(j["arrival"]), float(j["work"]),
                                   {int(k): float(v) for k, v in j["speeds"].items()}) for j in d["jobs"])
         return cls(int(d["gpus"]), jobs, float(d.get("slot", 1.0)), d.get("objective", "avg-jct"))
-
-
-io.INSTANCE_KINDS[ResizableInstance.KIND] = ResizableInstance
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from schedlab.formulations.horizon import (
     horizon_objective,
     horizon_violations,
 )
-from schedlab.formulations.io import load_instance, save_instance
+from schedlab.formulations import load_instance, save_instance
 from schedlab.scheduling import Instance, Job, Resources
 from schedlab.topology.errors import SpecError
 from schedlab.topology.tiers import Tier
