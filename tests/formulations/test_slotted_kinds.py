@@ -7,7 +7,15 @@ import json
 
 import pytest
 
-from schedlab.formulations import KINDS, METHODS, Role, SolutionStatus, SolveParams, load_instance, save_instance
+from schedlab.formulations import (
+    KINDS,
+    METHODS,
+    Role,
+    SolutionStatus,
+    SolveParams,
+    load_instance,
+    save_instance,
+)
 from schedlab.scheduling.registry import Decision
 from schedlab.topology.errors import SpecError
 from schedlab.topology.presets import load_cluster
