@@ -1,5 +1,6 @@
-"""The built-in instance kinds (``joint``, ``tiresias-placement``, ``tier-placement``, ``offline``) as
-:class:`~formulations.kinds.Kind` objects, and :data:`KINDS`, their registry."""
+"""The built-in instance kinds (``joint``, ``tiresias-placement``, ``tier-placement``, ``offline``; the
+time-slotted ``horizon-wait``, ``offline-ti`` and ``offline-resizable`` of :mod:`formulations.slotted_kinds`)
+as :class:`~formulations.kinds.Kind` objects, and :data:`KINDS`, their registry."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from schedlab.formulations.offline import (
 )
 from schedlab.formulations.pop import POP
 from schedlab.formulations.result import SolveParams, SolveResult
+from schedlab.formulations.slotted_kinds import HORIZON, OFFLINE_RESIZABLE, OFFLINE_TI, SLOTTED_KINDS
 from schedlab.formulations.tier import GAP_NOTE as TIER_GAP_NOTE
 from schedlab.formulations.tier import (
     TierFormulation,
@@ -186,6 +188,7 @@ OFFLINE = Kind(
 )
 
 #: the built-in kinds (plugins' kinds and methods join in ``schedlab.benchmarks.registry.all_kinds()``)
-KINDS = KindRegistry((JOINT, TIRESIAS, TIER, OFFLINE), origin="formulations.builtin_kinds")
+KINDS = KindRegistry((JOINT, TIRESIAS, TIER, OFFLINE, *SLOTTED_KINDS), origin="formulations.builtin_kinds")
 
-__all__ = ["JOINT", "JOINT_DEFAULT_EXACT", "KINDS", "OFFLINE", "TIER", "TIRESIAS"]
+__all__ = ["HORIZON", "JOINT", "JOINT_DEFAULT_EXACT", "KINDS", "OFFLINE", "OFFLINE_RESIZABLE", "OFFLINE_TI", "TIER",
+           "TIRESIAS"]

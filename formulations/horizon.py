@@ -161,9 +161,6 @@ class HorizonInstance:
                    tuple(RunningJob(r["id"], r["placement"], float(r["remaining"])) for r in d.get("running", ())))
 
 
-io.INSTANCE_KINDS[HorizonInstance.KIND] = HorizonInstance
-
-
 @dataclass(frozen=True)
 class HorizonPlan:
     """Start slot and GPUs per machine of each job started within the horizon (others: absent)."""

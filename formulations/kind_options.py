@@ -58,6 +58,26 @@ class OfflineOptions(Options):
     mode: Literal["machine", "total"] = Field("machine", description="per-machine schedule or total-GPU relaxation")
 
 
+class HorizonOptions(Options):
+    slot: PositiveFloat = Field(300.0, description="slot length in seconds (the resolution of a start)")
+    slots: PositiveInt = Field(8, description="slots in the horizon")
+    busy: float = Field(0.5, ge=0.0, le=1.0, description="probability that a machine runs a background job")
+    arriving: float = Field(0.3, ge=0.0, le=1.0, description="fraction of jobs arriving within the horizon")
+
+
+class OfflineTIOptions(Options):
+    slot: PositiveFloat = Field(600.0, description="slot length in seconds (arrivals rounded down, durations up)")
+    mean_gap: PositiveInt = Field(300, description="mean seconds between arrivals (before rounding)")
+    objective: Literal["avg-jct", "makespan"] = "avg-jct"
+    mode: Literal["total", "machine"] = Field("total", description="total free GPUs or per-machine capacity")
+
+
+class ResizableOptions(Options):
+    slot: PositiveFloat = Field(600.0, description="slot length in seconds (arrivals rounded down)")
+    mean_gap: PositiveInt = Field(300, description="mean seconds between arrivals (before rounding)")
+    objective: Literal["avg-jct", "makespan"] = "avg-jct"
+
+
 class SolverOptions(Options):
     """A formulation method's solver parameters (a suite file's ``formulations[i].params``)."""
 
@@ -72,5 +92,5 @@ class SolverOptions(Options):
         return {k: getattr(self, k) for k in type(self).model_fields if k != "warm_start"}
 
 
-__all__ = ["JointOptions", "NoOptions", "OfflineOptions", "Options", "SolverOptions", "TierOptions",
-           "TiresiasOptions"]
+__all__ = ["HorizonOptions", "JointOptions", "NoOptions", "OfflineOptions", "OfflineTIOptions", "Options",
+           "ResizableOptions", "SolverOptions", "TierOptions", "TiresiasOptions"]

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from schedlab.formulations import io
 from schedlab.formulations.base import Built, check_deadline
 from schedlab.formulations.model import LinExpr, Model
 from schedlab.formulations.offline_ti import completion_rows, slot_objective, slots_of, unfinished_cut
@@ -57,7 +56,13 @@ class ResizableJob:
     speeds: Mapping[int, float]
 
     def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise SpecError(f"job id must be a non-empty string, got {self.id!r}"[:200], source=_SRC, field="jobs.id")
         sp = {int(k): float(v) for k, v in self.speeds.items() if float(v) > 0}
+        if not all(math.isfinite(v) for v in sp.values()):
+            raise SpecError(f"job {self.id!r}: speeds must be finite", source=_SRC, field=f"jobs.{self.id}.speeds")
+        if not (math.isfinite(self.work) and math.isfinite(self.arrival)):
+            raise SpecError(f"job {self.id!r}: work and arrival must be finite", source=_SRC, field=f"jobs.{self.id}")
         if not sp or min(sp) < 1:
             raise SpecError(f"job {self.id!r}: speeds need a positive rate at some k >= 1", source=_SRC,
                             field=f"jobs.{self.id}.speeds")
@@ -72,7 +77,7 @@ class ResizableJob:
 
 @dataclass(frozen=True)
 class ResizableInstance:
-    KIND = "offline-resizable-ti"
+    KIND = "offline-resizable"
     gpus: int
     jobs: tuple[ResizableJob, ...]
     slot: float = 1.0
@@ -82,7 +87,7 @@ class ResizableInstance:
         if self.objective not in ("avg-jct", "makespan"):
             raise SpecError(f"objective must be avg-jct or makespan, got {self.objective!r}", source=_SRC,
                             field="objective")
-        if not self.slot > 0 or self.gpus < 1:
+        if not (self.slot > 0 and math.isfinite(self.slot)) or self.gpus < 1:
             raise SpecError("slot must be > 0 and gpus >= 1", source=_SRC, field="slot")
         object.__setattr__(self, "jobs", tuple(self.jobs))
         for j in self.jobs:
@@ -110,9 +115,6 @@ class ResizableInstance:
         jobs = tuple(ResizableJob(j["id"], float(j["arrival"]), float(j["work"]),
                                   {int(k): float(v) for k, v in j["speeds"].items()}) for j in d["jobs"])
         return cls(int(d["gpus"]), jobs, float(d.get("slot", 1.0)), d.get("objective", "avg-jct"))
-
-
-io.INSTANCE_KINDS[ResizableInstance.KIND] = ResizableInstance
 
 
 @dataclass(frozen=True)

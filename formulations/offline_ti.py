@@ -62,7 +62,7 @@ class PreemptiveTIInstance:
     """``base``: cluster (free GPUs = capacity minus ``reserved``) and rigid jobs with ``duration``;
     ``slot`` seconds; ``objective`` ``avg-jct`` | ``makespan``; ``mode`` ``total`` | ``machine``."""
 
-    KIND = "offline-preemptive-ti"
+    KIND = "offline-ti"
     base: Instance
     slot: float = 1.0
     objective: str = "avg-jct"
@@ -109,9 +109,6 @@ class PreemptiveTIInstance:
     def from_dict(cls, d: Mapping[str, Any], source: str = _SRC) -> PreemptiveTIInstance:
         return cls(io.instance_from_dict(d["base"], source), float(d.get("slot", 1.0)), d.get("objective", "avg-jct"),
                    d.get("mode", "total"), d.get("horizon_slots"))
-
-
-io.INSTANCE_KINDS[PreemptiveTIInstance.KIND] = PreemptiveTIInstance
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,15 @@ def _bytes(n: float) -> str:
     return f"{n:,.1f} PiB"
 
 
+def _size(inst) -> tuple[int, str]:
+    """Jobs and cluster of an instance: its ``base`` scheduling instance, else (``offline-resizable``, which
+    keeps only the free GPUs) its own ``jobs`` on ``"<G> GPUs"``."""
+    base = getattr(inst, "base", None)
+    if base is not None:
+        return len(base.jobs), base.cluster.name
+    return len(inst.jobs), f"{inst.gpus} GPUs"
+
+
 def check_size(kind: str, jobs: int, available: int | None = None) -> float:
     """Refuse a generated instance the machine cannot hold: ``jobs x BYTES_PER_JOB`` (the instance alone;
     a model needs more) against the available memory. Returns the expected generation time in seconds."""
@@ -153,12 +162,13 @@ def solve_command(
     out = res.as_dict()
     out["method"] = method
     out["role"] = meth.role.value
-    out["instance"] = {"kind": inst.KIND, "jobs": len(inst.base.jobs), "cluster": inst.base.cluster.name}
+    n_jobs, where = _size(inst)
+    out["instance"] = {"kind": inst.KIND, "jobs": n_jobs, "cluster": where}
     if format is OutputFormat.json:
         typer.echo(json.dumps(out, indent=2, sort_keys=True, default=str))
     else:
         gap = "n/a" if out["gap"] is None else f"{100 * out['gap']:.4f} %"
-        typer.echo(f"{inst.KIND} on {inst.base.cluster.name} ({len(inst.base.jobs)} jobs): {method} [{meth.role}] with "
+        typer.echo(f"{inst.KIND} on {where} ({n_jobs} jobs): {method} [{meth.role}] with "
                    f"{res.backend} ({res.backend_version}): {out['status']}")
         typer.echo(f"  objective {out['objective']}  bound {out['bound']}  gap {gap} "
                    f"(tolerance {res.rel_gap_tolerance:g})")

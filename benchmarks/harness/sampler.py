@@ -11,8 +11,9 @@ every decision point with at least ``min_queued`` queued jobs is kept with proba
 its decision moves the instance to) and where the state came from (:class:`StateOrigin`: workload,
 policy and its parameters, replay seed, sampler seed, semantics, time, decision index).
 
-A :class:`SampledState` is an instance kind (``sampled-state``) of :mod:`formulations.io`:
-``save_instance`` / ``load_instance`` round-trip it (import this module first so the kind is known).
+A :class:`SampledState` is not a formulation kind (it is a scheduling instance with provenance):
+:func:`save_state` / :func:`load_state` write and read it as JSON tagged ``"kind": "sampled-state"``
+(the tag is checked on load), using :mod:`formulations.io`'s instance and allocation helpers.
 For a stateless policy (FIFO, YARN-CS, ...) ``decide`` on the loaded state gives ``decided`` again; a
 stateful one (Dally's wait history, Tiresias' queues) may differ, because a fresh policy object
 has no history — :func:`replay_matches` says which.
@@ -20,6 +21,7 @@ has no history — :func:`replay_matches` says which.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +38,7 @@ from schedlab.scheduling.policy import ClusterView, Decision, Policy
 from schedlab.scheduling.snapshot import apply_decision
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
+from schedlab.topology.files import read_text
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,30 @@ class SampledState:
                    tuple(d.get("frozen", ())))
 
 
-io.INSTANCE_KINDS[SampledState.KIND] = SampledState
+def save_state(state: SampledState, path: str | Path) -> None:
+    """``state`` as JSON tagged ``"kind": "sampled-state"``."""
+    Path(path).write_text(json.dumps({"kind": SampledState.KIND, **state.to_dict()}, indent=1))
+
+
+def load_state(path: str | Path) -> SampledState:
+    """A state written by :func:`save_state`; anything else (not JSON, another ``kind`` tag, a missing
+    or malformed field) is a :class:`SpecError` naming the file."""
+    src = str(path)
+    try:
+        d = json.loads(read_text(path, what="sampled state"))
+    except json.JSONDecodeError as e:
+        raise SpecError(f"not JSON: {e.msg} (column {e.colno})", source=src, line=e.lineno) from None
+    except RecursionError:
+        raise SpecError("nested too deeply to be a sampled state", source=src) from None
+    tag = d.get("kind") if isinstance(d, dict) else None
+    if tag != SampledState.KIND:
+        raise SpecError(f"not a sampled state: kind {tag!r}, expected {SampledState.KIND!r}", source=src, field="kind")
+    try:
+        return SampledState.from_dict(d, source=src)
+    except SpecError as e:
+        raise SpecError(f"malformed sampled state: {e}", source=src) from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as e:
+        raise SpecError(f"malformed sampled state: {type(e).__name__}: {e}"[:500], source=src) from None
 
 
 @dataclass
@@ -162,19 +188,14 @@ def save_states(states: Iterable[SampledState], directory: str | Path, prefix: s
     paths = []
     for s in states:
         p = d / f"{prefix}-{s.origin.decision_index:06d}.json"
-        io.save_instance(s, p)
+        save_state(s, p)
         paths.append(p)
     return paths
 
 
 def load_states(directory: str | Path, prefix: str = "state") -> list[SampledState]:
-    out = []
-    for p in sorted(Path(directory).glob(f"{prefix}-*.json")):
-        s = io.load_instance(p)
-        if not isinstance(s, SampledState):
-            raise SpecError(f"not a sampled state (kind {getattr(s, 'KIND', '?')})", source=str(p), field="kind")
-        out.append(s)
-    return out
+    """Every ``<prefix>-*.json`` of ``directory`` (in name order), each by :func:`load_state`."""
+    return [load_state(p) for p in sorted(Path(directory).glob(f"{prefix}-*.json"))]
 
 
 def replay_matches(state: SampledState, policy: Policy) -> bool:
@@ -182,5 +203,5 @@ def replay_matches(state: SampledState, policy: Policy) -> bool:
     return policy.decide(state.instance) == state.decided
 
 
-__all__ = ["Capturing", "SampledState", "StateOrigin", "StateSampler", "load_states", "replay_matches",
-           "save_states"]
+__all__ = ["Capturing", "SampledState", "StateOrigin", "StateSampler", "load_state", "load_states",
+           "replay_matches", "save_state", "save_states"]

@@ -14,6 +14,10 @@ import pytest
     ("offline", "offline-nonpreemptive", "tiresias-60", "cpsat", 4),
     ("offline", "offline-preemptive", "tiresias-60", "cpsat", 4),
     ("joint", "pop-joint", "rubick-64", "scipy", 6),
+    ("horizon-wait", "horizon-wait", "dally-2", "cpsat", 4),
+    ("offline-ti", "offline-preemptive-ti", "rubick-64", "highs", 4),
+    ("offline-resizable", "offline-resizable-ti", "rubick-64", "cpsat", 4),
+    ("offline-resizable", "offline-fluid", "rubick-64", "cpsat", 4),
 ])
 def test_json_output(kind, method, cluster, backend, jobs, tmp_path, cli):
     path = tmp_path / "inst.json"
@@ -24,7 +28,8 @@ def test_json_output(kind, method, cluster, backend, jobs, tmp_path, cli):
     for key in ("status", "objective", "bound", "gap", "build_s", "translate_s", "solve_s", "extract_s", "verify_s",
                 "other_s", "wall_s", "time_limit_s", "rel_gap_tolerance", "threads", "backend", "verified"):
         assert key in out
-    if method == "offline-preemptive":  # a bound, no schedule
+    assert out["instance"]["kind"] == kind and out["instance"]["jobs"] == jobs
+    if method in ("offline-preemptive", "offline-fluid"):  # a bound, no schedule
         assert out["objective"] is None and out["bound"] > 0
         return
     assert out["verified"] is True and out["backend"] == backend
@@ -64,6 +69,7 @@ def test_text_output_names_kind_cluster_and_threads(cli):
 def test_list_kinds_states_the_defaults_per_kind(cli):
     text = " ".join(cli("list", "kinds").out.split())
     assert "joint [objective:" in text and "default: rubick-64, 30 jobs" in text and "default: philly, 1 jobs" in text
+    assert "horizon-wait [objective:" in text and "exact twin: horizon-wait; default: dally-2, 6 jobs" in text
     assert "schedlab list kinds" in " ".join(cli("solve", "--help").out.split())
 
 

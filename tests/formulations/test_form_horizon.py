@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from schedlab.formulations import SolveParams, Termination, solve
+from schedlab.formulations import SolveParams, Termination, load_instance, save_instance, solve
 from schedlab.formulations.horizon import (
     HorizonFormulation,
     HorizonInstance,
@@ -15,7 +15,6 @@ from schedlab.formulations.horizon import (
     horizon_objective,
     horizon_violations,
 )
-from schedlab.formulations.io import load_instance, save_instance
 from schedlab.scheduling import Instance, Job, Resources
 from schedlab.topology.errors import SpecError
 from schedlab.topology.tiers import Tier

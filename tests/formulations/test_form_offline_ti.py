@@ -8,8 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedlab.formulations import SolveParams, Termination, solve
-from schedlab.formulations.io import load_instance, save_instance
+from schedlab.formulations import SolveParams, Termination, load_instance, save_instance, solve
 from schedlab.formulations.offline import OfflineFormulation, OfflineInstance, lower_bound
 from schedlab.formulations.offline_fluid import FluidBoundMethod, fluid_bound
 from schedlab.formulations.offline_resizable import (

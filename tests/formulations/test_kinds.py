@@ -27,7 +27,8 @@ from schedlab.topology.presets import load_cluster
 
 
 def test_every_kind_is_one_consistent_object():
-    assert set(KINDS) == {"joint", "tiresias-placement", "tier-placement", "offline"}
+    assert set(KINDS) == {"joint", "tiresias-placement", "tier-placement", "offline", "horizon-wait", "offline-ti",
+                          "offline-resizable"}
     for kind in KINDS.values():
         load_cluster(kind.default_cluster)
         assert kind.objective_name and kind.gap_note and kind.decisions
@@ -42,10 +43,10 @@ def test_every_kind_is_one_consistent_object():
 def test_roles_are_declared_not_read_from_names():
     assert {m.name for m in METHODS.values() if m.role is Role.RESTRICTION} == {
         "pop-joint", "pop-tier-placement", "pop-tiresias-ilp"}
-    assert METHODS["offline-preemptive"].role is Role.RELAXATION
+    assert {m.name for m in METHODS.values() if m.role is Role.RELAXATION} == {"offline-preemptive", "offline-fluid"}
     assert {m.name for m in METHODS.values() if m.role is Role.EXACT} == {
         "joint", "joint-machines", "joint-2stage", "joint-rigid", "tiresias-ilp", "tier-placement",
-        "offline-nonpreemptive"}
+        "offline-nonpreemptive", "horizon-wait", "offline-preemptive-ti", "offline-resizable-ti"}
     # joint-rigid is exact over its own, narrower decision set only
     assert METHODS["joint-rigid"].decisions is not None and METHODS["joint"].decisions is None
     assert not Role.RESTRICTION.bounds and not Role.HEURISTIC.bounds and Role.EXACT.bounds and Role.RELAXATION.bounds

@@ -67,7 +67,8 @@ def test_solve_fuzzed_instances(doc, data):
 
 
 DIRECT = {"joint": "joint", "tiresias-placement": "tiresias-ilp", "tier-placement": "tier-placement",
-          "offline": "offline-nonpreemptive"}
+          "offline": "offline-nonpreemptive", "horizon-wait": "horizon-wait", "offline-ti": "offline-preemptive-ti",
+          "offline-resizable": "offline-resizable-ti"}
 
 
 @pytest.mark.parametrize("doc", base_instances(), ids=lambda d: d["kind"])

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from schedlab.benchmarks.harness.horizon_score import policy_by_name
-from schedlab.benchmarks.harness.sampler import StateSampler, load_states, replay_matches, save_states
-from schedlab.formulations.io import instance_to_dict, load_instance
+from schedlab.benchmarks.harness.sampler import (
+    StateSampler,
+    load_state,
+    load_states,
+    replay_matches,
+    save_state,
+    save_states,
+)
+from schedlab.formulations import load_instance
+from schedlab.formulations.io import instance_to_dict
 from schedlab.scheduling import Job, Resources, validate_allocation
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
@@ -54,8 +64,30 @@ def test_sampled_states_round_trip_and_replay(tmp_path):
         # FIFO is stateless: a fresh FIFO decides on the loaded state exactly what it decided in the replay
         assert replay_matches(t, policy_by_name("fifo"))
     assert any(s.decided != s.instance.current for s in states)  # the replayed decisions start jobs
-    assert load_instance(paths[0]).origin.decision_index == states[0].origin.decision_index
+    assert load_state(paths[0]).origin.decision_index == states[0].origin.decision_index
+    assert json.loads(paths[0].read_text())["kind"] == "sampled-state"
     # a progress-reading policy on the same states: the states carry progress, so 2D-LAS can decide on them
     for s in back:
         alloc = policy_by_name("2d-las").decide(s.instance)
         assert validate_allocation(s.instance, alloc) == []
+
+
+def test_load_state_checks_its_tag_and_names_the_file(tmp_path):
+    """A sampled state is not a formulation kind: the registry refuses it, load_state refuses anything else."""
+    s = StateSampler(1, seed=0).sample(cluster(), workload(), policy_by_name("fifo"), workload="toy-12")[0]
+    p = tmp_path / "state-000001.json"
+    save_state(s, p)
+    with pytest.raises(SpecError, match="unknown instance kind 'sampled-state'"):
+        load_instance(p)
+    d = json.loads(p.read_text())
+    for tag in ("joint", None):
+        q = tmp_path / f"state-{tag}.json"
+        q.write_text(json.dumps({**d, "kind": tag}))
+        with pytest.raises(SpecError, match="not a sampled state") as e:
+            load_state(q)
+        assert str(q) in str(e.value)
+    q = tmp_path / "broken-000001.json"
+    q.write_text(json.dumps({k: v for k, v in d.items() if k != "origin"}))
+    with pytest.raises(SpecError, match="malformed sampled state") as e:
+        load_states(tmp_path, "broken")
+    assert str(q) in str(e.value)
