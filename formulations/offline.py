@@ -34,8 +34,8 @@ from typing import Any
 from schedlab.formulations import io
 from schedlab.formulations.base import Built
 from schedlab.formulations.model import LinExpr, Model
-from schedlab.formulations.offline_bounds import PreemptiveBound, preemptive_bound
-from schedlab.formulations.result import SolutionStatus, SolveParams, SolveResult, Termination
+from schedlab.formulations.offline_bounds import PreemptiveBound, bound_result, preemptive_bound
+from schedlab.formulations.result import SolveParams, SolveResult
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.instance import Instance
@@ -233,13 +233,8 @@ class PreemptiveBoundMethod:
         params = params or SolveParams()
         t0 = time.perf_counter()
         b = lower_bound(inst)
-        wall = time.perf_counter() - t0
-        parts = ", ".join(f"{k} {v:.6g}" for k, v in b.parts.items())
-        return SolveResult(self.name, "none", "schedlab SRPT relaxations", Termination.OPTIMAL, SolutionStatus.OPTIMAL,
-                           "min", None, b.value, b.value, 0.0, wall, 1, params.seed,
-                           notes=(f"lower bound for preemptive (and non-preemptive) schedules; relaxations: {parts}",
-                                  f"backend {backend!r} not used: the bound is combinatorial"),
-                           wall_s=wall, time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap)
+        return bound_result(self.name, "schedlab SRPT relaxations", b, "preemptive (and non-preemptive)", backend,
+                            params, time.perf_counter() - t0)
 
 
 #: which offline bound an online policy is compared with (``PolicySpec.preemptive``)

@@ -88,3 +88,16 @@ def preemptive_bound(jobs: list[tuple[float, float, int]], gpus: int, objective:
             done = srpt_completions(big, float(k))
             parts[f"at-most-{k}"] = (sum(c - r for c, (r, _) in zip(done, big, strict=True)) + rest) / n
     return PreemptiveBound(max(parts.values()), parts)
+
+
+def bound_result(method: str, source: str, bound: PreemptiveBound, valid_for: str, backend: str, params, wall: float):
+    """The :class:`~formulations.result.SolveResult` of a combinatorial bound (no schedule, no backend):
+    ``primal = dual = bound.value``, its relaxations' values in the notes."""
+    from schedlab.formulations.result import SolutionStatus, SolveResult, Termination
+
+    parts = ", ".join(f"{k} {v:.6g}" for k, v in bound.parts.items())
+    return SolveResult(method, "none", source, Termination.OPTIMAL, SolutionStatus.OPTIMAL,
+                       "min", None, bound.value, bound.value, 0.0, wall, 1, params.seed,
+                       notes=(f"lower bound for {valid_for} schedules; relaxations: {parts}",
+                              f"backend {backend!r} not used: the bound is combinatorial"),
+                       wall_s=wall, time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap)

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import time
 
-from schedlab.formulations.offline_bounds import PreemptiveBound, srpt_completions
+from schedlab.formulations.offline_bounds import PreemptiveBound, bound_result, srpt_completions
 from schedlab.formulations.offline_resizable import ResizableInstance
-from schedlab.formulations.result import SolutionStatus, SolveParams, SolveResult, Termination
+from schedlab.formulations.result import SolveParams, SolveResult
 
 
 def fluid_bound(inst: ResizableInstance) -> PreemptiveBound:
@@ -66,13 +66,7 @@ class FluidBoundMethod:
         params = params or SolveParams()
         t0 = time.perf_counter()
         b = fluid_bound(inst)
-        wall = time.perf_counter() - t0
-        parts = ", ".join(f"{k} {v:.6g}" for k, v in b.parts.items())
-        return SolveResult(self.name, "none", "schedlab fluid relaxations", Termination.OPTIMAL, SolutionStatus.OPTIMAL,
-                           "min", None, b.value, b.value, 0.0, wall, 1, params.seed,
-                           notes=(f"lower bound for resizable (and rigid) schedules; relaxations: {parts}",
-                                  f"backend {backend!r} not used: the bound is combinatorial"),
-                           wall_s=wall, time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap)
+        return bound_result(self.name, "schedlab fluid relaxations", b, "resizable (and rigid)", backend, params, time.perf_counter() - t0)
 
 
 __all__ = ["FluidBoundMethod", "fluid_bound"]
