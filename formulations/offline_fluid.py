@@ -66,7 +66,8 @@ class FluidBoundMethod:
         params = params or SolveParams()
         t0 = time.perf_counter()
         b = fluid_bound(inst)
-        return bound_result(self.name, "schedlab fluid relaxations", b, "resizable (and rigid)", backend, params, time.perf_counter() - t0)
+        return bound_result(self.name, "schedlab fluid relaxations", b, "resizable (and rigid)", backend, params,
+                            time.perf_counter() - t0)
 
 
 __all__ = ["FluidBoundMethod", "fluid_bound"]
