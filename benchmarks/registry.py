@@ -1,54 +1,24 @@
-"""The registries ``schedlab list`` shows: one entry per layer, each a dict owned by its package."""
+"""The registries ``schedlab list`` shows: one entry per layer, each a dict owned by its package.
+``all_policies`` / ``all_kinds`` (the built-in entries merged with the plugins') live in
+:mod:`schedlab.benchmarks.merged` and are re-exported here."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
+from schedlab.benchmarks.merged import all_kinds, all_policies
 from schedlab.perfmodel.zoo import MODELS
-from schedlab.scheduling.registry import PolicyRegistry
 from schedlab.topology.presets import PRESETS
-
-if TYPE_CHECKING:
-    from schedlab.formulations.kinds import KindRegistry
 
 
 def _clusters() -> Iterable[str]:
     return PRESETS.keys()
 
 
-def _plugins() -> None:
-    from schedlab.benchmarks.harness.plugins import load_plugins
-
-    load_plugins()
-
-
 def _workloads() -> Iterable[str]:
-    from schedlab.benchmarks.workloads import WORKLOADS
+    from schedlab.benchmarks.workloads import WORKLOADS  # lazy: start-up (trace loaders)
 
-    _plugins()
     return WORKLOADS.keys()
-
-
-def all_policies() -> PolicyRegistry:
-    """Every registered policy: the heuristics' registry merged with the formulation-side one
-    (policies that solve a model in the loop) and the plugins' (entry points, ``--plugin``). Duplicate
-    names are an error."""
-    from schedlab.benchmarks.harness.plugins import PLUGIN_POLICIES
-    from schedlab.formulations import POLICIES as EXACT
-    from schedlab.heuristics import POLICIES as HEURISTICS
-
-    _plugins()
-    return PolicyRegistry.merged(HEURISTICS, EXACT, PLUGIN_POLICIES)
-
-
-def all_kinds() -> KindRegistry:
-    """Every instance kind with its methods: the built-in ``formulations.KINDS`` merged with the
-    plugins' kinds and methods (entry points, ``--plugin``). A name taken twice is an error."""
-    from schedlab.benchmarks.harness.plugins import PLUGIN_KINDS
-
-    _plugins()
-    return PLUGIN_KINDS.merged()
 
 
 def _policies() -> Iterable[str]:
@@ -64,16 +34,15 @@ def _kinds() -> Iterable[str]:
 
 
 def _backends() -> Iterable[str]:
-    from schedlab.formulations import BACKENDS
+    from schedlab.formulations import BACKENDS  # lazy: start-up (solver layer)
 
     return BACKENDS.keys()
 
 
 def _suites() -> Iterable[str]:
-    from schedlab.benchmarks.harness.suites import SUITES
+    from schedlab.benchmarks.harness.suites import all_suites  # lazy: start-up (the harness)
 
-    _plugins()
-    return SUITES.keys()
+    return all_suites().keys()
 
 
 REGISTRY_SOURCES: dict[str, Callable[[], Iterable[str]]] = {
@@ -91,3 +60,6 @@ REGISTRY_SOURCES: dict[str, Callable[[], Iterable[str]]] = {
 def registries(names: Iterable[str] | None = None) -> dict[str, list[str]]:
     """``{registry: [entry, ...]}`` for ``names`` (default: all of ``REGISTRY_SOURCES``)."""
     return {name: list(REGISTRY_SOURCES[name]()) for name in (names or REGISTRY_SOURCES)}
+
+
+__all__ = ["REGISTRY_SOURCES", "all_kinds", "all_policies", "registries"]

@@ -37,13 +37,20 @@ COMMANDS: dict[str, typer.Typer] = {
 }
 
 
+#: commands that resolve a registered name (policy, kind, workload, suite): the plugins load first
+RESOLVING = frozenset({"list", "simulate", "solve", "bench", "report", "compare", "workload"})
+
+
 def plugin_option(
+    ctx: typer.Context,
     plugin: list[str] = typer.Option([], "--plugin", help="Import a plugin module (its POLICIES, FORMULATIONS, "
                                       "WORKLOADS, SUITES) before the command; repeatable."),
 ) -> None:
-    """Options for every command (installed plugins' entry points load by themselves)."""
-    if plugin:
-        from schedlab.benchmarks.harness.plugins import add_env_plugins, load_plugins
+    """Options for every command. The boundary where plugins load (installed entry points, ``--plugin``,
+    ``SCHEDLAB_PLUGINS``), once, before a command that resolves a registered name."""
+    if plugin or ctx.invoked_subcommand in RESOLVING:
+        # lazy: start-up (commands that resolve no name never scan the installed entry points)
+        from schedlab.benchmarks.harness.plugins import add_env_plugins, load_plugins  # lazy: start-up
 
         add_env_plugins(plugin)
         load_plugins()

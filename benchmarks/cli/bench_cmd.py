@@ -25,16 +25,17 @@ class Executor(StrEnum):
 
 def resolve_suite(ref: str):
     """A registered suite name or a suite file (YAML/TOML)."""
-    from schedlab.benchmarks.harness.suitefile import is_suite_file, load_suite_file
-    from schedlab.benchmarks.harness.suites import SUITES
+    from schedlab.benchmarks.harness.suitefile import is_suite_file, load_suite_file  # lazy: start-up
+    from schedlab.benchmarks.harness.suites import all_suites  # lazy: start-up (the harness)
 
-    if ref in SUITES:
-        return SUITES[ref]()
+    suites = all_suites()
+    if ref in suites:
+        return suites[ref]()
     if is_suite_file(ref):
         if not Path(ref).is_file():
             raise SpecError(f"suite file not found: {ref}", source=ref, field="SUITE")
         return load_suite_file(ref)
-    raise SpecError(f"unknown suite {ref!r}: not a registered suite ({', '.join(SUITES)}) nor a .yaml/.toml file",
+    raise SpecError(f"unknown suite {ref!r}: not a registered suite ({', '.join(suites)}) nor a .yaml/.toml file",
                     source="<bench>", field="SUITE")
 
 
@@ -83,13 +84,13 @@ def _summary_table(console, runs, df) -> None:
 def _failed(runs, df) -> list[str]:
     """Runs of this invocation's suites that ended in an error, were killed, failed the verifier or beat a
     proven bound (``bound-violated``: a wrong model or bound)."""
-    from schedlab.benchmarks.harness.record import FAILED
+    from schedlab.benchmarks.harness.record import FAILED, Status  # lazy: start-up (the harness)
 
     if df.empty:
         return []
     keys = {k for r in runs for k in r.keys}
     cur = df[df["key"].isin(keys)]
-    bad = cur[cur["status"].isin((*FAILED, "bound-violated")) | (cur["verified"] == False)]  # noqa: E712 - pandas column
+    bad = cur[cur["status"].isin((*FAILED, Status.BOUND_VIOLATED)) | (cur["verified"] == False)]  # noqa: E712 - pandas column
     return [f"{x.label}: {x.status} {x.message or ''}".strip() for x in bad.itertuples()]
 
 

@@ -10,15 +10,19 @@ and ``metrics.json``.
 from __future__ import annotations
 
 import json
-import math
 import sys
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from schedlab.benchmarks.cli.options import SEED_MAX, number, output_dir
 from schedlab.topology.errors import SpecError
+
+if TYPE_CHECKING:
+    from schedlab.benchmarks.workloads.source import WorkloadSource
 
 LOAD_MAX = 1e6
 """Largest time compression of arrivals (--load)."""
@@ -39,14 +43,6 @@ class TimeUnit(StrEnum):
     ms = "ms"
     min = "min"
     h = "h"
-
-
-def _clean(x):
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
-    return x
 
 
 def check_out_dir(out: Path) -> None:
@@ -109,86 +105,146 @@ def simulate_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines on stderr."),
 ) -> None:
     """Replay a workload on a cluster under one or more policies and report JCT, queueing, makespan..."""
-    from schedlab.benchmarks.registry import all_policies
-    from schedlab.benchmarks.simulator import Recorder, Simulator
-    from schedlab.benchmarks.simulator import semantics as get_semantics
-    from schedlab.benchmarks.simulator.costs import cost_model
-    from schedlab.benchmarks.simulator.records import require_parquet
-    from schedlab.scheduling.registry import parse_assignments
+    run_simulate(SimulateOptions(**locals()))  # every option above, as one typed value
 
-    sem = get_semantics(semantics)
-    cm = cost_model(costs) if costs is not None else None
+
+@dataclass(frozen=True)
+class SimulateOptions:
+    """The options of ``schedlab simulate`` (see :func:`simulate_command`)."""
+
+    workload: str | None
+    trace: Path | None
+    trace_format: str | None
+    vc: str | None
+    start: str | None
+    end: str | None
+    columns: str | None
+    time_unit: TimeUnit
+    time_origin: str | None
+    lenient: bool
+    strict: bool
+    models: str
+    cluster: str | None
+    gpus_per_machine: int | None
+    machines_per_rack: int | None
+    policy: list[str]
+    param: list[str]
+    semantics: str
+    costs: str | None
+    seed: int
+    load: float
+    large_share: float | None
+    default_duration: float | None
+    window: float | None
+    sample: int | None
+    out: Path | None
+    out_format: RecordFormat
+    format: OutputFormat
+    quiet: bool
+
+    def source(self) -> WorkloadSource:
+        from schedlab.benchmarks.workloads.source import WorkloadSource  # lazy: start-up
+
+        return WorkloadSource(workload=self.workload, trace=None if self.trace is None else str(self.trace),
+                              trace_format=self.trace_format, cluster=self.cluster, vc=self.vc, start=self.start,
+                              end=self.end, columns=self.columns, lenient=self.lenient, strict=self.strict,
+                              models=self.models, seed=self.seed, load=self.load,
+                              default_duration=self.default_duration, window=self.window, sample=self.sample,
+                              time_unit=self.time_unit.value, time_origin=self.time_origin,
+                              gpus_per_machine=self.gpus_per_machine, machines_per_rack=self.machines_per_rack,
+                              params={"large_share": self.large_share} if self.large_share is not None else {})
+
+
+def check_options(o: SimulateOptions) -> dict[str, dict]:
+    """Every policy and its parameters, the output folder and format, before any run; the parameters
+    per policy."""
+    from schedlab.benchmarks.merged import all_policies  # lazy: start-up
+    from schedlab.benchmarks.simulator.records import require_parquet  # lazy: start-up
+    from schedlab.benchmarks.simulator import semantics as get_semantics  # lazy: start-up
+    from schedlab.benchmarks.simulator.costs import cost_model  # lazy: start-up
+    from schedlab.scheduling.registry import parse_assignments  # lazy: start-up
+
+    get_semantics(o.semantics)  # unknown names fail first, as they always did
+    if o.costs is not None:
+        cost_model(o.costs)
     registry = all_policies()
-    settings = parse_assignments(param, source="<simulate --param>")
+    settings = parse_assignments(o.param, source="<simulate --param>")
     for name in settings:
-        if name not in policy:
-            raise SpecError(f"--param names policy {name!r}, which is not among --policy {', '.join(policy)}",
+        if name not in o.policy:
+            raise SpecError(f"--param names policy {name!r}, which is not among --policy {', '.join(o.policy)}",
                             source="<simulate>", field="param")
-    for p in policy:  # validate every policy and its parameters before any run starts
-        registry.build(p, settings.get(p), seed=seed, source="<simulate>")
-    if len(set(policy)) != len(policy):
+    for p in o.policy:  # validate every policy and its parameters before any run starts
+        registry.build(p, settings.get(p), seed=o.seed, source="<simulate>")
+    if len(set(o.policy)) != len(o.policy):
         raise SpecError("a policy is given twice; its records would overwrite each other", source="<simulate>",
                         field="policy")
-    if out is not None:
-        check_out_dir(out)
-    if out_format is RecordFormat.parquet:
-        if out is None:
+    if o.out is not None:
+        check_out_dir(o.out)
+    if o.out_format is RecordFormat.parquet:
+        if o.out is None:
             raise SpecError("--out-format parquet applies to the records written with --out", source="<simulate>",
                             field="out_format")
         require_parquet()
-    from schedlab.benchmarks.workloads.source import WorkloadSource
+    return settings
 
-    source = WorkloadSource(workload=workload, trace=None if trace is None else str(trace),
-                            trace_format=trace_format, cluster=cluster, vc=vc, start=start, end=end, columns=columns,
-                            lenient=lenient, strict=strict, models=models, seed=seed, load=load,
-                            default_duration=default_duration, window=window, sample=sample,
-                            time_unit=time_unit.value, time_origin=time_origin, gpus_per_machine=gpus_per_machine,
-                            machines_per_rack=machines_per_rack,
-                            params={"large_share": large_share} if large_share is not None else {})
-    w, c = source.build()
-    report = w.assumptions
-    run_info = {"command": "schedlab simulate", "argv": sys.argv[1:], "seed": seed, "workload": w.name,
+
+def _write_run_info(o: SimulateOptions, source: WorkloadSource, w, c, settings: dict[str, dict]) -> None:
+    from schedlab.benchmarks.merged import all_policies  # lazy: start-up
+    from schedlab.benchmarks.simulator import semantics as get_semantics  # lazy: start-up
+
+    registry = all_policies()
+    sem = get_semantics(o.semantics)
+    run_info = {"command": "schedlab simulate", "argv": sys.argv[1:], "seed": o.seed, "workload": w.name,
                 "source": {k: v for k, v in vars(source).items() if k != "params"} | {"params": dict(source.params)},
                 "setting": dict(w.setting), "cluster": c.name, "cluster_gpus": c.total_gpus, "semantics": sem.name,
-                "costs": costs or sem.name, "jobs": len(w.jobs),
-                "policies": {p: registry.spec(p).validate(settings.get(p)) for p in policy}}
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "run.json").write_text(json.dumps(run_info, indent=2, sort_keys=True, default=str))
-        (out / "assumptions.json").write_text(json.dumps(report.to_dict(), indent=2))
+                "costs": o.costs or sem.name, "jobs": len(w.jobs),
+                "policies": {p: registry.spec(p).validate(settings.get(p)) for p in o.policy}}
+    o.out.mkdir(parents=True, exist_ok=True)
+    (o.out / "run.json").write_text(json.dumps(run_info, indent=2, sort_keys=True, default=str))
+    (o.out / "assumptions.json").write_text(json.dumps(w.assumptions.to_dict(), indent=2))
+
+
+def _replay_all(o: SimulateOptions, w, c, settings: dict[str, dict]) -> tuple[dict[str, dict], bool]:
+    """Each policy in turn through the harness's replay (:func:`replay_policy`); stops at an interrupt."""
+    from schedlab.benchmarks.harness.replay import finite, replay_policy  # lazy: start-up
+    from schedlab.benchmarks.simulator import Recorder  # lazy: start-up
 
     def progress(t: float, done: int, total: int) -> None:
-        if not quiet:
+        if not o.quiet:
             print(f"  t={t / 3600:,.1f} h  finished {done:,}/{total:,}", file=sys.stderr, flush=True)
 
     results: dict[str, dict] = {}
-    interrupted = False
-    for name in policy:
-        pol = registry.build(name, settings.get(name), seed=seed, source="<simulate>")
-        rec = Recorder(out / name if out is not None else None, out_format=out_format.value)
-        sim = Simulator(c, w.jobs, pol, semantics=sem, costs=cm, quotas=w.quotas, recorder=rec, progress=progress,
-                        small_gpus=w.small_gpus, short_s=w.short_s)
-        res = sim.run()
-        m = dict(res.metrics)
-        m.update(workload=w.name, cluster=c.name, semantics=sem.name, seed=seed, events=res.events,
-                 params=registry.spec(name).validate(settings.get(name)),
-                 costs=costs or sem.name,
-                 passes=res.passes, wall_s=res.wall_s, events_per_s=res.events_per_s,
-                 interrupted=res.interrupted, skipped_rows=w.skipped, rate_sources=res.rate_sources,
-                 assumed_jobs={n.kind: n.count for n in report if n.assumption})
-        results[name] = _clean(m)
-        if out is not None:
-            (out / name / "metrics.json").write_text(json.dumps(results[name], indent=2, sort_keys=True))
+    for name in o.policy:
+        rec = Recorder(o.out / name if o.out is not None else None, out_format=o.out_format.value)
+        res, m = replay_policy(w, c, name, settings.get(name), seed=o.seed, semantics=o.semantics, costs=o.costs,
+                               recorder=rec, progress=progress, source="<simulate>")
+        m.update(costs=o.costs or m["semantics"], events_per_s=res.events_per_s,
+                 assumed_jobs={n.kind: n.count for n in w.assumptions if n.assumption})
+        results[name] = finite(m)
+        if o.out is not None:
+            (o.out / name / "metrics.json").write_text(json.dumps(results[name], indent=2, sort_keys=True))
         if res.interrupted:
-            interrupted = True
-            break
-    if format is OutputFormat.json:
+            return results, True
+    return results, False
+
+
+def run_simulate(o: SimulateOptions) -> None:
+    """Check everything, load the workload, replay each policy, print the summary (text or JSON)."""
+    from schedlab.benchmarks.simulator import semantics as get_semantics  # lazy: start-up
+
+    settings = check_options(o)
+    source = o.source()
+    w, c = source.build()
+    if o.out is not None:
+        _write_run_info(o, source, w, c, settings)
+    results, interrupted = _replay_all(o, w, c, settings)
+    if o.format is OutputFormat.json:
         typer.echo(json.dumps({"workload": {"name": w.name, "jobs": len(w.jobs), "cluster": c.name,
                                             "cluster_gpus": c.total_gpus, "setting": dict(w.setting),
-                                            **report.to_dict()},
+                                            **w.assumptions.to_dict()},
                                "policies": results}, indent=2, sort_keys=True))
     else:
-        _print_text(w, c, sem.name, results, report)
+        _print_text(w, c, get_semantics(o.semantics).name, results, w.assumptions)
     if interrupted:
         typer.echo("interrupted: records hold the jobs that finished", err=True)
         sys.exit(130)

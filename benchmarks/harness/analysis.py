@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from schedlab.benchmarks.harness.record import AT_LIMIT, FINISHED, Status
+from schedlab.benchmarks.merged import all_kinds
 from schedlab.formulations.result import signed_gap
 
 #: gaps below this are floating-point noise of equal objectives (solvers' own tolerances are >= 1e-9)
@@ -32,11 +34,9 @@ GAP_TOL = 1e-9
 BOUNDING_ROLES = ("exact", "relaxation", "bound")
 #: a value better than the proven bound by more than this (relative, at least 1e-6 absolute) violates it
 VIOLATION_TOL = 1e-6
-#: statuses of runs that ended on their own (a proof, a decision, a bound)
-FINISHED = ("optimal", "ok", "bound", "infeasible")
-#: statuses of a solver stopped by a limit, unless it stopped well before the time limit (POP merges
-#: sub-solutions without a proof; a node limit): then its time is a measurement too
-AT_LIMIT = ("feasible-at-limit", "no-solution-at-limit")
+#: FINISHED: statuses of runs that ended on their own (a proof, a decision, a bound); AT_LIMIT: statuses of a
+#: solver stopped by a limit, unless it stopped well before the time limit (POP merges sub-solutions
+#: without a proof; a node limit): then its time is a measurement too
 
 
 def measured(df: pd.DataFrame) -> pd.Series:
@@ -87,8 +87,6 @@ def with_measure(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _set_decisions(kind: str) -> dict[str, frozenset]:
-    from schedlab.benchmarks.registry import all_kinds
-
     k = all_kinds().get(kind)
     return {} if k is None else dict(k.decision_sets())
 
@@ -186,7 +184,7 @@ def _violations(df: pd.DataFrame, g: pd.DataFrame, best: float, sense: str, src:
     better = (g["objective"] - best) > tol if sense == "max" else (best - g["objective"]) > tol
     bad = g[ok & better]
     for i, r in bad.iterrows():
-        df.at[i, "status"] = "bound-violated"
+        df.at[i, "status"] = Status.BOUND_VIOLATED.value
         msg = (f"{r['who']} reached {r['objective']:.6g}, better than the proven {'upper' if sense == 'max' else 'lower'} "
                f"bound {best:.6g} of {src}: the bound's model does not contain this allocation, or it is wrong")
         df.at[i, "bound_violation"] = msg

@@ -18,6 +18,17 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from schedlab.benchmarks.harness.plugins import load_plugins
+from schedlab.benchmarks.merged import all_kinds, all_policies
+from schedlab.benchmarks.simulator import simulate
+from schedlab.benchmarks.workloads import get_workload
+from schedlab.formulations import BACKENDS, SolveParams, Termination, Unsupported
+from schedlab.scheduling import Instance, validate_allocation
+from schedlab.scheduling.policy import Policy
+from schedlab.scheduling.registry import PolicyParams
+from schedlab.topology.errors import SpecError
+from schedlab.topology.presets import preset
+
 #: workloads of the online checks (name -> cluster): rigid jobs, and multi-tenant reconfigurable ones
 POLICY_WORKLOADS = {"smoke": "tiresias-60", "smoke-mt": "rubick-64"}
 
@@ -25,9 +36,7 @@ POLICY_WORKLOADS = {"smoke": "tiresias-60", "smoke-mt": "rubick-64"}
 def check_formulation(method: str, instance: Any, optimum: float, *, backends: tuple[str, ...] | None = None,
                       time_limit_s: float = 60.0, rel: float = 1e-6) -> dict[str, str]:
     """``{backend: "ok" | "skipped: why"}``; raises on a wrong, unproven or unverified answer."""
-    from schedlab.benchmarks.registry import all_kinds
-    from schedlab.formulations import BACKENDS, SolveParams, Termination, Unsupported
-
+    load_plugins()
     kinds = all_kinds()
     assert method in kinds.methods, f"unknown method {method!r}; registered: {', '.join(kinds.methods)}"
     meth = kinds.methods[method]
@@ -58,19 +67,13 @@ def check_formulation(method: str, instance: Any, optimum: float, *, backends: t
 
 
 def _online(name: str, seed: int) -> list[str]:
-    from schedlab.benchmarks.registry import all_policies
-    from schedlab.benchmarks.simulator import simulate
-    from schedlab.benchmarks.workloads import get_workload
-    from schedlab.topology.presets import preset
-
     reg = all_policies()
     checked = []
     for wname, cname in POLICY_WORKLOADS.items():
         cluster = preset(cname)
         w = get_workload(wname).build(cluster, seed=3)
 
-        a, b = (simulate(cluster, w.jobs, reg.build(name, seed=seed), quotas=w.quotas, small_gpus=w.small_gpus,
-                         short_s=w.short_s) for _ in range(2))
+        a, b = (simulate(cluster, w.jobs, reg.build(name, seed=seed), **w.simulator_args()) for _ in range(2))
         assert not a.unfinished, f"{name} on {wname}: jobs never finished: {list(a.unfinished)[:5]}"
         assert len(a.jobs) == len(w.jobs), f"{name} on {wname}: {len(a.jobs)} of {len(w.jobs)} jobs recorded"
         assert [dataclasses.asdict(r) for r in a.jobs] == [dataclasses.asdict(r) for r in b.jobs], \
@@ -81,9 +84,6 @@ def _online(name: str, seed: int) -> list[str]:
 
 
 def _snapshot(name: str, cluster, w, seed: int) -> list[str]:
-    from schedlab.benchmarks.registry import all_policies
-    from schedlab.scheduling import Instance, validate_allocation
-
     reg = all_policies()
     jobs = tuple(w.jobs[:16])
     cold = Instance(cluster, jobs, quotas=w.quotas)
@@ -100,11 +100,7 @@ def _snapshot(name: str, cluster, w, seed: int) -> list[str]:
 
 def check_policy(name: str, *, seed: int = 0) -> list[str]:
     """The checks passed (see the module docstring); raises on the first failure."""
-    from schedlab.benchmarks.registry import all_policies
-    from schedlab.scheduling.policy import Policy
-    from schedlab.scheduling.registry import PolicyParams
-    from schedlab.topology.errors import SpecError
-
+    load_plugins()
     spec = all_policies().spec(name)
     assert spec.summary.strip(), f"{name}: no summary"
     assert issubclass(spec.params, PolicyParams), f"{name}: parameters are not a PolicyParams model"

@@ -19,8 +19,11 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
 from concurrent.futures import wait as cf_wait
+from dataclasses import replace
 from typing import Any
 
+from schedlab.benchmarks.harness.launcher import shared_launcher
+from schedlab.benchmarks.harness.record import Run
 from schedlab.benchmarks.harness.worker import run_isolated
 from schedlab.topology.errors import SpecError
 
@@ -35,7 +38,7 @@ class LocalExecutor:
         self._lock = threading.Lock()
         self._n = 0
 
-    def submit(self, payload: dict[str, Any], hard_timeout_s: float) -> Future:
+    def submit(self, payload: dict[str, Any], hard_limit_s: float) -> Future:
         with self._lock:
             self._n += 1
             n = self._n
@@ -44,11 +47,10 @@ class LocalExecutor:
             with self._lock:
                 self._kills[n] = kill
 
-        def job() -> dict[str, Any]:
+        def job() -> Run:
             try:
-                from schedlab.benchmarks.harness.launcher import shared_launcher
 
-                return run_isolated(shared_launcher(), payload, hard_timeout_s, on_start=started)
+                return run_isolated(shared_launcher(), payload, hard_limit_s, on_start=started)
             finally:
                 with self._lock:
                     self._kills.pop(n, None)
@@ -60,7 +62,7 @@ class LocalExecutor:
         return done
 
     @staticmethod
-    def result(future: Future) -> dict[str, Any]:
+    def result(future: Future) -> Run:
         return future.result()
 
     def close(self, *, kill: bool = False) -> None:
@@ -75,7 +77,7 @@ class LocalExecutor:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def remote_run(payload: dict[str, Any], hard_timeout_s: float, threads: int) -> dict[str, Any]:
+def remote_run(payload: dict[str, Any], hard_limit_s: float, threads: int) -> Run:
     """A Dask task: clamp the solver threads to this worker's share of its machine's cores, then run."""
     slots = 1
     try:
@@ -84,12 +86,9 @@ def remote_run(payload: dict[str, Any], hard_timeout_s: float, threads: int) -> 
         slots = max(1, int(get_worker().state.nthreads))
     except (ImportError, ValueError, AttributeError):
         pass
-    from schedlab.benchmarks.harness.launcher import shared_launcher
-
     share = max(1, (os.cpu_count() or 1) // slots)
-    rec = run_isolated(shared_launcher(), {**payload, "threads": max(1, min(threads, share))}, hard_timeout_s)
-    rec["dask_worker_slots"] = slots
-    return rec
+    run = run_isolated(shared_launcher(), {**payload, "threads": max(1, min(threads, share))}, hard_limit_s)
+    return replace(run, process=replace(run.process, extra={**run.process.extra, "dask_worker_slots": slots}))
 
 
 def _probe(address: str, timeout_s: float) -> None:
@@ -143,8 +142,8 @@ class DaskExecutor:
             raise SpecError(f"the Dask scheduler at {address} has no workers", source="--scheduler",
                             field="scheduler")
 
-    def submit(self, payload: dict[str, Any], hard_timeout_s: float):
-        return self.client.submit(remote_run, payload, hard_timeout_s, self.threads, pure=False)
+    def submit(self, payload: dict[str, Any], hard_limit_s: float):
+        return self.client.submit(remote_run, payload, hard_limit_s, self.threads, pure=False)
 
     def wait(self, futures: Iterable[Any], timeout: float) -> set:
         """The finished futures, polling their state for at most ``timeout`` seconds (no default client)."""
@@ -159,7 +158,7 @@ class DaskExecutor:
             time.sleep(0.05)
 
     @staticmethod
-    def result(future: Any) -> dict[str, Any]:
+    def result(future: Any) -> Run:
         return future.result()
 
     def close(self, *, kill: bool = False) -> None:

@@ -1,79 +1,164 @@
-"""Running snapshot cases: a :class:`GapCase` (one decision on a generated instance, by a policy in
-snapshot form, a formulation on a backend, or a relaxation bound) and a :class:`BoundCase` (a policy
-online against the offline bound valid for it).
+"""The gap case: one snapshot decision on a generated instance of a formulation kind, by a policy in
+snapshot form, a formulation method on a backend, or the kind's relaxation bound.
 
 Every allocation goes through :func:`schedlab.scheduling.verify.validate_allocation`; heuristic and exact
 allocations are scored by the same function, the kind's objective (:class:`~schedlab.formulations.kinds.Kind`,
 :func:`score`). The gap of a run is computed later against the best proven bound of its instance over the
 methods whose role is ``exact`` or ``relaxation`` (:mod:`schedlab.benchmarks.harness.analysis`); a record
 carries its role, its own bound (the solver's dual bound) and whether its termination proved optimality.
-A bound case refuses a policy whose decision set is wider than the offline bound's (:func:`bound_refusal`).
+The online-vs-offline-bound case is :mod:`~schedlab.benchmarks.harness.bound`.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from schedlab.benchmarks.harness.cases import BoundCase, GapCase
-from schedlab.formulations import (
-    BOUND_METHOD,
-    SolveParams,
-    Termination,
-    Unsupported,
-    relative_gap,
+from schedlab.benchmarks.harness.casebase import (
+    CaseInfo,
+    case_key,
+    check_size,
+    frozen,
+    hard_limit,
+    plain,
+    sized_label,
+    with_params,
 )
+from schedlab.benchmarks.harness.record import Outcome, Status
+from schedlab.benchmarks.harness.validate import bad, check_backend, check_cluster, check_policy
+from schedlab.benchmarks.registry import all_kinds, all_policies
+from schedlab.formulations import SolveParams, Termination, Unsupported, relative_gap
 from schedlab.formulations.kinds import Capability, Role
 from schedlab.scheduling.allocation import Allocation
-from schedlab.scheduling.registry import Decision, PolicyFamily, PolicySpec
+from schedlab.scheduling.registry import PolicyFamily
 from schedlab.scheduling.verify import validate_allocation
 from schedlab.topology.errors import SpecError
 from schedlab.topology.presets import load_cluster
 
 if TYPE_CHECKING:
-    from schedlab.formulations.kinds import Kind, KindRegistry, Method
-
-#: online bound per ``PolicySpec.preemptive``: the method name of the offline bound valid for such
-#: policies (``formulations.BOUND_METHOD``: ``offline-nonpreemptive`` / ``offline-preemptive``). A name
-#: that is not registered falls back to the trivial bound ``JCT_j >= d_j`` and the record says so.
-OFFLINE_BOUND_METHOD: Mapping[bool, str | None] = BOUND_METHOD
+    from schedlab.formulations.kinds import Kind, Method
 
 #: the method name of a kind's relaxation bound (``Kind.relaxation``: no solution, a proven bound)
 LP_BOUND = "lp-bound"
 
 
-def _kinds() -> KindRegistry:
-    from schedlab.benchmarks.registry import all_kinds
+@dataclass(frozen=True)
+class GapCase:
+    """One snapshot decision on a generated instance of ``kind`` (``Kind.generate``, ``generator``: its typed
+    options): ``method`` is a registered policy (``backend=None``, configured by ``policy_params``) or a
+    method of the kind solved on ``backend`` within ``time_limit_s`` of wall-clock time (configured by
+    ``solver_params``: ``rel_gap``, ``node_limit``, ``warm_start``, ...)."""
 
-    return all_kinds()
+    TYPE: ClassVar[str] = "gap"
+
+    kind: str
+    cluster: str
+    jobs: int
+    method: str
+    backend: str | None = None
+    seed: int = 0
+    policy_params: Mapping[str, Any] = field(default_factory=dict)
+    solver_params: Mapping[str, Any] = field(default_factory=dict)
+    generator: Mapping[str, Any] = field(default_factory=dict)
+    time_limit_s: float = 60.0
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("policy_params", "solver_params", "generator"):
+            object.__setattr__(self, name, frozen(getattr(self, name)))
+        check_size(self.jobs, self.time_limit_s, "<gap case>")
+        wrong = "policy_params" if self.backend is not None else "solver_params"
+        if getattr(self, wrong):
+            raise SpecError(f"a {'formulation on a backend' if self.backend else 'policy'} takes no {wrong}",
+                            source=f"<gap case {self.method}>", field=wrong)
+        if not self.label:
+            who = with_params(self.method if self.backend is None else f"{self.method}@{self.backend}", self.params)
+            object.__setattr__(self, "label", sized_label(self.kind, self.cluster, self.jobs, self.seed,
+                                                          self.generator) + f"/{who}")
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """The parameters that apply: a policy's, or the solver's for a formulation on a backend."""
+        return self.solver_params if self.backend is not None else self.policy_params
+
+    def spec(self) -> dict[str, Any]:
+        """Plain data: the fields, the two parameter sets as the one ``params`` that applies."""
+        d = plain(self)
+        d.pop("policy_params")
+        d.pop("solver_params")
+        return d | {"params": plain(self.params)}
+
+    @classmethod
+    def from_spec(cls, d: Mapping[str, Any]) -> GapCase:
+        d = dict(d)
+        params = d.pop("params", None) or {}
+        which = "solver_params" if d.get("backend") is not None else "policy_params"
+        return cls(**d, **{which: params})
+
+    def key(self) -> str:
+        return case_key("gap", self.spec())
+
+    def instance_id(self) -> str:
+        return sized_label(self.kind, self.cluster, self.jobs, self.seed, self.generator)
+
+    def info(self) -> CaseInfo:
+        return CaseInfo(self.method, self.backend, self.params, self.kind, self.cluster, self.jobs, self.seed,
+                        self.time_limit_s)
+
+    def shifted(self, seed: int, time_limit_s: float | None) -> GapCase:
+        return replace(self, seed=self.seed + seed, time_limit_s=time_limit_s or self.time_limit_s)
+
+    def process_limit_s(self, grace_s: float, override_s: float | None) -> float:
+        return hard_limit(self.time_limit_s, grace_s)
+
+    def ladder(self) -> tuple | None:
+        """The series an exact method grows along (sizes, until it stops proving optimality), else None."""
+        if self.backend is None or not is_exact(self.method):
+            return None
+        return (self.kind, self.cluster, json.dumps(dict(self.generator), sort_keys=True, default=str), self.method,
+                self.backend, json.dumps(dict(self.params), sort_keys=True, default=str), self.time_limit_s)
+
+    def check(self) -> None:
+        check_gap(self)
+
+    def run(self, *, threads: int = 1, out_dir: str | None = None) -> Outcome:
+        return run_gap(self, threads=threads)
 
 
-def offline_bound_method(preemptive: bool) -> str | None:
-    """The offline-bound method valid for a (non-)preemptive policy, if registered."""
-    name = OFFLINE_BOUND_METHOD.get(preemptive)
-    return name if name in _kinds().methods else None
-
-
-def bound_decisions(preemptive: bool) -> frozenset[Decision]:
-    """What the offline bound lets a schedule decide: the offline kind's decision set (admission,
-    placement, waiting; GPU counts and plans fixed at the request), plus preemption for the
-    preemptive bound."""
-    base = _kinds()["offline"].decisions
-    return base | {Decision.PREEMPTION} if preemptive else base
-
-
-def bound_refusal(spec: PolicySpec) -> str | None:
-    """Why no offline bound is valid for ``spec`` (its decision set is wider than the bound's), or ``None``."""
-    wider = sorted(d.value for d in (spec.decisions or frozenset()) - bound_decisions(spec.preemptive))
-    if not wider:
-        return None
-    return (f"policy {spec.name!r} decides {', '.join(wider)}, which the offline bound does not (it assumes rigid "
-            "jobs: GPU counts and plans fixed at the request); no bound valid for this policy exists yet")
+def check_gap(case: GapCase) -> None:
+    kinds = all_kinds()
+    kind = kinds.kind(case.kind, source="<case>")
+    check_cluster(case.cluster)
+    kind.parse_options(case.generator, source="<case>")
+    check_backend(case.backend)
+    if case.method == LP_BOUND:
+        if kind.relaxation is None:
+            have = ", ".join(k for k, v in kinds.items() if v.relaxation is not None)
+            raise bad("method", f"{LP_BOUND} has no relaxation for {case.kind!r} (it has: {have})")
+        return
+    if case.backend is None:
+        if not kind.snapshot:
+            raise bad("method", f"a policy answers {case.kind} instances online: declare a bound case instead")
+        if case.method in kinds.methods:
+            raise bad("backend", f"formulation {case.method!r} needs a backend")
+        check_policy(case.method, case.params, "method")
+        return
+    if case.method not in kinds.methods:
+        raise bad("method", f"unknown method {case.method!r}; formulations: {', '.join(kinds.methods)}, or "
+                  f"{LP_BOUND}; a policy takes no backend")
+    method = kinds.methods[case.method]
+    if method.kind != case.kind:
+        raise bad("method", f"method {case.method!r} solves {method.kind!r} instances, not {case.kind!r}")
+    opts = method.parse_options(case.params, source="<case>")
+    if opts.warm_start is not None:
+        check_policy(opts.warm_start, {}, "params.warm_start")
 
 
 def method_of(name: str) -> Method | None:
-    return _kinds().methods.get(name)
+    return all_kinds().methods.get(name)
 
 
 def is_exact(method: str) -> bool:
@@ -96,74 +181,79 @@ def method_role(method: str, backend: str | None) -> str:
 def make_instance(kind: str, cluster: str, jobs: int, seed: int, generator: Mapping[str, Any]) -> Any:
     """A seeded instance of ``kind``; the generator options are validated (a wrong value is a
     :class:`SpecError` naming ``generator.FIELD``)."""
-    k = _kinds().kind(kind, source="<gap case>")
+    k = all_kinds().kind(kind, source="<gap case>")
     return k.generate(load_cluster(cluster), jobs, seed=seed, **dict(generator))
 
 
 def score(kind: str, inst: Any, allocation: Allocation) -> float:
     """THE objective of ``kind`` on a plain allocation (a policy's snapshot decision; the Tiresias
     objective completes it with parameter servers by its stated rule)."""
-    return _kinds()[kind].score(inst, allocation)
+    return all_kinds()[kind].score(inst, allocation)
 
 
-def _size(inst: Any) -> dict[str, Any]:
+def instance_size(inst: Any) -> dict[str, Any]:
     return {"jobs": len(inst.base.jobs), "gpus": inst.base.cluster.total_gpus}
 
 
-def run_gap(case: GapCase, *, threads: int = 1) -> dict[str, Any]:
-    """One gap case -> the result fields of its record (see :mod:`schedlab.benchmarks.harness.record`)."""
+def run_gap(case: GapCase, *, threads: int = 1) -> Outcome:
+    """One gap case -> its :class:`~schedlab.benchmarks.harness.record.Outcome`."""
     t0 = time.perf_counter()
-    kinds = _kinds()
+    kinds = all_kinds()
     kind = kinds.kind(case.kind, source=f"<case {case.label}>")
     inst = make_instance(case.kind, case.cluster, case.jobs, case.seed, case.generator)
-    gen_s = time.perf_counter() - t0
     role = method_role(case.method, case.backend)
-    out: dict[str, Any] = {"role": role, "generate_s": gen_s, "sense": kind.sense(inst), **_size(inst),
-                           "objective_name": kind.objective_name,
-                           "neutral_name": None if kind.neutral is None else kind.neutral.name}
+    common = {"role": role, "sense": kind.sense(inst), **instance_size(inst)}
+    extra = {"generate_s": time.perf_counter() - t0, "objective_name": kind.objective_name,
+             "neutral_name": None if kind.neutral is None else kind.neutral.name}
     if case.method == LP_BOUND:
-        return out | {"decision_set": kind.name} | _relaxation(kind, inst, case)
-    if role == "policy":
-        return out | _policy(kind, inst, case)
-    method = kinds.method(case.method, source=f"<case {case.label}>")
-    return out | {"decision_set": kind.decision_set_of(method)} | _method(kind, method, inst, case, threads)
+        fields, more = _relaxation(kind, inst, case)
+        extra["decision_set"] = kind.name
+    elif role == "policy":
+        fields, more = _policy(kind, inst, case)
+    else:
+        method = kinds.method(case.method, source=f"<case {case.label}>")
+        extra["decision_set"] = kind.decision_set_of(method)
+        fields, more = _method(kind, method, inst, case, threads)
+    return Outcome(**common, **fields, extra=extra | more)
 
 
 def _neutral(kind: Kind, inst: Any, allocation: Allocation | None) -> float | None:
     return None if allocation is None or kind.neutral is None else kind.neutral.fn(inst, allocation)
 
 
-def _relaxation(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
+Parts = tuple[dict[str, Any], dict[str, Any]]  # (Outcome fields, extra)
+
+
+def _relaxation(kind: Kind, inst: Any, case: GapCase) -> Parts:
     if kind.relaxation is None:
         raise SpecError(f"{LP_BOUND} has no relaxation for {case.kind!r}", source=f"<case {case.label}>",
                         field="method")
     t1 = time.perf_counter()
     b = kind.relaxation(inst, case.backend)
-    return {"status": "bound" if b is not None else "error", "bound": b, "solve_s": time.perf_counter() - t1,
-            "build_s": 0.0, "threads": 1, "message": "" if b is not None else "relaxation not solved"}
+    return {"status": Status.BOUND if b is not None else Status.ERROR, "bound": b,
+            "solve_s": time.perf_counter() - t1, "build_s": 0.0, "threads": 1,
+            "message": "" if b is not None else "relaxation not solved"}, {}
 
 
-def _policy(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
-    from schedlab.benchmarks.registry import all_policies
-
+def _policy(kind: Kind, inst: Any, case: GapCase) -> Parts:
     spec = all_policies().spec(case.method, source=f"<case {case.label}>")
     t1 = time.perf_counter()
     policy = spec.build(case.params, seed=case.seed, source=f"<case {case.label}>")
     t2 = time.perf_counter()
     alloc = policy.decide(inst.base, seed=case.seed)
     t3 = time.perf_counter()
-    bad = [str(v) for v in validate_allocation(inst.base, alloc)] or kind.violations(inst, alloc)
+    wrong = [str(v) for v in validate_allocation(inst.base, alloc)] or kind.violations(inst, alloc)
     twin = kind.twin_for(spec.decisions)
-    return {"build_s": t2 - t1, "solve_s": t3 - t2, "threads": 1, "violations": bad, "verified": not bad,
-            "placed": len(alloc), "status": "ok" if not bad else "invalid",
-            "decision_set": kind.decision_set_of(twin), "twin": None if twin is None else twin.name,
-            # an exact policy (exact-joint) solves the twin itself: a check (its gap must be 0), not a result
-            "check": spec.family is PolicyFamily.EXACT,
-            "objective": kind.score(inst, alloc) if not bad else None,
-            "neutral_objective": _neutral(kind, inst, alloc) if not bad else None}
+    return ({"build_s": t2 - t1, "solve_s": t3 - t2, "threads": 1, "violations": wrong, "verified": not wrong,
+             "status": Status.OK if not wrong else Status.INVALID,
+             "objective": kind.score(inst, alloc) if not wrong else None},
+            {"placed": len(alloc), "decision_set": kind.decision_set_of(twin), "twin": None if twin is None else twin.name,
+             # an exact policy (exact-joint) solves the twin itself: a check (its gap must be 0), not a result
+             "check": spec.family is PolicyFamily.EXACT,
+             "neutral_objective": _neutral(kind, inst, alloc) if not wrong else None})
 
 
-def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) -> dict[str, Any]:
+def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) -> Parts:
     if method.kind != case.kind:
         raise SpecError(f"method {case.method!r} solves {method.kind!r} instances, not {case.kind!r}",
                         source=f"<case {case.label}>", field="method")
@@ -175,96 +265,37 @@ def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) 
     try:
         res = method.solve(inst, case.backend, params)
     except Unsupported as e:
-        return {"status": "unsupported", "message": str(e), "warm_start": opts.warm_start}
+        return {"status": Status.UNSUPPORTED, "message": str(e), "warm_start": opts.warm_start}, {}
     objective = None
-    bad = list(res.violations or ())
+    wrong = list(res.violations or ())
     if res.solution is not None:
         objective = kind.objective(inst, res.solution)
         if res.allocation is not None:
-            bad += [str(v) for v in validate_allocation(inst.base, res.allocation) if str(v) not in bad]
-    return {"status": res.termination.value, "objective": objective if not bad else None, "bound": res.dual_bound,
-            "primal": res.primal_bound, "own_gap": relative_gap(objective, res.dual_bound),
-            "proven": res.termination is Termination.OPTIMAL, "build_s": res.build_s, "solve_s": res.solve_s,
-            "threads": res.threads if res.threads is not None else params.effective_threads,
-            "backend_version": res.backend_version, "violations": bad,
-            "verified": None if res.solution is None else not bad, "message": res.message,
-            "notes": [*start_note, *res.notes], "model": dict(res.model_stats),
-            "placed": None if res.allocation is None else len(res.allocation), "warm_start": opts.warm_start,
-            "warm_start_used": False if start_note else res.warm_start_used,
-            "neutral_objective": _neutral(kind, inst, res.allocation) if objective is not None and not bad else None}
+            wrong += [str(v) for v in validate_allocation(inst.base, res.allocation) if str(v) not in wrong]
+    good = objective is not None and not wrong
+    return ({"status": Status(res.termination.value), "objective": objective if not wrong else None,
+             "bound": res.dual_bound, "own_gap": relative_gap(objective, res.dual_bound),
+             "proven": res.termination is Termination.OPTIMAL, "build_s": res.build_s, "solve_s": res.solve_s,
+             "threads": res.threads if res.threads is not None else params.effective_threads,
+             "backend_version": res.backend_version, "violations": wrong,
+             "verified": None if res.solution is None else not wrong, "message": res.message,
+             "warm_start": opts.warm_start, "warm_start_used": False if start_note else res.warm_start_used},
+            {"primal": res.primal_bound, "notes": [*start_note, *res.notes], "model": dict(res.model_stats),
+             "placed": None if res.allocation is None else len(res.allocation),
+             "neutral_objective": _neutral(kind, inst, res.allocation) if good else None})
 
 
 def warm_start(method: Method, inst: Any, case: GapCase, policy: str | None) -> tuple[Allocation | None, list[str]]:
-    """The warm start a case asks for (``params.warm_start: POLICY``): the policy's snapshot decision
+    """The warm start a case asks for (``solver_params.warm_start: POLICY``): the policy's snapshot decision
     ``decide(inst.base, seed=case.seed)`` when the method declares the warm-start capability; else no
     start and a note saying why (the record's ``warm_start_used`` is then False)."""
     if policy is None:
         return None, []
-    from schedlab.benchmarks.registry import all_policies
-
     spec = all_policies().spec(policy, source=f"<case {case.label}> params.warm_start")
     if Capability.WARM_START not in method.capabilities:
         return None, [f"warm start from {policy} not given: method {method.name!r} declares no warm-start capability"]
     return spec.build({}, seed=case.seed, source=f"<case {case.label}>").decide(inst.base, seed=case.seed), []
 
 
-def online_value(objective: str, jobs: list) -> float:
-    """``offline_objective`` on online job records: mean ``end - arrival`` or ``max end``."""
-    if not jobs:
-        return 0.0
-    if objective == "makespan":
-        return max(r.end for r in jobs)
-    return sum(r.end - r.arrival for r in jobs) / len(jobs)
-
-
-def trivial_bound(inst: Any) -> float:
-    """Valid for any schedule of rigid jobs, preemptive or not: ``JCT_j >= d_j`` (avg JCT) and
-    ``end_j >= r_j + d_j`` (makespan)."""
-    jobs = inst.base.jobs
-    if not jobs:
-        return 0.0
-    if inst.objective == "makespan":
-        return max(j.arrival + j.duration for j in jobs)
-    return sum(j.duration for j in jobs) / len(jobs)
-
-
-def run_bound(case: BoundCase, *, threads: int = 1) -> dict[str, Any]:
-    """The policy online (Tiresias semantics: speed independent of placement, free preemption, as the
-    bound assumes) and the offline bound valid for it."""
-    from schedlab.benchmarks.registry import all_policies
-    from schedlab.benchmarks.simulator import Simulator
-
-    t0 = time.perf_counter()
-    spec = all_policies().spec(case.policy, source=f"<case {case.label}>")
-    why = bound_refusal(spec)
-    if why is not None:
-        raise SpecError(why, source=f"<case {case.label}>", field="policy")
-    inst = make_instance("offline", case.cluster, case.jobs, case.seed, case.generator)
-    policy = spec.build(case.params, seed=case.seed, source=f"<case {case.label}>")
-    t1 = time.perf_counter()
-    sim = Simulator(inst.base.cluster, inst.base.jobs, policy, semantics="tiresias").run()
-    t2 = time.perf_counter()
-    online = online_value(inst.objective, list(sim.jobs))
-    method = offline_bound_method(spec.preemptive)
-    out: dict[str, Any] = {"role": "online", "generate_s": t1 - t0, "solve_s": t2 - t1, "objective": online,
-                           "sense": "min", "preemptive": spec.preemptive, "bound_objective": inst.objective,
-                           "unfinished": len(sim.unfinished), "metrics": dict(sim.metrics), **_size(inst)}
-    if method is None:
-        b = trivial_bound(inst)
-        out.update(bound=b, bound_method="trivial", bound_status="valid (JCT >= duration); not the optimum",
-                   proven=False, status="ok", build_s=0.0, threads=1)
-    else:
-        res = _kinds().methods[method].solve(inst, case.backend, SolveParams(time_limit_s=case.time_limit_s,
-                                                                             threads=threads, seed=case.seed))
-        out.update(bound=res.dual_bound, bound_method=f"{method}@{res.backend}", bound_status=res.termination.value,
-                   proven=res.termination is Termination.OPTIMAL, status="ok" if res.dual_bound is not None
-                   else "no-bound", build_s=res.build_s, bound_solve_s=res.solve_s, threads=res.threads,
-                   backend_version=res.backend_version)
-    out["own_gap"] = relative_gap(online, out["bound"])
-    out["verified"] = not sim.unfinished
-    return out
-
-
-__all__ = ["LP_BOUND", "OFFLINE_BOUND_METHOD", "bound_decisions", "bound_refusal", "is_exact", "make_instance",
-           "method_of", "method_role", "offline_bound_method", "online_value", "run_bound", "run_gap", "score",
-           "trivial_bound", "warm_start"]
+__all__ = ["LP_BOUND", "GapCase", "check_gap", "instance_size", "is_exact", "make_instance", "method_of",
+           "method_role", "run_gap", "score", "warm_start"]

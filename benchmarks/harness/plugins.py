@@ -21,10 +21,14 @@ package there), for that module only: the import path is left as it is.
 A formulation plugin registers a :class:`~schedlab.formulations.kinds.Method` (a solver of an existing
 or new kind, with its declared role: exact, relaxation, restriction or heuristic-in-model) or a whole
 :class:`~schedlab.formulations.kinds.Kind`; nothing patches a dict. ``all_policies()`` and
-``all_kinds()`` (``schedlab.benchmarks.registry``) merge the plugins' entries with the built-in ones,
-as ``WORKLOADS`` and ``SUITES`` do, so they appear in ``schedlab list``, suite files, worker processes
-and reports like built-ins. Loading is idempotent; a name already taken by a different object is an
-error naming the plugin.
+``all_kinds()`` (``schedlab.benchmarks.merged``) merge the plugins' entries with the built-in ones,
+as ``WORKLOADS`` and ``harness.suites.all_suites()`` do, so they appear in ``schedlab list``, suite
+files, worker processes and reports like built-ins. Loading is idempotent; a name already taken by a
+different object is an error naming the plugin.
+
+Plugins are loaded once, at the boundary: the command line (commands that resolve a name),
+``run_bench``, each worker process, the conformance checks. The merged registries load nothing; this
+module imports nothing of the harness (the registries and suites build on it, not it on them).
 """
 
 from __future__ import annotations
@@ -47,6 +51,10 @@ ENV = "SCHEDLAB_PLUGINS"
 
 #: policies registered by plugins (``schedlab.benchmarks.registry.all_policies`` merges it)
 PLUGIN_POLICIES: PolicyRegistry = PolicyRegistry()
+#: suites registered by plugins (``schedlab.benchmarks.harness.suites.all_suites`` merges them), and
+#: which plugin registered each
+PLUGIN_SUITES: dict[str, Callable[..., Any]] = {}
+SUITE_ORIGINS: dict[str, str] = {}
 #: the modules plugins were loaded from (their source is part of the results' code version)
 PLUGIN_MODULES: set[str] = set()
 
@@ -60,8 +68,8 @@ class PluginKinds:
         self.methods: dict[str, Any] = {}
 
     def register(self, obj: Any, origin: str) -> None:
-        from schedlab.formulations.builtin_kinds import KINDS
-        from schedlab.formulations.kinds import Kind, Method
+        from schedlab.formulations.builtin_kinds import KINDS  # lazy: start-up (solver layer)
+        from schedlab.formulations.kinds import Kind, Method  # lazy: start-up (solver layer)
 
         if isinstance(obj, Kind):
             if obj.name in KINDS:
@@ -79,7 +87,7 @@ class PluginKinds:
         self.merged(origin)  # a method of an unknown kind, or a name taken twice, fails here, naming the plugin
 
     def merged(self, origin: str = "<plugins>") -> Any:
-        from schedlab.formulations.builtin_kinds import KINDS
+        from schedlab.formulations.builtin_kinds import KINDS  # lazy: start-up (solver layer)
 
         return KINDS.merged(self.kinds.values(), self.methods.values(), origin=origin)
 
@@ -104,8 +112,8 @@ def _put(registry: dict, name: str, value: Any, origin: str, what: str) -> None:
 
 
 def register_policies(obj: Any, origin: str) -> None:
-    from schedlab.formulations import POLICIES as EXACT
-    from schedlab.heuristics import POLICIES as HEURISTICS
+    from schedlab.formulations import POLICIES as EXACT  # lazy: start-up (solver layer)
+    from schedlab.heuristics import POLICIES as HEURISTICS  # lazy: start-up (policy modules)
 
     for spec in _items(obj):
         if not isinstance(spec, PolicySpec):
@@ -123,7 +131,7 @@ def register_formulations(obj: Any, origin: str) -> None:
 
 
 def register_workloads(obj: Any, origin: str) -> None:
-    from schedlab.benchmarks.workloads import WORKLOADS, WorkloadSpec
+    from schedlab.benchmarks.workloads import WORKLOADS, WorkloadSpec  # lazy: start-up (trace loaders)
 
     for w in _items(obj):
         if not isinstance(w, WorkloadSpec):
@@ -133,12 +141,12 @@ def register_workloads(obj: Any, origin: str) -> None:
 
 
 def register_suites(obj: Mapping[str, Callable[..., Any]], origin: str) -> None:
-    from schedlab.benchmarks.harness.suites import SUITES
-
+    """Into :data:`PLUGIN_SUITES` (a clash with a built-in suite is an error when they are merged)."""
     for name, builder in obj.items():
         if not callable(builder):
             raise SpecError(f"plugin {origin}: suite {name!r} is not a builder", source=origin, field=name)
-        _put(SUITES, name, builder, origin, "suite")
+        _put(PLUGIN_SUITES, name, builder, origin, "suite")
+        SUITE_ORIGINS[name] = origin
 
 
 _BY_GROUP = {"schedlab.policies": register_policies, "schedlab.formulations": register_formulations,
@@ -214,9 +222,8 @@ def _import(name: str) -> Any:
 def plugin_digest() -> str | None:
     """A SHA-256 of the loaded plugins' source (a module's file, a package's ``.py`` files), so that
     stored results are not reused after a plugin changes; ``None`` without plugins."""
-    import hashlib
-    import importlib.util
-    from pathlib import Path
+    import hashlib  # lazy: start-up (only a sweep's code version asks)
+    from pathlib import Path  # lazy: start-up (only a sweep's code version asks)
 
     if not PLUGIN_MODULES:
         return None
@@ -255,5 +262,5 @@ def load_plugins(modules: Iterable[str] = ()) -> tuple[str, ...]:
     return mods
 
 
-__all__ = ["ENV", "GROUPS", "PLUGIN_KINDS", "PLUGIN_MODULES", "PLUGIN_POLICIES", "PluginKinds", "plugin_digest", "add_env_plugins", "entry_point_plugins",
-           "load_module", "load_plugins"]
+__all__ = ["ENV", "GROUPS", "PLUGIN_KINDS", "PLUGIN_MODULES", "PLUGIN_POLICIES", "PLUGIN_SUITES", "SUITE_ORIGINS",
+           "PluginKinds", "add_env_plugins", "entry_point_plugins", "load_module", "load_plugins", "plugin_digest"]

@@ -32,9 +32,17 @@ import hashlib
 import json
 import os
 import platform
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from schedlab.benchmarks.harness.plugins import plugin_digest
+
+if TYPE_CHECKING:
+    from schedlab.benchmarks.harness.casebase import Case
 
 #: column name -> SQLite type, in table order
 FIELDS: dict[str, str] = {
@@ -51,9 +59,42 @@ FIELDS: dict[str, str] = {
 #: stored as 0/1, read back as bools
 BOOL_FIELDS = ("proven", "verified", "warm_start_used")
 JSON_FIELDS = ("params", "violations", "versions", "metrics", "extra", "spec")
+
+
+class Status(StrEnum):
+    """Every status a record can have (stored as its value)."""
+
+    # a solver's termination (``formulations.Termination``)
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    FEASIBLE_AT_LIMIT = "feasible-at-limit"
+    NO_SOLUTION_AT_LIMIT = "no-solution-at-limit"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    # a policy's decision, a bound, a replay
+    OK = "ok"
+    INVALID = "invalid"
+    BOUND = "bound"
+    NO_BOUND = "no-bound"
+    INTERRUPTED = "interrupted"
+    INCOMPLETE = "incomplete"
+    UNSUPPORTED = "unsupported"
+    # the process
+    ERROR = "error"
+    KILLED = "killed"
+    # set by the analysis: a verified value better than the proven bound of its instance
+    BOUND_VIOLATED = "bound-violated"
+
+
 #: terminal statuses that are results (a resumed sweep skips them); ``error``/``killed`` rerun only with
 #: ``--retry-failed``
-FAILED = ("error", "killed")
+FAILED = (Status.ERROR, Status.KILLED)
+#: terminations that close an instance (optimality or infeasibility proven)
+PROOFS = (Status.OPTIMAL, Status.INFEASIBLE)
+#: statuses of runs that ended on their own (a proof, a decision, a bound)
+FINISHED = (Status.OPTIMAL, Status.OK, Status.BOUND, Status.INFEASIBLE)
+#: statuses of a solver stopped by a limit
+AT_LIMIT = (Status.FEASIBLE_AT_LIMIT, Status.NO_SOLUTION_AT_LIMIT)
 
 _PACKAGES = ("schedlab", "ortools", "highspy", "pulp", "scipy", "numpy", "networkx", "pandas", "pydantic")
 
@@ -78,17 +119,13 @@ def code_version() -> str:
     """``<version>+<digest>[+plugins.<digest>]``: the package version, a SHA-256 of schedlab's own source
     files (those that compute results; :data:`PRESENTATION` excluded) and of the loaded plugins' source,
     so a changed formula never reuses stored results (editable installs included)."""
-    from schedlab.benchmarks.harness.plugins import plugin_digest
-
     pd = plugin_digest()
     return _schedlab_version() + (f"+plugins.{pd}" if pd else "")
 
 
 @functools.cache
 def _schedlab_version() -> str:
-    import schedlab.benchmarks as bench
-
-    root = Path(bench.__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     h = hashlib.sha256()
     for layer in ("topology", "perfmodel", "scheduling", "formulations", "heuristics", "benchmarks"):
         base = root / layer
@@ -105,11 +142,9 @@ def git_commit() -> str | None:
     """The git commit of schedlab's source tree (``+dirty`` with uncommitted changes under it), or
     ``None`` outside a git checkout (an installed wheel): the code version is a digest of the source,
     this is where to find that source."""
-    import subprocess
+    import subprocess  # lazy: start-up (only a sweep asks for its commit)
 
-    import schedlab.benchmarks as bench
-
-    root = Path(bench.__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     try:
         mine = subprocess.run(["git", "-C", str(root), "ls-files", "--error-unmatch", "--",
                                "benchmarks/harness/record.py"], capture_output=True, text=True, timeout=10)
@@ -141,15 +176,16 @@ def store_key(suite: str, case_key: str, code: str) -> str:
     return hashlib.sha256(f"{suite}\n{case_key}\n{code}".encode()).hexdigest()[:32]
 
 
-def to_row(record: dict[str, Any]) -> dict[str, Any]:
-    """The store row: every field present, JSON columns serialised, the rest moved into ``extra``."""
-    rec = dict(record)
-    extra = dict(rec.pop("extra", None) or {})
-    row: dict[str, Any] = {}
-    for name in FIELDS:
-        row[name] = rec.pop(name, None)
-    extra.update(rec)
-    row["extra"] = extra or None
+def to_row(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The store row: every field present, JSON columns serialised. A key that is no field is an error
+    (what a run measures beyond the fields goes into ``extra`` by name, in its :class:`Outcome`)."""
+    unknown = sorted(set(record) - FIELDS.keys())
+    if unknown:
+        raise ValueError(f"not record fields: {', '.join(unknown)} (put them in extra)")
+    row = {name: record.get(name) for name in FIELDS}
+    if isinstance(row["status"], Status):
+        row["status"] = row["status"].value
+    row["extra"] = dict(row["extra"]) or None if row["extra"] is not None else None
     for name in BOOL_FIELDS:
         if row[name] is not None:
             row[name] = int(bool(row[name]))
@@ -170,5 +206,147 @@ def from_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["BOOL_FIELDS", "FAILED", "FIELDS", "JSON_FIELDS", "code_version", "environment", "git_commit", "from_row", "store_key", "to_row",
-           "versions"]
+@dataclass(frozen=True)
+class Outcome:
+    """What running a case measured (``Case.run``): the result fields of its record. Anything else it
+    measured goes into ``extra`` by name; ``files`` are a replay's per-job records (name -> bytes), written
+    by the runner into the results directory; ``backend_version`` joins the record's ``versions``."""
+
+    status: Status
+    role: str | None = None
+    message: str | None = None
+    objective: float | None = None
+    bound: float | None = None
+    sense: str | None = None
+    own_gap: float | None = None
+    proven: bool | None = None
+    verified: bool | None = None
+    violations: list[str] | None = None
+    jobs: int | None = None
+    gpus: int | None = None
+    cluster: str | None = None
+    build_s: float | None = None
+    solve_s: float | None = None
+    threads: int | None = None
+    metrics: Mapping[str, Any] | None = None
+    warm_start: str | None = None
+    warm_start_used: bool | None = None
+    backend_version: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    files: Mapping[str, bytes] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", Status(self.status))
+
+    @classmethod
+    def failure(cls, status: Status, message: str) -> Outcome:
+        return cls(status, message=message)
+
+
+@dataclass(frozen=True)
+class Process:
+    """Where and when a run's process ran: its clock, its memory, and (``extra``) the worker's own
+    facts (``pid``, ``start_mem_mb``, a Dask worker's ``dask_worker_slots``)."""
+
+    started_at: str | None = None
+    finished_at: str | None = None
+    wall_s: float | None = None
+    peak_mem_mb: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A finished run as a worker returns it: the case's outcome and its process."""
+
+    outcome: Outcome
+    process: Process = field(default_factory=Process)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What the runner adds: the store key, suite, code version, where it ran and, for a replay, the
+    process limit it ran under (its ``time_limit_s``)."""
+
+    key: str
+    suite: str
+    code_version: str
+    executor: str
+    environment: Mapping[str, Any]
+    hard_limit_s: float | None = None
+    records_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class Record:
+    """One stored run, a typed row (:data:`FIELDS`, in table order). Built in one place, :meth:`of`."""
+
+    key: str
+    suite: str
+    label: str
+    case_type: str
+    role: str | None
+    method: str
+    backend: str | None
+    params: Mapping[str, Any]
+    instance: str
+    kind: str
+    cluster: str | None
+    jobs: int | None
+    gpus: int | None
+    seed: int
+    status: Status
+    objective: float | None
+    bound: float | None
+    sense: str | None
+    own_gap: float | None
+    proven: bool | None
+    verified: bool | None
+    violations: list[str] | None
+    message: str | None
+    build_s: float | None
+    solve_s: float | None
+    wall_s: float | None
+    peak_mem_mb: float | None
+    threads: int | None
+    cpu_count: int | None
+    time_limit_s: float | None
+    versions: Mapping[str, Any] | None
+    code_version: str
+    host: str | None
+    executor: str
+    started_at: str | None
+    finished_at: str | None
+    metrics: Mapping[str, Any] | None
+    records_dir: str | None
+    extra: Mapping[str, Any] | None
+    spec: Mapping[str, Any]
+    warm_start: str | None
+    warm_start_used: bool | None
+
+    @classmethod
+    def of(cls, case: Case, spec: Mapping[str, Any], run: Run, prov: Provenance) -> Record:
+        """The record of ``case`` (its plain ``spec``) that ended in ``run``, stored as ``prov`` says."""
+        o, p, info, env = run.outcome, run.process, case.info(), prov.environment
+        versions = dict(env["versions"]) | ({"backend": o.backend_version} if o.backend_version else {})
+        return cls(
+            key=prov.key, suite=prov.suite, label=case.label, case_type=case.TYPE, role=o.role, method=info.method,
+            backend=info.backend, params=dict(info.params), instance=case.instance_id(), kind=info.kind,
+            cluster=o.cluster or info.cluster, jobs=o.jobs if o.jobs is not None else info.jobs, gpus=o.gpus,
+            seed=info.seed, status=o.status, objective=o.objective, bound=o.bound, sense=o.sense, own_gap=o.own_gap,
+            proven=o.proven, verified=o.verified, violations=o.violations, message=o.message, build_s=o.build_s,
+            solve_s=o.solve_s, wall_s=p.wall_s, peak_mem_mb=p.peak_mem_mb, threads=o.threads,
+            cpu_count=env["cpu_count"], time_limit_s=info.time_limit_s or prov.hard_limit_s, versions=versions,
+            code_version=prov.code_version, host=env["host"], executor=prov.executor, started_at=p.started_at,
+            finished_at=p.finished_at, metrics=o.metrics, records_dir=prov.records_dir,
+            extra={**o.extra, **p.extra} or None, spec=dict(spec), warm_start=o.warm_start,
+            warm_start_used=o.warm_start_used)
+
+    def row(self) -> dict[str, Any]:
+        """The store row (:func:`to_row`)."""
+        return to_row(asdict(self))
+
+
+__all__ = ["AT_LIMIT", "BOOL_FIELDS", "FAILED", "FIELDS", "FINISHED", "JSON_FIELDS", "PROOFS", "Outcome", "Process",
+           "Provenance", "Record", "Run", "Status", "code_version", "environment", "from_row", "git_commit",
+           "store_key", "to_row", "versions"]

@@ -17,37 +17,35 @@ session left ``running`` by a killed writer is closed as interrupted by the next
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from schedlab.benchmarks.harness.cases import (
-    BoundCase,
-    Case,
-    GapCase,
-    ReplayCase,
-    ReproRow,
-    Suite,
-    case_spec,
-    case_type,
-)
-from schedlab.benchmarks.harness.gap import is_exact
+from schedlab.benchmarks.harness.casebase import Case, ReproRow, Suite
+from schedlab.benchmarks.harness.cases import case_spec
+from schedlab.benchmarks.harness.executors import make_executor
 from schedlab.benchmarks.harness.plugins import load_plugins
-from schedlab.benchmarks.harness.record import FAILED, code_version, environment, store_key
+from schedlab.benchmarks.harness.record import (
+    FAILED,
+    PROOFS,
+    Outcome,
+    Provenance,
+    Record,
+    Run,
+    Status,
+    code_version,
+    environment,
+    store_key,
+)
+from schedlab.benchmarks.harness.replay import REPLAY_LIMIT_S
 from schedlab.benchmarks.harness.store import BenchLock, Store
 from schedlab.benchmarks.harness.validate import validate_suite
-from schedlab.benchmarks.harness.worker import GRACE_S, hard_timeout
+from schedlab.benchmarks.harness.worker import GRACE_S
 from schedlab.topology.errors import SpecError
-
-#: terminations that close an instance (optimality or infeasibility proven)
-PROOFS = ("optimal", "infeasible")
-#: hard wall-clock limit of a replay (no solver limit of its own) unless ``--time-limit`` is given
-REPLAY_LIMIT_S = 1800.0
 
 
 @dataclass(frozen=True)
@@ -101,46 +99,28 @@ def with_seed_and_limit(case: Case, seed: int, limit: float | None) -> Case:
     """``case`` with ``seed`` added to its seeds and (gap and bound cases) its solver limit replaced."""
     if seed == 0 and limit is None:
         return case
-    if isinstance(case, ReplayCase):
-        return replace(case, seed=case.seed + seed, source=replace(case.source, seed=case.source.seed + seed))
-    kw: dict[str, Any] = {"seed": case.seed + seed}
-    if limit is not None:
-        kw["time_limit_s"] = limit
-    return replace(case, **kw)
-
-
-def instance_id(case: Case) -> str:
-    """What every method answering the same input shares (the best bound is taken over it)."""
-    if isinstance(case, ReplayCase):
-        from schedlab.benchmarks.workloads.source import WorkloadSource
-
-        s = case.source
-        default = case_spec(replace(case, source=WorkloadSource()))["source"]
-        extra = ",".join(f"{k}={v}" for k, v in sorted(case_spec(case)["source"].items())
-                         if k not in ("workload", "trace", "seed") and v != default.get(k))
-        return f"{s.label}/s={s.seed}" + (f"/{extra}" if extra else "")
-    kind = case.kind if isinstance(case, GapCase) else "offline"
-    gen = ",".join(f"{k}={v}" for k, v in sorted(case.generator.items()))
-    return f"{kind}/{case.cluster}/n={case.jobs}/s={case.seed}" + (f"/{gen}" if gen else "")
+    return case.shifted(seed, limit)
 
 
 @dataclass
 class Task:
     case: Case
     key: str
-    hard_s: float
+    hard_limit_s: float
     group: tuple | None = None
 
     @property
     def size(self) -> int:
-        return getattr(self.case, "jobs", 0)
+        return case_size(self.case)
+
+
+def case_size(case: Case) -> int:
+    jobs = case.info().jobs
+    return jobs if jobs is not None else 0
 
 
 def _group(suite: Suite, case: Case) -> tuple | None:
-    if not (suite.until_unproven and isinstance(case, GapCase) and case.backend is not None and is_exact(case.method)):
-        return None
-    return (case.kind, case.cluster, json.dumps(dict(case.generator), sort_keys=True, default=str), case.method,
-            case.backend, json.dumps(dict(case.params), sort_keys=True, default=str), case.time_limit_s)
+    return case.ladder() if suite.until_unproven else None
 
 
 class Ladder:
@@ -197,41 +177,100 @@ def plan(suite: Suite, options: BenchOptions) -> list[Task]:
     code = code_version()
     for c in suite.cases:
         case = with_seed_and_limit(c, options.seed, options.time_limit_s)
-        limit = getattr(case, "time_limit_s", None)
-        hard = hard_timeout(limit, options.grace_s) if limit is not None else (
-            options.time_limit_s or getattr(case, "limit_s", None) or REPLAY_LIMIT_S)
-        tasks.append(Task(case, store_key(suite.name, case.key, code), hard, _group(suite, case)))
+        hard = case.process_limit_s(options.grace_s, options.time_limit_s)
+        tasks.append(Task(case, store_key(suite.name, case.key(), code), hard, _group(suite, case)))
     return tasks
 
 
-def _finish(task: Task, res: dict[str, Any], suite: str, env: dict[str, Any], executor: str,
-            out: Path, code: str) -> dict[str, Any]:
-    c = task.case
-    rec = dict(res)
-    files = rec.pop("files", None) or {}
-    if files:
-        rel = Path("replays") / task.key
-        (out / rel).mkdir(parents=True, exist_ok=True)
-        for name, data in files.items():
-            (out / rel / name).write_bytes(data)
-        rec["records_dir"] = rel.as_posix()
-    method = c.policy if isinstance(c, (ReplayCase, BoundCase)) else c.method
-    backend = None if isinstance(c, ReplayCase) else c.backend
-    ident = {"key": task.key, "suite": suite, "label": c.label, "case_type": case_type(c), "method": method,
-             "backend": backend, "params": dict(c.params), "instance": instance_id(c), "seed": c.seed,
-             "kind": c.kind if isinstance(c, GapCase) else ("offline" if isinstance(c, BoundCase) else "replay"),
-             "time_limit_s": getattr(c, "time_limit_s", None) or (None if not isinstance(c, ReplayCase) else task.hard_s),
-             "code_version": code, "executor": executor, "cpu_count": env["cpu_count"],
-             "host": env["host"], "versions": env["versions"], "spec": case_spec(c)}
-    if not isinstance(c, ReplayCase):
-        ident["cluster"] = c.cluster
-        rec.setdefault("jobs", c.jobs)
-    else:
-        ident["cluster"] = rec.get("cluster") or c.source.cluster_ref()
-    rec.update(ident)
-    if rec.get("backend_version"):
-        rec["versions"] = {**env["versions"], "backend": rec.pop("backend_version")}
-    return rec
+@dataclass
+class _Context:
+    """What every record of one suite's session shares."""
+
+    suite: str
+    out: Path
+    executor: str
+    env: dict[str, Any]
+    code: str
+
+
+def _write_files(task: Task, files: Mapping[str, bytes], out: Path) -> str | None:
+    """A replay's per-job records into ``out/replays/KEY``; the folder relative to ``out``."""
+    if not files:
+        return None
+    rel = Path("replays") / task.key
+    (out / rel).mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (out / rel / name).write_bytes(data)
+    return rel.as_posix()
+
+
+def finish(task: Task, run: Run, ctx: _Context) -> Record:
+    """The record of ``task``'s finished ``run`` (its files written into the results directory)."""
+    prov = Provenance(task.key, ctx.suite, ctx.code, ctx.executor, ctx.env, hard_limit_s=task.hard_limit_s,
+                      records_dir=_write_files(task, run.outcome.files, ctx.out))
+    return Record.of(task.case, case_spec(task.case), run, prov)
+
+
+class _Session:
+    """One suite's pass over its pending tasks: dispatch (the ladder permitting), collect, store."""
+
+    def __init__(self, run: SuiteRun, pending: list[Task], ladder: Ladder, options: BenchOptions, executor: Any,
+                 store: Store, ctx: _Context, progress: Progress | None, done: int) -> None:
+        self.run, self.pending, self.ladder, self.options = run, pending, ladder, options
+        self.executor, self.store, self.ctx, self.progress, self.done = executor, store, ctx, progress, done
+        self.running: dict[Any, Task] = {}
+
+    def unfinished(self, group: tuple, size: int) -> bool:
+        return any(t.group == group and t.size < size for t in [*self.pending, *self.running.values()])
+
+    def tick(self, label: str) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.run.suite, self.done, self.run.total, label)
+
+    def dispatch(self) -> None:
+        i = 0
+        while len(self.running) < self.executor.capacity and i < len(self.pending):
+            t = self.pending[i]
+            if self.ladder.blocked(t, self.unfinished):
+                i += 1
+                continue
+            self.pending.pop(i)
+            stop = self.ladder.stopped_at(t)
+            if stop is not None:
+                info = t.case.info()
+                self.run.skipped.append(f"{t.case.label}: {info.method}@{info.backend} stopped proving "
+                                        f"optimality at n={stop}")
+                self.tick(f"skipped {t.case.label}")
+                continue
+            payload = {"case": case_spec(t.case), "threads": self.options.threads,
+                       "plugins": list(self.options.plugins)}
+            self.running[self.executor.submit(payload, t.hard_limit_s)] = t
+
+    def collect(self) -> None:
+        for fut in self.executor.wait(self.running, 0.5):
+            t = self.running.pop(fut)
+            try:
+                run = self.executor.result(fut)
+            except Exception as e:  # noqa: BLE001 - a lost Dask worker is a failed run, not a crash
+                run = Run(Outcome.failure(Status.ERROR, f"{self.executor.name}: {type(e).__name__}: {e}"))
+            rec = finish(t, run, self.ctx)
+            self.store.put(rec)
+            self.ladder.finish(t, rec.status)
+            self.run.ran += 1
+            self.run.failed += rec.status in FAILED
+            self.tick(t.case.label)
+
+    def loop(self) -> None:
+        if self.progress is not None:
+            self.progress(self.run.suite, self.done, self.run.total, "")
+        while self.pending or self.running:
+            self.dispatch()
+            if not self.running:
+                if self.pending:  # cannot happen: the smallest pending size of a group is never blocked
+                    raise RuntimeError(f"{len(self.pending)} runs wait on nothing: {self.pending[0].case.label}")
+                continue
+            self.collect()
 
 
 def run_suite(suite: Suite, options: BenchOptions, executor: Any, store: Store, *,
@@ -242,7 +281,6 @@ def run_suite(suite: Suite, options: BenchOptions, executor: Any, store: Store, 
     run = SuiteRun(suite.name, total=len(tasks), keys=[t.key for t in tasks])
     stored = store.statuses(run.keys)
     env = environment()
-    code = code_version()
     ladder = Ladder()
     pending: list[Task] = []
     for t in tasks:
@@ -255,51 +293,9 @@ def run_suite(suite: Suite, options: BenchOptions, executor: Any, store: Store, 
             pending.append(t)
     session = store.begin_session(suite.name, {**{k: str(v) for k, v in vars(options).items()}, "executor": executor.name},
                                   env, {"total": run.total, "stored_before": run.stored_before})
-    running: dict[Any, Task] = {}
-    done = run.stored_before
-
-    def unfinished(group: tuple, size: int) -> bool:
-        return any(t.group == group and t.size < size for t in [*pending, *running.values()])
-
-    if progress is not None:
-        progress(suite.name, done, run.total, "")
+    ctx = _Context(suite.name, options.out, executor.name, env, code_version())
     try:
-        while pending or running:
-            i = 0
-            while len(running) < executor.capacity and i < len(pending):
-                t = pending[i]
-                if ladder.blocked(t, unfinished):
-                    i += 1
-                    continue
-                pending.pop(i)
-                stop = ladder.stopped_at(t)
-                if stop is not None:
-                    run.skipped.append(f"{t.case.label}: {t.case.method}@{t.case.backend} stopped proving "
-                                       f"optimality at n={stop}")
-                    done += 1
-                    if progress is not None:
-                        progress(suite.name, done, run.total, f"skipped {t.case.label}")
-                    continue
-                payload = {"case": case_spec(t.case), "threads": options.threads, "plugins": list(options.plugins)}
-                running[executor.submit(payload, t.hard_s)] = t
-            if not running:
-                if pending:  # cannot happen: the smallest pending size of a group is never blocked
-                    raise RuntimeError(f"{len(pending)} runs wait on nothing: {pending[0].case.label}")
-                continue
-            for fut in executor.wait(running, 0.5):
-                t = running.pop(fut)
-                try:
-                    res = executor.result(fut)
-                except Exception as e:  # noqa: BLE001 - a lost Dask worker is a failed run, not a crash
-                    res = {"status": "error", "message": f"{executor.name}: {type(e).__name__}: {e}"}
-                rec = _finish(t, res, suite.name, env, executor.name, options.out, code)
-                store.put(rec)
-                ladder.finish(t, rec.get("status"))
-                run.ran += 1
-                run.failed += rec.get("status") in FAILED
-                done += 1
-                if progress is not None:
-                    progress(suite.name, done, run.total, t.case.label)
+        _Session(run, pending, ladder, options, executor, store, ctx, progress, run.stored_before).loop()
     except KeyboardInterrupt:
         run.interrupted = True
         executor.close(kill=True)
@@ -320,7 +316,7 @@ def reproduce(suite: Suite, store: Store, keys: list[str]) -> list[ReproRow]:
     the record with its best-bound gap); a failure becomes one row saying why."""
     if suite.reproduce is None:
         return []
-    from schedlab.benchmarks.harness.analysis import frame, results_by_label
+    from schedlab.benchmarks.harness.analysis import frame, results_by_label  # lazy: start-up (pandas)
 
     wanted = set(keys)
     df = frame(store.records(suite.name))
@@ -342,8 +338,6 @@ def reproduce(suite: Suite, store: Store, keys: list[str]) -> list[ReproRow]:
 def run_bench(suite: Suite, options: BenchOptions, *, progress: Progress | None = None,
               on_notes: Callable[[list[str]], None] | None = None) -> list[SuiteRun]:
     """Validate, connect, then run ``suite`` (or each of its ``parts``) into ``options.out``."""
-    from schedlab.benchmarks.harness.executors import make_executor
-
     plugins = load_plugins(options.plugins)
     options = replace(options, plugins=plugins)
     parts = suite.parts or (suite,)
@@ -371,5 +365,5 @@ def run_bench(suite: Suite, options: BenchOptions, *, progress: Progress | None 
     return runs
 
 
-__all__ = ["REPLAY_LIMIT_S", "BenchOptions", "Ladder", "SuiteRun", "Task", "concurrency", "instance_id", "plan",
+__all__ = ["REPLAY_LIMIT_S", "BenchOptions", "Ladder", "SuiteRun", "Task", "concurrency", "finish", "plan",
            "reproduce", "run_bench", "run_suite", "with_seed_and_limit"]

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.benchmarks.harness.cases import ReproRow
-from schedlab.benchmarks.harness.record import FIELDS, from_row, to_row
+from schedlab.benchmarks.harness.record import FIELDS, Record, from_row, to_row
 from schedlab.topology.errors import SpecError
 
 STORE_NAME = "results.sqlite"
@@ -102,9 +102,9 @@ class Store:
             out.update({r["key"]: r["status"] for r in self.conn.execute(q, chunk)})
         return out
 
-    def put(self, record: Mapping[str, Any]) -> None:
+    def put(self, record: Record | Mapping[str, Any]) -> None:
         """Insert (or replace, for a retried failure) one record in its own transaction."""
-        row = to_row(dict(record))
+        row = record.row() if isinstance(record, Record) else to_row(record)
         cols = list(FIELDS)
         with self._tx():
             self.conn.execute(f"INSERT OR REPLACE INTO records ({', '.join(cols)}) VALUES "

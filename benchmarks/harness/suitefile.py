@@ -21,6 +21,7 @@ the field and (YAML) the line, before anything runs.
         policies: [fifo, yarn-cs]
         semantics: realistic
         source: {load: 1.5}           # any other WorkloadSource option
+        hard_limit_s: 600             # the replay process's wall-clock limit (default 1800)
     bound:                            # each policy online vs the offline bound valid for it
       - {cluster: tiresias-60, jobs: 30, policies: [fifo], generator: {mean_gap: 10}}
 """
@@ -36,8 +37,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveFloat, PositiveInt, ValidationError
 
-from schedlab.benchmarks.harness.cases import BoundCase, Case, GapCase, ReplayCase, Suite
-from schedlab.benchmarks.harness.gap import LP_BOUND
+from schedlab.benchmarks.harness.bound import BoundCase
+from schedlab.benchmarks.harness.casebase import Case, Suite
+from schedlab.benchmarks.harness.gap import LP_BOUND, GapCase
+from schedlab.benchmarks.harness.replay import ReplayCase
 from schedlab.benchmarks.harness.validate import check_case
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.topology.errors import SpecError
@@ -46,6 +49,10 @@ from schedlab.topology.files import read_text
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+#: keys a suite file once took, and the key that replaced each
+RENAMED = {"limit_s": "hard_limit_s", "hard_s": "hard_limit_s", "hard_timeout_s": "hard_limit_s"}
 
 
 class PolicyEntry(_Model):
@@ -88,6 +95,7 @@ class ReplayEntry(_Model):
     semantics: str = "realistic"
     costs: str | None = None
     source: dict[str, Any] = Field(default_factory=dict, description="other WorkloadSource options")
+    hard_limit_s: PositiveFloat | None = Field(None, description="the process's wall-clock limit (s)")
 
 
 class BoundEntry(_Model):
@@ -181,6 +189,7 @@ def load_suite_file(path: str | Path) -> Suite:
     data, lines = _raw(p)
     if not isinstance(data, Mapping):
         raise SpecError("a suite file is a mapping with name, gap, replay and bound entries", source=str(p))
+    _renamed(data, p, lines)
     try:
         spec = SuiteFile.model_validate(data)
     except ValidationError as e:
@@ -202,6 +211,19 @@ def load_suite_file(path: str | Path) -> Suite:
                      until_unproven=spec.until_unproven)
     except SpecError as e:
         raise SpecError(e.message, source=str(p), field="name") from None
+
+
+def _renamed(data: Mapping[str, Any], path: Path, lines: dict[tuple, int]) -> None:
+    """An old key (``limit_s``, ``hard_s``, ``hard_timeout_s``) in ``defaults`` or an entry is an error
+    naming the key that replaced it."""
+    places = [(("defaults",), data.get("defaults"))]
+    places += [((sec, i), e) for sec in ("gap", "replay", "bound") if isinstance(data.get(sec), list)
+               for i, e in enumerate(data[sec])]
+    for at, entry in places:
+        for old in (RENAMED.keys() & entry.keys() if isinstance(entry, Mapping) else ()):
+            where = (*at, old)
+            raise SpecError(f"{old!r} is now called {RENAMED[old]!r}", source=str(path), field=_dotted(where),
+                            line=_line_of(lines, where))
 
 
 def _where(origin: dict[str, tuple], field: str) -> tuple:
@@ -237,72 +259,84 @@ def _resolve(value: str | None, base: Path) -> str | None:
     return value
 
 
-def _expand(spec: SuiteFile, path: Path, lines: dict[tuple, int]) -> tuple[list[Case], list[dict[str, tuple]]]:
-    d = spec.defaults
-    base = path.parent
-    cases: list[Case] = []
-    origins: list[dict[str, tuple]] = []
-    seen: dict[str, tuple] = {}
+class _Cases:
+    """The cases of a suite file, each with where in the file it came from (for error messages); two
+    cases with one label are an error naming both places."""
 
-    def add(case: Case, origin: dict[str, tuple]) -> None:
+    def __init__(self, path: Path, lines: dict[tuple, int]) -> None:
+        self.path, self.lines = path, lines
+        self.cases: list[Case] = []
+        self.origins: list[dict[str, tuple]] = []
+        self.seen: dict[str, tuple] = {}
+
+    def add(self, case: Case, origin: dict[str, tuple]) -> None:
         where = origin.get("method", origin.get("policy", origin["*"]))
-        if case.label in seen:
-            raise SpecError(f"two runs are labelled {case.label!r} (also at {_dotted(seen[case.label])})",
-                            source=str(path), field=_dotted(where), line=_line_of(lines, where))
-        seen[case.label] = where
-        cases.append(case)
-        origins.append(origin)
+        if case.label in self.seen:
+            raise SpecError(f"two runs are labelled {case.label!r} (also at {_dotted(self.seen[case.label])})",
+                            source=str(self.path), field=_dotted(where), line=_line_of(self.lines, where))
+        self.seen[case.label] = where
+        self.cases.append(case)
+        self.origins.append(origin)
 
+
+def _expand(spec: SuiteFile, path: Path, lines: dict[tuple, int]) -> tuple[list[Case], list[dict[str, tuple]]]:
+    out = _Cases(path, lines)
     for gi, g in enumerate(spec.gap):
-        at = ("gap", gi)
-        limit = g.time_limit_s or d.time_limit_s
-        for cluster, cl_at in _clusters(g.cluster, base, at):
-            for n in g.sizes:
-                for s in g.seeds or d.seeds:
-                    common = {"seed": s, "generator": g.generator, "time_limit_s": limit}
-                    for name, params, where in _policies(g.policies, (*at, "policies")):
-                        add(GapCase(g.kind, cluster, n, name, params=params, **common),
-                            {"*": at, "cluster": cl_at, "method": where, "params": (*where, "params")})
-                    for fi, f in enumerate(g.formulations):
-                        fe = FormulationEntry(method=f) if isinstance(f, str) else f
-                        where = (*at, "formulations", fi)
-                        for bi, b in enumerate(fe.backends or g.backends or d.backends):
-                            add(GapCase(g.kind, cluster, n, fe.method, b, params=fe.params, **common),
-                                {"*": at, "cluster": cl_at, "method": where, "params": (*where, "params"),
-                                 "backend": _backend_at(fe, g, where, at, bi)})
-                    if g.lp_bound:
-                        add(GapCase(g.kind, cluster, n, LP_BOUND, **common),
-                            {"*": at, "cluster": cl_at, "method": (*at, "lp_bound")})
-    top = ("workload", "trace", "trace_format", "cluster")
+        _expand_gap(out, g, ("gap", gi), spec.defaults, path.parent)
     for ri, r in enumerate(spec.replay):
-        at = ("replay", ri)
-        source_fields = {f.name: (*at, "source", f.name) for f in fields(WorkloadSource) if f.name not in top}
-        for cluster, cl_at in _clusters(r.cluster, base, at):
-            given = {"workload": r.workload, "trace": _resolve(r.trace, base), "trace_format": r.trace_format,
-                     "cluster": cluster}
-            src_kw = {**r.source, **{k: v for k, v in given.items() if v is not None}}
-            for s in r.seeds or d.seeds:
-                try:
-                    source = WorkloadSource(**{**src_kw, "seed": s + int(r.source.get("seed", 0))})
-                except TypeError as e:
-                    raise SpecError(f"unknown workload source option: {e}", source=str(path),
-                                    field=_dotted((*at, "source")), line=_line_of(lines, (*at, "source"))) from None
-                opts = ",".join(f"{k}={v}" for k, v in sorted(r.source.items()))
-                head = (source.label + (f"[{opts}]" if opts else "") + (f"@{cluster}" if cluster else "")
-                        + f"/{r.semantics}/s={s}")
-                for name, params, where in _policies(r.policies, (*at, "policies")):
-                    label = f"{head}/{ReplayCase(source, name, params).label}"
-                    add(ReplayCase(source, name, params, r.semantics, r.costs, seed=s, label=label),
-                        {"*": at, "cluster": cl_at, "policy": where, "params": (*where, "params"), **source_fields})
+        _expand_replay(out, r, ("replay", ri), spec.defaults, path.parent)
     for bi, b in enumerate(spec.bound):
         at = ("bound", bi)
-        for cluster, cl_at in _clusters(b.cluster, base, at):
-            for s in b.seeds or d.seeds:
+        for cluster, cl_at in _clusters(b.cluster, path.parent, at):
+            for s in b.seeds or spec.defaults.seeds:
                 for name, params, where in _policies(b.policies, (*at, "policies")):
-                    add(BoundCase(name, cluster, b.jobs, seed=s, params=params, generator=b.generator, backend=b.backend,
-                                  time_limit_s=b.time_limit_s or d.time_limit_s),
-                        {"*": at, "cluster": cl_at, "policy": where, "params": (*where, "params")})
-    return cases, origins
+                    out.add(BoundCase(name, cluster, b.jobs, seed=s, params=params, generator=b.generator,
+                                      backend=b.backend, time_limit_s=b.time_limit_s or spec.defaults.time_limit_s),
+                            {"*": at, "cluster": cl_at, "policy": where, "params": (*where, "params")})
+    return out.cases, out.origins
+
+
+def _expand_gap(out: _Cases, g: GapEntry, at: tuple, d: Defaults, base: Path) -> None:
+    for cluster, cl_at in _clusters(g.cluster, base, at):
+        for n in g.sizes:
+            for s in g.seeds or d.seeds:
+                common = {"seed": s, "generator": g.generator, "time_limit_s": g.time_limit_s or d.time_limit_s}
+                for name, params, where in _policies(g.policies, (*at, "policies")):
+                    out.add(GapCase(g.kind, cluster, n, name, policy_params=params, **common),
+                            {"*": at, "cluster": cl_at, "method": where, "params": (*where, "params")})
+                for fi, f in enumerate(g.formulations):
+                    fe = FormulationEntry(method=f) if isinstance(f, str) else f
+                    where = (*at, "formulations", fi)
+                    for bi, b in enumerate(fe.backends or g.backends or d.backends):
+                        out.add(GapCase(g.kind, cluster, n, fe.method, b, solver_params=fe.params, **common),
+                                {"*": at, "cluster": cl_at, "method": where, "params": (*where, "params"),
+                                 "backend": _backend_at(fe, g, where, at, bi)})
+                if g.lp_bound:
+                    out.add(GapCase(g.kind, cluster, n, LP_BOUND, **common),
+                            {"*": at, "cluster": cl_at, "method": (*at, "lp_bound")})
+
+
+def _expand_replay(out: _Cases, r: ReplayEntry, at: tuple, d: Defaults, base: Path) -> None:
+    top = ("workload", "trace", "trace_format", "cluster")
+    source_fields = {f.name: (*at, "source", f.name) for f in fields(WorkloadSource) if f.name not in top}
+    for cluster, cl_at in _clusters(r.cluster, base, at):
+        given = {"workload": r.workload, "trace": _resolve(r.trace, base), "trace_format": r.trace_format,
+                 "cluster": cluster}
+        src_kw = {**r.source, **{k: v for k, v in given.items() if v is not None}}
+        for s in r.seeds or d.seeds:
+            try:
+                source = WorkloadSource(**{**src_kw, "seed": s + int(r.source.get("seed", 0))})
+            except TypeError as e:
+                raise SpecError(f"unknown workload source option: {e}", source=str(out.path),
+                                field=_dotted((*at, "source")), line=_line_of(out.lines, (*at, "source"))) from None
+            opts = ",".join(f"{k}={v}" for k, v in sorted(r.source.items()))
+            head = (source.label + (f"[{opts}]" if opts else "") + (f"@{cluster}" if cluster else "")
+                    + f"/{r.semantics}/s={s}")
+            for name, params, where in _policies(r.policies, (*at, "policies")):
+                label = f"{head}/{ReplayCase(source, name, params).label}"
+                out.add(ReplayCase(source, name, params, r.semantics, r.costs, seed=s, label=label,
+                                   hard_limit_s=r.hard_limit_s),
+                        {"*": at, "cluster": cl_at, "policy": where, "params": (*where, "params"), **source_fields})
 
 
 def _backend_at(fe: FormulationEntry, g: GapEntry, where: tuple, at: tuple, i: int) -> tuple:

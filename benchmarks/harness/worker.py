@@ -1,8 +1,9 @@
 """Each run in its own worker process, with a hard timeout.
 
-:func:`execute` runs one case (from its plain ``payload``) and returns its record fields; it is what a
-worker process does. :func:`run_isolated` starts that process and waits for it at most ``hard_timeout_s``
-seconds; a run that overstays (a solver ignoring its limit) is killed and recorded as ``killed``, a
+:func:`execute` runs one case (from its plain ``payload``) and returns its
+:class:`~schedlab.benchmarks.harness.record.Run` (the case's outcome and the process's clock and memory);
+it is what a worker process does. :func:`run_isolated` starts that process and waits for it at most
+``hard_limit_s`` seconds; a run that overstays (a solver ignoring its limit) is killed and recorded as ``killed``, a
 worker that dies (segfault, out of memory) as ``error`` with its exit code.
 
 Processes are forked by a launcher (:mod:`~schedlab.benchmarks.harness.launcher`) that imported schedlab,
@@ -26,15 +27,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from schedlab.benchmarks.harness.cases import case_from_spec
+from schedlab.benchmarks.harness.plugins import load_plugins
+from schedlab.benchmarks.harness.record import Outcome, Process, Run, Status
 from schedlab.topology.errors import SchedlabError
 
 #: spare seconds a run gets past its own limit (instance generation, model building, teardown)
 GRACE_S = 30.0
-
-
-def hard_timeout(limit_s: float, grace_s: float = GRACE_S) -> float:
-    """The wall-clock limit of a worker whose solver limit is ``limit_s``: twice that plus a grace."""
-    return 2.0 * limit_s + grace_s
 
 
 def _now() -> str:
@@ -54,50 +53,27 @@ def _peak_mb() -> float:
     return kb / 1024 if sys.platform != "darwin" else kb / 2**20
 
 
-def execute(payload: dict[str, Any]) -> dict[str, Any]:
+def execute(payload: dict[str, Any]) -> Run:
     """Run one case: ``payload`` = ``{"case": case_spec, "threads", "plugins", "keep_records"}``. A replay's
-    per-job records come back as ``files`` (name -> bytes), written by the caller into the results
-    directory (so a run killed mid-way leaves nothing behind, and Dask workers need no shared disk).
-    Never raises: a failure is a record with ``status="error"`` and the reason in ``message``."""
-    from schedlab.benchmarks.harness.cases import BoundCase, GapCase, ReplayCase, case_from_spec
-    from schedlab.benchmarks.harness.plugins import load_plugins
-
+    per-job records come back in its outcome's ``files`` (name -> bytes), written by the caller into the
+    results directory (so a run killed mid-way leaves nothing behind, and Dask workers need no shared
+    disk). Never raises: a failure is an outcome with status ``error`` and the reason in ``message``."""
     started = _now()
     t0 = time.perf_counter()
-    rec: dict[str, Any] = {"started_at": started, "start_mem_mb": _rss_mb(), "pid": os.getpid()}
+    extra = {"start_mem_mb": _rss_mb(), "pid": os.getpid()}
     try:
         load_plugins(payload.get("plugins") or ())
         case = case_from_spec(payload["case"])
         threads = int(payload.get("threads") or 1)
-        if isinstance(case, GapCase):
-            from schedlab.benchmarks.harness.gap import run_gap
-
-            rec.update(run_gap(case, threads=threads))
-        elif isinstance(case, BoundCase):
-            from schedlab.benchmarks.harness.gap import run_bound
-
-            rec.update(run_bound(case, threads=threads))
-        elif isinstance(case, ReplayCase):
-            from schedlab.benchmarks.harness.replay import run_replay
-
-            with tempfile.TemporaryDirectory(prefix="schedlab-replay-") as tmp:
-                res = run_replay(case, out_dir=tmp if payload.get("keep_records", True) else None)
-                rec["files"] = {f.name: f.read_bytes() for f in sorted(Path(tmp).iterdir()) if f.is_file()}
-            m = res.metrics
-            rec.update(role="replay", metrics=m, jobs=m.get("jobs"),
-                       gpus=m.get("total_gpus"), cluster=m.get("cluster"), solve_s=m.get("wall_s"), threads=1,
-                       status="interrupted" if m.get("interrupted") else ("incomplete" if m.get("unfinished") else "ok"),
-                       verified=True, objective=m.get("avg_jct"), sense="min")
-        else:  # pragma: no cover - case_from_spec knows every type
-            raise TypeError(f"unknown case {case!r}")
+        with tempfile.TemporaryDirectory(prefix="schedlab-run-") as tmp:
+            outcome = case.run(threads=threads, out_dir=tmp if payload.get("keep_records", True) else None)
     except SchedlabError as e:
-        rec.update(status="error", message=f"{type(e).__name__}: {e}")
+        outcome = Outcome.failure(Status.ERROR, f"{type(e).__name__}: {e}")
     except Exception as e:  # noqa: BLE001 - one failing run must not stop a sweep; the record says why
         tb = traceback.extract_tb(e.__traceback__)
         where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
-        rec.update(status="error", message=f"{type(e).__name__}: {e}{where}")
-    rec.update(wall_s=time.perf_counter() - t0, peak_mem_mb=_peak_mb(), finished_at=_now())
-    return rec
+        outcome = Outcome.failure(Status.ERROR, f"{type(e).__name__}: {e}{where}")
+    return Run(outcome, Process(started, _now(), time.perf_counter() - t0, _peak_mb(), extra))
 
 
 # ----------------------------------------------------------------------------- the worker process side
@@ -145,15 +121,14 @@ def child_main(conn) -> None:
         os._exit(0)  # the record is sent; skip interpreter teardown
 
 
-def _failure(status: str, message: str, t0: float, started: str) -> dict[str, Any]:
-    return {"status": status, "message": message, "wall_s": time.perf_counter() - t0, "started_at": started,
-            "finished_at": _now()}
+def _failure(status: Status, message: str, t0: float, started: str) -> Run:
+    return Run(Outcome.failure(status, message), Process(started, _now(), time.perf_counter() - t0))
 
 
-def run_isolated(launcher, payload: dict[str, Any], hard_timeout_s: float,
-                 on_start: Callable[[Callable[[], None]], None] | None = None) -> dict[str, Any]:
+def run_isolated(launcher, payload: dict[str, Any], hard_limit_s: float,
+                 on_start: Callable[[Callable[[], None]], None] | None = None) -> Run:
     """Run ``payload`` in a fresh worker process forked by ``launcher`` (a
-    :class:`~schedlab.benchmarks.harness.launcher.Launcher`), killing it after ``hard_timeout_s`` seconds.
+    :class:`~schedlab.benchmarks.harness.launcher.Launcher`), killing it after ``hard_limit_s`` seconds.
 
     ``on_start(kill)`` receives a function that kills the worker (the runner calls it on Ctrl-C)."""
     t0, started = time.perf_counter(), _now()
@@ -173,19 +148,19 @@ def run_isolated(launcher, payload: dict[str, Any], hard_timeout_s: float,
     try:
         conn.send(payload)
         if not conn.poll(60.0):
-            return _failure("error", "the worker launcher did not start a process within 60 s", t0, started)
+            return _failure(Status.ERROR, "the worker launcher did not start a process within 60 s", t0, started)
         pid = conn.recv()["pid"]
         if on_start is not None:
             on_start(kill)
-        if conn.poll(hard_timeout_s):
+        if conn.poll(hard_limit_s):
             return conn.recv()
         kill()
-        return _failure("killed", f"killed after the hard timeout of {hard_timeout_s:.0f} s", t0, started)
+        return _failure(Status.KILLED, f"killed after the hard timeout of {hard_limit_s:.0f} s", t0, started)
     except (EOFError, OSError) as e:
-        return _failure("error", f"worker process died ({type(e).__name__}: killed by a signal, out of memory or "
+        return _failure(Status.ERROR, f"worker process died ({type(e).__name__}: killed by a signal, out of memory or "
                         "crashed)", t0, started)
     finally:
         conn.close()
 
 
-__all__ = ["GRACE_S", "child_main", "die_with_parent", "execute", "hard_timeout", "run_isolated", "silence"]
+__all__ = ["GRACE_S", "child_main", "die_with_parent", "execute", "run_isolated", "silence"]

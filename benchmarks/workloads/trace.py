@@ -82,3 +82,8 @@ class Workload:
         object.__setattr__(self, "jobs", tuple(self.jobs))
         object.__setattr__(self, "quotas", MappingProxyType(dict(self.quotas)))
         object.__setattr__(self, "setting", MappingProxyType(dict(self.setting)))
+
+    def simulator_args(self) -> dict[str, Any]:
+        """The simulator's arguments this workload sets (tenant quotas, the Tiresias bin thresholds): the
+        one place every replay of a workload takes them from, so none forgets the quotas."""
+        return {"quotas": self.quotas, "small_gpus": self.small_gpus, "short_s": self.short_s}

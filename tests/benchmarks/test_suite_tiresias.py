@@ -48,13 +48,13 @@ def test_parts_and_options():
     from schedlab.benchmarks.harness.runner import REPLAY_LIMIT_S, BenchOptions, plan
     from schedlab.benchmarks.harness.suites.tiresias import ORACLE_LIMIT_S
 
-    hard = {t.case.label: t.hard_s for t in plan(loaded, BenchOptions(out=Path("unused")))}
+    hard = {t.case.label: t.hard_limit_s for t in plan(loaded, BenchOptions(out=Path("unused")))}
     assert hard["philly-x8/realistic/srsf"] == hard["philly-x8/tiresias/srtf"] == ORACLE_LIMIT_S > REPLAY_LIMIT_S
     assert hard["philly-x8/realistic/2d-las"] == REPLAY_LIMIT_S
-    assert {t.case.label: t.hard_s for t in plan(loaded, BenchOptions(out=Path("unused"), time_limit_s=60.0))}["philly-x8/realistic/srsf"] == 60.0
-    assert loaded.cases[0].key == replace(loaded.cases[0], limit_s=99.0).key  # the limit does not change the result
+    assert {t.case.label: t.hard_limit_s for t in plan(loaded, BenchOptions(out=Path("unused"), time_limit_s=60.0))}["philly-x8/realistic/srsf"] == 60.0
+    assert loaded.cases[0].key() == replace(loaded.cases[0], hard_limit_s=99.0).key()  # the limit does not change the result
     with pytest.raises(SpecError, match="limit"):
-        replace(loaded.cases[0], limit_s=-1.0)
+        replace(loaded.cases[0], hard_limit_s=-1.0)
     with pytest.raises(SpecError, match="unknown part"):
         tiresias_suite(parts=("nope",))
     with pytest.raises(SpecError, match="load"):

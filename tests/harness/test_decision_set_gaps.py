@@ -88,9 +88,10 @@ def test_run_gap_records_the_set_objective_and_neutral_value():
     gen = {"source": "perfmodel", "busy": 0.3}
     out = {m: run_gap(GapCase("joint", "rubick-64", 16, m, b, seed=0, time_limit_s=30, generator=gen))
            for m, b in (("fifo", None), ("joint-rigid", "highs"), ("joint-2stage", "highs"))}
-    assert out["fifo"]["decision_set"] == "joint-rigid" and out["fifo"]["twin"] == "joint-rigid"
-    assert out["joint-rigid"]["decision_set"] == "joint-rigid" and out["joint-2stage"]["decision_set"] == "joint"
-    assert all(o["objective_name"].startswith("normalised throughput") for o in out.values())
-    assert all(o["neutral_name"] == "est-avg-jct" and o["neutral_objective"] > 0 for o in out.values())
-    assert out["joint-rigid"]["proven"] and out["fifo"]["objective"] == pytest.approx(out["joint-rigid"]["bound"])
-    assert out["joint-2stage"]["bound"] > out["joint-rigid"]["bound"]
+    ex = {m: o.extra for m, o in out.items()}
+    assert ex["fifo"]["decision_set"] == "joint-rigid" and ex["fifo"]["twin"] == "joint-rigid"
+    assert ex["joint-rigid"]["decision_set"] == "joint-rigid" and ex["joint-2stage"]["decision_set"] == "joint"
+    assert all(e["objective_name"].startswith("normalised throughput") for e in ex.values())
+    assert all(e["neutral_name"] == "est-avg-jct" and e["neutral_objective"] > 0 for e in ex.values())
+    assert out["joint-rigid"].proven and out["fifo"].objective == pytest.approx(out["joint-rigid"].bound)
+    assert out["joint-2stage"].bound > out["joint-rigid"].bound

@@ -19,7 +19,7 @@ GEN = {"source": "perfmodel", "busy": 0.3}
 
 
 def case(method: str, backend: str, **params) -> GapCase:
-    return GapCase("joint", "rubick-64", 8, method, backend, seed=0, params=params, generator=GEN, time_limit_s=30)
+    return GapCase("joint", "rubick-64", 8, method, backend, seed=0, solver_params=params, generator=GEN, time_limit_s=30)
 
 
 @pytest.mark.parametrize("method", ["joint-machines", "joint-2stage"])
@@ -28,19 +28,19 @@ def test_a_warm_started_case_records_whether_the_start_was_used(method, backend,
     if not get_backend(backend).availability().ok:
         pytest.skip(f"{backend} unavailable")
     out = run_gap(case(method, backend, warm_start="rubick"))
-    assert out["warm_start"] == "rubick" and out["warm_start_used"] is used, out["notes"]
-    assert out["status"] == "optimal" and out["verified"]
+    assert out.warm_start == "rubick" and out.warm_start_used is used, out.extra["notes"]
+    assert out.status == "optimal" and out.verified
     plain = run_gap(case(method, backend))
-    assert plain["warm_start"] is None and plain["warm_start_used"] is None
-    assert plain["objective"] == pytest.approx(out["objective"], rel=1e-6)
+    assert plain.warm_start is None and plain.warm_start_used is None
+    assert plain.objective == pytest.approx(out.objective, rel=1e-6)
     if not used:
-        assert any("takes no start" in n for n in out["notes"]), out["notes"]
+        assert any("takes no start" in n for n in out.extra["notes"]), out.extra["notes"]
 
 
 def test_a_method_without_the_capability_gets_no_start_and_says_so():
     out = run_gap(case("pop-joint", "highs", warm_start="rubick"))
-    assert out["warm_start_used"] is False
-    assert any("declares no warm-start capability" in n for n in out["notes"]), out["notes"]
+    assert out.warm_start_used is False
+    assert any("declares no warm-start capability" in n for n in out.extra["notes"]), out.extra["notes"]
 
 
 def test_an_unknown_warm_start_policy_is_an_error_naming_it():
@@ -84,9 +84,7 @@ def test_the_gap_table_says_how_many_warm_starts_were_used():
 
 
 def test_a_suite_case_with_an_unknown_warm_start_policy_is_refused_before_running():
-    from schedlab.benchmarks.harness.validate import check_gap
-
-    check_gap(case("joint-2stage", "highs", warm_start="rubick"))
+    case("joint-2stage", "highs", warm_start="rubick").check()
     with pytest.raises(SpecError, match="unknown policy 'rubik'") as e:
-        check_gap(case("joint-2stage", "highs", warm_start="rubik"))
+        case("joint-2stage", "highs", warm_start="rubik").check()
     assert e.value.field == "params.warm_start"

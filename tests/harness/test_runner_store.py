@@ -127,7 +127,7 @@ def test_identical_cases_under_two_labels_both_reach_reproduce(tmp_path):
 
     a = GapCase("joint", "rubick-64", 2, "fifo", seed=0, time_limit_s=5, label="first")
     b = GapCase("joint", "rubick-64", 2, "fifo", seed=0, time_limit_s=5, label="second")
-    assert a.key == b.key
+    assert a.key() == b.key()
 
     def reproduce(results):
         return [ReproRow("same run", None, float(results["first"]["objective"] == results["second"]["objective"]),

@@ -8,7 +8,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from schedlab.benchmarks.harness.analysis import AT_LIMIT, FINISHED, scale_fits
+from schedlab.benchmarks.harness.analysis import scale_fits
+from schedlab.benchmarks.harness.record import AT_LIMIT, FINISHED, Status
+from schedlab.benchmarks.merged import all_kinds
 
 
 def _fmt_status(s: pd.Series) -> str:
@@ -47,7 +49,7 @@ def bound_violations(df: pd.DataFrame) -> pd.DataFrame:
     bound, listed first in the report."""
     if df.empty or "bound_violation" not in df:
         return pd.DataFrame()
-    bad = df[df["current"] & (df["status"] == "bound-violated")]
+    bad = df[df["current"] & (df["status"] == Status.BOUND_VIOLATED.value)]
     if bad.empty:
         return pd.DataFrame()
     return pd.DataFrame({"kind": bad["kind"], "instance": bad["instance"], "method": bad["who"],
@@ -58,8 +60,6 @@ def bound_violations(df: pd.DataFrame) -> pd.DataFrame:
 def kind_header(kind: str) -> dict[str, str]:
     """What a gap table of ``kind`` is measured in: the objective, the decision set of its exact model
     and the kind's gap note (from its :class:`~schedlab.formulations.kinds.Kind`)."""
-    from schedlab.benchmarks.registry import all_kinds
-
     k = all_kinds().get(kind)
     if k is None:
         return {"objective": "unknown (kind not registered here)", "decisions": "unknown", "note": ""}
@@ -196,7 +196,7 @@ def scale_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def failures(df: pd.DataFrame) -> pd.DataFrame:
     cur = df[df["current"]]
-    bad = cur[~cur["status"].isin((*FINISHED, *AT_LIMIT, "incomplete"))]
+    bad = cur[~cur["status"].isin((*FINISHED, *AT_LIMIT, Status.INCOMPLETE))]
     return bad[["suite", "label", "status", "message"]].reset_index(drop=True) if len(bad) else pd.DataFrame()
 
 

@@ -16,8 +16,11 @@ registered by plugins) join without an edit here:
 
 from __future__ import annotations
 
-from schedlab.benchmarks.harness.cases import BoundCase, Case, GapCase, ReplayCase, Suite
-from schedlab.benchmarks.harness.gap import LP_BOUND, bound_refusal
+from schedlab.benchmarks.harness.bound import BoundCase, bound_refusal
+from schedlab.benchmarks.harness.casebase import Case, Suite
+from schedlab.benchmarks.harness.gap import LP_BOUND, GapCase
+from schedlab.benchmarks.harness.replay import ReplayCase
+from schedlab.benchmarks.merged import all_kinds, all_policies
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.formulations.kinds import SuitePlan
 
@@ -37,14 +40,10 @@ BACKEND_PREFERENCE = ("cpsat", "highs", "scip", "scipy", "cbc")
 
 
 def _policies():
-    from schedlab.benchmarks.registry import all_policies
-
     return all_policies()
 
 
 def _kinds():
-    from schedlab.benchmarks.registry import all_kinds
-
     return all_kinds()
 
 
@@ -204,15 +203,7 @@ def scale() -> Suite:
     return Suite("scale", scale.__doc__ or "", tuple(cases), until_unproven=True)
 
 
-def all_suites() -> Suite:
-    """Every registered suite, one after the other, each under its own name."""
-    from schedlab.benchmarks.harness.suites import SUITES
-
-    parts = tuple(builder() for name, builder in SUITES.items() if name != "all")
-    return Suite("all", "every registered suite", (), parts=parts)
-
-
-BUILTIN = {"quick": quick, "gap": gap, "scale": scale, "all": all_suites}
+BUILTIN = {"quick": quick, "gap": gap, "scale": scale}
 
 __all__ = ["BUILTIN", "DEFAULT_PLAN", "FLOOR", "backends", "bound_cases", "bound_refused", "exact_method",
            "gap_cases", "representatives", "replay_cases", "twin_kinds", "twin_methods"]

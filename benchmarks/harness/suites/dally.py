@@ -43,7 +43,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from schedlab.benchmarks.harness.cases import ReplayCase, ReproRow, Suite
+from schedlab.benchmarks.harness.casebase import ReproRow, Suite
+from schedlab.benchmarks.harness.replay import ReplayCase, run_replay
+from schedlab.benchmarks.merged import all_policies
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.topology.errors import SpecError
 
@@ -99,8 +101,6 @@ def label(policy: str, racks: int, arrival: str, extra: str = "") -> str:
 
 def registered(names: Sequence[str]) -> list[str]:
     """The names among ``names`` that are registered policies now."""
-    from schedlab.benchmarks.registry import all_policies
-
     known = all_policies()
     return [n for n in names if n in known]
 
@@ -254,8 +254,6 @@ def _fmt(v: Any) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the suite (one replay after another) and print the reproduction rows and 8-rack curves as
     Markdown; ``--out DIR`` also writes ``results.json`` and ``curves.json``."""
-    from schedlab.benchmarks.harness.replay import run_replay
-
     ap = argparse.ArgumentParser(description="Dally reproduction suite")
     ap.add_argument("--racks", type=int, nargs="*", default=list(RACKS))
     ap.add_argument("--arrivals", nargs="*", default=list(ARRIVALS))

@@ -104,7 +104,7 @@ def _compared(source: WorkloadSource, prefix: str, semantics: Iterable[str], las
             params = dict(las_params) if pol in ("2d-las", "2d-gittins") else {}
             out.append(ReplayCase(source, pol, params, semantics=sem, costs=costs if sem == "realistic" else None,
                                   label=f"{prefix}/{sem}/{pol}",
-                                  limit_s=oracle_limit_s if pol in ("srtf", "srsf") else None))
+                                  hard_limit_s=oracle_limit_s if pol in ("srtf", "srsf") else None))
         if sem == "realistic":  # placement matters only here: PACKLIMIT learned from measured slowdowns
             out.append(ReplayCase(source, "2d-las", {**las_params, "learn_packlimit": True}, semantics=sem,
                                   costs=costs, label=f"{prefix}/{sem}/2d-las-learned"))
