@@ -106,7 +106,7 @@ def bench_philly(a) -> dict:
     w, cluster = WorkloadSource(trace=path, trace_format="philly").build()
     t1 = time.perf_counter()
     pol = Timed(POLICIES.build(a.policy, seed=a.seed), 0)
-    sim = Simulator(cluster, w.jobs, pol, small_gpus=w.small_gpus, short_s=w.short_s)
+    sim = Simulator(cluster, w.jobs, pol, **w.simulator_args())
     res = sim.run()
     t2 = time.perf_counter()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

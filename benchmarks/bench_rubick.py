@@ -70,7 +70,7 @@ def base_replay(traces: str | None) -> dict:
            else WorkloadSource(workload="rubick-base"))
     w, cluster = src.build()
     t = time.perf_counter()
-    res = simulate(cluster, w.jobs, RubickPolicy(), quotas=w.quotas)
+    res = simulate(cluster, w.jobs, RubickPolicy(), **w.simulator_args())
     return {"workload": src.label, "jobs": len(w.jobs), "wall_s": time.perf_counter() - t,
             "event_loop_s": res.wall_s, "passes": res.passes, "load_avg": os.getloadavg()}
 

@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     w = get_workload("philly").build(cluster, seed=a.seed, load=a.load, n=a.jobs)
     pol = Timed(POLICIES.build(a.policy))
     t0 = time.perf_counter()
-    res = Simulator(cluster, w.jobs, pol, semantics=a.semantics).run()
+    res = Simulator(cluster, w.jobs, pol, semantics=a.semantics, **w.simulator_args()).run()
     wall = time.perf_counter() - t0
     calls = np.array(pol.calls, dtype=float)
     q, run, dt, ch, cpu = calls[:, 0], calls[:, 1], calls[:, 2] * 1e3, calls[:, 3], calls[:, 4] * 1e3

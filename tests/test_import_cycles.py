@@ -2,8 +2,8 @@
 
 The graph has an edge ``a -> b`` for every ``import`` of ``b`` (or a name from it) anywhere in module ``a``
 (module level, functions, methods). An import inside a function that exists only to keep start-up fast
-is marked on its line with ``# lazy: start-up`` (and a word why); those edges are left out, since they
-run after every module is loaded. ``TYPE_CHECKING`` blocks are left out too. The test fails on any
+is marked on its line with ``# lazy: WHY`` (start-up, an optional dependency, one process only); those
+edges are left out, since they run after every module is loaded. ``TYPE_CHECKING`` blocks are left out too. The test fails on any
 cycle and names it."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("topology", "perfmodel", "scheduling", "formulations", "heuristics", "benchmarks")
-MARK = "# lazy: start-up"
+MARK = "# lazy:"
 #: in-function imports that close a cycle today, outside the harness, each to be removed by a module split
 #: (issue 27 item 7 for the loaders; formulations modules whose helpers import back). The list may only
 #: shrink: a new cycle anywhere fails.

@@ -52,7 +52,7 @@ def _only(name):
 def _run(name, cluster, w, seed=0):
     policy = REGISTRY.build(name, seed=seed)
     sem = {"semantics": _only(name)} if _only(name) else {}
-    return simulate(cluster, w.jobs, policy, quotas=w.quotas, small_gpus=w.small_gpus, short_s=w.short_s, **sem)
+    return simulate(cluster, w.jobs, policy, **w.simulator_args(), **sem)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -49,8 +49,10 @@ def plugin_option(
     """Options for every command. The boundary where plugins load (installed entry points, ``--plugin``,
     ``SCHEDLAB_PLUGINS``), once, before a command that resolves a registered name."""
     if plugin or ctx.invoked_subcommand in RESOLVING:
-        # lazy: start-up (commands that resolve no name never scan the installed entry points)
-        from schedlab.benchmarks.harness.plugins import add_env_plugins, load_plugins  # lazy: start-up
+        from schedlab.benchmarks.harness.plugins import (  # lazy: start-up (entry-point scan)
+            add_env_plugins,
+            load_plugins,
+        )
 
         add_env_plugins(plugin)
         load_plugins()
@@ -88,7 +90,7 @@ def _no_type(ctx=None) -> str:
 def _set_plain_metavars(command) -> None:
     """Typer writes option types as ``<bool>``, ``<list[str]>``: replace them by plain metavars (flags
     take no value and show none)."""
-    from typer.core import TyperArgument, TyperOption
+    from typer.core import TyperArgument, TyperOption  # lazy: start-up
 
     ctx = typer.Context(command)
     for param in command.params:
@@ -146,9 +148,9 @@ def main(argv: list[str] | None = None) -> None:
     and the reason). ``typer.Exit`` codes are kept; Ctrl-C exits 130, and SIGTERM is handled as Ctrl-C.
     Anything else is a bug and keeps its traceback."""
     try:  # typer >= 0.2x vendors click
-        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+        from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # lazy: start-up
     except ImportError:  # pragma: no cover - older typer on click
-        from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+        from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # lazy: start-up
 
     command = build_command()
     previous = _on_sigterm_interrupt()

@@ -40,7 +40,7 @@ def resolve_suite(ref: str):
 
 
 def _progress_bar(console):
-    from rich.progress import (
+    from rich.progress import (  # lazy: start-up
         BarColumn,
         MofNCompleteColumn,
         Progress,
@@ -55,10 +55,10 @@ def _progress_bar(console):
 
 
 def _summary_table(console, runs, df) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.markup import escape  # lazy: start-up
+    from rich.table import Table  # lazy: start-up
 
-    from schedlab.benchmarks.harness.report.tables import fmt, summary
+    from schedlab.benchmarks.harness.report.tables import fmt, summary  # lazy: start-up
 
     for r in runs:
         sub = df[df["key"].isin(set(r.keys))] if len(df) else df
@@ -115,13 +115,8 @@ def bench_command(
     """Run a benchmark suite: every run in its own process with a hard timeout, one record each in a
     resumable SQLite store, then a report (HTML + Markdown + plots). With no suite it runs quick.
     Exits 1 when a run failed (error, killed, rejected by the verifier), 130 when interrupted."""
-    from rich.console import Console
-
-    from schedlab.benchmarks.cli.report_cmd import console
-    from schedlab.benchmarks.harness.analysis import frame
-    from schedlab.benchmarks.harness.plugins import add_env_plugins, load_plugins
-    from schedlab.benchmarks.harness.runner import BenchOptions, run_bench
-    from schedlab.benchmarks.harness.store import Store
+    from schedlab.benchmarks.harness.plugins import add_env_plugins, load_plugins  # lazy: start-up
+    from schedlab.benchmarks.harness.runner import BenchOptions  # lazy: start-up (the harness)
 
     t0 = time.perf_counter()
     add_env_plugins(plugin)
@@ -133,6 +128,16 @@ def bench_command(
     options = BenchOptions(out=directory, workers=workers, threads=threads, executor=executor.value,
                            scheduler=scheduler, time_limit_s=time_limit, seed=seed, plugins=tuple(plugin),
                            retry_failed=retry_failed)
+    runs = _run_with_progress(spec, options)
+    _finish(spec, runs, directory, report, format, t0)
+
+
+def _run_with_progress(spec, options):
+    """``run_bench`` with a progress bar on stderr (started once everything is checked); Ctrl-C exits 130."""
+    from rich.console import Console  # lazy: start-up
+
+    from schedlab.benchmarks.harness.runner import run_bench  # lazy: start-up (the harness)
+
     err = Console(stderr=True)
     bar = _progress_bar(err)
     tasks: dict[str, int] = {}
@@ -150,42 +155,58 @@ def bench_command(
 
     try:
         try:
-            runs = run_bench(spec, options, progress=progress, on_notes=notes)
+            return run_bench(spec, options, progress=progress, on_notes=notes)
         finally:
             if tasks:
                 bar.stop()
     except KeyboardInterrupt:
-        err.print(f"interrupted: every finished run is stored in {directory}; run the same command again to resume")
+        err.print(f"interrupted: every finished run is stored in {options.out}; run the same command again to resume")
         sys.exit(130)
+
+
+def _finish(spec, runs, directory: Path, report: bool, format: OutputFormat, t0: float) -> None:
+    """The report, then the summary (tables, or the records as JSON); exit 1 when a run failed."""
+    from schedlab.benchmarks.harness.analysis import frame  # lazy: start-up (pandas)
+    from schedlab.benchmarks.harness.store import Store  # lazy: start-up (the harness)
+
     with Store(directory, create=False) as store:
         df = frame(store.records())
     rep = None
     if report:
-        from schedlab.benchmarks.harness.report import render_report
+        from schedlab.benchmarks.harness.report import render_report  # lazy: start-up (matplotlib)
 
         rep = render_report(directory)
+    failed = _failed(runs, df)
     if format is OutputFormat.json:
-        keys = {k for r in runs for k in r.keys}
-        cur = df[df["key"].isin(keys)] if len(df) else df
-        cols = [c for c in cur.columns if c not in ("spec",)]
-        payload = {"suite": spec.name, "out": str(directory), "report": None if rep is None else str(rep.html),
-                   "wall_s": time.perf_counter() - t0, "cpu_count": os.cpu_count(),
-                   "runs": [{"suite": r.suite, "total": r.total, "ran": r.ran, "stored_before": r.stored_before,
-                             "failed": r.failed, "skipped": r.skipped, "notes": r.notes,
-                             "repro": [dataclasses.asdict(x) for x in r.repro]} for r in runs],
-                   "records": json.loads(cur[cols].to_json(orient="records"))}
-        typer.echo(json.dumps(payload, indent=2, default=str))
-        if _failed(runs, df):
-            raise typer.Exit(1)
-        return
+        _print_json(spec, runs, df, directory, rep, t0)
+    else:
+        _print_text(runs, df, directory, rep, t0, failed)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _print_json(spec, runs, df, directory: Path, rep, t0: float) -> None:
+    keys = {k for r in runs for k in r.keys}
+    cur = df[df["key"].isin(keys)] if len(df) else df
+    cols = [c for c in cur.columns if c not in ("spec",)]
+    payload = {"suite": spec.name, "out": str(directory), "report": None if rep is None else str(rep.html),
+               "wall_s": time.perf_counter() - t0, "cpu_count": os.cpu_count(),
+               "runs": [{"suite": r.suite, "total": r.total, "ran": r.ran, "stored_before": r.stored_before,
+                         "failed": r.failed, "skipped": r.skipped, "notes": r.notes,
+                         "repro": [dataclasses.asdict(x) for x in r.repro]} for r in runs],
+               "records": json.loads(cur[cols].to_json(orient="records"))}
+    typer.echo(json.dumps(payload, indent=2, default=str))
+
+
+def _print_text(runs, df, directory: Path, rep, t0: float, failed: list[str]) -> None:
+    from schedlab.benchmarks.cli.report_cmd import console  # lazy: start-up (rich)
+
     out_console = console()
     _summary_table(out_console, runs, df)
-    failed = _failed(runs, df)
     out_console.print(f"results: {directory / 'results.sqlite'}"
-                  + (f"; report: {rep.html} (+ report.md, {len(rep.plots)} plots, {', '.join(Path(e).name for e in rep.exports)})"
-                     if rep is not None else "")
-                  + f"; {time.perf_counter() - t0:.1f} s")
+                      + (f"; report: {rep.html} (+ report.md, {len(rep.plots)} plots, "
+                         f"{', '.join(Path(e).name for e in rep.exports)})" if rep is not None else "")
+                      + f"; {time.perf_counter() - t0:.1f} s")
     if failed:
         out_console.print(f"{len(failed)} runs failed (error, killed, rejected by the verifier or beating a proven "
                           f"bound), e.g. {failed[0]}")
-        raise typer.Exit(1)

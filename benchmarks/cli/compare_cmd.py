@@ -25,11 +25,11 @@ def compare_command(
     """Two runs of a suite side by side: per series (a label over its seeds) and metric, the means,
     the difference, and whether it is beyond seed-to-seed noise (|delta| > 2 standard errors). Gaps in
     percent; times only with --time; a warning when A and B ran different seeds or code."""
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.markup import escape  # lazy: start-up
+    from rich.table import Table  # lazy: start-up
 
-    from schedlab.benchmarks.harness.compare import compare, mismatches
-    from schedlab.benchmarks.harness.report.tables import fmt
+    from schedlab.benchmarks.harness.compare import compare, mismatches  # lazy: start-up
+    from schedlab.benchmarks.harness.report.tables import fmt  # lazy: start-up
 
     df = compare(directory_arg(dir_a, "DIR_A"), directory_arg(dir_b, "DIR_B"), time=time)
     warnings = mismatches(dir_a, dir_b)

@@ -51,7 +51,7 @@ def _method_line(m) -> str:
 
 def _unavailable_backends() -> dict[str, str]:
     """Backends whose module is not installed, with the reason (a cheap check: nothing is imported)."""
-    from schedlab.formulations.backends import BACKENDS, quick_availability
+    from schedlab.formulations.backends import BACKENDS, quick_availability  # lazy: start-up
 
     return {b: av.reason for b in BACKENDS if not (av := quick_availability(b)).ok}
 
@@ -62,7 +62,12 @@ def list_command(
     format: ListFormat = typer.Option(ListFormat.text, "--format", help="text, json or yaml."),
 ) -> None:
     """List the registered clusters, workloads, policies (with parameters), models, formulations and backends."""
-    from schedlab.benchmarks.registry import REGISTRY_SOURCES, all_kinds, all_policies, registries
+    from schedlab.benchmarks.registry import (  # lazy: start-up
+        REGISTRY_SOURCES,
+        all_kinds,
+        all_policies,
+        registries,
+    )
 
     if registry is not None and registry not in REGISTRY_SOURCES:
         raise SpecError(f"unknown registry {registry!r}; known: {', '.join(REGISTRY_SOURCES)}",
@@ -85,7 +90,7 @@ def list_command(
         if format is ListFormat.json:
             typer.echo(json.dumps(data, indent=2))
         else:
-            import yaml
+            import yaml  # lazy: start-up
 
             typer.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
         return

@@ -69,7 +69,7 @@ def curve_command(
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
     """Sensitivity curve of a zoo model: amount, best throughput, best plan."""
-    from schedlab.perfmodel import PerfModel
+    from schedlab.perfmodel import PerfModel  # lazy: start-up
 
     src = "<perf curve>"
     if resource is Resource.gpu and gpus is not None:
@@ -110,9 +110,9 @@ def fit_command(
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
 ) -> None:
     """Fit the 7 parameters to measured samples; print them and the fit error."""
-    from schedlab.perfmodel.fitting import fit
-    from schedlab.perfmodel.validation import read_samples
-    from schedlab.perfmodel.zoo import get_model
+    from schedlab.perfmodel.fitting import fit  # lazy: start-up
+    from schedlab.perfmodel.validation import read_samples  # lazy: start-up
+    from schedlab.perfmodel.zoo import get_model  # lazy: start-up
 
     c = load_cluster(cluster)
     name, rows = read_samples(samples, c, model=model)
@@ -178,7 +178,11 @@ def validate_command(
     """Fit on some rows of each placement table and report the prediction error on the others, per model and
     category (single-machine, multi-machine-even, multi-machine-uneven, 3d, anomaly), ours beside the
     artifact's model. Errors in percent of the measured throughput; model-level figures exclude anomalies."""
-    from schedlab.perfmodel.validation import DEFAULT_FIT_ROWS, DEFAULT_FOLDS, validate_directory
+    from schedlab.perfmodel.validation import (  # lazy: start-up
+        DEFAULT_FIT_ROWS,
+        DEFAULT_FOLDS,
+        validate_directory,
+    )
 
     fit_rows = DEFAULT_FIT_ROWS if fit_rows is None else fit_rows
     folds = DEFAULT_FOLDS if folds is None else folds

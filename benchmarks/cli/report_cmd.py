@@ -15,7 +15,7 @@ from schedlab.topology.errors import SpecError
 
 def console():
     """A rich console; in logs and pipes, wide enough not to squeeze tables into 80 columns."""
-    from rich.console import Console
+    from rich.console import Console  # lazy: start-up
 
     c = Console()
     return c if c.is_terminal else Console(width=160)
@@ -36,7 +36,7 @@ def report_command(
 ) -> None:
     """Write DIR/report.html (plots embedded), DIR/report.md, DIR/plots/*.png and DIR/results.csv
     (+ .parquet); with --out, into that folder instead (the results store is only ever read)."""
-    from schedlab.benchmarks.harness.report import render_report
+    from schedlab.benchmarks.harness.report import render_report  # lazy: start-up
 
     directory_arg(directory, "DIR")
     dest = out if out is not None else directory

@@ -159,9 +159,9 @@ def check_options(o: SimulateOptions) -> dict[str, dict]:
     """Every policy and its parameters, the output folder and format, before any run; the parameters
     per policy."""
     from schedlab.benchmarks.merged import all_policies  # lazy: start-up
-    from schedlab.benchmarks.simulator.records import require_parquet  # lazy: start-up
     from schedlab.benchmarks.simulator import semantics as get_semantics  # lazy: start-up
     from schedlab.benchmarks.simulator.costs import cost_model  # lazy: start-up
+    from schedlab.benchmarks.simulator.records import require_parquet  # lazy: start-up
     from schedlab.scheduling.registry import parse_assignments  # lazy: start-up
 
     get_semantics(o.semantics)  # unknown names fail first, as they always did

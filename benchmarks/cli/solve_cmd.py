@@ -119,8 +119,8 @@ def solve_command(
 ) -> None:
     """Solve an exact formulation and print status, objective, bound, gap, the time of every phase, the
     threads used and the verifier's verdict."""
-    from schedlab.benchmarks.registry import all_kinds
-    from schedlab.formulations import BACKENDS, SolveParams
+    from schedlab.benchmarks.merged import all_kinds  # lazy: start-up
+    from schedlab.formulations import BACKENDS, SolveParams  # lazy: start-up (solver layer)
 
     kinds = all_kinds()
     if (instance is None) == (generate is None):
@@ -134,23 +134,7 @@ def solve_command(
         expected_s = check_size(generate, n)
         cl = load_cluster(cluster or kind.default_cluster)
         extra = {"source": source} if "source" in kind.options.model_fields else {}
-        if expected_s > PROGRESS_AFTER_S:  # a spinner on a terminal; a line before and after in a log
-            import time
-
-            from rich.console import Console
-
-            err = Console(stderr=True)
-            what = f"generating a {generate} instance of {n:,} jobs on {cl.name} (about {_human_s(expected_s)})"
-            t0 = time.perf_counter()
-            if err.is_terminal:
-                with err.status(what):
-                    inst = kind.generate(cl, n, seed=seed, **extra)
-            else:
-                err.print(what, highlight=False)
-                inst = kind.generate(cl, n, seed=seed, **extra)
-            err.print(f"generated {n:,} jobs in {time.perf_counter() - t0:.1f} s", highlight=False)
-        else:
-            inst = kind.generate(cl, n, seed=seed, **extra)
+        inst = _generate(kind, cl, n, seed, extra, expected_s)
     else:
         inst = kinds.load_instance(instance)
     if inst.KIND != meth.kind:
@@ -167,20 +151,47 @@ def solve_command(
     if format is OutputFormat.json:
         typer.echo(json.dumps(out, indent=2, sort_keys=True, default=str))
     else:
-        gap = "n/a" if out["gap"] is None else f"{100 * out['gap']:.4f} %"
-        typer.echo(f"{inst.KIND} on {where} ({n_jobs} jobs): {method} [{meth.role}] with "
-                   f"{res.backend} ({res.backend_version}): {out['status']}")
-        typer.echo(f"  objective {out['objective']}  bound {out['bound']}  gap {gap} "
-                   f"(tolerance {res.rel_gap_tolerance:g})")
-        ph = res.phases
-        limit = "no limit" if time_limit is None else f"limit {time_limit:g} s"
-        typer.echo(f"  wall {ph['wall_s']:.3f} s ({limit}): build {ph['build_s']:.3f}, translate "
-                   f"{ph['translate_s']:.3f}, solve {ph['solve_s']:.3f}, extract {ph['extract_s']:.3f}, verify "
-                   f"{ph['verify_s']:.3f}, other {ph['other_s']:.3f}")
-        typer.echo(f"  threads {threads_text(res)}  verified {out['verified']}")
-        for v in out["violations"]:
-            typer.echo(f"  violation: {v}")
-        for n in out["notes"]:
-            typer.echo(f"  note: {n}")
+        _print_text(inst, out, res, method, meth, time_limit)
     if res.verified is False:
         raise typer.Exit(1)
+
+
+def _generate(kind, cl, n: int, seed: int, extra: dict, expected_s: float):
+    """``kind.generate``; past :data:`PROGRESS_AFTER_S` expected seconds, a spinner on a terminal (a line
+    before and after in a log)."""
+    if expected_s <= PROGRESS_AFTER_S:
+        return kind.generate(cl, n, seed=seed, **extra)
+    import time  # lazy: start-up
+
+    from rich.console import Console  # lazy: start-up
+
+    err = Console(stderr=True)
+    what = f"generating a {kind.name} instance of {n:,} jobs on {cl.name} (about {_human_s(expected_s)})"
+    t0 = time.perf_counter()
+    if err.is_terminal:
+        with err.status(what):
+            inst = kind.generate(cl, n, seed=seed, **extra)
+    else:
+        err.print(what, highlight=False)
+        inst = kind.generate(cl, n, seed=seed, **extra)
+    err.print(f"generated {n:,} jobs in {time.perf_counter() - t0:.1f} s", highlight=False)
+    return inst
+
+
+def _print_text(inst, out: dict, res, method: str, meth, time_limit: float | None) -> None:
+    n_jobs, where = _size(inst)
+    gap = "n/a" if out["gap"] is None else f"{100 * out['gap']:.4f} %"
+    typer.echo(f"{inst.KIND} on {where} ({n_jobs} jobs): {method} [{meth.role}] with "
+               f"{res.backend} ({res.backend_version}): {out['status']}")
+    typer.echo(f"  objective {out['objective']}  bound {out['bound']}  gap {gap} "
+               f"(tolerance {res.rel_gap_tolerance:g})")
+    ph = res.phases
+    limit = "no limit" if time_limit is None else f"limit {time_limit:g} s"
+    typer.echo(f"  wall {ph['wall_s']:.3f} s ({limit}): build {ph['build_s']:.3f}, translate "
+               f"{ph['translate_s']:.3f}, solve {ph['solve_s']:.3f}, extract {ph['extract_s']:.3f}, verify "
+               f"{ph['verify_s']:.3f}, other {ph['other_s']:.3f}")
+    typer.echo(f"  threads {threads_text(res)}  verified {out['verified']}")
+    for v in out["violations"]:
+        typer.echo(f"  violation: {v}")
+    for n in out["notes"]:
+        typer.echo(f"  note: {n}")

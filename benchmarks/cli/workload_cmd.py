@@ -55,32 +55,51 @@ def stats_command(
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="Output format."),
 ) -> None:
     """Jobs, span, histograms, GPU-hours, demand if nothing queued and the cluster for --load."""
-    from schedlab.benchmarks.workloads.source import WorkloadSource
-    from schedlab.benchmarks.workloads.stats import check_load, trace_stats
+    from schedlab.benchmarks.workloads.source import WorkloadSource  # lazy: start-up
+    from schedlab.benchmarks.workloads.stats import check_load, trace_stats  # lazy: start-up
 
     check_load(load)
     if plot is not None:
-        if plot.suffix.lower() != ".png":
-            raise SpecError("--plot writes a PNG: give a file name ending in .png", source=str(plot), field="plot")
-        if plot.exists() and plot.is_dir():
-            raise SpecError("--plot names a folder; give a file name ending in .png", source=str(plot), field="plot")
-        if not plot.parent.is_dir():
-            raise SpecError(f"--plot: folder {plot.parent} does not exist", source=str(plot), field="plot")
+        _check_plot(plot)
     src = WorkloadSource(trace=str(trace), trace_format=trace_format, columns=columns, vc=vc, start=start, end=end,
                          lenient=lenient, default_duration=default_duration, window=window, sample=sample,
                          seed=seed, time_unit=time_unit.value, time_origin=time_origin)
     tr, fmt = src.load_trace()
     st = trace_stats(tr)
-    sizing = st.size(load, gpus_per_machine=gpus_per_machine, machines_per_rack=machines_per_rack) \
-        if st.timed_jobs else None
+    shape = {"gpus_per_machine": gpus_per_machine, "machines_per_rack": machines_per_rack}
+    sizing = st.size(load, **shape) if st.timed_jobs else None
     if plot is not None:
         st.plot(plot, sizing=sizing)
-    notes = [n.to_dict() for n in tr.notes]
     if format is OutputFormat.json:
-        d = st.to_dict(load, gpus_per_machine=gpus_per_machine, machines_per_rack=machines_per_rack)
-        d.update(format=fmt, skipped_rows=tr.skipped, notes=notes, plot=str(plot) if plot else None)
+        d = st.to_dict(load, **shape)
+        d.update(format=fmt, skipped_rows=tr.skipped, notes=[n.to_dict() for n in tr.notes],
+                 plot=str(plot) if plot else None)
         typer.echo(json.dumps(d, indent=2, default=lambda x: None))
         return
+    _print_stats(trace, fmt, tr, st, sizing)
+    if sizing is not None:
+        typer.echo(f"  (replay on it: schedlab simulate --trace {trace} --cluster auto:{load:g}"
+                   + (f" --columns {shlex.quote(columns)}" if columns else "")
+                   + (f" --time-unit {time_unit.value}" if time_unit is not TimeUnit.s else "")
+                   + (f" --gpus-per-machine {gpus_per_machine}" if gpus_per_machine != 8 else "")
+                   + (f" --machines-per-rack {machines_per_rack}" if machines_per_rack != 8 else "") + ")")
+    for n in tr.notes:
+        typer.echo(f"  {'assumed' if n.assumption else 'selected'}: {n.line()}")
+    if plot is not None and sizing is not None:
+        typer.echo(f"  plot: {plot}")
+
+
+def _check_plot(plot: Path) -> None:
+    if plot.suffix.lower() != ".png":
+        raise SpecError("--plot writes a PNG: give a file name ending in .png", source=str(plot), field="plot")
+    if plot.exists() and plot.is_dir():
+        raise SpecError("--plot names a folder; give a file name ending in .png", source=str(plot), field="plot")
+    if not plot.parent.is_dir():
+        raise SpecError(f"--plot: folder {plot.parent} does not exist", source=str(plot), field="plot")
+
+
+def _print_stats(trace: Path, fmt: str, tr, st, sizing) -> None:
+    """The text summary up to the cluster size (the caller adds the replay hint, the notes, the plot)."""
     e = typer.echo
     e(f"trace {trace} ({fmt}): {st.jobs:,} jobs" + (f", {tr.skipped:,} bad rows dropped" if tr.skipped else "")
       + (f", {tr.filtered:,} rows left out by the selection" if tr.filtered else ""))
@@ -95,21 +114,10 @@ def stats_command(
         e(f"    {label:>10}  {k:>9,}  {_bar(k, st.timed_jobs)}")
     if sizing is None:
         e("  no job has a duration: no demand over time and no cluster size (Pollux/Sia: --default-duration S)")
-        for n in tr.notes:
-            e(f"  {'assumed' if n.assumption else 'selected'}: {n.line()}")
         return
     e(f"  GPU demand if nothing queued: peak {st.peak_demand:,}, mean {st.mean_demand:,.1f}, "
       f"P95 {st.p95_demand:,.0f} GPUs")
     e(f"  cluster for {sizing.headline()}: {sizing.describe()}")
-    e(f"  (replay on it: schedlab simulate --trace {trace} --cluster auto:{load:g}"
-      + (f" --columns {shlex.quote(columns)}" if columns else "")
-      + (f" --time-unit {time_unit.value}" if time_unit is not TimeUnit.s else "")
-      + (f" --gpus-per-machine {gpus_per_machine}" if gpus_per_machine != 8 else "")
-      + (f" --machines-per-rack {machines_per_rack}" if machines_per_rack != 8 else "") + ")")
-    for n in tr.notes:
-        e(f"  {'assumed' if n.assumption else 'selected'}: {n.line()}")
-    if plot is not None:
-        e(f"  plot: {plot}")
 
 
 __all__ = ["stats_command", "workload_app"]

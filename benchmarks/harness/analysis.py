@@ -16,8 +16,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -253,9 +255,6 @@ def results_by_label(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 def export(df: pd.DataFrame, directory, *, parquet: bool = True) -> list[str]:
     """``results.csv`` (and ``results.parquet`` when pyarrow is installed) with the derived columns."""
-    import json
-    from pathlib import Path
-
     d = Path(directory)
     flat = df.copy()
     for c in ("params", "violations", "versions", "metrics", "extra", "spec"):
@@ -266,7 +265,7 @@ def export(df: pd.DataFrame, directory, *, parquet: bool = True) -> list[str]:
     out = [str(d / "results.csv")]
     if parquet:
         try:
-            import pyarrow  # noqa: F401
+            import pyarrow  # noqa: F401  # lazy: optional dependency (pyarrow)
         except ImportError:
             return out
         flat.to_parquet(d / "results.parquet", index=False)

@@ -6,19 +6,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from schedlab.benchmarks.harness.casebase import (
-    CaseInfo,
-    case_key,
-    check_size,
-    frozen,
-    hard_limit,
-    plain,
-    sized_label,
-    with_params,
-)
+from schedlab.benchmarks.harness import casebase as cb
 from schedlab.benchmarks.harness.gap import instance_size, make_instance
 from schedlab.benchmarks.harness.record import Outcome, Status
 from schedlab.benchmarks.harness.validate import bad, check_backend, check_cluster, check_policy
@@ -35,7 +26,7 @@ OFFLINE_BOUND_METHOD: Mapping[bool, str | None] = BOUND_METHOD
 
 
 @dataclass(frozen=True)
-class BoundCase:
+class BoundCase(cb.SolverLimited):
     """``policy`` online on ``KINDS["offline"].generate(cluster, jobs, seed=seed, **generator)`` (arrivals and
     known durations, speed independent of placement) against the offline bound valid for it: the
     ``offline-nonpreemptive`` for non-preemptive policies, ``offline-preemptive`` for the others
@@ -54,35 +45,29 @@ class BoundCase:
     label: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "params", frozen(self.params))
-        object.__setattr__(self, "generator", frozen(self.generator))
-        check_size(self.jobs, self.time_limit_s, "<bound case>")
+        object.__setattr__(self, "params", cb.frozen(self.params))
+        object.__setattr__(self, "generator", cb.frozen(self.generator))
+        cb.check_size(self.jobs, self.time_limit_s, "<bound case>")
         if not self.label:
-            object.__setattr__(self, "label", sized_label("bound", self.cluster, self.jobs, self.seed, self.generator)
-                               + f"/{with_params(self.policy, self.params)}")
+            object.__setattr__(self, "label", cb.sized_label("bound", self.cluster, self.jobs, self.seed, self.generator)
+                               + f"/{cb.with_params(self.policy, self.params)}")
 
     def spec(self) -> dict[str, Any]:
-        return plain(self)
+        return cb.plain(self)
 
     @classmethod
     def from_spec(cls, d: Mapping[str, Any]) -> BoundCase:
         return cls(**d)
 
     def key(self) -> str:
-        return case_key("bound", self.spec())
+        return cb.case_key("bound", self.spec())
 
     def instance_id(self) -> str:
-        return sized_label("offline", self.cluster, self.jobs, self.seed, self.generator)
+        return cb.sized_label("offline", self.cluster, self.jobs, self.seed, self.generator)
 
-    def info(self) -> CaseInfo:
-        return CaseInfo(self.policy, self.backend, self.params, "offline", self.cluster, self.jobs, self.seed,
+    def info(self) -> cb.CaseInfo:
+        return cb.CaseInfo(self.policy, self.backend, self.params, "offline", self.cluster, self.jobs, self.seed,
                         self.time_limit_s)
-
-    def shifted(self, seed: int, time_limit_s: float | None) -> BoundCase:
-        return replace(self, seed=self.seed + seed, time_limit_s=time_limit_s or self.time_limit_s)
-
-    def process_limit_s(self, grace_s: float, override_s: float | None) -> float:
-        return hard_limit(self.time_limit_s, grace_s)
 
     def ladder(self) -> tuple | None:
         return None

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -122,6 +122,20 @@ def hard_limit(time_limit_s: float, grace_s: float) -> float:
     return 2.0 * time_limit_s + grace_s
 
 
+class SolverLimited:
+    """For cases with a ``seed`` and a solver limit ``time_limit_s`` (gap and bound cases): a sweep's
+    seed offset and limit override, and the process limit that follows from the solver's."""
+
+    seed: int
+    time_limit_s: float
+
+    def shifted(self, seed: int, time_limit_s: float | None) -> Any:
+        return replace(self, seed=self.seed + seed, time_limit_s=time_limit_s or self.time_limit_s)
+
+    def process_limit_s(self, grace_s: float, override_s: float | None) -> float:
+        return hard_limit(self.time_limit_s, grace_s)
+
+
 @dataclass(frozen=True, slots=True)
 class ReproRow:
     """One reproduced figure: the paper's value beside ours (``None``: not measured), with the reason
@@ -164,5 +178,5 @@ class Suite:
 
 SuiteBuilder = Callable[..., Suite]
 
-__all__ = ["Case", "CaseInfo", "ReproRow", "Suite", "SuiteBuilder", "case_key", "check_size", "frozen",
+__all__ = ["Case", "CaseInfo", "ReproRow", "SolverLimited", "Suite", "SuiteBuilder", "case_key", "check_size", "frozen",
            "hard_limit", "options_label", "plain", "sized_label", "with_params"]

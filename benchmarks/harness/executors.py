@@ -15,12 +15,15 @@ Both run every case in its own worker process with a hard timeout
 from __future__ import annotations
 
 import os
+import socket
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
 from concurrent.futures import wait as cf_wait
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from schedlab.benchmarks.harness.launcher import shared_launcher
 from schedlab.benchmarks.harness.record import Run
@@ -81,7 +84,7 @@ def remote_run(payload: dict[str, Any], hard_limit_s: float, threads: int) -> Ru
     """A Dask task: clamp the solver threads to this worker's share of its machine's cores, then run."""
     slots = 1
     try:
-        from distributed import get_worker
+        from distributed import get_worker  # lazy: optional dependency (dask.distributed)
 
         slots = max(1, int(get_worker().state.nthreads))
     except (ImportError, ValueError, AttributeError):
@@ -94,9 +97,6 @@ def remote_run(payload: dict[str, Any], hard_limit_s: float, threads: int) -> Ru
 def _probe(address: str, timeout_s: float) -> None:
     """A plain TCP connect to a ``tcp://HOST:PORT`` scheduler first: an address that does not answer is
     a one-line error within ``timeout_s``, before a Dask client exists."""
-    import socket
-    from urllib.parse import urlsplit
-
     parts = urlsplit(address if "://" in address else f"tcp://{address}")
     if parts.scheme != "tcp":
         return
@@ -119,7 +119,7 @@ class DaskExecutor:
 
     def __init__(self, address: str, *, threads: int = 1, connect_timeout_s: float = 10.0) -> None:
         try:
-            from distributed import Client
+            from distributed import Client  # lazy: optional dependency (dask.distributed)
         except ImportError:
             raise SpecError("the dask executor needs dask.distributed: pip install 'schedlab[distributed]'",
                             source="--executor", field="executor") from None
@@ -147,8 +147,6 @@ class DaskExecutor:
 
     def wait(self, futures: Iterable[Any], timeout: float) -> set:
         """The finished futures, polling their state for at most ``timeout`` seconds (no default client)."""
-        import time
-
         futs = list(futures)
         end = time.monotonic() + timeout
         while True:

@@ -14,15 +14,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from schedlab.benchmarks.harness.casebase import (
     CaseInfo,
+    SolverLimited,
     case_key,
     check_size,
     frozen,
-    hard_limit,
     plain,
     sized_label,
     with_params,
@@ -46,7 +46,7 @@ LP_BOUND = "lp-bound"
 
 
 @dataclass(frozen=True)
-class GapCase:
+class GapCase(SolverLimited):
     """One snapshot decision on a generated instance of ``kind`` (``Kind.generate``, ``generator``: its typed
     options): ``method`` is a registered policy (``backend=None``, configured by ``policy_params``) or a
     method of the kind solved on ``backend`` within ``time_limit_s`` of wall-clock time (configured by
@@ -107,12 +107,6 @@ class GapCase:
     def info(self) -> CaseInfo:
         return CaseInfo(self.method, self.backend, self.params, self.kind, self.cluster, self.jobs, self.seed,
                         self.time_limit_s)
-
-    def shifted(self, seed: int, time_limit_s: float | None) -> GapCase:
-        return replace(self, seed=self.seed + seed, time_limit_s=time_limit_s or self.time_limit_s)
-
-    def process_limit_s(self, grace_s: float, override_s: float | None) -> float:
-        return hard_limit(self.time_limit_s, grace_s)
 
     def ladder(self) -> tuple | None:
         """The series an exact method grows along (sizes, until it stops proving optimality), else None."""

@@ -31,6 +31,7 @@ from schedlab.formulations.horizon import (
     real_tier,
 )
 from schedlab.formulations.result import SolveParams, SolveResult, Termination
+from schedlab.heuristics import POLICIES
 from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.policy import Policy
 from schedlab.scheduling.resources import Resources
@@ -121,7 +122,6 @@ def horizon_gap(inst: HorizonInstance, policy: Policy, *, backend: str = "cpsat"
 
 def policy_by_name(name: str, params: Mapping[str, Any] | None = None, *, seed: int = 0) -> Policy:
     """A fresh heuristic from the registry (``schedlab.heuristics.POLICIES``)."""
-    from schedlab.heuristics import POLICIES
     return POLICIES.spec(name).build(params, seed=seed)
 
 

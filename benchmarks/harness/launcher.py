@@ -84,7 +84,7 @@ class Launcher:
 def shared_launcher() -> Launcher:
     """One launcher per process (``schedlab bench``, a Dask worker): started on first use, stopped at
     exit. Payloads name their plugin modules; the launcher imports them on first use (once per fork)."""
-    import atexit
+    import atexit  # lazy: start-up
 
     launcher = Launcher()
     atexit.register(launcher.close)
@@ -93,10 +93,11 @@ def shared_launcher() -> Launcher:
 
 def serve(path: str) -> None:
     """The launcher process: import everything once, then fork one worker per connection."""
-    import gc
+    import gc  # lazy: the launcher process only
 
-    from schedlab.benchmarks.harness import preload  # noqa: F401 - the point: import once, fork many
-    from schedlab.benchmarks.harness.worker import child_main
+    # lazy: the launcher process only; the point: import once, fork many
+    from schedlab.benchmarks.harness import preload  # noqa: F401  # lazy: the launcher process only
+    from schedlab.benchmarks.harness.worker import child_main  # lazy: the launcher process only
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the caller handles Ctrl-C and kills what it must
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.benchmarks.harness.cases import ReproRow
-from schedlab.benchmarks.harness.record import FIELDS, Record, from_row, to_row
+from schedlab.benchmarks.harness.record import FAILED, FIELDS, Record, from_row, to_row
 from schedlab.topology.errors import SpecError
 
 STORE_NAME = "results.sqlite"
@@ -156,8 +156,6 @@ class Store:
         return out
 
     def _as_killed(self, d: dict[str, Any], later: list[dict[str, Any]]) -> None:
-        from schedlab.benchmarks.harness.record import FAILED
-
         q = "SELECT status, finished_at FROM records WHERE suite = ? AND finished_at >= ?"
         args: list[Any] = [d["suite"], d["started_at"]]
         if later:

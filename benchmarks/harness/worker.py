@@ -81,7 +81,7 @@ def die_with_parent() -> None:
     """Exit when the parent goes away: ``PR_SET_PDEATHSIG`` (Linux) and a watchdog on the parent's pid."""
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
+            import ctypes  # lazy: Linux only
 
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         except (OSError, AttributeError):

@@ -22,8 +22,7 @@ FIRST = 25
 
 
 def _run(cluster, w, jobs, name, semantics):
-    return simulate(cluster, jobs, POLICIES.build(name), semantics=semantics, quotas=w.quotas,
-                    small_gpus=w.small_gpus, short_s=w.short_s)
+    return simulate(cluster, jobs, POLICIES.build(name), semantics=semantics, **w.simulator_args())
 
 
 @pytest.mark.parametrize("workload", sorted(WORKLOADS))

@@ -127,6 +127,26 @@ def _code(df: pd.DataFrame, sessions: list[dict]) -> str:
     return code + (f" (git {', '.join(commits)})" if commits else " (no git commit: not run from a checkout)")
 
 
+def _head_sections(doc: _Doc, df, all_sessions, sessions) -> None:
+    """What ran (code, versions), any bound violation, the sessions and the summary table."""
+    versions = df["versions"].dropna().iloc[-1] if df["versions"].notna().any() else {}
+    doc.p(f"{len(df[df['current']])} current runs in suites {', '.join(sorted(df['suite'].unique()))}; code "
+          f"{_code(df, all_sessions)}; "
+          + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if k != "backend"))
+    viol = tables.bound_violations(df)
+    if not viol.empty:
+        doc.h(2, f"Bound violations ({len(viol)})")
+        doc.p("These runs reached a verified objective better than a proven bound of the same instance: the "
+              "bound's model does not contain the allocation, or the bound is wrong. No gap is reported for "
+              "these instances.")
+        doc.table(viol)
+    doc.h(2, "Runs")
+    doc.table(sessions)
+    doc.h(2, "Summary")
+    doc.p(GAP_DEFINITION)
+    doc.table(tables.summary(df))
+
+
 def render_report(directory: str | Path, *, exports: bool = True, out: str | Path | None = None) -> Report:
     """Write ``report.html``, ``report.md`` and ``plots/*.png`` (and ``results.csv``/``.parquet``) into
     ``out`` (default: ``directory``), reading the store of ``directory`` read-only."""
@@ -154,22 +174,7 @@ def render_report(directory: str | Path, *, exports: bool = True, out: str | Pat
     if df.empty:
         doc.p("No records yet.")
     else:
-        versions = df["versions"].dropna().iloc[-1] if df["versions"].notna().any() else {}
-        doc.p(f"{len(df[df['current']])} current runs in suites {', '.join(sorted(df['suite'].unique()))}; code "
-              f"{_code(df, all_sessions)}; "
-              + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()) if k != "backend"))
-        viol = tables.bound_violations(df)
-        if not viol.empty:
-            doc.h(2, f"Bound violations ({len(viol)})")
-            doc.p("These runs reached a verified objective better than a proven bound of the same instance: the "
-                  "bound's model does not contain the allocation, or the bound is wrong. No gap is reported for "
-                  "these instances.")
-            doc.table(viol)
-        doc.h(2, "Runs")
-        doc.table(sessions)
-        doc.h(2, "Summary")
-        doc.p(GAP_DEFINITION)
-        doc.table(tables.summary(df))
+        _head_sections(doc, df, all_sessions, sessions)
         with plots.quiet():
             _gap_section(doc, df, dest, pdir, keep, skipped)
             _bound_section(doc, df, dest, pdir, keep)
@@ -200,11 +205,18 @@ GAP_DEFINITION = ("Gap: signed, g = (B - v) / max(|B|, |v|) for a maximisation a
                   "beside its gap table.")
 
 
+def _opened(doc: _Doc, table, title: str) -> bool:
+    """A section headed ``title`` when ``table`` has rows (else nothing, and False)."""
+    if table.empty:
+        return False
+    doc.h(2, title)
+    return True
+
+
 def _gap_section(doc: _Doc, df, root, pdir, keep, skipped) -> None:
     gt = tables.gap_table(df)
-    if gt.empty:
+    if not _opened(doc, gt, "Optimality gap"):
         return
-    doc.h(2, "Optimality gap")
     doc.p(GAP_DEFINITION)
     doc.img(keep(plots.gap_vs_size(df, pdir / "gap_vs_size.png")), root, "gap vs size")
     for kind, part in gt.groupby("kind", sort=True):
@@ -243,9 +255,8 @@ def _gap_section(doc: _Doc, df, root, pdir, keep, skipped) -> None:
 
 def _bound_section(doc: _Doc, df, root, pdir, keep) -> None:
     bt = tables.bound_table(df)
-    if bt.empty:
+    if not _opened(doc, bt, "Online vs offline bound"):
         return
-    doc.h(2, "Online vs offline bound")
     doc.p("Each policy replays a small workload with known durations (speed independent of placement, free "
           "preemption) and is compared with the offline bound valid for it: the non-preemptive offline optimum "
           "for non-preemptive policies; for preemptive ones the preemptive bound where registered, else the "
@@ -257,9 +268,8 @@ def _bound_section(doc: _Doc, df, root, pdir, keep) -> None:
 
 def _replay_section(doc: _Doc, df, root, dest, pdir, keep) -> None:
     rt = tables.replay_table(df)
-    if rt.empty:
+    if not _opened(doc, rt, "Trace replays"):
         return
-    doc.h(2, "Trace replays")
     doc.table(rt)
     for group, runs in plots.replay_groups(df, root).items():
         doc.h(3, group)

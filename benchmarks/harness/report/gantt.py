@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from schedlab.benchmarks.harness.report.plots import wrap
+from schedlab.topology.presets import load_cluster
 
 DETAIL_GPUS = 128
 DETAIL_JOBS = 80
@@ -87,7 +88,6 @@ def _capacity(cluster: str | None) -> dict[str, int]:
     if not cluster:
         return {}
     try:
-        from schedlab.topology.presets import load_cluster
 
         cl = load_cluster(cluster)
     except Exception:  # noqa: BLE001 - a report draws what it can; the share falls back to the peak
@@ -112,7 +112,7 @@ def gantt(records_dir: Path, title: str, path: Path, cluster: str | None = None)
 
 
 def _detailed(seg, jobs, rows, machines, base, title: str, path: Path) -> Path:
-    from matplotlib import colormaps
+    from matplotlib import colormaps  # lazy: start-up (matplotlib)
 
     n = base["__total__"]
     fig = Figure(figsize=(11, max(3.5, 0.12 * n + 1.8)), layout="constrained")

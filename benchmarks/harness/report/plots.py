@@ -22,7 +22,7 @@ DPI = 110
 
 def colours(names: Iterable[str]) -> dict[str, tuple]:
     """A stable colour per name (tab10, then tab20)."""
-    from matplotlib import colormaps
+    from matplotlib import colormaps  # lazy: start-up (matplotlib)
 
     names = sorted(set(names))
     cmap = colormaps["tab10" if len(names) <= 10 else "tab20"]
@@ -34,7 +34,7 @@ MARKERS = "osD^v<>ph*"
 
 def _size_axis(ax, sizes, log_y: bool = False) -> None:
     """Log-2 x axis with the sizes themselves as tick labels."""
-    from matplotlib.ticker import NullFormatter
+    from matplotlib.ticker import NullFormatter  # lazy: start-up (matplotlib)
 
     ticks = sorted({int(v) for v in sizes})
     ax.set_xscale("log", base=2)

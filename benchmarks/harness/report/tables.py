@@ -11,6 +11,7 @@ import pandas as pd
 from schedlab.benchmarks.harness.analysis import scale_fits
 from schedlab.benchmarks.harness.record import AT_LIMIT, FINISHED, Status
 from schedlab.benchmarks.merged import all_kinds
+from schedlab.formulations.result import signed_gap
 
 
 def _fmt_status(s: pd.Series) -> str:
@@ -126,7 +127,6 @@ def flexibility(df: pd.DataFrame) -> pd.DataFrame:
     g = df[(df["case_type"] == "gap") & df["current"]]
     if g.empty or "decision_set" not in g:
         return pd.DataFrame()
-    from schedlab.formulations.result import signed_gap
 
     rows = []
     for _, d in g.groupby("instance"):
@@ -153,8 +153,6 @@ def flexibility(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _ngap(neutral: pd.Series, narrow: str, wide: str) -> float:
-    from schedlab.formulations.result import signed_gap
-
     if narrow not in neutral.index or wide not in neutral.index:
         return math.nan
     g = signed_gap(float(neutral[narrow]), float(neutral[wide]), "min")

@@ -22,6 +22,7 @@ from schedlab.benchmarks.harness.gap import LP_BOUND, GapCase
 from schedlab.benchmarks.harness.replay import ReplayCase
 from schedlab.benchmarks.merged import all_kinds, all_policies
 from schedlab.benchmarks.workloads.source import WorkloadSource
+from schedlab.formulations import BACKENDS
 from schedlab.formulations.kinds import SuitePlan
 
 #: the ``scale`` suite's clusters: jobs grow on the first, GPUs grow along all of them (same machines)
@@ -72,8 +73,6 @@ def pop_method(kind: str) -> str | None:
 
 def backends(n: int = 2, needs: str = "mip") -> tuple[str, ...]:
     """The first ``n`` available backends (in :data:`BACKEND_PREFERENCE` order) with capability ``needs``."""
-    from schedlab.formulations import BACKENDS
-
     names = [b for b in BACKEND_PREFERENCE if b in BACKENDS] + [b for b in BACKENDS if b not in BACKEND_PREFERENCE]
     out = []
     for name in names:

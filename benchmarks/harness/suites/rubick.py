@@ -23,6 +23,11 @@ from typing import Any
 
 from schedlab.benchmarks.harness.cases import ReplayCase, ReproRow, Suite
 from schedlab.benchmarks.workloads.source import WorkloadSource
+from schedlab.heuristics import POLICIES
+from schedlab.perfmodel import PerfModel, parse_plan
+from schedlab.scheduling import Instance, Job, Resources
+from schedlab.topology.cluster import Cluster
+from schedlab.topology.loaders import spec_from_dict
 
 H = 3600.0
 #: Table 4 (hours): (avg JCT, P99 JCT, makespan) per trace and scheduler; MT adds per-class rows
@@ -126,12 +131,6 @@ def micro_benchmark() -> dict[str, Any]:
     artifact's baselines). *Equal split*: 2 GPUs each with its best plan (the paper's simple scheduler
     also re-plans); *rubick*: Rubick's snapshot decision on the two queued jobs; *paper allocation*:
     T5 on 3 GPUs + RoBERTa on 1, each with its best plan."""
-    from schedlab.heuristics import POLICIES
-    from schedlab.perfmodel import PerfModel, parse_plan
-    from schedlab.scheduling import Instance, Job, Resources
-    from schedlab.topology.cluster import Cluster
-    from schedlab.topology.loaders import spec_from_dict
-
     cluster = Cluster(spec_from_dict({
         "name": "a800-1x4", "defaults": {"gpus": 4, "gpu_model": "A800-80GB", "gpu_memory_gb": 80, "cpus": 48,
                                          "host_memory_gb": 800, "pcie_gbps": 32},
