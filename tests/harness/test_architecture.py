@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.benchmarks.harness.cases import BoundCase, GapCase, ReplayCase, case_from_spec, case_spec
 from schedlab.benchmarks.harness.casebase import Case
+from schedlab.benchmarks.harness.cases import BoundCase, GapCase, ReplayCase, case_from_spec, case_spec
 from schedlab.benchmarks.harness.record import FIELDS, Outcome, Record, Status, to_row
 from schedlab.benchmarks.harness.suitefile import load_suite_file
 from schedlab.benchmarks.workloads.source import WorkloadSource
