@@ -10,6 +10,7 @@ the new name."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -23,6 +24,8 @@ IGNORED_NESTED = {"generate_s", "bound_solve_s", "start_mem_mb", "pid", "wall_s"
                   "build_s"}
 JSON_COLUMNS = ("params", "violations", "versions", "metrics", "extra", "spec")
 RENAMED = {"limit_s": "hard_limit_s"}
+#: a duration inside a note ("stage 1 ...: optimal, 0.31 s")
+SECONDS = re.compile(r"\d+(\.\d+)? s\b")
 
 
 def _clean(x: Any) -> Any:
@@ -30,6 +33,8 @@ def _clean(x: Any) -> Any:
         return {RENAMED.get(k, k): _clean(v) for k, v in x.items() if k not in IGNORED_NESTED}
     if isinstance(x, list):
         return [_clean(v) for v in x]
+    if isinstance(x, str):
+        return SECONDS.sub("T s", x)
     return x
 
 
@@ -54,7 +59,7 @@ def diff(before: dict, after: dict) -> list[str]:
         a, b = before[k], after[k]
         for col in sorted(a.keys() | b.keys()):
             if a.get(col) != b.get(col):
-                lines.append(f"{k[1]}: {col}: {a.get(col)!r} != {b.get(col)!r}")
+                lines.append(f"{k[1]} [{a.get('status')}/{b.get('status')}]: {col}: {a.get(col)!r} != {b.get(col)!r}")
     return lines
 
 

@@ -99,3 +99,13 @@ def test_a_suite_file_with_an_old_limit_key_names_the_new_one(tmp_path, old):
     assert e.value.field == f"replay[0].{old}" and e.value.line == 5
     f.write_text("name: s\nreplay:\n  - workload: smoke\n    policies: [fifo]\n    hard_limit_s: 60\n")
     assert load_suite_file(f).cases[0].hard_limit_s == 60
+
+
+def test_the_records_diff_ignores_timings_and_flags_results():
+    from harness.records_diff import _clean, diff
+
+    a = {("s", "l"): {"status": "ok", "objective": 1.0, "extra": _clean({"generate_s": 0.1, "notes": ["x, 0.31 s"]})}}
+    b = {("s", "l"): {"status": "ok", "objective": 1.0, "extra": _clean({"generate_s": 0.2, "notes": ["x, 0.47 s"]})}}
+    assert diff(a, b) == []
+    b[("s", "l")]["objective"] = 2.0
+    assert diff(a, b) == ["l [ok/ok]: objective: 1.0 != 2.0"]
