@@ -1,7 +1,7 @@
 """No import cycles inside schedlab, counting the imports hidden inside functions too.
 
 The graph has an edge ``a -> b`` for every ``import`` of ``b`` (or a name from it) anywhere in module ``a``
-(module level, functions, methods). An import inside a function that exists only to keep start-up fast
+(module level, functions, methods), and to every package above ``b`` whose ``__init__`` that import runs. An import inside a function that exists only to keep start-up fast
 is marked on its line with ``# lazy: WHY`` (start-up, an optional dependency, one process only); those
 edges are left out, since they run after every module is loaded. ``TYPE_CHECKING`` blocks are left out too. The test fails on any
 cycle and names it."""
@@ -64,6 +64,18 @@ def _targets(node: ast.AST, here: str, is_pkg: bool, known: dict[str, Path]) -> 
     return ([mod] if mod in known else []) + subs
 
 
+def _with_packages(target: str, here: str, known: dict[str, Path]) -> set[str]:
+    """``target`` and the packages above it whose ``__init__`` importing it runs (not those ``here`` is
+    in: they are initialising already)."""
+    out = set()
+    parts = target.split(".")
+    for i in range(2, len(parts) + 1):
+        name = ".".join(parts[:i])
+        if name in known and name != here and not here.startswith(name + "."):
+            out.add(name)
+    return out
+
+
 def import_graph() -> dict[str, set[str]]:
     known = _modules()
     graph: dict[str, set[str]] = {m: set() for m in known}
@@ -78,8 +90,7 @@ def import_graph() -> dict[str, set[str]]:
             if MARK in lines[node.lineno - 1]:
                 continue
             for t in _targets(node, mod, path.name == "__init__.py", known):
-                if t != mod and not mod.startswith(t + "."):  # a package's own __init__ runs first anyway
-                    graph[mod].add(t)
+                graph[mod].update(_with_packages(t, mod, known))
     return graph
 
 

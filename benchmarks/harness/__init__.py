@@ -4,13 +4,23 @@ store, reports and comparisons, plugins, and the paper-vs-ours reproduction rows
 
 Declaring a suite: :class:`GapCase`, :class:`BoundCase`, :class:`ReplayCase`, :class:`Suite`,
 :class:`ReproRow`, registered in ``schedlab.benchmarks.harness.suites.SUITES``; every case implements the
-:class:`Case` protocol. Running one:
-``schedlab bench SUITE`` or :func:`~schedlab.benchmarks.harness.runner.run_bench`.
+:class:`Case` protocol. Running one: ``schedlab bench SUITE`` or
+:func:`~schedlab.benchmarks.harness.runner.run_bench`.
+
+The names below are imported on first use (PEP 562): importing one submodule of the harness (its
+plugins, say, which the merged registries build on) does not import every case type.
 """
 
-from schedlab.benchmarks.harness.casebase import Case, ReproRow, Suite, SuiteBuilder
-from schedlab.benchmarks.harness.cases import BoundCase, GapCase, ReplayCase, case_from_spec, case_spec
-from schedlab.benchmarks.harness.replay import ReplayOutcome, replay_policy, run_replay, run_suite_replays
+from schedlab.topology.lazy import lazy_exports
+
+_LAZY = {
+    "BoundCase": "cases", "GapCase": "cases", "ReplayCase": "cases", "case_from_spec": "cases",
+    "case_spec": "cases", "Case": "casebase", "ReproRow": "casebase", "Suite": "casebase",
+    "SuiteBuilder": "casebase", "ReplayOutcome": "replay", "replay_policy": "replay", "run_replay": "replay",
+    "run_suite_replays": "replay",
+}
+
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 __all__ = ["BoundCase", "Case", "GapCase", "ReplayCase", "ReplayOutcome", "ReproRow", "Suite", "SuiteBuilder",
            "case_from_spec", "case_spec", "replay_policy", "run_replay", "run_suite_replays"]

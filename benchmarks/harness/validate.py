@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from schedlab.benchmarks.harness.casebase import Case, Suite
-from schedlab.benchmarks.registry import all_policies
+from schedlab.benchmarks.merged import all_policies
 from schedlab.formulations import BACKENDS
 from schedlab.topology.errors import SchedlabError, SpecError
 from schedlab.topology.presets import load_cluster

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from schedlab.benchmarks.simulator.rates import consolidated_counts
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import split_resources
 from schedlab.topology.cluster import Cluster
@@ -39,8 +40,6 @@ class GuaranteeCheck:
         """Seconds per iteration at the job's request (its SLO), cached per job."""
         t = self._slo.get(job.id)
         if t is None:
-            from schedlab.benchmarks.workloads.convert import consolidated_counts
-
             placement = split_resources(job, consolidated_counts(self.cluster, job.requested.gpus))
             t = self._slo[job.id] = float(self._iteration_time(job, job.requested_plan, placement))
         return t

@@ -46,10 +46,10 @@ def test_parts_and_options():
     assert all(c.source.load == 8 and c.label.startswith("philly-x8/") for c in loaded.cases)
     # the loaded oracles get a longer hard limit than the harness's default, and the planner uses it
     from schedlab.benchmarks.harness.runner import REPLAY_LIMIT_S, BenchOptions, plan
-    from schedlab.benchmarks.harness.suites.tiresias import ORACLE_LIMIT_S
+    from schedlab.benchmarks.harness.suites.tiresias import ORACLE_HARD_LIMIT_S
 
     hard = {t.case.label: t.hard_limit_s for t in plan(loaded, BenchOptions(out=Path("unused")))}
-    assert hard["philly-x8/realistic/srsf"] == hard["philly-x8/tiresias/srtf"] == ORACLE_LIMIT_S > REPLAY_LIMIT_S
+    assert hard["philly-x8/realistic/srsf"] == hard["philly-x8/tiresias/srtf"] == ORACLE_HARD_LIMIT_S > REPLAY_LIMIT_S
     assert hard["philly-x8/realistic/2d-las"] == REPLAY_LIMIT_S
     assert {t.case.label: t.hard_limit_s for t in plan(loaded, BenchOptions(out=Path("unused"), time_limit_s=60.0))}["philly-x8/realistic/srsf"] == 60.0
     assert loaded.cases[0].key() == replace(loaded.cases[0], hard_limit_s=99.0).key()  # the limit does not change the result

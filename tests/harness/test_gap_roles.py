@@ -105,13 +105,12 @@ def test_the_summary_never_averages_one_method_across_kinds():
 
 def test_the_offline_bound_refuses_a_resizing_policy():
     from schedlab.benchmarks.harness.suites.builtin import bound_cases, bound_refused
-    from schedlab.benchmarks.harness.validate import check_bound
     from schedlab.topology.errors import SpecError
 
     with pytest.raises(SpecError, match="decides gpus, plan.*rigid jobs") as ei:
-        check_bound(BoundCase("rubick", "tiresias-60", 4))
+        BoundCase("rubick", "tiresias-60", 4).check()
     assert ei.value.field == "policy"
-    check_bound(BoundCase("rubick-n", "tiresias-60", 4))  # no resizing: the bound is valid for it
+    BoundCase("rubick-n", "tiresias-60", 4).check()  # no resizing: the bound is valid for it
     assert "rubick" in bound_refused() and "exact-joint" in bound_refused()
     assert not {c.policy for c in bound_cases()} & set(bound_refused())
 
@@ -133,8 +132,8 @@ def test_a_policy_decision_below_a_guaranteed_slo_is_invalid_not_a_gap():
         "links": {"machine": {"bandwidth_gbps": 100}, "rack": {"bandwidth_gbps": 10}}, "racks": 1,
         "machines_per_rack": 1}))
     inst = generate_joint(cl, 1, seed=3, source="synthetic", guaranteed_frac=0.3)
-    out = _policy(KINDS["joint"], inst, GapCase("joint", "rubick-64", 1, "synergy", seed=3))
+    out, _ = _policy(KINDS["joint"], inst, GapCase("joint", "rubick-64", 1, "synergy", seed=3))
     assert out["status"] == "invalid" and out["objective"] is None
     assert len(out["violations"]) == 1 and out["violations"][0].startswith("[slo] guaranteed job 'j0000'")
-    rubick = _policy(KINDS["joint"], inst, GapCase("joint", "rubick-64", 1, "rubick", seed=3))
+    rubick, _ = _policy(KINDS["joint"], inst, GapCase("joint", "rubick-64", 1, "rubick", seed=3))
     assert rubick["status"] == "ok" and rubick["objective"] >= 1.0

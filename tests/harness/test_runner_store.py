@@ -92,7 +92,7 @@ def test_exports_and_seed_offset(small_run, small_suite):
     assert shifted[0].key != plan(small_suite, BenchOptions(out=d))[0].key
 
 
-def test_hard_timeout_kills_and_failures_are_records(tmp_path, plugin_module):
+def test_hard_limit_kills_and_failures_are_records(tmp_path, plugin_module):
     from schedlab.benchmarks.harness import GapCase, Suite
 
     suite = Suite("faults", "a method that ignores its limit, one that raises, one that works", (

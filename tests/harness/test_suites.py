@@ -34,13 +34,13 @@ def test_quick_pairs_every_twin_with_its_exact_formulation_on_two_backends():
 
 
 def test_a_policy_registered_later_joins_quick(monkeypatch):
-    from schedlab.benchmarks import registry
+    from schedlab.benchmarks import merged
     from schedlab.heuristics.fifo import FifoPolicy
 
-    base = registry.all_policies()
+    base = merged.all_policies()
     extra = PolicySpec("new-rubick", FifoPolicy, "a Rubick-family stand-in", PolicyFamily.RUBICK, base["fifo"].params,
                        twins=("joint",), preemptive=True)
-    monkeypatch.setattr(registry, "all_policies", lambda: PolicyRegistry.merged(base, {"new-rubick": extra}))
+    monkeypatch.setattr(merged, "all_policies", lambda: PolicyRegistry.merged(base, {"new-rubick": extra}))
     quick = builtin.quick()
     assert any(isinstance(c, GapCase) and c.method == "new-rubick" and c.kind == "joint" for c in quick.cases)
     assert {c.source.workload for c in quick.cases if isinstance(c, ReplayCase) and c.policy == "new-rubick"} == {

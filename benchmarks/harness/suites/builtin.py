@@ -16,11 +16,11 @@ registered by plugins) join without an edit here:
 
 from __future__ import annotations
 
+from schedlab.benchmarks import merged
 from schedlab.benchmarks.harness.bound import BoundCase, bound_refusal
 from schedlab.benchmarks.harness.casebase import Case, Suite
 from schedlab.benchmarks.harness.gap import LP_BOUND, GapCase
 from schedlab.benchmarks.harness.replay import ReplayCase
-from schedlab.benchmarks.merged import all_kinds, all_policies
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.formulations import BACKENDS
 from schedlab.formulations.kinds import SuitePlan
@@ -41,11 +41,11 @@ BACKEND_PREFERENCE = ("cpsat", "highs", "scip", "scipy", "cbc")
 
 
 def _policies():
-    return all_policies()
+    return merged.all_policies()  # looked up at call time: a test may swap the registry
 
 
 def _kinds():
-    return all_kinds()
+    return merged.all_kinds()
 
 
 def exact_method(kind: str) -> str | None:

@@ -71,7 +71,7 @@ TESTBED_THRESHOLD = 3200.0  # GPU-s, the paper's testbed (§5.2)
 HOUR = 3600.0
 #: the loaded replay's SRTF/SRSF refresh every running job's key at every event (about 1,000 running):
 #: 19-60 minutes each on one core (docs/REPRODUCTION.md), past the harness's 30-minute default
-ORACLE_LIMIT_S = 4 * HOUR
+ORACLE_HARD_LIMIT_S = 4 * HOUR
 
 
 def spec_path(name: str) -> str:
@@ -97,14 +97,14 @@ def _reference_cases(traces: str | Path) -> list[ReplayCase]:
 
 
 def _compared(source: WorkloadSource, prefix: str, semantics: Iterable[str], las_params: Mapping[str, Any],
-              costs: str | None, oracle_limit_s: float | None = None) -> list[ReplayCase]:
+              costs: str | None, oracle_hard_limit_s: float | None = None) -> list[ReplayCase]:
     out = []
     for sem in semantics:
         for pol in POLICIES_COMPARED:
             params = dict(las_params) if pol in ("2d-las", "2d-gittins") else {}
             out.append(ReplayCase(source, pol, params, semantics=sem, costs=costs if sem == "realistic" else None,
                                   label=f"{prefix}/{sem}/{pol}",
-                                  hard_limit_s=oracle_limit_s if pol in ("srtf", "srsf") else None))
+                                  hard_limit_s=oracle_hard_limit_s if pol in ("srtf", "srsf") else None))
         if sem == "realistic":  # placement matters only here: PACKLIMIT learned from measured slowdowns
             out.append(ReplayCase(source, "2d-las", {**las_params, "learn_packlimit": True}, semantics=sem,
                                   costs=costs, label=f"{prefix}/{sem}/2d-las-learned"))
@@ -149,7 +149,7 @@ def tiresias_suite(*, traces: str = "../shared/traces", parts: Iterable[str] = P
     if "philly" in parts:
         cases += _compared(philly, "philly", semantics, sim_defaults, "tiresias")
     if "loaded" in parts:
-        cases += _compared(loaded, f"philly-x{load:g}", semantics, sim_defaults, "tiresias", ORACLE_LIMIT_S)
+        cases += _compared(loaded, f"philly-x{load:g}", semantics, sim_defaults, "tiresias", ORACLE_HARD_LIMIT_S)
     if "sensitivity" in parts:
         cases += _sensitivity_cases(loaded, f"sensitivity-x{load:g}")
     if "sensitivity-testbed" in parts:
