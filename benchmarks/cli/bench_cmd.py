@@ -71,6 +71,8 @@ def _summary_table(console, runs, df) -> None:
         for row in s.itertuples(index=False):
             t.add_row(*[escape(fmt(v)) for v in row])
         console.print(t)
+        for line in gap_notes(sub):
+            console.print(escape(line))
         for note in r.notes:
             console.print(f"note: {note}")
         if r.skipped:
@@ -79,6 +81,23 @@ def _summary_table(console, runs, df) -> None:
         for row in r.repro:
             console.print(f"  {row.quantity}: paper {row.paper} {row.unit}, ours {fmt(row.ours)} {row.unit}"
                           + (f" ({row.note})" if row.note else ""))
+
+
+def gap_notes(df) -> list[str]:
+    """One line per kind with gap rows in ``df``: what its gaps are measured in (the kind's objective, its
+    decision sets, its neutral objective) and its gap note, printed from the :class:`Kind`."""
+    from schedlab.benchmarks.harness.report.tables import kind_header  # lazy: start-up (pandas)
+
+    if df.empty or "case_type" not in df:
+        return []
+    out = []
+    for kind in sorted(df.loc[df["case_type"] == "gap", "kind"].dropna().unique()):
+        h = kind_header(str(kind))
+        line = f"{kind}: objective {h['objective']}; decision sets {h.get('sets') or h['decisions']}"
+        if h.get("neutral"):
+            line += f"; neutral objective {h['neutral']}"
+        out.append(line + (f". Note: {h['note']}" if h["note"] else ""))
+    return out
 
 
 def _failed(runs, df) -> list[str]:
@@ -110,10 +129,13 @@ def bench_command(
     plugin: list[str] = typer.Option([], "--plugin", help="Import this plugin module first (repeatable)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Rerun stored runs that failed or were killed."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the report at the end."),
+    force_report: bool = typer.Option(False, "--force-report",
+                                      help="Rewrite the report even when the stored results did not change."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (tables) or json (the records)."),
 ) -> None:
     """Run a benchmark suite: every run in its own process with a hard timeout, one record each in a
-    resumable SQLite store, then a report (HTML + Markdown + plots). With no suite it runs quick.
+    resumable SQLite store, then a report (HTML + Markdown + plots; kept as it is when the stored
+    results did not change since it was written, unless --force-report). With no suite it runs quick.
     Exits 1 when a run failed (error, killed, rejected by the verifier), 130 when interrupted."""
     from schedlab.benchmarks.harness.plugins import add_env_plugins, load_plugins  # lazy: start-up
     from schedlab.benchmarks.harness.runner import BenchOptions  # lazy: start-up (the harness)
@@ -129,7 +151,7 @@ def bench_command(
                            scheduler=scheduler, time_limit_s=time_limit, seed=seed, plugins=tuple(plugin),
                            retry_failed=retry_failed)
     runs = _run_with_progress(spec, options)
-    _finish(spec, runs, directory, report, format, t0)
+    _finish(spec, runs, directory, report, force_report, format, t0)
 
 
 def _run_with_progress(spec, options):
@@ -164,32 +186,34 @@ def _run_with_progress(spec, options):
         sys.exit(130)
 
 
-def _finish(spec, runs, directory: Path, report: bool, format: OutputFormat, t0: float) -> None:
+def _finish(spec, runs, directory: Path, report: bool, force_report: bool, format: OutputFormat,
+            t0: float) -> None:
     """The report, then the summary (tables, or the records as JSON); exit 1 when a run failed."""
     from schedlab.benchmarks.harness.analysis import frame  # lazy: start-up (pandas)
     from schedlab.benchmarks.harness.store import Store  # lazy: start-up (the harness)
 
     with Store(directory, create=False) as store:
         df = frame(store.records())
-    rep = None
+    rep, rendered = None, False
     if report:
-        from schedlab.benchmarks.harness.report import render_report  # lazy: start-up (matplotlib)
+        from schedlab.benchmarks.harness.report import render_if_changed  # lazy: start-up (the report)
 
-        rep = render_report(directory)
+        rep, rendered = render_if_changed(directory, force=force_report)
     failed = _failed(runs, df)
     if format is OutputFormat.json:
-        _print_json(spec, runs, df, directory, rep, t0)
+        _print_json(spec, runs, df, directory, rep, rendered, t0)
     else:
-        _print_text(runs, df, directory, rep, t0, failed)
+        _print_text(runs, df, directory, rep, rendered, t0, failed)
     if failed:
         raise typer.Exit(1)
 
 
-def _print_json(spec, runs, df, directory: Path, rep, t0: float) -> None:
+def _print_json(spec, runs, df, directory: Path, rep, rendered: bool, t0: float) -> None:
     keys = {k for r in runs for k in r.keys}
     cur = df[df["key"].isin(keys)] if len(df) else df
     cols = [c for c in cur.columns if c not in ("spec",)]
     payload = {"suite": spec.name, "out": str(directory), "report": None if rep is None else str(rep.html),
+               "report_rendered": rendered,
                "wall_s": time.perf_counter() - t0, "cpu_count": os.cpu_count(),
                "runs": [{"suite": r.suite, "total": r.total, "ran": r.ran, "stored_before": r.stored_before,
                          "failed": r.failed, "skipped": r.skipped, "notes": r.notes,
@@ -198,14 +222,16 @@ def _print_json(spec, runs, df, directory: Path, rep, t0: float) -> None:
     typer.echo(json.dumps(payload, indent=2, default=str))
 
 
-def _print_text(runs, df, directory: Path, rep, t0: float, failed: list[str]) -> None:
+def _print_text(runs, df, directory: Path, rep, rendered: bool, t0: float, failed: list[str]) -> None:
     from schedlab.benchmarks.cli.report_cmd import console  # lazy: start-up (rich)
 
     out_console = console()
     _summary_table(out_console, runs, df)
     out_console.print(f"results: {directory / 'results.sqlite'}"
                       + (f"; report: {rep.html} (+ report.md, {len(rep.plots)} plots, "
-                         f"{', '.join(Path(e).name for e in rep.exports)})" if rep is not None else "")
+                         f"{', '.join(Path(e).name for e in rep.exports)}"
+                         + ("" if rendered else "; unchanged results: kept, --force-report rewrites it") + ")"
+                         if rep is not None else "")
                       + f"; {time.perf_counter() - t0:.1f} s")
     if failed:
         out_console.print(f"{len(failed)} runs failed (error, killed, rejected by the verifier or beating a proven "

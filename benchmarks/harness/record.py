@@ -14,7 +14,10 @@ Fields (``FIELDS``; ``None`` where a field does not apply):
 * warm start (exact methods): ``warm_start`` (the policy whose decision was offered as a start, the case's
   ``params.warm_start``) and ``warm_start_used`` (``SolveResult.warm_start_used``: the backend took it as a
   feasible point of the model; False when the backend or the method takes no start or it is no such point);
-* cost: ``build_s``, ``solve_s``, ``wall_s`` (the worker process, instance generation included),
+* cost: ``build_s``, ``solve_s`` (a policy: the median of its warm ``decide()`` calls inside the worker,
+  ``extra.first_call_s`` its first call in the fresh process), ``wall_s`` (the run inside the worker
+  process, instance generation included), ``process_s`` (the worker process's start apart from the run:
+  the caller's wall time for the run minus ``wall_s``: fork, hand-over of the case and of the record),
   ``peak_mem_mb`` (the worker process's peak resident set), ``threads``, ``cpu_count``, ``time_limit_s``;
 * provenance: ``versions`` (schedlab, Python, solvers), ``code_version``, ``host``, ``executor``,
   ``started_at``, ``finished_at``;
@@ -54,7 +57,7 @@ FIELDS: dict[str, str] = {
     "peak_mem_mb": "REAL", "threads": "INTEGER", "cpu_count": "INTEGER", "time_limit_s": "REAL",
     "versions": "TEXT", "code_version": "TEXT", "host": "TEXT", "executor": "TEXT", "started_at": "TEXT",
     "finished_at": "TEXT", "metrics": "TEXT", "records_dir": "TEXT", "extra": "TEXT", "spec": "TEXT",
-    "warm_start": "TEXT", "warm_start_used": "INTEGER",
+    "warm_start": "TEXT", "warm_start_used": "INTEGER", "process_s": "REAL",
 }
 #: stored as 0/1, read back as bools
 BOOL_FIELDS = ("proven", "verified", "warm_start_used")
@@ -246,13 +249,15 @@ class Outcome:
 @dataclass(frozen=True)
 class Process:
     """Where and when a run's process ran: its clock, its memory, and (``extra``) the worker's own
-    facts (``pid``, ``start_mem_mb``, a Dask worker's ``dask_worker_slots``)."""
+    facts (``pid``, ``start_mem_mb``, a Dask worker's ``dask_worker_slots``); ``process_s`` (set by the
+    caller) is the process's start and hand-over apart from the run measured inside it."""
 
     started_at: str | None = None
     finished_at: str | None = None
     wall_s: float | None = None
     peak_mem_mb: float | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    process_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -323,6 +328,7 @@ class Record:
     spec: Mapping[str, Any]
     warm_start: str | None
     warm_start_used: bool | None
+    process_s: float | None
 
     @classmethod
     def of(cls, case: Case, spec: Mapping[str, Any], run: Run, prov: Provenance) -> Record:
@@ -340,7 +346,7 @@ class Record:
             code_version=prov.code_version, host=env["host"], executor=prov.executor, started_at=p.started_at,
             finished_at=p.finished_at, metrics=o.metrics, records_dir=prov.records_dir,
             extra={**o.extra, **p.extra} or None, spec=dict(spec), warm_start=o.warm_start,
-            warm_start_used=o.warm_start_used)
+            warm_start_used=o.warm_start_used, process_s=p.process_s)
 
     def row(self) -> dict[str, Any]:
         """The store row (:func:`to_row`)."""

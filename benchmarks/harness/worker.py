@@ -23,6 +23,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -153,7 +154,10 @@ def run_isolated(launcher, payload: dict[str, Any], hard_limit_s: float,
         if on_start is not None:
             on_start(kill)
         if conn.poll(hard_limit_s):
-            return conn.recv()
+            run = conn.recv()
+            # the process's start and hand-over, apart from the run measured inside it
+            spent = max(0.0, time.perf_counter() - t0 - float(run.process.wall_s or 0.0))
+            return replace(run, process=replace(run.process, process_s=spent))
         kill()
         return _failure(Status.KILLED, f"killed after the hard timeout of {hard_limit_s:.0f} s", t0, started)
     except (EOFError, OSError) as e:
