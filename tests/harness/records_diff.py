@@ -18,10 +18,11 @@ from typing import Any
 
 #: columns that are timings, dates, paths or the code's identity
 IGNORED = {"key", "build_s", "solve_s", "wall_s", "peak_mem_mb", "started_at", "finished_at", "code_version",
-           "records_dir", "host", "executor"}
+           "records_dir", "host", "executor", "process_s"}
 #: keys inside JSON columns (extra, metrics) that are timings or process facts
+#: (``decide_repeats``: how many warm decide() calls fit the timing budget)
 IGNORED_NESTED = {"generate_s", "bound_solve_s", "start_mem_mb", "pid", "wall_s", "events_per_s", "solve_s",
-                  "build_s"}
+                  "build_s", "first_call_s", "decide_repeats"}
 JSON_COLUMNS = ("params", "violations", "versions", "metrics", "extra", "spec")
 RENAMED = {"limit_s": "hard_limit_s"}
 #: a duration inside a note ("stage 1 ...: optimal, 0.31 s")
