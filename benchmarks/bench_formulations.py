@@ -53,7 +53,7 @@ from schedlab.formulations import (
     solve,
 )
 from schedlab.formulations.backends import BACKENDS, get_backend
-from schedlab.formulations.result import Termination, relative_gap
+from schedlab.formulations.result import Status, relative_gap
 from schedlab.topology import preset
 from schedlab.topology.presets import dally
 
@@ -123,7 +123,7 @@ def limits(rows: list, quick: bool, only_series: list[str] | None = None, sizes_
                     alive.remove(be)
                     continue
                 rows.append(row(f"limits-{name}", r, {"size": n, "jobs": len(inst.base.jobs)}))
-                if r.termination is not Termination.OPTIMAL or (r.wall_s or 0) > LIMIT:
+                if r.status is not Status.OPTIMAL or (r.timing.wall_s or 0) > LIMIT:
                     alive.remove(be)
 
 

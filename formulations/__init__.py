@@ -50,7 +50,16 @@ from schedlab.formulations.offline import (
 )
 from schedlab.formulations.policies import EXACT_POLICIES, SIA_POLICIES
 from schedlab.formulations.pop import POP
-from schedlab.formulations.result import SolutionStatus, SolveParams, SolveResult, Termination, relative_gap
+from schedlab.formulations.result import (
+    Limit,
+    Reason,
+    SolutionStatus,
+    SolveParams,
+    SolveResult,
+    Status,
+    Termination,
+    relative_gap,
+)
 from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, generate_tier, tier_objective
 from schedlab.formulations.tiresias import (
     PSJob,
@@ -85,7 +94,7 @@ __all__ = [
     "OBJECTIVES", "POP", "Built", "Capability", "Formulation", "JobOption", "Kind", "KindRegistry", "Method", "Role",
     "SuitePlan", "Unsupported",
     "JointFormulation", "JointInstance", "JointObjective", "JointTwoStage", "LinExpr", "Model", "OfflineFormulation",
-    "OfflineInstance", "OfflineSchedule", "PSJob", "SolutionStatus", "SolveParams", "SolveResult", "Termination",
+    "OfflineInstance", "OfflineSchedule", "PSJob", "SolutionStatus", "SolveParams", "SolveResult", "Status", "Termination", "Limit", "Reason",
     "TierFormulation", "TierInstance", "TierMode", "TiresiasFormulation", "TiresiasInstance", "TiresiasSolution",
     "aggregation_ok", "complete_tiresias", "pooled_ok", "generate_joint", "generate_offline", "generate_tier", "generate_tiresias", "get_backend",
     "joint_objective", "load_instance", "lsum", "offline_objective", "relative_gap", "relaxation_bound",

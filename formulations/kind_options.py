@@ -81,7 +81,7 @@ class ResizableOptions(Options):
 class SolverOptions(Options):
     """A formulation method's solver parameters (a suite file's ``formulations[i].params``)."""
 
-    deterministic_limit: PositiveFloat | None = Field(None, description="CP-SAT deterministic seconds")
+    work_limit: PositiveFloat | None = Field(None, description="deterministic work budget (CP-SAT deterministic seconds)")
     node_limit: PositiveInt | None = Field(None, description="branch-and-bound nodes (HiGHS, SCIP, CBC, scipy)")
     rel_gap: NonNegativeFloat = Field(1e-6, description="tolerance of the status rule")
     warm_start: str | None = Field(None, description="a registered policy whose snapshot decision warm-starts the "

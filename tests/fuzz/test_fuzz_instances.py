@@ -83,5 +83,5 @@ def test_valid_instance_round_trip_solves_the_same(doc, tmp_path):
     solver = METHODS[DIRECT[doc["kind"]]].solve
     params = SolveParams(time_limit_s=30, threads=1, seed=0)
     ra, rb = solver(a, "cpsat", params), solver(b, "cpsat", params)
-    assert ra.termination.value == rb.termination.value == "optimal", (ra.termination, rb.termination)
+    assert ra.status.value == rb.status.value == "optimal", (ra.termination, rb.termination)
     assert ra.objective == pytest.approx(rb.objective)
