@@ -109,12 +109,8 @@ class TierInstance:
 
 
 def placement_tier(inst: TierInstance, ja: JobAllocation) -> Tier:
-    """Tier of a placement, read from the networkx graph's ``rack`` attributes."""
-    nodes = inst.base.cluster.graph.nodes
-    ms = [m for m, r in ja.placement.items() if r.gpus > 0]
-    if len(ms) <= 1:
-        return Tier.MACHINE
-    return Tier.RACK if len({nodes[m]["rack"] for m in ms}) == 1 else Tier.NETWORK
+    """Tier of a placement (:meth:`Cluster.tier_of`; one without GPUs: MACHINE)."""
+    return inst.base.cluster.tier_of(ja.placement, default=Tier.MACHINE)
 
 
 #: what a report prints beside a tier-placement gap (the kind's gap note)

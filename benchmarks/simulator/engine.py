@@ -160,7 +160,6 @@ class Simulator(SharingMixin):
         arrivals = sorted(((j.arrival, rt.seq, j.id) for j, rt in ((j, self._rt[j.id]) for j in self.jobs)))
         self.events = EventQueue([(a, jid) for a, _, jid in arrivals])
         self._seg_start: dict[str, float] = {}
-        self._rack_of = {m: cluster.rack_of(m) for m in cluster.machines}
         self._slowdown = getattr(self.rates, "placement_slowdown", None)  # per allocation (realistic rates)
         self._guest: dict[str, str] = {}  # host job -> its Share guest
         self.shared = 0                   # Share starts
@@ -248,12 +247,7 @@ class Simulator(SharingMixin):
             slow = self._slowdown(rt.job, ja.plan, ja.placement, rt.iter_time)
             if slow > self._slow.get(rt.job.id, 1.0):
                 self._slow[rt.job.id] = slow
-        if len(ms) <= 1:
-            tier = Tier.MACHINE
-        else:
-            rack = self._rack_of
-            tier = Tier.RACK if len({rack[m] for m in ms}) == 1 else Tier.NETWORK
-        rt.tiers.add(tier.label)
+        rt.tiers.add(self.cluster.tier_of(ja.placement, default=Tier.MACHINE).label)
 
     # ------------------------------------------------------------- events
     def _finish(self, rt: JobRuntime, t: float) -> None:

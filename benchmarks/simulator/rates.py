@@ -125,17 +125,11 @@ class TierRates:
         self.cluster = cluster
         self.max_overhead = max_overhead
         self.capped: Counter[str] = Counter()
-        self._rack = {m: cluster.rack_of(m) for m in cluster.machines}
         self._cache: dict[tuple[str, Tier], float] = {}
         self._req_tier: dict[int, Tier] = {}
 
     def tier(self, placement: Mapping[str, Resources] | Mapping[str, int]) -> Tier:
-        ms = [m for m, r in placement.items() if (r if isinstance(r, int) else r.gpus) > 0]
-        if len(ms) == 1:
-            return Tier.MACHINE
-        rack = self._rack
-        r0 = rack[ms[0]]
-        return Tier.RACK if all(rack[m] == r0 for m in ms) else Tier.NETWORK
+        return self.cluster.tier_of(placement)
 
     def overhead(self, model: str, tier: Tier) -> float:
         key = (model, tier)
