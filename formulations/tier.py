@@ -144,7 +144,7 @@ def tier_objective(inst: TierInstance, allocation: Allocation) -> float:
 
 
 class TierFormulation:
-    name = "tier-placement"
+    name = "tier-ilp"
 
     def build(self, inst: TierInstance, deadline: float | None = None) -> Built:
         nodes = inst.base.cluster.graph.nodes
@@ -155,7 +155,7 @@ class TierFormulation:
         total = sum(inst.free_gpus(m) for m in mach)
         maxim = inst.mode is TierMode.MAX_THROUGHPUT
         W = 0.0 if maxim else unplaced_penalty(inst)
-        mdl = Model("tier-placement", sense="max" if maxim else "min")
+        mdl = Model("tier-ilp", sense="max" if maxim else "min")
         used = {m: LinExpr() for m in mach}
         obj = LinExpr()
         data: dict[str, Any] = {"a": {}, "b": {}, "n": {}, "x": {}}

@@ -96,7 +96,7 @@ def test_each_policy_is_measured_in_its_own_decision_set():
     assert JOINT.decision_sets()["joint-rigid"] == RIGID_DECISIONS
     assert Decision.GPUS not in RIGID_DECISIONS and Decision.PLAN not in RIGID_DECISIONS
     # a kind with one set measures everyone in it
-    assert TIER.twin_for(reg["dally"].decisions).name == "tier-placement"
+    assert TIER.twin_for(reg["dally"].decisions).name == "tier-ilp"
     assert KINDS["joint"].exact_method().name == "joint-2stage"  # the narrower twin never becomes the default
 
 

@@ -66,7 +66,7 @@ def test_solve_fuzzed_instances(doc, data):
         assert json.loads(out)["verified"] is not False
 
 
-DIRECT = {"joint": "joint", "tiresias-placement": "tiresias-ilp", "tier-placement": "tier-placement",
+DIRECT = {"joint": "joint", "tiresias-placement": "tiresias-ilp", "tier-placement": "tier-ilp",
           "offline": "offline-nonpreemptive", "horizon-wait": "horizon-wait", "offline-ti": "offline-preemptive-ti",
           "offline-resizable": "offline-resizable-ti"}
 
