@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from schedlab.formulations.backends import BACKENDS, Unsupported, get_backend
+from schedlab.formulations.backends import BACKENDS, get_backend
 from schedlab.formulations.base import Built, Formulation, solve
 from schedlab.formulations.builtin_kinds import KINDS
 from schedlab.formulations.joint import JointFormulation, pooled_ok, relaxation_bound
@@ -92,7 +92,7 @@ POLICIES: PolicyRegistry = PolicyRegistry.merged(SIA_POLICIES, EXACT_POLICIES)
 __all__ = [
     "BACKENDS", "BOUND_METHOD", "GAP_NOTES", "KINDS", "POLICIES", "PreemptiveBoundMethod", "GENERATORS", "METHODS",
     "OBJECTIVES", "POP", "Built", "Capability", "Formulation", "JobOption", "Kind", "KindRegistry", "Method", "Role",
-    "SuitePlan", "Unsupported",
+    "SuitePlan",
     "JointFormulation", "JointInstance", "JointObjective", "JointTwoStage", "LinExpr", "Model", "OfflineFormulation",
     "OfflineInstance", "OfflineSchedule", "PSJob", "SolutionStatus", "SolveParams", "SolveResult", "Status", "Termination", "Limit", "Reason",
     "TierFormulation", "TierInstance", "TierMode", "TiresiasFormulation", "TiresiasInstance", "TiresiasSolution",

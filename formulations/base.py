@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from schedlab.formulations.backends import Backend, Unsupported, get_backend, incompatibility
+from schedlab.formulations.backends import Backend, get_backend, incompatibility
 from schedlab.formulations.model import Model
 from schedlab.formulations.result import (
     Bounds,
@@ -40,15 +40,10 @@ from schedlab.formulations.result import (
     termination_of,
 )
 from schedlab.scheduling.allocation import Allocation
-from schedlab.topology.errors import SolverError
+from schedlab.topology.errors import BuildTimeout, Unsupported
 
 #: the smallest budget handed to a backend (seconds); below it the solve is not attempted
 MIN_SOLVE_S = 0.01
-
-
-class BuildTimeout(SolverError):
-    """Raised by a formulation's ``build`` when its ``deadline`` (a :func:`time.perf_counter` value)
-    passes: :func:`solve` turns it into a ``no-solution-at-limit`` result."""
 
 
 def check_deadline(deadline: float | None) -> None:

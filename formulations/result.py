@@ -32,18 +32,14 @@ from enum import Enum
 from typing import Any
 
 from schedlab.scheduling.allocation import Allocation
-from schedlab.topology.errors import SolverError
+from schedlab.topology.errors import SolveParamsError
 
 __all__ = ["ABS_GAP_EPS", "Bounds", "Limit", "Provenance", "RawResult", "Reason", "SolutionStatus", "SolveParams",
-           "SolveParamsError", "SolveResult", "Status", "Termination", "Timing", "machine_cores", "relative_gap",
+           "SolveResult", "Status", "Termination", "Timing", "machine_cores", "relative_gap",
            "signed_gap", "termination_of"]
 
 #: differences between objective and bound below this (absolute) are rounding, not a gap
 ABS_GAP_EPS = 1e-9
-
-
-class SolveParamsError(SolverError, ValueError):
-    """An invalid solve parameter (a :class:`SolverError`, and a ``ValueError`` for old callers)."""
 
 
 class Status(Enum):

@@ -26,7 +26,8 @@ def check_formulation(method: str, instance: Any, optimum: float, *, backends: t
                       time_limit_s: float = 60.0, rel: float = 1e-6) -> dict[str, str]:
     """``{backend: "ok" | "skipped: why"}``; raises on a wrong, unproven or unverified answer."""
     from schedlab.benchmarks.registry import all_kinds
-    from schedlab.formulations import BACKENDS, SolveParams, Status, Unsupported
+    from schedlab.formulations import BACKENDS, SolveParams, Status
+    from schedlab.topology.errors import Unsupported
 
     kinds = all_kinds()
     assert method in kinds.methods, f"unknown method {method!r}; registered: {', '.join(kinds.methods)}"

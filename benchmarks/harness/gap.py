@@ -21,14 +21,13 @@ from schedlab.formulations import (
     BOUND_METHOD,
     SolveParams,
     Status,
-    Unsupported,
     relative_gap,
 )
 from schedlab.formulations.kinds import Capability, Role
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.registry import Decision, PolicyFamily, PolicySpec
 from schedlab.scheduling.verify import validate_allocation
-from schedlab.topology.errors import SpecError
+from schedlab.topology.errors import SpecError, Unsupported
 from schedlab.topology.presets import load_cluster
 
 if TYPE_CHECKING:

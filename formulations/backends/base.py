@@ -17,9 +17,8 @@ from typing import Any, Protocol
 
 from schedlab.formulations.model import Constraint, Model
 from schedlab.formulations.result import Limit, RawResult, Reason, SolveParams, Termination
-from schedlab.topology.errors import SolverError
 
-__all__ = ["CAPABILITIES", "Availability", "Backend", "OutOfTime", "Phased", "Unsupported", "importable",
+__all__ = ["CAPABILITIES", "Availability", "Backend", "OutOfTime", "Phased", "importable",
            "incompatibility", "quiet_stdout", "rows", "solve_in_phases", "spent", "time_or", "versioned"]
 
 #: Capability names a backend may declare (see :meth:`Model.requirements` for what models need).
@@ -116,11 +115,6 @@ def versioned(prefix: str, package: str) -> str:
 
     return f"{prefix} {importlib.import_module(package).__version__}"
 
-
-
-class Unsupported(SolverError):
-    """This backend cannot run this model: it is not installed or lacks a capability the model needs
-    (a method that cannot run an instance raises it too). The harness records ``unsupported``."""
 
 
 def incompatibility(backend: Backend, model: Model) -> str | None:

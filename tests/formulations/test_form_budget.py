@@ -14,13 +14,12 @@ from schedlab.formulations.result import (
     RawResult,
     Reason,
     SolveParams,
-    SolveParamsError,
     Status,
     Termination,
     relative_gap,
     termination_of,
 )
-from schedlab.topology.errors import SchedlabError, SolverError
+from schedlab.topology.errors import SchedlabError, SolveParamsError, SolverError
 
 
 class Clock:
@@ -160,7 +159,7 @@ def test_a_slow_build_is_stopped_at_the_deadline(make_cluster):
     # a formulation whose build takes the deadline checks it between jobs: the solve returns
     # no-solution-at-limit instead of building on past the budget
     from schedlab.formulations import JointFormulation, generate_joint
-    from schedlab.formulations.base import BuildTimeout
+    from schedlab.topology.errors import BuildTimeout
 
     inst = generate_joint(make_cluster(machines=4, gpus=8, cpus=96, mem=1600.0), 5, seed=1, running_frac=0.5,
                           reconfig_penalty=0.1)

@@ -16,13 +16,12 @@ from schedlab.formulations import (
     Role,
     SolveParams,
     TierMode,
-    Unsupported,
 )
 from schedlab.formulations.base import solve_built
 from schedlab.formulations.joint import JointFormulation
 from schedlab.formulations.result import signed_gap
 from schedlab.scheduling.registry import Decision
-from schedlab.topology.errors import SpecError
+from schedlab.topology.errors import SpecError, Unsupported
 from schedlab.topology.presets import load_cluster
 
 
