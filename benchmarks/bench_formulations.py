@@ -220,5 +220,9 @@ def main() -> None:
     print(json.dumps(meta))
 
 
+__all__ = ["BACKEND_NAMES", "CASES", "LIMIT", "SERIES", "budget", "limits", "main", "peak_mb", "pop_vs_direct",
+           "reference", "row", "scale"]
+
+
 if __name__ == "__main__":
     main()

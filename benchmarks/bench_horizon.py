@@ -137,5 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+__all__ = ["bench_horizon", "bench_offline", "cluster", "main", "rounded_trace", "row"]
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

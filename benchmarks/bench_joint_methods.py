@@ -96,5 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+__all__ = ["METHODS_TIMED", "SLOW", "main", "run"]
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

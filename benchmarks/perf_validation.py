@@ -362,5 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+__all__ = ["COLORS", "CPU_TABLE", "DEFAULT_DIR", "FITTED_TABLES", "FLAT_PROTOCOLS", "ROOT", "RUBICK_TABLES",
+           "Results", "THREE_D_TABLES", "fitted_defaults", "main", "plot", "render", "run", "targets"]
+
+
 if __name__ == "__main__":
     sys.exit(main())

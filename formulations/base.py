@@ -220,3 +220,7 @@ def solve(form: Formulation[I, S], inst: I, backend: Backend | str = "cpsat",
                            Bounds("max", rel_gap_tolerance=params.rel_gap),
                            Timing(build_s=wall, wall_s=wall, time_limit_s=params.time_limit_s), notes=(str(e),))
     return solve_built(form, inst, built, backend, params, time.perf_counter() - t0, started=t0)
+
+
+__all__ = ["Built", "Formulation", "MIN_SOLVE_S", "Relaxing", "check_deadline", "replace_hints", "reserve_s",
+           "solve", "solve_built", "warm_start_check"]

@@ -350,3 +350,7 @@ def relaxation_bound(inst: JointInstance, backend: str = "highs", time_limit_s: 
     if raw.termination.reason is not Reason.OPTIMAL:
         return None
     return raw.dual_bound if raw.dual_bound is not None else raw.primal_bound
+
+
+__all__ = ["Pool", "build_pooled", "class_model", "extract_pooled", "point_pooled", "pooled_ok", "pools",
+           "relaxation_bound"]

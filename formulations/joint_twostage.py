@@ -178,3 +178,6 @@ class JointTwoStage:
 #: ``joint`` takes 4.8 / 5.5 / 9.3 s on HiGHS and is cut at 20 s without proof on CP-SAT (gap 8.0 % / 1.4 %
 #: / no solution). docs/formulations.md ("Exact joint methods") has the whole table.
 FASTEST_EXACT: dict[str, str] = {"joint": "joint-2stage"}
+
+
+__all__ = ["FASTEST_EXACT", "JointTwoStage"]

@@ -101,3 +101,6 @@ def bound_result(method: str, source: str, bound: PreemptiveBound, valid_for: st
                        Timing(solve_s=wall, wall_s=wall, time_limit_s=params.time_limit_s),
                        notes=(f"lower bound for {valid_for} schedules; relaxations: {parts}",
                               f"backend {backend!r} not used: the bound is combinatorial"))
+
+
+__all__ = ["PreemptiveBound", "bound_result", "preemptive_bound", "srpt_completions"]

@@ -264,3 +264,6 @@ class POP:
         return SolveResult(term, provenance({"parts": len(parts)}), Bounds(sense, obj, bound, params.rel_gap),
                            timing(verify_s), objective=obj, allocation=form.allocation_of(merged_sol),
                            solution=merged_sol, violations=viol, notes=tuple(notes))
+
+
+__all__ = ["JOB_MAPS", "POP", "POP_KINDS", "partition", "partition_groups", "sub_instance"]

@@ -397,3 +397,7 @@ def generate_tier(cluster: Cluster, n_jobs: int, *, seed: int = 0, busy: float =
         jobs.append(Job(id=jid, requested=Resources(g, 0, 0.0), model=model, global_batch=32 * g))
         ov[jid] = tuple(comm_overhead(model, t) for t in (Tier.MACHINE, Tier.RACK, Tier.NETWORK))
     return TierInstance(Instance(cluster, tuple(jobs), reserved=reserved), ov, mode)
+
+
+__all__ = ["DALLY_MODELS", "GAP_NOTE", "TierFormulation", "TierInstance", "TierMode", "canonical_tier",
+           "generate_tier", "placement_tier", "tier_objective", "tier_relaxation_bound", "unplaced_penalty"]

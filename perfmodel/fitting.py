@@ -347,3 +347,7 @@ class OnlineRefitter:
         self.last_fit = res
         self.refits += 1
         return True
+
+
+__all__ = ["FitResult", "MIN_OFFLOAD_SAMPLES", "MIN_SAMPLES", "OFFLOAD_PARAMS", "OnlineRefitter", "Sample",
+           "fit", "predict", "predict_log_throughput", "rmsle"]

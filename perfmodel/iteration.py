@@ -309,3 +309,7 @@ def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: 
     else:
         oo = opt
     return cc + oo + params.k_const
+
+
+__all__ = ["GB", "OFFLOAD_BYTES_PER_PARAM", "PlanArrays", "Terms", "ZERO_CODE", "combine", "components",
+           "effective_bandwidths", "iteration_time_scalar", "iteration_times", "overlap", "terms"]

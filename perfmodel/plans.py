@@ -138,3 +138,6 @@ def parse_plan(name: str, gpus: int | None = None, *, ga_steps: int = DEFAULT_GA
     if gpus is not None and plan.gpus != gpus:
         raise PlanError(f"plan {name!r} uses {plan.gpus} GPUs, not {gpus}")
     return plan
+
+
+__all__ = ["DEFAULT_GA_STEPS", "ExecutionPlan", "ZeroMode", "parse_plan"]

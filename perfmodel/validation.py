@@ -476,3 +476,10 @@ def validate_directory(directory: str | Path, cluster: Cluster, **kw) -> tuple[d
     if not results:
         raise SpecError("no placements table could be validated", source=str(d))
     return results, skipped
+
+
+__all__ = ["DEFAULT_FIT_ROWS", "DEFAULT_FOLDS", "FORWARD_DEFAULT", "FORWARD_SOURCES", "Fold", "HOLDOUT_EXTRA",
+           "MICRO_BATCH_RULES", "MODELLED_ANOMALIES", "NotApplicable", "PROTOCOLS", "RowResult",
+           "VALIDATION_START", "ValidationResult", "choose_fit_rows", "pool_rows", "profiled_forward",
+           "protocol_folds", "regular_placement", "run_protocol", "summarise", "validate_directory",
+           "validate_table", "with_micro_batch_rule"]

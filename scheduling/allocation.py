@@ -135,3 +135,6 @@ def single_machine(job_id: str, plan: ExecutionPlan, machine: str, resources: Re
 
 def as_mapping(alloc: Allocation | Mapping[str, JobAllocation]) -> Mapping[str, JobAllocation]:
     return alloc.assignments if isinstance(alloc, Allocation) else alloc
+
+
+__all__ = ["Allocation", "JobAllocation", "as_mapping", "single_machine"]

@@ -142,3 +142,6 @@ class ClusterState:
                     raise CapacityError(f"machine {m!r}: bookkeeping differs from placements")
         if self._free_gpus != sum(r.gpus for r in self._free.values()):
             raise CapacityError("free GPU counter differs from the per-machine sum")
+
+
+__all__ = ["ClusterState", "machine_capacity"]

@@ -336,3 +336,6 @@ class Cluster:
 def build_cluster(spec: ClusterSpec) -> Cluster:
     """Build (and freeze) the graph of ``spec``."""
     return Cluster(spec)
+
+
+__all__ = ["Cluster", "NETWORK_NODE", "Placement", "build_cluster", "gpu_node"]

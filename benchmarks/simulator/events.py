@@ -87,3 +87,6 @@ class EventQueue:
     @property
     def pending_arrivals(self) -> int:
         return len(self._arrivals) - self._next_arrival
+
+
+__all__ = ["EventQueue"]

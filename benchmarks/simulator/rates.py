@@ -279,3 +279,7 @@ class RealisticRates:
 
 def make_rates(cluster: Cluster, *, placement_speed: bool) -> RateModel:
     return RealisticRates(cluster) if placement_speed else ReferenceRates()
+
+
+__all__ = ["MAX_COMM_OVERHEAD", "PerfModelRates", "RateModel", "RealisticRates", "ReferenceRates", "TierRates",
+           "consolidated_counts", "make_rates", "reference_iter_time", "request_iter_time"]
