@@ -72,8 +72,6 @@ from schedlab.formulations.tiresias_gen import complete as complete_tiresias
 from schedlab.formulations.tiresias_gen import generate_tiresias
 from schedlab.scheduling.registry import PolicyRegistry
 
-aggregation_ok = pooled_ok  # the name before uneven placements (kept for callers)
-
 #: method name -> :class:`Method` (built-in kinds; read-only)
 METHODS = KINDS.methods
 #: instance kind -> seeded generator ``(cluster, n_jobs, *, seed, **options)`` (options validated)
@@ -96,7 +94,7 @@ __all__ = [
     "JointFormulation", "JointInstance", "JointObjective", "JointTwoStage", "LinExpr", "Model", "OfflineFormulation",
     "OfflineInstance", "OfflineSchedule", "PSJob", "SolutionStatus", "SolveParams", "SolveResult", "Status", "Termination", "Limit", "Reason",
     "TierFormulation", "TierInstance", "TierMode", "TiresiasFormulation", "TiresiasInstance", "TiresiasSolution",
-    "aggregation_ok", "complete_tiresias", "pooled_ok", "generate_joint", "generate_offline", "generate_tier", "generate_tiresias", "get_backend",
+    "complete_tiresias", "pooled_ok", "generate_joint", "generate_offline", "generate_tier", "generate_tiresias", "get_backend",
     "joint_objective", "load_instance", "lsum", "offline_objective", "relative_gap", "relaxation_bound",
     "save_instance", "solve", "tier_objective", "tiresias_objective",
 ]

@@ -344,7 +344,7 @@ def slo_violations(inst: JointInstance, allocation: Allocation) -> list[str]:
 
 
 def option_throughput(inst: JointInstance, ja: JobAllocation) -> float:
-    """Throughput of an allocated job (its price; kept for callers of the old name)."""
+    """Throughput of an allocated job: its price by the instance's pricer at its real footprint."""
     return inst.pricer.price(inst.base.job(ja.job_id), ja, footprint(inst, ja))
 
 
