@@ -188,7 +188,7 @@ def budget(rows: list, quick: bool) -> None:
     inst = generate_joint(preset("dally-8"), 200, seed=1, running_frac=0.3, reconfig_penalty=0.2, max_gpus=32)
     for be in ("highs", "cpsat"):
         r = solve(JointFormulation(aggregate=False), inst, be, SolveParams(time_limit_s=2.0, seed=1))
-        rows.append(row("budget-2s-200", r, {"limit_s": 2.0}))
+        rows.append(row("budget-2s-200", r, {"time_limit_s": 2.0}))
 
 
 CASES = {"limits": limits, "scale": scale, "pop-vs-direct": pop_vs_direct, "reference": reference, "budget": budget}

@@ -22,10 +22,6 @@ class Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class NoOptions(Options):
-    """A generator that takes no option besides the cluster, the size and the seed."""
-
-
 class JointOptions(Options):
     guaranteed_frac: float = Field(0.0, ge=0.0, le=1.0, description="fraction of guaranteed jobs (tenant A)")
     running_frac: float = Field(0.0, ge=0.0, le=1.0, description="fraction already running first-fit")
@@ -92,5 +88,5 @@ class SolverOptions(Options):
         return {k: getattr(self, k) for k in type(self).model_fields if k != "warm_start"}
 
 
-__all__ = ["HorizonOptions", "JointOptions", "NoOptions", "OfflineOptions", "OfflineTIOptions", "Options",
+__all__ = ["HorizonOptions", "JointOptions", "OfflineOptions", "OfflineTIOptions", "Options",
            "ResizableOptions", "SolverOptions", "TierOptions", "TiresiasOptions"]

@@ -43,9 +43,6 @@ class Env:
     gpu_memory_gb: float
     cpu_capacity: int
 
-    @property
-    def placement_dict(self) -> dict[str, int]:
-        return dict(self.placement)
 
 
 def placement_env(cluster: Cluster, placement: Mapping[str, int]) -> Env:

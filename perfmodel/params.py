@@ -116,12 +116,6 @@ class PerfParams:
         ``k_parity``)."""
         return astuple(self)
 
-    @classmethod
-    def from_sequence(cls, values) -> PerfParams:
-        """From the 7 parameters, optionally followed by ``b_intra``, ``b_inter``, ``k_fwd3d``, ``k_share``,
-        ``k_parity`` (None allowed)."""
-        return cls(*(None if v is None else float(v) for v in values))
-
     def to_dict(self) -> dict[str, float | None]:
         return dict(zip(PARAM_NAMES + OPTIONAL_NAMES, self.as_tuple(), strict=True))
 

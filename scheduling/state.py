@@ -69,9 +69,6 @@ class ClusterState:
         except KeyError:
             raise AllocationError(f"job {job_id!r} holds no resources") from None
 
-    def is_placed(self, job_id: str) -> bool:
-        return job_id in self._placements
-
     @property
     def jobs(self) -> tuple[str, ...]:
         return tuple(self._placements)

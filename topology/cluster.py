@@ -135,13 +135,6 @@ class Cluster:
         except KeyError:
             raise TopologyError(f"cluster {self.name!r} has no rack {rack!r}") from None
 
-    def gpus_of(self, machine: str) -> tuple[str, ...]:
-        return tuple(gpu_node(machine, i) for i in range(self.machine(machine).gpus))
-
-    def pcie_bandwidth(self, machine: str) -> float:
-        """Host <-> GPU bandwidth of ``machine`` in GB/s (ZeRO-Offload traffic)."""
-        return float(self.machine(machine).pcie_gbps)
-
     def link(self, tier: Tier, where: str) -> LinkSpec:
         """The link of ``tier`` at ``where``: a machine for MACHINE/RACK, a rack for NETWORK."""
         if tier is Tier.MACHINE:
@@ -169,10 +162,6 @@ class Cluster:
     @cached_property
     def max_gpus_per_machine(self) -> int:
         return max(m.gpus for m in self.spec.machines)
-
-    @cached_property
-    def gpu_models(self) -> tuple[str, ...]:
-        return tuple(sorted({m.gpu_model for m in self.spec.machines if m.gpus > 0}))
 
     def __repr__(self) -> str:
         return (f"Cluster({self.name!r}: {len(self.racks)} racks, {len(self.machines)} machines, "
