@@ -206,8 +206,52 @@ def _trivial(model: Model) -> RawResult:
 
 def solve(form: Formulation[I, S], inst: I, backend: Backend | str = "cpsat",
           params: SolveParams | None = None) -> SolveResult:
-    """Build ``form`` on ``inst``, solve it with ``backend`` and return the verified result; the
-    time limit covers every phase (see the module docstring)."""
+    """Build a formulation on an instance, solve it and return the verified result.
+
+    The time limit is a wall-clock budget over every phase (build, translate, solve, extract, verify;
+    see the module docstring); the status follows the one rule of
+    :func:`~formulations.result.termination_of` (never ``optimal`` without a proof within
+    ``params.rel_gap``).
+
+    Parameters
+    ----------
+    form : Formulation
+        The formulation (e.g. ``TierFormulation()``; ``KINDS[kind].methods`` lists each kind's).
+    inst : instance
+        An instance of the formulation's kind (``KINDS[kind].generate(...)`` or ``load_instance``).
+    backend : str or Backend, default "cpsat"
+        A backend name of ``formulations.BACKENDS`` (``cpsat``, ``highs``, ``scip``, ``cbc``, ``scipy``)
+        or a backend object.
+    params : SolveParams, optional
+        Limits (``time_limit_s``, ``work_limit``, ``node_limit``), ``rel_gap``, ``threads``, ``seed``,
+        ``warm_start``; default: no limit, every core, seed 0.
+
+    Returns
+    -------
+    SolveResult
+        ``termination`` (reason, limit, detail) and ``status``; ``objective`` recomputed by the
+        kind's one objective function; ``allocation``, ``solution``, ``violations``; ``bounds``,
+        ``timing`` and ``provenance``.
+
+    Raises
+    ------
+    Unsupported
+        The backend is not installed or lacks a capability the model needs.
+    SolverError
+        The instance cannot be built (e.g. a job no option covers).
+
+    Examples
+    --------
+    >>> from schedlab.formulations import KINDS, SolveParams, solve
+    >>> from schedlab.formulations.tier import TierFormulation
+    >>> from schedlab.topology import preset
+    >>> inst = KINDS["tier-placement"].generate(preset("dally-2"), 4, seed=0)
+    >>> res = solve(TierFormulation(), inst, "highs", SolveParams(time_limit_s=10, seed=0))
+    >>> res.status.value, res.verified, res.termination.limit is None
+    ('optimal', True, True)
+    >>> round(res.objective, 3) == round(res.bounds.dual, 3)
+    True
+    """
     params = params or SolveParams()
     t0 = time.perf_counter()
     try:

@@ -475,6 +475,45 @@ class Simulator(SharingMixin):
 
 
 def simulate(cluster: Cluster, jobs: Iterable[Job], policy: Policy, **kwargs) -> SimResult:
-    """Build a :class:`Simulator` and run it."""
+    """Replay ``jobs`` on ``cluster`` under an online ``policy`` and return the metrics.
+
+    Builds a :class:`Simulator` and runs it to the end of the trace (or ``until``).
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The cluster (``topology.preset(name)`` or a spec file).
+    jobs : iterable of Job
+        The workload's jobs (``get_workload(name).build(cluster, seed=...).jobs`` or a loaded trace).
+    policy : Policy
+        A fresh policy object (``POLICIES.build(name, params, seed=...)``).
+    **kwargs
+        :class:`Simulator` options (rates, costs, semantics, verification, ...) and ``until`` (the
+        simulated time to stop at; default: run every job to its end).
+
+    Returns
+    -------
+    SimResult
+        ``metrics`` (a dict: ``avg_jct``, ``makespan``, ...), per-job records, samples, the wall time.
+
+    Raises
+    ------
+    PolicyError
+        The policy made a decision the verifier rejects.
+    SpecError
+        An invalid option, job or rate.
+
+    Examples
+    --------
+    >>> from schedlab.benchmarks.simulator import simulate
+    >>> from schedlab.benchmarks.workloads import get_workload
+    >>> from schedlab.heuristics import POLICIES
+    >>> from schedlab.topology import preset
+    >>> cluster = preset("dally-2")
+    >>> jobs = get_workload("smoke").build(cluster, seed=0).jobs[:6]
+    >>> res = simulate(cluster, jobs, POLICIES.build("fifo", seed=0))
+    >>> res.metrics["avg_jct"] > 0
+    True
+    """
     until = kwargs.pop("until", float("inf"))
     return Simulator(cluster, jobs, policy, **kwargs).run(until)
