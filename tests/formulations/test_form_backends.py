@@ -129,6 +129,7 @@ def test_limited_run_never_claims_a_wrong_optimum(name, need_backend):
     params = SolveParams(threads=1, node_limit=1, work_limit=0.01, seed=1)
     r = be.solve(m, params)
     assert r.status in (Status.OPTIMAL, Status.FEASIBLE_AT_LIMIT, Status.NO_SOLUTION_AT_LIMIT)
+    assert (r.termination.limit is None) == (r.status is Status.OPTIMAL), r.termination  # which limit, if any
     if r.values is not None:
         assert not m.violated(r.values)
         assert r.primal_bound <= exact.primal_bound + 1e-6

@@ -208,3 +208,18 @@ def test_cbc_watchdog_kills_only_cbc_children(tmp_path):
         for p in (child, other):
             p.kill()
             p.wait()
+
+
+
+def test_the_termination_names_the_limit_that_stopped_the_solve(need_backend):
+    # a deterministic work limit on an instance CP-SAT cannot prove at once: the result says which
+    # limit stopped it (MathOpt's Limit) and keeps the backend's own words
+    from schedlab.formulations import KINDS
+    from schedlab.formulations.tier import TierFormulation
+    from schedlab.topology import preset
+
+    need_backend("cpsat")
+    inst = KINDS["tier-placement"].generate(preset("dally-2"), 20, seed=0)
+    r = solve(TierFormulation(), inst, "cpsat", SolveParams(work_limit=0.01, threads=1, seed=0))
+    assert r.status in (Status.FEASIBLE_AT_LIMIT, Status.NO_SOLUTION_AT_LIMIT), r.termination
+    assert r.termination.limit is Limit.WORK and r.termination.detail
