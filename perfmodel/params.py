@@ -43,6 +43,14 @@ shows it (odd-count placements 4-9x the one-machine time, even ones 1.0-1.4x), B
 (bounds ``[1e-6, 100]`` in log coordinates, start 1e-6) where the multi-machine samples hold both
 odd-count and even-count DP groups.
 
+``k_offx`` (ours, dimensionless > 0, ``None`` = 1): the inter-machine phase of a ZeRO-Offload plan's
+hierarchical all-reduce, relative to the same phase of the DP-family plans (ZeRO-2 reduce-scatters the
+gradients in large buckets while the CPU optimizer and the PCIe copies run: its cross-machine traffic is
+not the DP-family all-reduce's). The inter-machine phase of ZeRO-Offload rows is ``k_offx`` times the
+DP-family form ``v_he / n_min^s`` (the parity term never applies to ZeRO-Offload). Fitted (bounds ``[1e-3, 10]`` in log coordinates, start 1)
+where the multi-machine samples hold both ZeRO-Offload and DP-family groups crossing machines (the ViT
+table: ZeRO-Offload across machines costs 0.01-0.05 s over one machine where ``ga`` costs up to 0.1 s).
+
 Conversion of the artifact's shipped fits (ms, and parameter size ``ps = params / 2**20``):
 ``T[ms] = k_art * params / 2**20``  =>  ``T[s] = k_ours * params / 10**6`` with
 ``k_ours = k_art * 1e-3 * 10**6 / 2**20`` (for ``k_opt`` and ``k_opt_off``); ``k_const[s] =
@@ -64,7 +72,7 @@ from schedlab.topology.errors import SpecError
 
 PARAM_NAMES: tuple[str, ...] = ("k_bwd", "k_sync", "k_opt", "k_opt_off", "k_off", "k_swap", "k_const")
 BANDWIDTH_NAMES: tuple[str, ...] = ("b_intra", "b_inter")  # effective GB/s; None = the topology's
-OPTIONAL_NAMES: tuple[str, ...] = BANDWIDTH_NAMES + ("k_fwd3d", "k_share", "k_parity")  # fitted only where samples inform them
+OPTIONAL_NAMES: tuple[str, ...] = BANDWIDTH_NAMES + ("k_fwd3d", "k_share", "k_parity", "k_offx")  # fitted only where samples inform them
 MS_PER_MIB_TO_S_PER_M = 1e-3 * 1e6 / 2**20  # artifact k (ms per 2^20 params) -> ours (s per 10^6 params)
 
 
@@ -85,6 +93,7 @@ class PerfParams:
     k_fwd3d: float | None = None
     k_share: float | None = None
     k_parity: float | None = None
+    k_offx: float | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -112,14 +121,14 @@ class PerfParams:
                                 source="<PerfParams>", field=f)
 
     def as_tuple(self) -> tuple[float | None, ...]:
-        """All 12 fields in order (the 7 parameters, then ``b_intra``, ``b_inter``, ``k_fwd3d``, ``k_share``,
-        ``k_parity``)."""
+        """All 13 fields in order (the 7 parameters, then ``b_intra``, ``b_inter``, ``k_fwd3d``, ``k_share``,
+        ``k_parity``, ``k_offx``)."""
         return astuple(self)
 
     @classmethod
     def from_sequence(cls, values) -> PerfParams:
         """From the 7 parameters, optionally followed by ``b_intra``, ``b_inter``, ``k_fwd3d``, ``k_share``,
-        ``k_parity`` (None allowed)."""
+        ``k_parity``, ``k_offx`` (None allowed)."""
         return cls(*(None if v is None else float(v) for v in values))
 
     def to_dict(self) -> dict[str, float | None]:
@@ -237,3 +246,4 @@ BANDWIDTH_SPAN = 1000.0
 FWD3D_BOUNDS = (0.1, 10.0)
 SHARE_BOUNDS = (0.0, 1.0)
 PARITY_BOUNDS = (1e-6, 100.0)
+OFFX_BOUNDS = (1e-3, 10.0)

@@ -311,7 +311,15 @@ def protocol_folds(table: Table, protocol: str, *, fit_rows: int = DEFAULT_FIT_R
         odd = sorted((i for i in pool if _odd_dp(rows[i]) and rows[i].plan.zero is not ZeroMode.OFFLOAD),
                      key=lambda i: (rows[i].machines, -rows[i].plan.gpus, rows[i].plan_name, i))
         if odd and not any(_odd_dp(rows[i]) for i in fit_idx + extra):
-            extra.append(odd[0])  # one odd-count placement: what informs the parity term
+            # odd-count placements on the fewest machines (most GPUs each) and on the most machines: what
+            # informs the parity term, spanning the machine count as the even rows do
+            extra += sorted({odd[0], max(odd, key=lambda i: (rows[i].machines, -rows[i].plan.gpus))})
+        offs = [i for i in even if rows[i].plan.zero is ZeroMode.OFFLOAD and rows[i].plan.dp > 1]
+        offs = sorted(offs, key=lambda i: (rows[i].machines, -rows[i].plan.gpus, rows[i].plan_name, i))
+        if len(offs) > 1 and not any(i in offs for i in extra):
+            # ZeRO-Offload across the most machines: what informs k_offx (only where another such row stays
+            # scored: a protocol never takes a kind's last held-out row)
+            extra.append(offs[-1])
         fit_idx = sorted(fit_idx + extra)
         scored = [i for i in range(len(rows)) if i not in fit_idx]
         if len(fit_idx) < MIN_SAMPLES or not scored:
