@@ -168,20 +168,20 @@ FAMILY_DEFAULTS: MappingProxyType[str, str] = MappingProxyType({"llama30": "llam
 # ``python -m schedlab.benchmarks.perf_validation --print-params``; held-out errors of the procedure in
 # docs/perfmodel-validation.md (kfold).
 FITTED_PARAMS: MappingProxyType[str, PerfParams] = MappingProxyType({
-    "vit": PerfParams(k_bwd=1.527, k_sync=1.526, k_opt=1e-07, k_opt_off=0.007092, k_off=99.99, k_swap=1.085, k_const=0.03846,
-                b_intra=46.05, b_inter=2.792, k_fwd3d=None, k_share=0.7921, k_parity=1.86),
-    "roberta": PerfParams(k_bwd=1.439, k_sync=1.095, k_opt=1e-07, k_opt_off=0.008991, k_off=1.0, k_swap=17.78, k_const=0.03237,
-                b_intra=15.61, b_inter=6.841, k_fwd3d=None, k_share=1e-06, k_parity=1e-06),
-    "bert": PerfParams(k_bwd=1.607, k_sync=1.0, k_opt=1e-07, k_opt_off=0.008087, k_off=1.0, k_swap=1.095, k_const=0.04626,
-                b_intra=26.15, b_inter=6.42, k_fwd3d=None, k_share=1e-06, k_parity=1e-06),
-    "t5": PerfParams(k_bwd=1.211, k_sync=1.258, k_opt=1e-07, k_opt_off=0.008839, k_off=1.0, k_swap=2.208, k_const=0.09077,
-                b_intra=30.19, b_inter=6.744, k_fwd3d=3.29, k_share=1e-06, k_parity=0.1777),
-    "gpt2": PerfParams(k_bwd=1.905, k_sync=1.088, k_opt=3.778e-05, k_opt_off=0.01165, k_off=1.0, k_swap=1.01, k_const=1e-07,
-                b_intra=24.09, b_inter=6.877, k_fwd3d=0.9336, k_share=1e-06, k_parity=1e-06),
+    "vit": PerfParams(k_bwd=1.657, k_sync=1.86, k_opt=1e-07, k_opt_off=0.009333, k_off=1.0, k_swap=1.605, k_const=0.03111,
+                b_intra=16.21, b_inter=2.22, k_fwd3d=None, k_share=0.8314, k_parity=1.408, k_offx=0.5354),
+    "roberta": PerfParams(k_bwd=1.434, k_sync=1.07, k_opt=1e-07, k_opt_off=0.006542, k_off=1.0, k_swap=1.044, k_const=0.05467,
+                b_intra=24.06, b_inter=8.569, k_fwd3d=None, k_share=1e-06, k_parity=0.01764, k_offx=1.434),
+    "bert": PerfParams(k_bwd=1.602, k_sync=1.0, k_opt=1e-07, k_opt_off=0.008596, k_off=1.0, k_swap=1.561, k_const=0.0478,
+                b_intra=26.98, b_inter=6.489, k_fwd3d=None, k_share=1e-06, k_parity=1e-06, k_offx=1.018),
+    "t5": PerfParams(k_bwd=1.118, k_sync=1.218, k_opt=2.711e-06, k_opt_off=0.008177, k_off=1.0, k_swap=1.256, k_const=0.1227,
+                b_intra=39.8, b_inter=7.378, k_fwd3d=3.401, k_share=1e-06, k_parity=0.2065, k_offx=1.162),
+    "gpt2": PerfParams(k_bwd=1.948, k_sync=1.047, k_opt=5.147e-05, k_opt_off=0.01014, k_off=1.0, k_swap=1.03, k_const=1e-07,
+                b_intra=29.29, b_inter=7.468, k_fwd3d=0.9215, k_share=1e-06, k_parity=1e-06, k_offx=1.293),
     "llama7": PerfParams(k_bwd=5.836, k_sync=1.0, k_opt=9.901e-05, k_opt_off=0.04141, k_off=1.0, k_swap=1.773, k_const=0.04969,
-                b_intra=204.3, b_inter=5.633, k_fwd3d=0.2701, k_share=0.7718, k_parity=None),
+                b_intra=204.3, b_inter=5.633, k_fwd3d=0.2701, k_share=0.7718, k_parity=None, k_offx=None),
     "llama30": PerfParams(k_bwd=1.756, k_sync=1.0, k_opt=0.000131, k_opt_off=0.04141, k_off=1.0, k_swap=1.773, k_const=0.02145,
-                b_intra=330.2, b_inter=4.814, k_fwd3d=0.2701, k_share=0.7718, k_parity=None),
+                b_intra=330.2, b_inter=4.814, k_fwd3d=0.2701, k_share=0.7718, k_parity=None, k_offx=None),
 })
 
 # The previous round's model (main before issue 24): fitted the same way with the flat all-reduce (no

@@ -12,8 +12,11 @@ same rows. Error = ``|predicted - measured| / measured`` throughput.
 * ``holdout`` — fit on every single-machine pool row plus :data:`HOLDOUT_EXTRA` (2) even-split
   multi-machine pool rows (same GPU count on every machine; not ZeRO-Offload when others exist): the
   one on the fewest machines and the one on the most (ties: fewer GPUs, plan name, line), topped up
-  along the same order to 7 fit rows where the table has too few single-machine rows (LLaMA); score
-  every other row.
+  along the same order to 7 fit rows where the table has too few single-machine rows (LLaMA); plus,
+  where the fit rows lack them, the even-split pipelines on the fewest and the most machines, two
+  odd-count DP-family placements (fewest machines with the most GPUs, most machines: the parity term) and,
+  where two or more exist, the even-split ZeRO-Offload row on the most machines (``k_offx``); score every
+  other row.
 * ``kfold`` — ``k``-fold cross-validation (default 5) over all rows, shuffled with ``seed``: each fold's
   rows are scored by a fit on the pool rows of the other folds (each row scored exactly once); a table
   too small for ``k`` folds of at least 7 fit rows (LLaMA-30B) is left one out instead. The
