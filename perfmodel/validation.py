@@ -394,12 +394,14 @@ def _artifact_times(table: Table) -> list[float]:
 
 def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit_rows: int = DEFAULT_FIT_ROWS,
                  folds: int = DEFAULT_FOLDS, seed: int = 0, starts: int = 8, forward: str | None = None,
-                 initial: PerfParams | None = None, hierarchical: bool = True) -> ValidationResult:
+                 initial: PerfParams | None = None, hierarchical: bool = True, final_fit: bool = True
+                 ) -> ValidationResult:
     """Run ``protocol`` on a loaded table (module docstring). Every fit starts from ``initial`` (default:
     the artifact's calibration, :data:`VALIDATION_START`, never the shipped measured fits, which saw
     every row), which also supplies the parameters a fit's rows do not inform. ``hierarchical`` False
     validates the flat model (calibration ``flat``): no per-machine counts, and no anomaly row is fitted
-    (it has no parity term); the scored rows are the same."""
+    (it has no parity term); the scored rows are the same. ``final_fit`` False skips ``kfold``'s extra fit
+    on every pool row (``params`` are then the last fold's; the scored rows do not change)."""
     initial = initial or default_params(table.model, VALIDATION_START)
     forward = forward or FORWARD_DEFAULT.get(table.name, "zoo")
     if forward not in FORWARD_SOURCES:
@@ -442,7 +444,7 @@ def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit
                                    abs(a - meas) / meas, j)
         out_folds.append(Fold(tuple(rows[i].line for i in fit_idx), tuple(rows[i].line for i in scored),
                               res.params, res.rmsle, secs, rule))
-    final = fit_on(pool_rows(rows))[0].params if protocol == "kfold" else out_folds[0].params
+    final = fit_on(pool_rows(rows))[0].params if protocol == "kfold" and final_fit else out_folds[-1].params
     ordered = tuple(results[i] for i in sorted(results))
     main = [r.error for r in ordered if not r.fitted and not r.anomaly]
     return ValidationResult(
@@ -459,13 +461,13 @@ def validate_table(path: str | Path, cluster: Cluster, *, name: str | None = Non
                    global_batch: int | None = None, fit_rows: int = DEFAULT_FIT_ROWS, seed: int = 0,
                    starts: int = 8, profiled_forward: bool = False, protocol: str = "paper",
                    folds: int = DEFAULT_FOLDS, forward: str | None = None, initial: PerfParams | None = None,
-                   hierarchical: bool = True) -> ValidationResult:
+                   hierarchical: bool = True, final_fit: bool = True) -> ValidationResult:
     """Load the table at ``path`` and run ``protocol`` on it (module docstring). ``profiled_forward``
     = ``forward="profiled"``."""
     table = load_table(path, cluster, name=name, model=model, global_batch=global_batch)
     return run_protocol(table, cluster, protocol, fit_rows=fit_rows, folds=folds, seed=seed, starts=starts,
                         forward=forward or ("profiled" if profiled_forward else None), initial=initial,
-                        hierarchical=hierarchical)
+                        hierarchical=hierarchical, final_fit=final_fit)
 
 
 def validate_directory(directory: str | Path, cluster: Cluster, **kw) -> tuple[dict[str, ValidationResult],
