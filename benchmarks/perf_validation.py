@@ -246,6 +246,10 @@ def render(res: Results, skipped: dict[str, dict[str, str]], forward: Results, s
     return "\n".join(out)
 
 
+def _plot_job(args: tuple) -> None:
+    plot(*args)
+
+
 def plot(table: str, per_protocol: dict[str, ValidationResult], path: Path) -> None:
     """Predicted against measured throughput (log-log) of the scored rows, one panel per protocol, colour
     by category, ours filled and the artifact's model hollow; the dashed band is +-10 %."""
@@ -323,12 +327,12 @@ def _job(args: tuple) -> tuple[tuple, ValidationResult | str, float]:
     return key, out, time.process_time() - t0
 
 
-def run(directory: Path, seed: int = 0, workers: int | None = None
+def run(directory: Path, seed: int = 0, workers: int | None = None, pool: ProcessPoolExecutor | None = None
         ) -> tuple[Results, dict[str, dict[str, str]], Results, dict[str, float], Results]:
     """Every protocol (fitted), its profiled-forward twin, the CPU seconds per protocol (its fitted runs),
     and the flat calibration under :data:`FLAT_PROTOCOLS`. The (variant, protocol, table) runs are
     independent and deterministic: they run in ``workers`` processes (default: the CPUs, at most 2 on
-    this project's machines), largest first; the results do not depend on ``workers``."""
+    this project's machines; or in ``pool``), largest first; the results do not depend on ``workers``."""
     files = sorted(directory.glob("*.csv"))
     if not files:
         raise SpecError("no placements table could be validated", source=str(directory))
@@ -337,9 +341,11 @@ def run(directory: Path, seed: int = 0, workers: int | None = None
     jobs += [(("flat", p, f.stem), f, p, seed, None, False) for p in FLAT_PROTOCOLS for f in files]
     jobs.sort(key=lambda j: (j[2] != "kfold", j[0]))  # the long kfold runs first (balance)
     workers = workers or min(2, os.cpu_count() or 1)
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            done = list(pool.map(_job, jobs))
+    if pool is not None:
+        done = list(pool.map(_job, jobs))
+    elif workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as own:
+            done = list(own.map(_job, jobs))
     else:
         done = [_job(j) for j in jobs]
     res: Results = {p: {} for p in PROTOCOLS}
@@ -396,12 +402,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     t0, load0 = time.perf_counter(), os.getloadavg()[0]
     workers = min(2, os.cpu_count() or 1)
-    res, skipped, forward, seconds, flat = run(args.dir, args.seed, workers)
-    plots: dict[str, str] = {}
-    tables = sorted({k for p in PROTOCOLS for k in res[p]})
-    for k in tables:
-        path = args.plots / f"{k}.png"
-        plot(k, {p: res[p][k] for p in PROTOCOLS if k in res[p]}, path)
+    with ProcessPoolExecutor(max_workers=workers) as pool:  # the validations, then the plots
+        res, skipped, forward, seconds, flat = run(args.dir, args.seed, workers, pool)
+        plots: dict[str, str] = {}
+        tables = sorted({k for p in PROTOCOLS for k in res[p]})
+        todo = [(k, {p: res[p][k] for p in PROTOCOLS if k in res[p]}, args.plots / f"{k}.png") for k in tables]
+        list(pool.map(_plot_job, todo))
+    for k, _, path in todo:
         plots[k] = str(path.relative_to(args.out.parent)) if path.is_relative_to(args.out.parent) else str(path)
     wall = {"seconds": time.perf_counter() - t0, "workers": workers, "load_start": load0,
             "load_end": os.getloadavg()[0]}
