@@ -202,8 +202,8 @@ def render(res: Results, skipped: dict[str, dict[str, str]], forward: Results, s
             f"multi-machine rows are a median > {PARITY_FACTOR:g}x slower, relative to one machine, than the "
             f"even-count ones, the odd-count rows more than {PARITY_FACTOR:g}x the even median). Ratio = the "
             "measured ratio that triggered the rule. The rule is unchanged; since issue 24 the model has a "
-            "parity term (`k_parity`), so placement-parity rows may be fit rows (`kfold` folds, the one odd-count "
-            "row of `holdout`); they stay in the `anomaly` category. Predicted samples/s (error) under `kfold` and "
+            "parity term (`k_parity`), so placement-parity rows may be fit rows (`kfold` folds, the up to two odd-count "
+            "rows of `holdout`); they stay in the `anomaly` category. Predicted samples/s (error) under `kfold` and "
             "`holdout` (– = a fit row there).", "",
             "| table | line | plan @ placement | rule and ratio | measured samples/s | ours, kfold | artifact |"
             " ours, holdout |", "| --- | ---: | --- | --- | ---: | ---: | ---: | ---: |"]
