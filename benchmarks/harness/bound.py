@@ -15,7 +15,8 @@ from schedlab.benchmarks.harness.record import Outcome, Status
 from schedlab.benchmarks.harness.validate import bad, check_backend, check_cluster, check_policy
 from schedlab.benchmarks.registry import all_kinds, all_policies
 from schedlab.benchmarks.simulator import Simulator
-from schedlab.formulations import BOUND_METHOD, SolveParams, Termination, relative_gap
+from schedlab.formulations import BOUND_METHOD, SolveParams, relative_gap
+from schedlab.formulations import Status as SolveStatus
 from schedlab.scheduling.registry import Decision, PolicySpec
 from schedlab.topology.errors import SpecError
 
@@ -162,11 +163,11 @@ def _offline_bound(inst: Any, case: BoundCase, preemptive: bool, threads: int,
         return trivial_bound(inst), {"proven": False, "status": Status.OK, "build_s": 0.0, "threads": 1}
     res = all_kinds().methods[method].solve(inst, case.backend, SolveParams(time_limit_s=case.time_limit_s,
                                                                             threads=threads, seed=case.seed))
-    extra.update(bound_method=f"{method}@{res.backend}", bound_status=res.termination.value,
-                 bound_solve_s=res.solve_s)
-    return res.dual_bound, {"proven": res.termination is Termination.OPTIMAL, "build_s": res.build_s,
-                            "status": Status.OK if res.dual_bound is not None else Status.NO_BOUND,
-                            "threads": res.threads, "backend_version": res.backend_version}
+    extra.update(bound_method=f"{method}@{res.provenance.backend}", bound_status=res.status.value,
+                 bound_solve_s=res.timing.solve_s)
+    return res.bounds.dual, {"proven": res.status is SolveStatus.OPTIMAL, "build_s": res.timing.build_s,
+                            "status": Status.OK if res.bounds.dual is not None else Status.NO_BOUND,
+                            "threads": res.provenance.threads, "backend_version": res.provenance.backend_version}
 
 
 __all__ = ["OFFLINE_BOUND_METHOD", "BoundCase", "bound_decisions", "bound_refusal", "offline_bound_method",

@@ -22,11 +22,11 @@ from schedlab.benchmarks.harness.plugins import load_plugins
 from schedlab.benchmarks.merged import all_kinds, all_policies
 from schedlab.benchmarks.simulator import simulate
 from schedlab.benchmarks.workloads import get_workload
-from schedlab.formulations import BACKENDS, SolveParams, Termination, Unsupported
+from schedlab.formulations import BACKENDS, SolveParams, Status
 from schedlab.scheduling import Instance, validate_allocation
 from schedlab.scheduling.policy import Policy
 from schedlab.scheduling.registry import PolicyParams
-from schedlab.topology.errors import SpecError
+from schedlab.topology.errors import SpecError, Unsupported
 from schedlab.topology.presets import preset
 
 #: workloads of the online checks (name -> cluster): rigid jobs, and multi-tenant reconfigurable ones
@@ -53,14 +53,14 @@ def check_formulation(method: str, instance: Any, optimum: float, *, backends: t
         except Unsupported as e:
             out[name] = f"skipped: {e}"
             continue
-        assert res.termination is Termination.OPTIMAL, f"{method}@{name}: {res.termination.value} ({res.message})"
+        assert res.status is Status.OPTIMAL, f"{method}@{name}: {res.status.value} ({res.termination.detail})"
         value = objective(instance, res.solution)
         tol = rel * max(1.0, abs(optimum))
         assert abs(value - optimum) <= tol, f"{method}@{name}: objective {value}, expected {optimum}"
         assert res.verified is not False, f"{method}@{name}: the verifier rejected it: {res.violations}"
-        if res.dual_bound is not None and res.primal_bound is not None:  # its own model's proof
-            assert abs(res.dual_bound - res.primal_bound) <= 1e-5 * max(1.0, abs(res.primal_bound)), \
-                f"{method}@{name}: optimal, yet primal {res.primal_bound} != dual bound {res.dual_bound}"
+        if res.bounds.dual is not None and res.bounds.primal is not None:  # its own model's proof
+            assert abs(res.bounds.dual - res.bounds.primal) <= 1e-5 * max(1.0, abs(res.bounds.primal)), \
+                f"{method}@{name}: optimal, yet primal {res.bounds.primal} != dual bound {res.bounds.dual}"
         out[name] = "ok"
     assert any(v == "ok" for v in out.values()), f"{method}: no backend could solve it: {out}"
     return out

@@ -30,12 +30,13 @@ from schedlab.benchmarks.harness.casebase import (
 from schedlab.benchmarks.harness.record import Outcome, Status
 from schedlab.benchmarks.harness.validate import bad, check_backend, check_cluster, check_policy
 from schedlab.benchmarks.registry import all_kinds, all_policies
-from schedlab.formulations import SolveParams, Termination, Unsupported, relative_gap
+from schedlab.formulations import SolveParams, relative_gap
+from schedlab.formulations import Status as SolveStatus
 from schedlab.formulations.kinds import Capability, Role
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.registry import PolicyFamily, PolicySpec
 from schedlab.scheduling.verify import validate_allocation
-from schedlab.topology.errors import SpecError
+from schedlab.topology.errors import SpecError, Unsupported
 from schedlab.topology.presets import load_cluster
 
 if TYPE_CHECKING:
@@ -291,14 +292,14 @@ def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) 
         if res.allocation is not None:
             wrong += [str(v) for v in validate_allocation(inst.base, res.allocation) if str(v) not in wrong]
     good = objective is not None and not wrong
-    return ({"status": Status(res.termination.value), "objective": objective if not wrong else None,
-             "bound": res.dual_bound, "own_gap": relative_gap(objective, res.dual_bound),
-             "proven": res.termination is Termination.OPTIMAL, "build_s": res.build_s, "solve_s": res.solve_s,
-             "threads": res.threads if res.threads is not None else params.effective_threads,
-             "backend_version": res.backend_version, "violations": wrong,
-             "verified": None if res.solution is None else not wrong, "message": res.message,
-             "warm_start": opts.warm_start, "warm_start_used": False if start_note else res.warm_start_used},
-            {"primal": res.primal_bound, "notes": [*start_note, *res.notes], "model": dict(res.model_stats),
+    return ({"status": Status(res.status.value), "objective": objective if not wrong else None,
+             "bound": res.bounds.dual, "own_gap": relative_gap(objective, res.bounds.dual),
+             "proven": res.status is SolveStatus.OPTIMAL, "build_s": res.timing.build_s, "solve_s": res.timing.solve_s,
+             "threads": res.provenance.threads if res.provenance.threads is not None else params.effective_threads,
+             "backend_version": res.provenance.backend_version, "violations": wrong,
+             "verified": None if res.solution is None else not wrong, "message": res.termination.detail,
+             "warm_start": opts.warm_start, "warm_start_used": False if start_note else res.provenance.warm_start_used},
+            {"primal": res.bounds.primal, "notes": [*start_note, *res.notes], "model": dict(res.provenance.model_stats),
              "placed": None if res.allocation is None else len(res.allocation),
              "neutral_objective": _neutral(kind, inst, res.allocation) if good else None})
 

@@ -67,7 +67,7 @@ JSON_FIELDS = ("params", "violations", "versions", "metrics", "extra", "spec")
 class Status(StrEnum):
     """Every status a record can have (stored as its value)."""
 
-    # a solver's termination (``formulations.Termination``)
+    # a solver's status (``formulations.Status``, the same values)
     OPTIMAL = "optimal"
     FEASIBLE = "feasible"
     FEASIBLE_AT_LIMIT = "feasible-at-limit"

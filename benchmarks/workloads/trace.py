@@ -87,3 +87,5 @@ class Workload:
         """The simulator's arguments this workload sets (tenant quotas, the Tiresias bin thresholds): the
         one place every replay of a workload takes them from, so none forgets the quotas."""
         return {"quotas": self.quotas, "small_gpus": self.small_gpus, "short_s": self.short_s}
+
+__all__ = ["Trace", "TraceJob", "Workload"]

@@ -20,13 +20,22 @@ ROOT = Path(__file__).resolve().parents[2]
 MAX_LINES = 60
 
 
+def _docstring_lines(node: ast.AST) -> int:
+    """A function's docstring lines (numpydoc ones with examples are long by design: not code)."""
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return first.end_lineno - first.lineno + 1
+    return 0
+
+
 def test_no_function_in_the_harness_or_the_cli_exceeds_60_lines():
+    """60 lines of code (signature and body; the docstring not counted)."""
     long = []
     for folder in ("benchmarks/harness", "benchmarks/cli"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    n = node.end_lineno - node.lineno + 1
+                    n = node.end_lineno - node.lineno + 1 - _docstring_lines(node)
                     if n > MAX_LINES:
                         long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({n} lines)")
     assert not long, "functions over 60 lines:\n" + "\n".join(long)
