@@ -115,10 +115,11 @@ def run_gap(case: GapCase, *, threads: int = 1) -> dict[str, Any]:
     t0 = time.perf_counter()
     kinds = _kinds()
     kind = kinds.kind(case.kind, source=f"<case {case.label}>")
-    inst = make_instance(case.kind, case.cluster, case.jobs, case.seed, case.generator)
+    inst, origin, hit = case_instance(case)
     gen_s = time.perf_counter() - t0
     role = method_role(case.method, case.backend)
-    out: dict[str, Any] = {"role": role, "generate_s": gen_s, "sense": kind.sense(inst), **_size(inst),
+    out: dict[str, Any] = {"role": role, "generate_s": gen_s, "instance_cached": hit, "sense": kind.sense(inst),
+                           **_size(inst), **origin,
                            "objective_name": kind.objective_name,
                            "neutral_name": None if kind.neutral is None else kind.neutral.name}
     if case.method == LP_BOUND:
@@ -127,6 +128,25 @@ def run_gap(case: GapCase, *, threads: int = 1) -> dict[str, Any]:
         return out | _policy(kind, inst, case)
     method = kinds.method(case.method, source=f"<case {case.label}>")
     return out | {"decision_set": kind.decision_set_of(method)} | _method(kind, method, inst, case, threads)
+
+
+def case_instance(case: GapCase) -> tuple[Any, dict[str, Any], bool]:
+    """The instance a gap case answers — generated (``Kind.generate``) or, with ``case.state``, a decision
+    state sampled from a replay (:mod:`~schedlab.benchmarks.harness.states`) — with its provenance
+    (``instance_source``, a state's ``origin``) and whether it came from the instance cache
+    (:mod:`~schedlab.benchmarks.harness.instance_cache`: every method of a sweep answers the same one)."""
+    from schedlab.benchmarks.harness.instance_cache import cached
+
+    what = {"kind": case.kind, "cluster": case.cluster, "jobs": case.jobs, "seed": case.seed,
+            "generator": dict(case.generator), "state": dict(case.state)}
+    if case.state:  # a decision state a replay met, not a generated instance
+        from schedlab.benchmarks.harness.states import state_instance
+
+        what.pop("jobs")
+        return cached(what, lambda: state_instance(case.kind, case.cluster, case.state, case.seed, case.generator,
+                                                   source=f"<case {case.label}>"))
+    return cached(what, lambda: (make_instance(case.kind, case.cluster, case.jobs, case.seed, case.generator),
+                                 {"instance_source": "generated"}))
 
 
 def _neutral(kind: Kind, inst: Any, allocation: Allocation | None) -> float | None:
@@ -293,6 +313,7 @@ def run_bound(case: BoundCase, *, threads: int = 1) -> dict[str, Any]:
     return out
 
 
-__all__ = ["LP_BOUND", "OFFLINE_BOUND_METHOD", "bound_decisions", "bound_refusal", "is_exact", "make_instance",
+__all__ = ["LP_BOUND", "OFFLINE_BOUND_METHOD", "bound_decisions", "bound_refusal", "case_instance", "is_exact",
+           "make_instance",
            "method_of", "method_role", "offline_bound_method", "online_value", "run_bound", "run_gap", "score",
            "time_decide", "trivial_bound", "warm_start"]

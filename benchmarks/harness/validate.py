@@ -67,6 +67,11 @@ def check_gap(case: GapCase) -> None:
     kind = kinds.kind(case.kind, source="<case>")
     _check_cluster(case.cluster)
     kind.parse_options(case.generator, source="<case>")
+    if case.state:
+        from schedlab.benchmarks.harness.states import check_state
+
+        st = check_state(case.kind, case.state, source="<case>")
+        _check_policy(str(st["policy"]), {}, field="state.policy")
     _check_backend(case.backend)
     if case.method == LP_BOUND:
         if kind.relaxation is None:
