@@ -125,6 +125,8 @@ def run_gap(case: GapCase, *, threads: int = 1) -> dict[str, Any]:
     if case.method == LP_BOUND:
         return out | {"decision_set": kind.name} | _relaxation(kind, inst, case)
     if role == "policy":
+        if not kind.snapshot:
+            return out | _simulated_policy(kind, inst, case)
         return out | _policy(kind, inst, case)
     method = kinds.method(case.method, source=f"<case {case.label}>")
     return out | {"decision_set": kind.decision_set_of(method)} | _method(kind, method, inst, case, threads)
@@ -183,6 +185,41 @@ def _policy(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
             "check": spec.family is PolicyFamily.EXACT,
             "objective": kind.score(inst, alloc) if not bad else None,
             "neutral_objective": _neutral(kind, inst, alloc) if not bad else None}
+
+
+def _horizon_score(inst: Any, policy: Any, name: str) -> tuple[Any, list[str], list[str]]:
+    from schedlab.benchmarks.harness.horizon_score import simulate_policy
+
+    sc = simulate_policy(inst, policy, name=name)
+    bad = [n.removeprefix("violation: ") for n in sc.notes if n.startswith("violation: ")]
+    return sc.objective, bad, [n for n in sc.notes if not n.startswith("violation: ")]
+
+
+#: kinds a policy answers by being replayed over the instance (not in snapshot form), with the scorer:
+#: ``(instance, policy, name) -> (objective, violations, notes)`` on the kind's own objective
+SIMULATED: Mapping[str, Any] = {"horizon-wait": _horizon_score}
+
+
+def _simulated_policy(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
+    """A policy on a kind it answers over time (``horizon-wait``: replayed slot by slot by
+    :func:`~schedlab.benchmarks.harness.horizon_score.simulate_policy`, one policy object for the whole
+    horizon, scored by the kind's objective). ``solve_s`` is the whole replay."""
+    from schedlab.benchmarks.registry import all_policies
+
+    scorer = SIMULATED.get(case.kind)
+    if scorer is None:
+        raise SpecError(f"a policy answers {case.kind} instances online: declare a bound case instead",
+                        source=f"<case {case.label}>", field="method")
+    spec = all_policies().spec(case.method, source=f"<case {case.label}>")
+    t1 = time.perf_counter()
+    policy = spec.build(case.params, seed=case.seed, source=f"<case {case.label}>")
+    t2 = time.perf_counter()
+    objective, bad, notes = scorer(inst, policy, case.method)
+    twin = kind.exact_method()
+    return {"build_s": t2 - t1, "solve_s": time.perf_counter() - t2, "threads": 1, "violations": bad,
+            "verified": not bad, "status": "ok" if not bad else "invalid", "notes": notes,
+            "decision_set": kind.name, "twin": None if twin is None else twin.name, "check": False,
+            "objective": objective if not bad else None}
 
 
 #: warm ``decide()`` calls timed per policy run (at most; fewer once :data:`DECIDE_BUDGET_S` is spent)

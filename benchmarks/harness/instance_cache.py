@@ -6,7 +6,8 @@ cost seconds, paid again by each worker process. The first worker writes the ins
 The key is a SHA-256 of everything that determines the instance (kind, cluster, size, seed, generator
 options, replay-state reference) **and the code version** (:func:`~schedlab.benchmarks.harness.record.
 code_version`), so changed code never reads a stale instance. Files are written to a temporary name and
-renamed (two workers building the same instance both write it; either copy is the same). The folder is
+renamed (two workers building the same instance both write it; either copy is the same); files older than
+a day are removed when a new one is written. The folder is
 ``$SCHEDLAB_INSTANCE_CACHE`` (``off`` disables the cache), else ``<tmp>/schedlab-instances-<uid>``.
 An unreadable cached file is rebuilt, never an error. The provenance a builder returns (where a replay
 state came from) is stored beside the instance.
@@ -59,6 +60,7 @@ def cached(what: Mapping[str, Any], build: Callable[[], tuple[Any, dict[str, Any
     inst, prov = build()
     try:
         d.mkdir(parents=True, exist_ok=True)
+        prune(d)
         for target, write in ((meta, lambda p: p.write_text(json.dumps(prov, default=str))),
                               (path, lambda p: kinds.save_instance(inst, p))):
             fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
@@ -70,4 +72,21 @@ def cached(what: Mapping[str, Any], build: Callable[[], tuple[Any, dict[str, Any
     return inst, prov, False
 
 
-__all__ = ["cache_dir", "cache_key", "cached"]
+#: cached files older than this (seconds) are removed when a new one is written (each code version has its own)
+MAX_AGE_S = 24 * 3600.0
+
+
+def prune(d: Path, max_age_s: float = MAX_AGE_S) -> None:
+    """Remove cached files (and torn temporaries) older than ``max_age_s``."""
+    import time
+
+    now = time.time()
+    for f in d.iterdir():
+        try:
+            if f.suffix in (".json", ".tmp") and now - f.stat().st_mtime > max_age_s:
+                f.unlink()
+        except OSError:
+            continue
+
+
+__all__ = ["MAX_AGE_S", "cache_dir", "cache_key", "cached", "prune"]

@@ -86,12 +86,12 @@ def test_a_queued_job_waits_until_running_jobs_free_its_request():
 
 def test_each_policy_is_measured_in_its_own_decision_set():
     reg = all_policies()
-    rigid = {"fifo", "synergy", "antman", "rubick-n"}
+    rigid = {"fifo", "synergy", "antman", "rubick-n", "yarn-cs", "gandiva-like"}
     for name in reg:
         if "joint" not in reg[name].twins:
             continue
         twin = JOINT.twin_for(reg[name].decisions)
-        want = "joint-rigid" if name in rigid else "joint"
+        want = "joint-rigid" if name in rigid else "joint-plan" if name == "rubick-e" else "joint"
         assert JOINT.decision_set_of(twin) == want, name
     assert JOINT.decision_sets()["joint-rigid"] == RIGID_DECISIONS
     assert Decision.GPUS not in RIGID_DECISIONS and Decision.PLAN not in RIGID_DECISIONS

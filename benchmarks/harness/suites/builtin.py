@@ -106,8 +106,18 @@ def backends(n: int = 2, needs: str = "mip") -> tuple[str, ...]:
     return tuple(out)
 
 
+#: kinds a policy answers by being replayed over the instance (``gap.SIMULATED``) -> the policies scored
+#: there: ``horizon-wait`` scores the waiting of Dally (delay timers) and Tiresias (skew-based consolidation
+#: waits) against the horizon optimum, with FIFO as the floor
+SIMULATED_POLICIES: dict[str, tuple[str, ...]] = {
+    "horizon-wait": (FLOOR, "dally", "dally-manual", "2d-las", "2d-gittins")}
+
+
 def twin_kinds() -> dict[str, list[str]]:
-    """kind -> the policies whose snapshot decisions it scores (FIFO first)."""
+    """kind -> the policies whose decisions it scores (FIFO first): in snapshot form (``PolicySpec.twins``),
+    or replayed over the instance for the kinds of :data:`SIMULATED_POLICIES`."""
+    from schedlab.benchmarks.harness.gap import SIMULATED
+
     kinds = _kinds()
     out: dict[str, list[str]] = {}
     reg = _policies()
@@ -115,6 +125,9 @@ def twin_kinds() -> dict[str, list[str]]:
         for kind in reg[name].twins:
             if kind in kinds and kinds[kind].snapshot:
                 out.setdefault(kind, []).append(name)
+    for kind, names in SIMULATED_POLICIES.items():
+        if kind in kinds and kind in SIMULATED:
+            out[kind] = [n for n in names if n in reg]
     return out
 
 
