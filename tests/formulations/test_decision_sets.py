@@ -186,3 +186,26 @@ def test_p3_an_unplaced_tiresias_job_is_priced_not_an_error():
     assert len(r.allocation) == len(inst.base.jobs) and r.dual_bound < pen <= v
     assert signed_gap(v, r.dual_bound, "min") > 0
     assert TIRESIAS.score_neutral(inst, fifo) > TIRESIAS.score_neutral(inst, r.allocation)
+
+
+@SETTINGS
+@given(n=st.integers(1, 6), seed=st.integers(0, 10_000))
+def test_p2_the_horizon_objective_never_prefers_leaving_a_job_waiting(n, seed):
+    """P2 for the horizon twin (issue 21.4): starting a released job at its release slot on a machine whose
+    GPUs stay free for its whole run strictly lowers the horizon objective against leaving it unstarted
+    (charged the tail); the plan is feasible for the model."""
+    from schedlab.formulations.horizon import HorizonPlan, generate_horizon, horizon_objective, horizon_violations
+
+    inst = generate_horizon(load_cluster("dally-2"), n, seed=seed, busy=0.3)
+    empty = HorizonPlan({}, {})
+    tried = 0
+    for j in inst.base.jobs:
+        r = inst.release(j.id)
+        for m in inst.base.cluster.machines:
+            plan = HorizonPlan({j.id: r}, {j.id: {m: j.requested.gpus}})
+            if r >= inst.slots or horizon_violations(inst, plan):
+                continue
+            tried += 1
+            assert horizon_objective(inst, plan) < horizon_objective(inst, empty)
+            break
+    assume(tried)
