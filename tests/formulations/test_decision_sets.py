@@ -194,7 +194,12 @@ def test_p2_the_horizon_objective_never_prefers_leaving_a_job_waiting(n, seed):
     """P2 for the horizon twin (issue 21.4): starting a released job at its release slot on a machine whose
     GPUs stay free for its whole run strictly lowers the horizon objective against leaving it unstarted
     (charged the tail); the plan is feasible for the model."""
-    from schedlab.formulations.horizon import HorizonPlan, generate_horizon, horizon_objective, horizon_violations
+    from schedlab.formulations.horizon import (
+        HorizonPlan,
+        generate_horizon,
+        horizon_objective,
+        horizon_violations,
+    )
 
     inst = generate_horizon(load_cluster("dally-2"), n, seed=seed, busy=0.3)
     empty = HorizonPlan({}, {})
