@@ -130,10 +130,13 @@ def bench_command(
     plugin: list[str] = typer.Option([], "--plugin", help="Import this plugin module first (repeatable)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Rerun stored runs that failed or were killed."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the report at the end."),
+    force_report: bool = typer.Option(False, "--force-report",
+                                      help="Rewrite the report even when the stored results did not change."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (tables) or json (the records)."),
 ) -> None:
     """Run a benchmark suite: every run in its own process with a hard timeout, one record each in a
-    resumable SQLite store, then a report (HTML + Markdown + plots). With no suite it runs quick.
+    resumable SQLite store, then a report (HTML + Markdown + plots; kept as it is when the stored
+    results did not change since it was written, unless --force-report). With no suite it runs quick.
     Exits 1 when a run failed (error, killed, rejected by the verifier), 130 when interrupted."""
     from rich.console import Console
 
@@ -179,16 +182,17 @@ def bench_command(
         sys.exit(130)
     with Store(directory, create=False) as store:
         df = frame(store.records())
-    rep = None
+    rep, rendered = None, False
     if report:
-        from schedlab.benchmarks.harness.report import render_report
+        from schedlab.benchmarks.harness.report import render_if_changed
 
-        rep = render_report(directory)
+        rep, rendered = render_if_changed(directory, force=force_report)
     if format is OutputFormat.json:
         keys = {k for r in runs for k in r.keys}
         cur = df[df["key"].isin(keys)] if len(df) else df
         cols = [c for c in cur.columns if c not in ("spec",)]
         payload = {"suite": spec.name, "out": str(directory), "report": None if rep is None else str(rep.html),
+                   "report_rendered": rendered,
                    "wall_s": time.perf_counter() - t0, "cpu_count": os.cpu_count(),
                    "runs": [{"suite": r.suite, "total": r.total, "ran": r.ran, "stored_before": r.stored_before,
                              "failed": r.failed, "skipped": r.skipped, "notes": r.notes,
@@ -202,7 +206,8 @@ def bench_command(
     _summary_table(out_console, runs, df)
     failed = _failed(runs, df)
     out_console.print(f"results: {directory / 'results.sqlite'}"
-                  + (f"; report: {rep.html} (+ report.md, {len(rep.plots)} plots, {', '.join(Path(e).name for e in rep.exports)})"
+                  + (f"; report: {rep.html} (+ report.md, {len(rep.plots)} plots, {', '.join(Path(e).name for e in rep.exports)}"
+                     + ("" if rendered else "; unchanged results: kept, --force-report rewrites it") + ")"
                      if rep is not None else "")
                   + f"; {time.perf_counter() - t0:.1f} s")
     if failed:
