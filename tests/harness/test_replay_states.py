@@ -63,3 +63,20 @@ def test_the_cache_returns_the_same_instance_and_can_be_turned_off(tmp_path, mon
     assert kind.score(a, alloc) == kind.score(b, alloc)
     monkeypatch.setenv("SCHEDLAB_INSTANCE_CACHE", "off")
     assert case_instance(case)[2] is False and case_instance(case)[2] is False
+
+
+def test_the_gap_table_says_where_each_instance_came_from():
+    from schedlab.benchmarks.harness.analysis import frame
+    from schedlab.benchmarks.harness.report.tables import gap_table
+
+    def rec(label, inst, extra, objective):
+        return {"case_type": "gap", "suite": "s", "label": label, "kind": "joint", "cluster": "rubick-64", "jobs": 12,
+                "seed": 0, "method": "fifo", "backend": None, "role": "policy", "instance": inst, "status": "ok",
+                "objective": objective, "bound": None, "sense": "max", "verified": True, "params": {},
+                "finished_at": "2026-01-01", "build_s": 0.0, "solve_s": 0.0,
+                "extra": {"decision_set": "joint-rigid", **extra}}
+
+    origin = "smoke-mt under fifo (seed 0), decision 2/29 at t=582.471 s"
+    gt = gap_table(frame([rec("a", "gen", {"instance_source": "generated"}, 5.0),
+                          rec("b", "st", {"instance_source": "replay", "origin": origin}, 6.0)]))
+    assert sorted(gt["instances"]) == ["generated", origin] and len(gt) == 2
