@@ -318,7 +318,7 @@ FIFO_POLICIES.register(PolicySpec(
     reference="Tiresias §6 (YARN-CS baseline); the floor of every gap suite"))
 FIFO_POLICIES.register(PolicySpec(
     "yarn-cs", FifoPolicy, "YARN-CS: FIFO with head-of-line blocking and strict consolidation (= fifo)",
-    PolicyFamily.BASELINE, FifoParams, preset={"blocking": True}, reference="Tiresias §6"))
+    PolicyFamily.BASELINE, FifoParams, preset={"blocking": True}, twins=("joint",), reference="Tiresias §6"))
 FIFO_POLICIES.register(PolicySpec(
     "fifo-backfill", FifoPolicy, "FIFO that skips jobs that do not fit (no head-of-line blocking)",
     PolicyFamily.BASELINE, FifoParams, preset={"blocking": False}, reference="Tiresias §6 (Best-effort)"))

@@ -64,6 +64,8 @@ def _summary_table(console, runs, df) -> None:
         t = Table(title=f"{r.suite}: {r.total} runs ({r.ran} now, {r.stored_before} stored before, {r.failed} failed, "
                         f"{len(r.skipped)} skipped) in {r.wall_s:.1f} s", title_justify="left")
         s = summary(sub)
+        # each kind's objective is named once, in the lines below the table (its names are long)
+        s = s.drop(columns=["objective"], errors="ignore")
         for c in s.columns:
             left = c in ("type", "method", "status")  # names fold, never cut to "rubick…"
             t.add_column(escape(c), justify="left" if left else "right", overflow="fold" if left else "ellipsis")

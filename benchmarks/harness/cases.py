@@ -84,11 +84,20 @@ class ReplayCase:
         return _key("replay", self)
 
 
+def state_tag(state: Mapping[str, Any]) -> str:
+    """A short name of a replay-state reference: ``WORKLOAD[xLOAD]@POLICY#INDEX``."""
+    load = state.get("load", 1.0)
+    return (f"{state.get('workload')}" + (f"x{load:g}" if load != 1.0 else "") + f"@{state.get('policy')}"
+            f"#{state.get('index', 0)}")
+
+
 @dataclass(frozen=True)
 class GapCase:
     """One snapshot decision on a generated instance of ``kind`` (``Kind.generate``, ``generator``: its typed
-    options): ``method`` is a registered policy (``backend=None``) or a method of the kind
-    solved on ``backend`` within ``time_limit_s`` of wall-clock time."""
+    options) or, with ``state``, on a decision state sampled from a replay (:mod:`~schedlab.benchmarks.
+    harness.states`: ``{"workload", "policy", "index"[, "load", "k", "replay_seed"]}``, replayed on
+    ``cluster``, sampled with ``seed``): ``method`` is a registered policy (``backend=None``) or a method of
+    the kind solved on ``backend`` within ``time_limit_s`` of wall-clock time."""
 
     kind: str
     cluster: str
@@ -100,15 +109,18 @@ class GapCase:
     generator: Mapping[str, Any] = field(default_factory=dict)
     time_limit_s: float = 60.0
     label: str = ""
+    state: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", _frozen(self.params))
         object.__setattr__(self, "generator", _frozen(self.generator))
+        object.__setattr__(self, "state", _frozen(self.state))
         _check_size(self.jobs, self.time_limit_s, "<gap case>")
         if not self.label:
             who = _with_params(self.method if self.backend is None else f"{self.method}@{self.backend}", self.params)
             gen = ",".join(f"{k}={v}" for k, v in sorted(self.generator.items()))
-            object.__setattr__(self, "label", f"{self.kind}/{self.cluster}/n={self.jobs}/s={self.seed}"
+            size = f"state={state_tag(self.state)}" if self.state else f"n={self.jobs}"
+            object.__setattr__(self, "label", f"{self.kind}/{self.cluster}/{size}/s={self.seed}"
                                               + (f"/{gen}" if gen else "") + f"/{who}")
 
     @property
@@ -221,4 +233,4 @@ def case_from_spec(spec: Mapping[str, Any]) -> Case:
 
 
 __all__ = ["CASE_TYPES", "BoundCase", "Case", "GapCase", "ReplayCase", "ReproRow", "Suite", "SuiteBuilder", "case_from_spec",
-           "case_spec", "case_type"]
+           "case_spec", "case_type", "state_tag"]

@@ -114,18 +114,40 @@ def run_gap(case: GapCase, *, threads: int = 1) -> dict[str, Any]:
     t0 = time.perf_counter()
     kinds = _kinds()
     kind = kinds.kind(case.kind, source=f"<case {case.label}>")
-    inst = make_instance(case.kind, case.cluster, case.jobs, case.seed, case.generator)
+    inst, origin, hit = case_instance(case)
     gen_s = time.perf_counter() - t0
     role = method_role(case.method, case.backend)
-    out: dict[str, Any] = {"role": role, "generate_s": gen_s, "sense": kind.sense(inst), **_size(inst),
+    out: dict[str, Any] = {"role": role, "generate_s": gen_s, "instance_cached": hit, "sense": kind.sense(inst),
+                           **_size(inst), **origin,
                            "objective_name": kind.objective_name,
                            "neutral_name": None if kind.neutral is None else kind.neutral.name}
     if case.method == LP_BOUND:
         return out | {"decision_set": kind.name} | _relaxation(kind, inst, case)
     if role == "policy":
+        if not kind.snapshot:
+            return out | _simulated_policy(kind, inst, case)
         return out | _policy(kind, inst, case)
     method = kinds.method(case.method, source=f"<case {case.label}>")
     return out | {"decision_set": kind.decision_set_of(method)} | _method(kind, method, inst, case, threads)
+
+
+def case_instance(case: GapCase) -> tuple[Any, dict[str, Any], bool]:
+    """The instance a gap case answers — generated (``Kind.generate``) or, with ``case.state``, a decision
+    state sampled from a replay (:mod:`~schedlab.benchmarks.harness.states`) — with its provenance
+    (``instance_source``, a state's ``origin``) and whether it came from the instance cache
+    (:mod:`~schedlab.benchmarks.harness.instance_cache`: every method of a sweep answers the same one)."""
+    from schedlab.benchmarks.harness.instance_cache import cached
+
+    what = {"kind": case.kind, "cluster": case.cluster, "jobs": case.jobs, "seed": case.seed,
+            "generator": dict(case.generator), "state": dict(case.state)}
+    if case.state:  # a decision state a replay met, not a generated instance
+        from schedlab.benchmarks.harness.states import state_instance
+
+        what.pop("jobs")
+        return cached(what, lambda: state_instance(case.kind, case.cluster, case.state, case.seed, case.generator,
+                                                   source=f"<case {case.label}>"))
+    return cached(what, lambda: (make_instance(case.kind, case.cluster, case.jobs, case.seed, case.generator),
+                                 {"instance_source": "generated"}))
 
 
 def _neutral(kind: Kind, inst: Any, allocation: Allocation | None) -> float | None:
@@ -151,7 +173,8 @@ def _policy(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
     t2 = time.perf_counter()
     alloc = policy.decide(inst.base, seed=case.seed)
     first = time.perf_counter() - t2
-    decide_s, repeats = time_decide(spec, case, inst)
+    # a decision that takes seconds (exact-joint) is not timed again: a fresh process's warm-up is noise there
+    decide_s, repeats = (first, 0) if first >= SLOW_DECIDE_S else time_decide(spec, case, inst)
     bad = [str(v) for v in validate_allocation(inst.base, alloc)] or kind.violations(inst, alloc)
     twin = kind.twin_for(spec.decisions)
     return {"build_s": t2 - t1, "solve_s": decide_s, "first_call_s": first, "decide_repeats": repeats,
@@ -164,10 +187,48 @@ def _policy(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
             "neutral_objective": _neutral(kind, inst, alloc) if not bad else None}
 
 
+def _horizon_score(inst: Any, policy: Any, name: str) -> tuple[Any, list[str], list[str]]:
+    from schedlab.benchmarks.harness.horizon_score import simulate_policy
+
+    sc = simulate_policy(inst, policy, name=name)
+    bad = [n.removeprefix("violation: ") for n in sc.notes if n.startswith("violation: ")]
+    return sc.objective, bad, [n for n in sc.notes if not n.startswith("violation: ")]
+
+
+#: kinds a policy answers by being replayed over the instance (not in snapshot form), with the scorer:
+#: ``(instance, policy, name) -> (objective, violations, notes)`` on the kind's own objective
+SIMULATED: Mapping[str, Any] = {"horizon-wait": _horizon_score}
+
+
+def _simulated_policy(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
+    """A policy on a kind it answers over time (``horizon-wait``: replayed slot by slot by
+    :func:`~schedlab.benchmarks.harness.horizon_score.simulate_policy`, one policy object for the whole
+    horizon, scored by the kind's objective). ``solve_s`` is the whole replay."""
+    from schedlab.benchmarks.registry import all_policies
+
+    scorer = SIMULATED.get(case.kind)
+    if scorer is None:
+        raise SpecError(f"a policy answers {case.kind} instances online: declare a bound case instead",
+                        source=f"<case {case.label}>", field="method")
+    spec = all_policies().spec(case.method, source=f"<case {case.label}>")
+    t1 = time.perf_counter()
+    policy = spec.build(case.params, seed=case.seed, source=f"<case {case.label}>")
+    t2 = time.perf_counter()
+    objective, bad, notes = scorer(inst, policy, case.method)
+    twin = kind.exact_method()
+    return {"build_s": t2 - t1, "solve_s": time.perf_counter() - t2, "threads": 1, "violations": bad,
+            "verified": not bad, "status": "ok" if not bad else "invalid", "notes": notes,
+            "decision_set": kind.name, "twin": None if twin is None else twin.name, "check": False,
+            "objective": objective if not bad else None}
+
+
 #: warm ``decide()`` calls timed per policy run (at most; fewer once :data:`DECIDE_BUDGET_S` is spent)
 DECIDE_REPEATS = 5
 #: seconds of warm ``decide()`` calls after which no further repeat is timed
 DECIDE_BUDGET_S = 0.2
+#: a first ``decide()`` call at least this long is the runtime itself (``decide_repeats`` 0): the process's
+#: warm-up (lazy imports, ~0.3 s) is small beside it and a repeat would double the run
+SLOW_DECIDE_S = 2.0
 
 
 def time_decide(spec: PolicySpec, case: GapCase, inst: Any) -> tuple[float, int]:
@@ -292,6 +353,7 @@ def run_bound(case: BoundCase, *, threads: int = 1) -> dict[str, Any]:
     return out
 
 
-__all__ = ["LP_BOUND", "OFFLINE_BOUND_METHOD", "bound_decisions", "bound_refusal", "is_exact", "make_instance",
+__all__ = ["LP_BOUND", "OFFLINE_BOUND_METHOD", "bound_decisions", "bound_refusal", "case_instance", "is_exact",
+           "make_instance",
            "method_of", "method_role", "offline_bound_method", "online_value", "run_bound", "run_gap", "score",
            "time_decide", "trivial_bound", "warm_start"]

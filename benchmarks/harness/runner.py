@@ -35,6 +35,7 @@ from schedlab.benchmarks.harness.cases import (
     Suite,
     case_spec,
     case_type,
+    state_tag,
 )
 from schedlab.benchmarks.harness.gap import is_exact
 from schedlab.benchmarks.harness.plugins import load_plugins
@@ -121,6 +122,8 @@ def instance_id(case: Case) -> str:
         return f"{s.label}/s={s.seed}" + (f"/{extra}" if extra else "")
     kind = case.kind if isinstance(case, GapCase) else "offline"
     gen = ",".join(f"{k}={v}" for k, v in sorted(case.generator.items()))
+    if isinstance(case, GapCase) and case.state:
+        return f"{kind}/{case.cluster}/state={state_tag(case.state)}/s={case.seed}" + (f"/{gen}" if gen else "")
     return f"{kind}/{case.cluster}/n={case.jobs}/s={case.seed}" + (f"/{gen}" if gen else "")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.benchmarks.harness.cases import BoundCase, Case, GapCase, ReplayCase, Suite
-from schedlab.benchmarks.harness.gap import LP_BOUND, bound_refusal
+from schedlab.benchmarks.harness.gap import LP_BOUND, SIMULATED, bound_refusal
 from schedlab.topology.errors import SchedlabError, SpecError
 
 
@@ -67,6 +67,11 @@ def check_gap(case: GapCase) -> None:
     kind = kinds.kind(case.kind, source="<case>")
     _check_cluster(case.cluster)
     kind.parse_options(case.generator, source="<case>")
+    if case.state:
+        from schedlab.benchmarks.harness.states import check_state
+
+        st = check_state(case.kind, case.state, source="<case>")
+        _check_policy(str(st["policy"]), {}, field="state.policy")
     _check_backend(case.backend)
     if case.method == LP_BOUND:
         if kind.relaxation is None:
@@ -74,7 +79,7 @@ def check_gap(case: GapCase) -> None:
             raise _bad("method", f"{LP_BOUND} has no relaxation for {case.kind!r} (it has: {have})")
         return
     if case.backend is None:
-        if not kind.snapshot:
+        if not kind.snapshot and case.kind not in SIMULATED:
             raise _bad("method", f"a policy answers {case.kind} instances online: declare a bound case instead")
         if case.method in kinds.methods:
             raise _bad("backend", f"formulation {case.method!r} needs a backend")
