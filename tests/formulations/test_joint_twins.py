@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from schedlab.benchmarks.registry import all_policies
-from schedlab.formulations import JobOption, JointInstance, SolveParams, Termination
+from schedlab.formulations import JobOption, JointInstance, SolveParams
 from schedlab.formulations.builtin_kinds import JOINT
 from schedlab.formulations.joint_plan import PLAN_DECISIONS, plan_instance, solve_plan
 from schedlab.formulations.joint_rigid import RIGID_DECISIONS, solve_rigid
-from schedlab.formulations.result import signed_gap
+from schedlab.formulations.result import Status, signed_gap
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling import Instance, Job, Resources, validate_allocation
 from schedlab.scheduling.registry import Decision
@@ -19,7 +19,7 @@ from schedlab.topology.presets import load_cluster
 
 from .conftest import tiny_cluster
 
-P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, work_limit=30)
 DP2, TP2, DP4 = ExecutionPlan(dp=2), ExecutionPlan(tp=2), ExecutionPlan(dp=4)
 
 
@@ -45,12 +45,12 @@ def test_plan_twin_hand_optimum_between_rigid_and_resizable(backend):
     assert {j: sorted(o.gpus for o in os_) for j, os_ in plan_instance(inst).options.items()} == {"a": [2, 2],
                                                                                                   "b": [2, 2]}
     r = solve_plan(inst, backend, P)
-    assert r.termination is Termination.OPTIMAL and r.dual_bound == pytest.approx(2.6)
+    assert r.status is Status.OPTIMAL and r.bounds.dual == pytest.approx(2.6)
     assert {ja.job_id: (ja.gpus, ja.plan) for ja in r.allocation} == {"a": (2, TP2), "b": (2, TP2)}
     assert JOINT.objective(inst, r.allocation) == pytest.approx(2.6)  # scored on the original instance
     assert validate_allocation(inst.base, r.allocation) == []
-    assert solve_rigid(inst, backend, P).dual_bound == pytest.approx(2.0)
-    assert JOINT.exact_method().solve(inst, backend, P).dual_bound == pytest.approx(3.4)
+    assert solve_rigid(inst, backend, P).bounds.dual == pytest.approx(2.0)
+    assert JOINT.exact_method().solve(inst, backend, P).bounds.dual == pytest.approx(3.4)
     # what re-planning adds over the rigid optimum, what resizing adds over re-planning
     assert signed_gap(2.0, 2.6, "max") == pytest.approx(0.6 / 2.6)
     assert signed_gap(2.6, 3.4, "max") == pytest.approx(0.8 / 3.4)
@@ -74,7 +74,7 @@ def test_rigid_policies_reach_the_hand_rigid_optimum(name):
     inst = plans()
     alloc = all_policies()[name].build({}, seed=0).decide(inst.base, seed=0)
     assert validate_allocation(inst.base, alloc) == [] and len(alloc) == 2
-    opt = solve_rigid(inst, "highs", P).dual_bound
+    opt = solve_rigid(inst, "highs", P).bounds.dual
     assert JOINT.score(inst, alloc) == pytest.approx(opt) == pytest.approx(2.0)
 
 
@@ -86,7 +86,7 @@ def test_sia_is_measured_against_the_resizable_optimum_of_a_one_job_instance():
     job = inst.base.jobs[0]
     best = max(o.throughput for _, o in inst.admissible(job)) / inst.ref_throughput[job.id]
     r = JOINT.exact_method().solve(inst, "highs", P)
-    assert r.termination is Termination.OPTIMAL and r.dual_bound == pytest.approx(best, rel=1e-6)
+    assert r.status is Status.OPTIMAL and r.bounds.dual == pytest.approx(best, rel=1e-6)
     sia = all_policies()["sia"].build({}, seed=0).decide(inst.base, seed=0)
     assert validate_allocation(inst.base, sia) == [] and JOINT.violations(inst, sia) == []
     v = JOINT.score(inst, sia)
