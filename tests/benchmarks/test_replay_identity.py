@@ -18,7 +18,7 @@ def test_every_case_has_a_golden_digest():
     assert set(ri.cases()) == set(GOLDEN)
 
 
-@pytest.mark.parametrize("case", ri.cases())
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if ri.slow(c) else c for c in ri.cases()])
 def test_replay_records_unchanged(case, cache, tmp_path_factory):
     got = ri.digest(case, tmp_path_factory.getbasetemp(), cache)
     if got is None:

@@ -28,6 +28,17 @@ WORKLOADS = {
 }
 
 
+# the longer replays (Rubick on the Philly windows, the busy window under 2D-Gittins, the 5x windows):
+# run with ``pytest -m slow``; the rest is in the default run
+QUICK_PHILLY = {"philly2000:philly@1": ("fifo", "2d-las", "srtf", "dally"),
+                "philly2000:auto:1@1": ("fifo", "2d-las", "srtf", "srsf", "dally", "gandiva-like")}
+
+
+def slow(case: str) -> bool:
+    w, p = case.split("/")
+    return w.startswith("philly") and p not in QUICK_PHILLY.get(w, ())
+
+
 def cases() -> list[str]:
     return [f"{w}/{p}" for w, ps in WORKLOADS.items() for p in ps]
 
