@@ -60,6 +60,7 @@ _K_PREEMPT = EventKind.PREEMPT_DONE.value
 _K_RECONF = EventKind.RECONF_DONE.value
 _K_TIMER = EventKind.TIMER.value
 _KINDS = {k.value: k for k in EventKind}
+_MACHINE, _RACK, _NETWORK = Tier.MACHINE.label, Tier.RACK.label, Tier.NETWORK.label
 
 Progress = Callable[[float, int, int], None]  # (sim time, finished, total)
 
@@ -179,6 +180,7 @@ class Simulator(SharingMixin):
         self._seg_start: dict[str, float] = {}
         self._rack_of = {m: cluster.rack_of(m) for m in cluster.machines}
         self._slowdown = getattr(self.rates, "placement_slowdown", None)  # per allocation (realistic rates)
+        self._forget = getattr(self.rates, "forget", None)  # a rate model's per-job cache
         self._guest: dict[str, str] = {}  # host job -> its Share guest
         self.shared = 0                   # Share starts
         self.unshared = 0                 # guests suspended (host left, or preempted)
@@ -268,11 +270,10 @@ class Simulator(SharingMixin):
             if slow > self._slow.get(rt.job.id, 1.0):
                 self._slow[rt.job.id] = slow
         if len(ms) <= 1:
-            tier = Tier.MACHINE
+            rt.tiers.add(_MACHINE)
         else:
             rack = self._rack_of
-            tier = Tier.RACK if len({rack[m] for m in ms}) == 1 else Tier.NETWORK
-        rt.tiers.add(tier.label)
+            rt.tiers.add(_RACK if len({rack[m] for m in ms}) == 1 else _NETWORK)
 
     # ------------------------------------------------------------- events
     def _finish(self, rt: JobRuntime, t: float) -> None:
@@ -301,9 +302,8 @@ class Simulator(SharingMixin):
             trace_gpus=int(j.attrs.get("requested_gpus", j.requested.gpus)),
             granted_gpus=rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus),
             placement_slowdown=self._slow.pop(j.id, 1.0)))
-        forget = getattr(self.rates, "forget", None)
-        if forget is not None:
-            forget(j.id)
+        if self._forget is not None:
+            self._forget(j.id)
         self.guarantee.forget(j.id)
 
     def _handle(self, t: float, kind: int, jid: str | None, payload: object) -> SimEvent | None:
