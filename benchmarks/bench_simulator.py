@@ -6,6 +6,10 @@ and events per second per window of the run (flat = a pass does not slow down as
                                          [--load 1.0] [--vc ID] [--profile] [--json]
 
 Skips cleanly (exit 0, a message) when the trace file is absent: the project does not ship it.
+
+For scripts: :func:`time_replay` times one speed row (policy x load on the Philly table: CPU and wall
+seconds of the replay, events); :func:`philly_workload` / :func:`philly_replay` / :func:`philly_window`
+build the replays that ``schedlab simulate --trace ... --trace-format philly`` runs.
 """
 
 from __future__ import annotations
