@@ -67,6 +67,8 @@ def test_the_key_follows_the_source_and_refuses_plugins(tmp_path, monkeypatch):
 def test_not_used_where_registries_may_have_changed(monkeypatch):
     import schedlab.heuristics  # noqa: F401 - this process imported a registry
 
+    monkeypatch.delenv(list_cache.NO_CACHE_ENV, raising=False)  # tests/conftest.py turns the cache off
+
     assert not list_cache.usable()
     assert list_cache.key(("list", "", "text")) is None
     for m in [m for m in sys.modules if m.startswith("schedlab.") and m != "schedlab.benchmarks.cli.list_cache"]:
