@@ -9,7 +9,9 @@ Rows (``--only`` takes row names or group names; ``--list`` prints them):
 * ``philly`` group: the whole Philly table (82,247 jobs) at its own arrivals under FIFO, 2D-LAS and
   Dally (``philly-fifo``, ``philly-2d-las``, ``philly-dally``), and at 5x arrivals (``--load 5``) under
   2D-LAS, SRTF, SRSF, 2D-Gittins, Gandiva (the artifact's), gandiva-like, Rubick and Dally
-  (``load5-POLICY``): each one ``schedlab simulate ... --semantics realistic --format json`` process;
+  (``load5-POLICY``): each one ``schedlab simulate ... --semantics realistic --format json`` process
+  (the artifact's ``gandiva`` runs under ``--semantics tiresias`` only, on machines of one size: the
+  Philly cluster's 2,400 GPUs as 300 x 8);
 * ``exact-joint``: ``schedlab simulate --workload rubick-base --seed 0 -p rubick -p exact-joint``; the
   ratio of the two policies' event-loop wall times (target < 10);
 * ``rubick-schedule``: one ``RubickPolicy.schedule`` call with 2,000 active jobs on 1,024 GPUs (128 x 8
@@ -108,12 +110,32 @@ class Ctx:
 
 
 # ---------------------------------------------------------------------------------------------- rows
+#: policies that run under one semantics only (the Tiresias artifact's gandiva: ``tiresias``)
+SEMANTICS = {"gandiva": "tiresias"}
+#: the artifact's gandiva needs machines of one size: the Philly cluster's 2,400 GPUs as 300 x 8 (its
+#: 8-GPU machines' type and links), written as a spec file
+UNIFORM_PHILLY = {
+    "name": "philly-uniform", "defaults": {"cpus": 48, "host_memory_gb": 256, "pcie_gbps": 16},
+    "links": {"machine": {"bandwidth_gbps": 16, "latency_us": 2}, "rack": {"bandwidth_gbit": 100, "latency_us": 2},
+              "network": {"bandwidth_gbit": 100, "latency_us": 5}},
+    "racks": [{"name": f"r8-{i}", "defaults": {"gpus": 8, "gpu_model": "P40-24GB", "gpu_memory_gb": 24},
+               "machine_count": 25} for i in range(12)]}
+UNIFORM = {"gandiva"}
+
+
 def philly_row(policy: str, load: float) -> Callable[[Ctx], dict[str, Any]]:
+    semantics = SEMANTICS.get(policy, "realistic")
+
     def run(ctx: Ctx) -> dict[str, Any]:
         if ctx.trace is None:
             return {"skipped": "Philly trace not found (--trace)"}
+        cluster = "philly"
+        if policy in UNIFORM:
+            spec = ctx.workdir / "philly-uniform.json"
+            spec.write_text(json.dumps(UNIFORM_PHILLY))
+            cluster = str(spec)
         argv = [*schedlab_cmd(), "simulate", "--trace", str(ctx.trace), "--trace-format", "philly", "--cluster",
-                "philly", "--policy", policy, "--semantics", "realistic", "--format", "json", "-q"]
+                cluster, "--policy", policy, "--semantics", semantics, "--format", "json", "-q"]
         if load != 1.0:
             argv += ["--load", f"{load:g}"]
         if ctx.quick:
@@ -122,7 +144,8 @@ def philly_row(policy: str, load: float) -> Callable[[Ctx], dict[str, Any]]:
         if res["code"] != 0:
             return {"error": _failed(res), "cpu_s": res["cpu_s"], "wall_s": res["wall_s"]}
         m = _json_of(res["stdout"]).get("policies", {}).get(policy, {})
-        return {"cpu_s": res["cpu_s"], "wall_s": res["wall_s"], "event_loop_wall_s": m.get("wall_s"),
+        return {"cpu_s": res["cpu_s"], "wall_s": res["wall_s"], "event_loop_wall_s": m.get("wall_s"), "semantics": semantics,
+                "cluster": "philly" if policy not in UNIFORM else "philly-uniform (300 x 8 GPUs)",
                 "jobs": m.get("jobs"), "events": m.get("events"), "preemptions": m.get("preemptions"),
                 "avg_jct": m.get("avg_jct"), "command": " ".join(["schedlab", *argv[len(schedlab_cmd()):]])}
     return run
@@ -278,7 +301,9 @@ class Row:
 
 
 def _philly_work(policy: str, load: float) -> str:
-    return f"Philly table, {'own arrivals' if load == 1.0 else f'--load {load:g}'}, {policy}"
+    sem = f" (--semantics {SEMANTICS[policy]})" if policy in SEMANTICS else ""
+    sem += ", 300 x 8-GPU machines" if policy in UNIFORM else ""
+    return f"Philly table, {'own arrivals' if load == 1.0 else f'--load {load:g}'}, {policy}{sem}"
 
 
 ROWS: tuple[Row, ...] = (
