@@ -334,8 +334,11 @@ def find_trace(arg: str | None) -> Path | None:
     return None
 
 
-def measure(rows: list[Row], ctx: Ctx, *, echo: Callable[[str], None] = lambda s: None) -> list[dict[str, Any]]:
-    out = []
+def measure(rows: list[Row], ctx: Ctx, *, echo: Callable[[str], None] = lambda s: None,
+            done: Callable[[list[dict[str, Any]]], None] = lambda rows: None) -> list[dict[str, Any]]:
+    """Each row in turn; ``done`` sees the rows measured so far after each (the script rewrites its JSON
+    file then, so a long run stopped half-way keeps what it measured)."""
+    out: list[dict[str, Any]] = []
     for row in rows:
         before = load_avg()
         echo(f"{row.name}: {row.work} ...")
@@ -346,6 +349,7 @@ def measure(rows: list[Row], ctx: Ctx, *, echo: Callable[[str], None] = lambda s
         out.append({"name": row.name, "group": row.group, "work": row.work + (" (quick)" if ctx.quick else ""),
                     "target": TARGETS.get(row.name, ""), "load_before": before, "load_after": load_avg(),
                     "cpu_s": res.pop("cpu_s", None), "wall_s": res.pop("wall_s", None), **res})
+        done(out)
     return out
 
 
@@ -395,15 +399,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rows = select(a.only)
     runs = a.runs if a.runs is not None else (3 if a.quick else 10)
+    t0 = time.perf_counter()
+
+    def write(results: list[dict[str, Any]], complete: bool = False) -> None:
+        doc = {"quick": a.quick, "complete": complete, "cpu_count": os.cpu_count(), "python": sys.version.split()[0],
+               "trace": None if ctx.trace is None else str(ctx.trace), "total_wall_s": time.perf_counter() - t0,
+               "rows": results}
+        Path(a.out).write_text(json.dumps(doc, indent=2, default=str) + "\n")
+
     with tempfile.TemporaryDirectory(prefix="bench_speed-") as tmp:
         ctx = Ctx(quick=a.quick, trace=find_trace(a.trace), runs=max(1, runs), repeat=max(1, a.repeat),
                   workdir=Path(tmp))
-        t0 = time.perf_counter()
-        results = measure(rows, ctx, echo=lambda s: print(s, file=sys.stderr, flush=True))
-    doc = {"quick": a.quick, "cpu_count": os.cpu_count(), "python": sys.version.split()[0],
-           "trace": None if ctx.trace is None else str(ctx.trace), "total_wall_s": time.perf_counter() - t0,
-           "rows": results}
-    Path(a.out).write_text(json.dumps(doc, indent=2, default=str) + "\n")
+        results = measure(rows, ctx, echo=lambda s: print(s, file=sys.stderr, flush=True), done=write)
+    write(results, complete=True)
     print(table(results))
     print(f"JSON: {a.out}")
     return 1 if any("error" in r for r in results) else 0

@@ -16,7 +16,7 @@ def test_list_start_quick_writes_json_with_the_expected_keys(tmp_path, capsys, m
     code = bench_speed.main(["--only", "list-start", "--quick", "--runs", "1", "--out", str(out)])
     assert code == 0
     doc = json.loads(out.read_text())
-    assert doc["quick"] is True and doc["cpu_count"] >= 1
+    assert doc["quick"] is True and doc["complete"] is True and doc["cpu_count"] >= 1
     (row,) = doc["rows"]
     assert row["name"] == "list-start" and row["target"] == "< 0.2 s median"
     for key in ("cpu_s", "wall_s", "load_before", "load_after", "help_wall_s", "help_cpu_s", "runs", "work"):
