@@ -70,6 +70,8 @@ def _summary_table(console, runs, df) -> None:
         for row in s.itertuples(index=False):
             t.add_row(*[escape(fmt(v)) for v in row])
         console.print(t)
+        for line in gap_notes(sub):
+            console.print(escape(line))
         for note in r.notes:
             console.print(f"note: {note}")
         if r.skipped:
@@ -78,6 +80,23 @@ def _summary_table(console, runs, df) -> None:
         for row in r.repro:
             console.print(f"  {row.quantity}: paper {row.paper} {row.unit}, ours {fmt(row.ours)} {row.unit}"
                           + (f" ({row.note})" if row.note else ""))
+
+
+def gap_notes(df) -> list[str]:
+    """One line per kind with gap rows in ``df``: what its gaps are measured in (the kind's objective, its
+    decision sets, its neutral objective) and its gap note, printed from the :class:`Kind`."""
+    from schedlab.benchmarks.harness.report.tables import kind_header
+
+    if df.empty or "case_type" not in df:
+        return []
+    out = []
+    for kind in sorted(df.loc[df["case_type"] == "gap", "kind"].dropna().unique()):
+        h = kind_header(str(kind))
+        line = f"{kind}: objective {h['objective']}; decision sets {h.get('sets') or h['decisions']}"
+        if h.get("neutral"):
+            line += f"; neutral objective {h['neutral']}"
+        out.append(line + (f". Note: {h['note']}" if h["note"] else ""))
+    return out
 
 
 def _failed(runs, df) -> list[str]:

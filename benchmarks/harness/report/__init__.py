@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from schedlab.benchmarks.harness.analysis import export, frame
+from schedlab.benchmarks.harness.analysis import MIN_FIT_SIZES, MIN_FIT_SPAN, POOR_R2, export, frame
 from schedlab.benchmarks.harness.report import tables
 from schedlab.benchmarks.harness.store import Store
 
@@ -313,7 +313,10 @@ def _gap_section(doc: _Doc, df, root, pdir, keep, skipped) -> None:
     st = tables.scale_table(df)
     if not st.empty:
         doc.p("Fitted exponent b of build + solve time t ~ a n^b (least squares in log-log space, over runs that "
-              "finished within their limit; 'unfinished' counts the runs cut by a limit).")
+              "finished within their limit; 'unfinished' counts the runs cut by a limit), given only from at least "
+              f"{MIN_FIT_SIZES} sizes spanning at least {MIN_FIT_SPAN:g}x, with R^2 and its 95 % interval (Student "
+              f"t); 'flag' says why a sweep has no exponent, or marks a poor fit (R^2 < {POOR_R2:g}). A policy's "
+              "time is its warm decide() inside the worker; the worker process's start is the record's process_s.")
         doc.table(st)
 
 
