@@ -3,7 +3,7 @@ time (issue 25: importing every policy, formulation and workload module took 0.4
 
 The key is a SHA-256 of everything the listing is computed from: schedlab's own files (the six layers and
 ``schedlab/``: ``.py`` and package data), the Python version, the installed distributions on
-``sys.path`` (names with versions: a solver or plugin installed or removed) and the command's
+import search path (names with versions: a solver or plugin installed or removed) and the command's
 arguments. A hit prints the stored text unchanged (the listing is a pure function of that input); a miss
 computes the listing as before and stores it. The cache is not used when plugins can change the
 listing behind that key (``--plugin``/``SCHEDLAB_PLUGINS``, an installed distribution declaring
@@ -20,6 +20,7 @@ import hashlib
 import os
 import sys
 from pathlib import Path
+from sys import path as _search_path  # read only, never changed
 
 CACHE_ENV = "SCHEDLAB_CACHE_DIR"
 NO_CACHE_ENV = "SCHEDLAB_NO_CACHE"
@@ -48,7 +49,7 @@ def _source_root() -> Path:
 
 def _distributions(h) -> bool:
     """Feed the installed distributions into ``h``; False when one declares schedlab plugin entry points."""
-    for entry in sys.path:
+    for entry in list(_search_path):
         try:
             names = sorted(os.listdir(entry or "."))
         except OSError:

@@ -51,7 +51,7 @@ def test_the_key_follows_the_source_and_refuses_plugins(tmp_path, monkeypatch):
     monkeypatch.setattr(list_cache, "usable", lambda: True)
     site = tmp_path / "site"
     (site / "demo-1.0.dist-info").mkdir(parents=True)
-    monkeypatch.setattr(sys, "path", [str(site)])
+    monkeypatch.setattr(list_cache, "_search_path", [str(site)])
     k1 = list_cache.key(("list", "", "text"))
     assert k1 is not None and k1 == list_cache.key(("list", "", "text"))
     assert list_cache.key(("list", "policies", "text")) != k1
