@@ -20,15 +20,14 @@ from schedlab.benchmarks.harness.cases import BoundCase, GapCase
 from schedlab.formulations import (
     BOUND_METHOD,
     SolveParams,
-    Termination,
-    Unsupported,
+    Status,
     relative_gap,
 )
 from schedlab.formulations.kinds import Capability, Role
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.registry import Decision, PolicyFamily, PolicySpec
 from schedlab.scheduling.verify import validate_allocation
-from schedlab.topology.errors import SpecError
+from schedlab.topology.errors import SpecError, Unsupported
 from schedlab.topology.presets import load_cluster
 
 if TYPE_CHECKING:
@@ -207,15 +206,15 @@ def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) 
         objective = kind.objective(inst, res.solution)
         if res.allocation is not None:
             bad += [str(v) for v in validate_allocation(inst.base, res.allocation) if str(v) not in bad]
-    return {"status": res.termination.value, "objective": objective if not bad else None, "bound": res.dual_bound,
-            "primal": res.primal_bound, "own_gap": relative_gap(objective, res.dual_bound),
-            "proven": res.termination is Termination.OPTIMAL, "build_s": res.build_s, "solve_s": res.solve_s,
-            "threads": res.threads if res.threads is not None else params.effective_threads,
-            "backend_version": res.backend_version, "violations": bad,
-            "verified": None if res.solution is None else not bad, "message": res.message,
-            "notes": [*start_note, *res.notes], "model": dict(res.model_stats),
+    return {"status": res.status.value, "objective": objective if not bad else None, "bound": res.bounds.dual,
+            "primal": res.bounds.primal, "own_gap": relative_gap(objective, res.bounds.dual),
+            "proven": res.status is Status.OPTIMAL, "build_s": res.timing.build_s, "solve_s": res.timing.solve_s,
+            "threads": res.provenance.threads if res.provenance.threads is not None else params.effective_threads,
+            "backend_version": res.provenance.backend_version, "violations": bad,
+            "verified": None if res.solution is None else not bad, "message": res.termination.detail,
+            "notes": [*start_note, *res.notes], "model": dict(res.provenance.model_stats),
             "placed": None if res.allocation is None else len(res.allocation), "warm_start": opts.warm_start,
-            "warm_start_used": False if start_note else res.warm_start_used,
+            "warm_start_used": False if start_note else res.provenance.warm_start_used,
             "neutral_objective": _neutral(kind, inst, res.allocation) if objective is not None and not bad else None}
 
 
@@ -284,10 +283,10 @@ def run_bound(case: BoundCase, *, threads: int = 1) -> dict[str, Any]:
     else:
         res = _kinds().methods[method].solve(inst, case.backend, SolveParams(time_limit_s=case.time_limit_s,
                                                                              threads=threads, seed=case.seed))
-        out.update(bound=res.dual_bound, bound_method=f"{method}@{res.backend}", bound_status=res.termination.value,
-                   proven=res.termination is Termination.OPTIMAL, status="ok" if res.dual_bound is not None
-                   else "no-bound", build_s=res.build_s, bound_solve_s=res.solve_s, threads=res.threads,
-                   backend_version=res.backend_version)
+        out.update(bound=res.bounds.dual, bound_method=f"{method}@{res.provenance.backend}", bound_status=res.status.value,
+                   proven=res.status is Status.OPTIMAL, status="ok" if res.bounds.dual is not None
+                   else "no-bound", build_s=res.timing.build_s, bound_solve_s=res.timing.solve_s, threads=res.provenance.threads,
+                   backend_version=res.provenance.backend_version)
     out["own_gap"] = relative_gap(online, out["bound"])
     out["verified"] = not sim.unfinished
     return out
