@@ -123,7 +123,8 @@ def bench_command(
                                        help="Concurrent runs (default: cores / threads; never more)."),
     threads: int = typer.Option(1, "--threads", help="Solver threads per run (threads x workers <= cores)."),
     executor: Executor = typer.Option(Executor.local, "--executor", help="local (worker processes here) or dask."),
-    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address, tcp://HOST:PORT."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address, tcp://HOST:PORT "
+                                         "(--executor dask without it: a LocalCluster of --workers processes here)."),
     time_limit: float | None = typer.Option(None, "--time-limit",
                                             help="Solver limit per run in seconds (overrides the suite's)."),
     seed: int = typer.Option(0, "--seed", help="Added to every case's seeds (instances, workloads, policies)."),

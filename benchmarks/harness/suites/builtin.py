@@ -16,6 +16,7 @@ registered by plugins) join without an edit here:
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from schedlab.benchmarks.harness.cases import BoundCase, Case, GapCase, ReplayCase, Suite
@@ -94,6 +95,14 @@ def pop_method(kind: str) -> str | None:
     return None if m is None else m.name
 
 
+@functools.cache
+def _available(name: str) -> bool:
+    """A backend's availability (a smoke solve), checked once per process: a suite asks per kind."""
+    from schedlab.formulations import BACKENDS
+
+    return BACKENDS[name]().availability().ok
+
+
 def backends(n: int = 2, needs: str = "mip") -> tuple[str, ...]:
     """The first ``n`` available backends (in :data:`BACKEND_PREFERENCE` order) with capability ``needs``."""
     from schedlab.formulations import BACKENDS
@@ -101,8 +110,7 @@ def backends(n: int = 2, needs: str = "mip") -> tuple[str, ...]:
     names = [b for b in BACKEND_PREFERENCE if b in BACKENDS] + [b for b in BACKENDS if b not in BACKEND_PREFERENCE]
     out = []
     for name in names:
-        be = BACKENDS[name]()
-        if needs in be.capabilities and be.availability().ok:
+        if needs in BACKENDS[name]().capabilities and _available(name):
             out.append(name)
         if len(out) == n:
             break
