@@ -43,14 +43,17 @@ job whose GPUs are worth more to others waits until contention drops.
 from __future__ import annotations
 
 import time
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import field_validator
 
 from schedlab.formulations.backends import BACKENDS, quick_availability
 from schedlab.formulations.base import MIN_SOLVE_S
 from schedlab.formulations.policies.base import RoundPolicy, ViewSnapshot
-from schedlab.formulations.policies.joint_snapshot import OptionTables, holding, joint_snapshot
+from schedlab.formulations.joint_instance import JointInstance, JointObjective
+from schedlab.formulations.joint_rigid import RIGID_DECISIONS
+from schedlab.formulations.policies.joint_snapshot import OptionTables, holding, joint_snapshot, rigid_snapshot
 from schedlab.formulations.result import SolveParams, Termination
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.registry import (
@@ -63,9 +66,14 @@ from schedlab.scheduling.registry import (
     ours,
 )
 from schedlab.topology.cluster import Cluster
-from schedlab.topology.errors import SolverError
+from schedlab.scheduling.instance import Instance
+from schedlab.topology.errors import SolverError, SpecError
 
 NODE_LIMIT_BACKENDS = ("highs", "scip", "cbc", "scipy")
+#: ``decisions`` -> what the round's model decides (``resizable``: the joint twin; ``rigid``: ``joint-rigid``)
+DECISION_SETS = {"resizable": BASE_DECISIONS | {Decision.PREEMPTION, Decision.GPUS, Decision.PLAN},
+                 "rigid": BASE_DECISIONS | RIGID_DECISIONS}
+OBJECTIVE_NAMES = ("family", "neutral")
 
 
 class ExactJointParams(PolicyParams):
@@ -99,6 +107,27 @@ class ExactJointParams(PolicyParams):
         "perfmodel", neutral="perfmodel is the full joint model",
         description="option tables: perfmodel (plans and resources chosen from the perf model's "
         "tables) or request (every job keeps its requested GPUs and plan: placement only)")
+    decisions: Literal["resizable", "rigid"] = ours(
+        "resizable", neutral="resizable is the joint twin (Rubick's problem)",
+        description="decision set solved each round: resizable (the joint twin: admission, placement, GPU "
+        "count, plan, preemption) or rigid (the joint-rigid twin: GPU counts and plans at the request, the "
+        "set of FIFO, Synergy, AntMan, ...)")
+    objective: Literal["family", "neutral"] = ours(
+        "family", neutral="family is the joint kind's own objective",
+        description="objective solved each round: family (sum of normalised throughputs, Rubick's) or "
+        "neutral (est-avg-jct of formulations.neutral, minimised exactly; the penalty is then in units of "
+        "the snapshot's mean remaining run time)")
+    warm_start: str | None = ours(
+        None, description="a registered policy (e.g. rubick) whose decision on the same snapshot is the "
+        "solver's MIP start each round (None: the running allocation); resolved by the registry that "
+        "builds the policy (schedlab.benchmarks.registry.all_policies), never imported here")
+
+    @field_validator("warm_start")
+    @classmethod
+    def _warm_start(cls, v: str | None) -> str | None:
+        if v is not None and (not v.strip() or v == "exact-joint"):
+            raise ValueError("warm_start names another registered policy (a heuristic such as rubick)")
+        return v
 
     @field_validator("backend")
     @classmethod
@@ -129,7 +158,9 @@ class ExactJointParams(PolicyParams):
 
 
 class ExactJointPolicy(RoundPolicy):
-    """See the module docstring. ``last_result``: the latest round's :class:`SolveResult` (or None)."""
+    """See the module docstring. ``last_result``: the latest round's :class:`SolveResult` (or None).
+    ``registry``: the policy registry a ``warm_start`` name is resolved in (given by
+    :func:`schedlab.benchmarks.registry.all_policies`; formulations never import heuristics)."""
 
     name = "exact-joint"
     oracle = False
@@ -137,32 +168,55 @@ class ExactJointPolicy(RoundPolicy):
     def __init__(self, *, backend: str = "highs", method: str = "joint", time_limit_s: float = 10.0,
                  node_limit: int = 0, deterministic_limit_s: float = 0.0, interval_s: float = 60.0,
                  reconfig_penalty: float = 0.05, threads: int = 1, max_gpus: int = 0, source: str = "perfmodel",
-                 seed: int = 0) -> None:
+                 decisions: str = "resizable", objective: str = "family", warm_start: str | None = None,
+                 registry: Mapping[str, Any] | None = None, seed: int = 0) -> None:
         super().__init__(interval_s, seed=seed)
         self.backend, self.method, self.time_limit_s = backend, method, time_limit_s
         self.node_limit, self.deterministic_limit_s = node_limit or None, deterministic_limit_s or None
         self.reconfig_penalty, self.threads, self.max_gpus, self.source = reconfig_penalty, threads, max_gpus, source
+        if decisions not in DECISION_SETS:
+            raise SpecError(f"unknown decision set {decisions!r}; known: {', '.join(DECISION_SETS)}",
+                            source="<exact-joint>", field="decisions")
+        if objective not in OBJECTIVE_NAMES:
+            raise SpecError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVE_NAMES)}",
+                            source="<exact-joint>", field="objective")
+        self.decision_set, self.objective_name = decisions, objective
+        #: what this configuration decides (the gap harness measures it in this set's twin)
+        self.decisions = DECISION_SETS[decisions]
+        self.warm_start = warm_start
+        self._hint_policy = resolve_warm_start(warm_start, registry, seed)
         self._tables: OptionTables | None = None
         self._steady: tuple | None = None
         self.last_result = None
 
     def tables(self, cluster: Cluster) -> OptionTables:
         if self._tables is None or self._tables.cluster is not cluster:
-            self._tables = OptionTables(cluster, max_gpus=self.max_gpus, source=self.source, counters=self.counters)
+            source = "request" if self.decision_set == "rigid" else self.source
+            self._tables = OptionTables(cluster, max_gpus=self.max_gpus, source=source, counters=self.counters)
         return self._tables
+
+    def snapshot(self, snap: ViewSnapshot) -> JointInstance:
+        """The round's model instance: the snapshot's joint instance in this configuration's decision
+        set (rigid: :func:`~schedlab.formulations.policies.joint_snapshot.rigid_snapshot`, the
+        ``joint-rigid`` twin's restriction) under its objective."""
+        objective = JointObjective.NEUTRAL if self.objective_name == "neutral" else JointObjective.SUM
+        tables = self.tables(snap.instance.cluster)
+        jinst = joint_snapshot(snap, tables, self.reconfig_penalty, objective=objective)
+        return rigid_snapshot(jinst, tables) if self.decision_set == "rigid" else jinst
 
     def round(self, snap: ViewSnapshot) -> Allocation:
         t0 = time.perf_counter()
         inst = snap.instance
         key = (tuple(j.id for j in inst.jobs), dict(inst.current.assignments), dict(inst.reserved), dict(inst.quotas))
-        if key == self._steady:
+        if key == self._steady and self.objective_name == "family":
             self.counters["rounds-unchanged"] += 1
             return inst.current
         self._steady, self.last_result = None, None
-        jinst = joint_snapshot(snap, self.tables(inst.cluster), self.reconfig_penalty)
+        jinst = self.snapshot(snap)
+        hint = self._hint(inst, jinst)
         left = self.time_limit_s - (time.perf_counter() - t0)
         while True:
-            res = self._solve(jinst, left)
+            res = self._solve(jinst, left, hint)
             if res is None:
                 return inst.current
             preempted = {ja.job_id for ja in jinst.base.current} - set(res.allocation.assignments)
@@ -172,6 +226,7 @@ class ExactJointPolicy(RoundPolicy):
             # them, their resources held, so that no start uses what they still hold
             self.counters["re-solved:preemption"] += 1
             jinst = holding(jinst, preempted)
+            hint = None if hint is None else Allocation.of(ja for ja in hint if ja.job_id not in preempted)
             left = self.time_limit_s - (time.perf_counter() - t0)
         term = res.termination
         target = res.allocation
@@ -179,15 +234,29 @@ class ExactJointPolicy(RoundPolicy):
             self._steady = key
         return target
 
-    def _solve(self, jinst, left: float):
+    def _hint(self, inst: Instance, jinst: JointInstance) -> Allocation | None:
+        """The named heuristic's decision on the same snapshot, restricted to the model's jobs (the
+        MIP start); ``None`` without ``warm_start`` (the running allocation is the start then)."""
+        if self._hint_policy is None:
+            return None
+        t0 = time.perf_counter()
+        alloc = self._hint_policy.decide(inst, seed=self.seed)
+        self.hint_s += time.perf_counter() - t0
+        ids = jinst.base.job_by_id
+        return Allocation.of(ja for ja in alloc if ja.job_id in ids)
+
+    hint_s = 0.0  # seconds spent in the warm-start heuristic's decisions (instance attribute once set)
+
+    def _solve(self, jinst: JointInstance, left: float, hint: Allocation | None = None):
         """One solve of ``jinst`` within ``left`` seconds; ``None`` (counted) when the round must keep
-        the running allocation."""
+        the running allocation. ``hint``: the warm-start heuristic's decision (else the running one)."""
         if left < MIN_SOLVE_S:
             self.counters["kept-current:budget"] += 1
             return None
         cur = jinst.base.current
+        start = hint if hint is not None else (cur if len(cur) else None)
         params = SolveParams(time_limit_s=left, node_limit=self.node_limit, deterministic_limit=self.deterministic_limit_s,
-                             threads=self.threads, seed=self.seed, warm_start=cur if len(cur) else None)
+                             threads=self.threads, seed=self.seed, warm_start=start)
         self.counters["solves"] += 1
         try:
             res = solver_of(self.method)(jinst, self.backend, params)
@@ -195,6 +264,8 @@ class ExactJointPolicy(RoundPolicy):
             self.counters["kept-current:solver-error"] += 1
             return None
         self.last_result = res
+        if hint is not None:
+            self.counters[f"warm-start:{'used' if res.warm_start_used else 'not-used'}"] += 1
         if res.allocation is None:
             self.counters[f"kept-current:{res.termination.value}"] += 1
             return None
@@ -204,6 +275,25 @@ class ExactJointPolicy(RoundPolicy):
         if res.termination is not Termination.OPTIMAL:
             self.counters[f"incumbent:{res.termination.value}"] += 1
         return res
+
+
+def resolve_warm_start(name: str | None, registry: Mapping[str, Any] | None, seed: int):
+    """The policy object a ``warm_start`` name stands for, built from ``registry`` (a
+    :class:`~schedlab.scheduling.registry.PolicyRegistry`), or ``None`` without a name."""
+    if name is None:
+        return None
+    if registry is None:
+        raise SpecError(f"warm_start={name!r} needs the policy registry to resolve it: build exact-joint "
+                        "through schedlab.benchmarks.registry.all_policies()", source="<exact-joint>",
+                        field="exact-joint.warm_start")
+    if name not in registry:
+        raise SpecError(f"unknown warm-start policy {name!r}; known: {', '.join(sorted(registry))}",
+                        source="<exact-joint>", field="exact-joint.warm_start")
+    spec = registry[name]
+    if spec.family is PolicyFamily.EXACT:
+        raise SpecError(f"warm_start={name!r} solves a model itself; name a heuristic", source="<exact-joint>",
+                        field="exact-joint.warm_start")
+    return spec.build({}, seed=seed, source="<exact-joint warm_start>")
 
 
 def solver_of(method: str):
@@ -219,6 +309,6 @@ EXACT_POLICIES.register(PolicySpec(
     "(sum of normalised throughputs, reconfiguration penalty) on the snapshot and moves to its optimum",
     PolicyFamily.EXACT, ExactJointParams, preemptive=True, twins=("joint",),
     reference="Rubick (MLSys'25) Sec. 4 problem, solved exactly per round (issue 15)",
-    decisions=BASE_DECISIONS | {Decision.PREEMPTION, Decision.GPUS, Decision.PLAN}))
+    decisions=DECISION_SETS["resizable"]))
 
-__all__ = ["EXACT_POLICIES", "ExactJointParams", "ExactJointPolicy"]
+__all__ = ["DECISION_SETS", "EXACT_POLICIES", "ExactJointParams", "ExactJointPolicy", "resolve_warm_start"]
