@@ -67,6 +67,7 @@ from schedlab.scheduling.registry import (
 )
 from schedlab.topology.cluster import Cluster
 from schedlab.scheduling.instance import Instance
+from schedlab.scheduling.resources import Resources
 from schedlab.topology.errors import SolverError, SpecError
 
 NODE_LIMIT_BACKENDS = ("highs", "scip", "cbc", "scipy")
@@ -207,14 +208,15 @@ class ExactJointPolicy(RoundPolicy):
     def round(self, snap: ViewSnapshot) -> Allocation:
         t0 = time.perf_counter()
         inst = snap.instance
-        key = (tuple(j.id for j in inst.jobs), dict(inst.current.assignments), dict(inst.reserved), dict(inst.quotas))
-        if key == self._steady and self.objective_name == "family":
-            self.counters["rounds-unchanged"] += 1
+        settled = self._settled(inst)
+        if settled is not None:
+            self.counters[settled] += 1
             return inst.current
         self._steady, self.last_result = None, None
         jinst = self.snapshot(snap)
         hint = self._hint(inst, jinst)
         left = self.time_limit_s - (time.perf_counter() - t0)
+        resolved = False
         while True:
             res = self._solve(jinst, left, hint)
             if res is None:
@@ -225,14 +227,54 @@ class ExactJointPolicy(RoundPolicy):
             # the preempted jobs hold their resources until their checkpoint: solve again without
             # them, their resources held, so that no start uses what they still hold
             self.counters["re-solved:preemption"] += 1
+            resolved = True
             jinst = holding(jinst, preempted)
             hint = None if hint is None else Allocation.of(ja for ja in hint if ja.job_id not in preempted)
             left = self.time_limit_s - (time.perf_counter() - t0)
-        term = res.termination
         target = res.allocation
-        if term is Termination.OPTIMAL and dict(target.assignments) == key[1]:
-            self._steady = key
+        if res.termination is Termination.OPTIMAL and not resolved and self.objective_name == "family":
+            cur = inst.current
+            changed = frozenset(ja.job_id for ja in target if cur.get(ja.job_id) != ja)
+            self._steady = (frozenset(j.id for j in inst.jobs), target, dict(inst.reserved), dict(inst.quotas),
+                            changed)
         return target
+
+    def _settled(self, inst: Instance) -> str | None:
+        """The counter of a round answered without solving, or ``None`` when it must be solved.
+
+        With the family objective the model depends only on the jobs, the running allocation, the
+        reserved capacity and the quotas (option tables are fixed per job; progress and the clock do
+        not enter it). Let the previous round be solved to proven optimality without preemption re-solves,
+        on jobs ``J1`` with running allocation ``C1``, giving ``T``. If now every job of ``J1`` still
+        holds what ``T`` gave it, except that jobs ``T`` started or reconfigured may be restoring (frozen:
+        out of the decision, their resources reserved), and nothing else changed (no arrival,
+        completion, job back from restoring, quota), then ``T`` is still optimal: an allocation ``A`` of
+        the new model with ``T``'s frozen jobs added is feasible for the old one, and the penalty counts
+        obey ``changed_C1(A) <= changed_C1(T) + changed_T(A)``, so ``A`` cannot beat keeping ``T``. The
+        round keeps the running allocation (``rounds-unchanged`` when ``T`` changed nothing and the
+        snapshot is the same, ``rounds-settled`` otherwise). The neutral objective depends on progress
+        and time: it is solved every round."""
+        last = self._steady
+        if last is None or self.objective_name != "family":
+            return None
+        jobs1, target, reserved1, quotas1, changed = last
+        ids = {j.id for j in inst.jobs}
+        if dict(inst.quotas) != quotas1 or not ids <= jobs1 or len(ids) != len(inst.jobs):
+            return None
+        gone = jobs1 - ids
+        if not gone <= changed:
+            return None
+        cur = inst.current
+        if len(cur) != sum(1 for j in ids if j in target.assignments) or any(
+                cur.get(j) != target.get(j) for j in ids):
+            return None
+        expect = dict(reserved1)
+        for jid in gone:
+            for m, r in target[jid].placement.items():
+                expect[m] = expect.get(m, Resources()) + r
+        if not _same_capacity(expect, dict(inst.reserved)):
+            return None
+        return "rounds-unchanged" if not changed and not gone else "rounds-settled"
 
     def _hint(self, inst: Instance, jinst: JointInstance) -> Allocation | None:
         """The named heuristic's decision on the same snapshot, restricted to the model's jobs (the
@@ -275,6 +317,15 @@ class ExactJointPolicy(RoundPolicy):
         if res.termination is not Termination.OPTIMAL:
             self.counters[f"incumbent:{res.termination.value}"] += 1
         return res
+
+
+def _same_capacity(a: Mapping[str, Resources], b: Mapping[str, Resources]) -> bool:
+    zero = Resources()
+    for m in set(a) | set(b):
+        x, y = a.get(m, zero), b.get(m, zero)
+        if x.gpus != y.gpus or x.cpus != y.cpus or abs(x.mem_gb - y.mem_gb) > 1e-6:
+            return False
+    return True
 
 
 def resolve_warm_start(name: str | None, registry: Mapping[str, Any] | None, seed: int):
