@@ -9,7 +9,8 @@ included), average JCT, makespan, and the policy's counters (``metrics["policy_c
 solves, rounds answered from the steady state, solves ended at a limit with an incumbent, ...), with
 the load average beside each figure. ``--jobs N`` keeps the first N jobs by arrival (a prefix of the
 same replay; 0 = all 406) and says so in the output. ``--profile POLICY`` runs that policy's replay
-under cProfile and prints the top entries by internal and by cumulative time.
+under cProfile (timer: the process's CPU time, so that waiting for a core on a loaded machine does not
+count) and prints the top entries by internal and by cumulative time.
 
 The ratio ``exact-joint wall / rubick wall`` is the figure the issue targets (< 10).
 """
@@ -39,7 +40,9 @@ def replay(policy: str, params: dict[str, Any], *, jobs: int = 0, seed: int = 0,
     if jobs:
         js = js[:jobs]
     pol = all_policies().build(policy, params, seed=seed, source="<bench_exact_loop>")
-    prof = cProfile.Profile() if profile else None
+    # CPU-time profile (all threads of the process): on a shared, loaded machine wall time mostly
+    # measures waiting for a core
+    prof = cProfile.Profile(time.process_time) if profile else None
     load0 = os.getloadavg()
     c0, t0 = time.process_time(), time.perf_counter()
     if prof is not None:

@@ -178,6 +178,10 @@ class JointInstance:
     machines: tuple[str, ...] | None = None
     pricing: str = "table"
     fixed_plans: bool = False
+    #: a :class:`~schedlab.perfmodel.PerfModel` of ``base.cluster`` that ``pricing="perfmodel"`` may reuse
+    #: (its caches survive from one instance to the next: exact-in-the-loop rounds); not part of the
+    #: instance's value (not compared, not saved)
+    perf_model: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", MappingProxyType({k: tuple(v) for k, v in self.options.items()}))

@@ -144,7 +144,8 @@ def joint_snapshot(snap: ViewSnapshot, tables: OptionTables, reconfig_penalty: f
     base = Instance(inst.cluster, jobs, current=inst.current, quotas=quotas, reserved=inst.reserved,
                     time=inst.time, progress={j: p for j, p in inst.progress.items() if j not in out})
     return JointInstance(base, options, ref, reconfig_penalty=reconfig_penalty, objective=objective,
-                         pricing="perfmodel" if perf_priced and jobs else "table")
+                         pricing="perfmodel" if perf_priced and jobs else "table",
+                         perf_model=None if tables.perf is None else tables.perf.pm)
 
 
 def rigid_snapshot(jinst: JointInstance, tables: OptionTables) -> JointInstance:
