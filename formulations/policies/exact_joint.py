@@ -50,12 +50,18 @@ from pydantic import field_validator
 
 from schedlab.formulations.backends import BACKENDS, quick_availability
 from schedlab.formulations.base import MIN_SOLVE_S
-from schedlab.formulations.policies.base import RoundPolicy, ViewSnapshot
 from schedlab.formulations.joint_instance import JointInstance, JointObjective
 from schedlab.formulations.joint_rigid import RIGID_DECISIONS
-from schedlab.formulations.policies.joint_snapshot import OptionTables, holding, joint_snapshot, rigid_snapshot
+from schedlab.formulations.policies.base import RoundPolicy, ViewSnapshot
+from schedlab.formulations.policies.joint_snapshot import (
+    OptionTables,
+    holding,
+    joint_snapshot,
+    rigid_snapshot,
+)
 from schedlab.formulations.result import SolveParams, Termination
 from schedlab.scheduling.allocation import Allocation
+from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.registry import (
     BASE_DECISIONS,
     Decision,
@@ -65,9 +71,8 @@ from schedlab.scheduling.registry import (
     PolicySpec,
     ours,
 )
-from schedlab.topology.cluster import Cluster
-from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.resources import Resources
+from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SolverError, SpecError
 
 NODE_LIMIT_BACKENDS = ("highs", "scip", "cbc", "scipy")
