@@ -58,6 +58,8 @@ def replay(policy: str, params: dict[str, Any], *, jobs: int = 0, seed: int = 0,
         "avg_jct_h": round(sum(r.end - r.arrival for r in recs) / len(recs) / 3600, 4) if recs else None,
         "makespan_h": round(max(r.end for r in recs) / 3600, 4) if recs else None,
         "unfinished": len(res.unfinished), "counters": dict(res.metrics.get("policy_counters", {})),
+        # solves that did not prove optimality: (simulated time, termination)
+        "not_optimal": [[round(t, 1), why] for t, why in getattr(pol, "limit_log", [])],
         "load_avg_before": [round(x, 2) for x in load0], "load_avg_after": [round(x, 2) for x in os.getloadavg()]}
     if prof is not None:
         for key in ("tottime", "cumulative"):

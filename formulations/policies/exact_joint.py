@@ -16,6 +16,28 @@ option tables from the perf model, reference throughputs, quotas left after rest
 preempted: a linear stand-in for Rubick's ``(T - N delta)/T > 0.97`` rule). Guaranteed jobs take only
 options at or above their SLO and minRes, within their tenant's quota (the joint model's rules).
 
+**A mirror of a heuristic** (issue 21 item 6): three parameters say which exact problem a round solves,
+so that "the exact per-round decision of policy P's own problem" replays on the same trace as P:
+
+* ``decisions``: ``resizable`` (the ``joint`` twin: admission, placement, GPU count, plan, preemption;
+  Rubick's set) or ``rigid`` (the ``joint-rigid`` twin, :func:`~schedlab.formulations.joint_rigid.rigid_instance`:
+  GPU counts and plans at the request; the set of FIFO, Synergy, AntMan, ...). The rigid model is built
+  from ``source="request"`` tables cached across rounds
+  (:func:`~schedlab.formulations.policies.joint_snapshot.rigid_snapshot`, tested equal to the twin's
+  restriction);
+* ``objective``: ``family`` (above) or ``neutral``: ``est-avg-jct`` (:mod:`~schedlab.formulations.neutral`)
+  minimised exactly (``JointObjective.NEUTRAL``: a placed job's term ``d_j / r_j`` is a constant per
+  option, so the model stays linear); the penalty is then charged in units of the snapshot's mean
+  remaining run time;
+* ``interval_s``: the round cadence.
+
+``warm_start=POLICY`` gives the solver the named heuristic's ``decide()`` on the same snapshot as its
+MIP start (else the running allocation); ``counters["warm-start:used"]`` / ``["warm-start:not-used"]``
+say whether the backend took it (``SolveResult.warm_start_used``). The name is resolved by the registry
+that builds the policy (:func:`schedlab.benchmarks.registry.all_policies` passes itself as
+``registry``): formulations never import heuristics. In gap tables this policy solving its twin under
+the family objective is a ``check`` (gap 0); with ``objective=neutral`` it is a result.
+
 **Preemptions**: a preempted job holds its resources until its checkpoint is saved (a reconfigured
 one frees them within the decision), which the joint model does not know. When the optimum preempts
 running jobs, the round is solved again with those jobs out and their resources held
@@ -32,9 +54,13 @@ spent before the solver could start (``kept-current:budget``) keeps the running 
 unchanged for the round; the simulation never stops on a solver failure. ``node_limit`` /
 ``deterministic_limit_s`` add deterministic limits (same seed, same records even when they bind).
 
-**Steady rounds**: when the previous round was solved to proven optimality, changed nothing, and the
-snapshot (jobs, running allocation, reserved capacity, quotas) is the same, the model is the same
-and so is its optimum: the round is answered without solving (``rounds-unchanged``).
+**Settled rounds** (family objective only: the neutral one depends on progress and the clock): when the
+previous round was solved to proven optimality without preemption re-solves and the snapshot is what
+that decision made of it (every job holds what the decision gave it, the jobs it started or
+reconfigured possibly restoring; no arrival, completion, job back from restoring or quota change),
+its optimum is still optimal (:meth:`ExactJointPolicy._settled` proves it) and the round keeps the
+running allocation without solving (``rounds-unchanged`` when the decision changed nothing,
+``rounds-settled`` otherwise).
 
 Limitation: the objective is the instantaneous throughput (no fairness or waiting-time term), so a
 job whose GPUs are worth more to others waits until contention drops.
@@ -194,6 +220,9 @@ class ExactJointPolicy(RoundPolicy):
         self._tables: OptionTables | None = None
         self._steady: tuple | None = None
         self.last_result = None
+        #: ``(simulated time, termination)`` of every solve that did not prove optimality (a limit hit, no
+        #: solution, an error): which rounds' decisions are incumbents or kept the running allocation
+        self.limit_log: list[tuple[float, str]] = []
 
     def tables(self, cluster: Cluster) -> OptionTables:
         if self._tables is None or self._tables.cluster is not cluster:
@@ -309,8 +338,11 @@ class ExactJointPolicy(RoundPolicy):
             res = solver_of(self.method)(jinst, self.backend, params)
         except SolverError:
             self.counters["kept-current:solver-error"] += 1
+            self.limit_log.append((jinst.base.time, "solver-error"))
             return None
         self.last_result = res
+        if res.termination is not Termination.OPTIMAL:
+            self.limit_log.append((jinst.base.time, res.termination.value))
         if hint is not None:
             self.counters[f"warm-start:{'used' if res.warm_start_used else 'not-used'}"] += 1
         if res.allocation is None:
