@@ -193,3 +193,25 @@ def test_jointinstance_neutral_objective_round_trips():
     inst = dataclasses.replace(generate_joint(preset("rubick-64"), 4, seed=0), objective=JointObjective.NEUTRAL)
     back = JointInstance.from_dict(inst.to_dict())
     assert back.objective is JointObjective.NEUTRAL and dict(back.neutral_terms) == dict(inst.neutral_terms)
+
+
+def test_settled_rounds_change_no_record(make_cluster, monkeypatch):
+    """Rounds answered without solving (the previous optimum provably still optimal) give the same
+    replay, record for record, as solving every round."""
+    from schedlab.formulations.policies.exact_joint import ExactJointPolicy
+
+    cl = make_cluster(machines=2, gpus=4, cpus=64, mem=512.0)
+    jobs = tuple(dataclasses.replace(j, arrival=200.0 * i) for i, j in enumerate(_perf_jobs())) + (
+        rigid("u", 2, 900.0, arrival=100.0),)
+
+    def run():
+        pol = SPEC.build(FAST, seed=0)
+        res = simulate(cl, jobs, pol)
+        return repr([dataclasses.asdict(r) for r in res.jobs]), pol.counters
+
+    fast, counters = run()
+    assert counters["rounds-settled"] >= 1
+    monkeypatch.setattr(ExactJointPolicy, "_settled", lambda self, inst: None)
+    slow, every = run()
+    assert every["rounds-settled"] == every["rounds-unchanged"] == 0 and every["solves"] > counters["solves"]
+    assert fast == slow
