@@ -131,6 +131,9 @@ class ExactJointParams(PolicyParams):
                                    description="objective charge per running job reconfigured, moved or "
                                                "preempted, in normalised-throughput units (a restart cost delta "
                                                "amortised over the time a change pays off: 78 s / ~26 min ~ 0.05)")
+    rel_gap: float = ours(1e-6, gt=0.0, lt=1.0, neutral="SolveParams' default: optimal within 1e-6",
+                          description="relative gap within which a round's solution counts as optimal (the "
+                                      "status rule's tolerance, passed to the solver; a wider one solves faster)")
     threads: int = ours(1, ge=1, neutral="solver threads: 1 is deterministic",
                         description="solver threads (1 = deterministic on every backend)")
     max_gpus: int = ours(0, ge=0, description="largest GPU count in a reconfigurable job's option table "
@@ -199,13 +202,14 @@ class ExactJointPolicy(RoundPolicy):
 
     def __init__(self, *, backend: str = "highs", method: str = "joint", time_limit_s: float = 10.0,
                  node_limit: int = 0, deterministic_limit_s: float = 0.0, interval_s: float = 60.0,
-                 reconfig_penalty: float = 0.05, threads: int = 1, max_gpus: int = 0, source: str = "perfmodel",
+                 reconfig_penalty: float = 0.05, rel_gap: float = 1e-6, threads: int = 1, max_gpus: int = 0, source: str = "perfmodel",
                  decisions: str = "resizable", objective: str = "family", warm_start: str | None = None,
                  registry: Mapping[str, Any] | None = None, seed: int = 0) -> None:
         super().__init__(interval_s, seed=seed)
         self.backend, self.method, self.time_limit_s = backend, method, time_limit_s
         self.node_limit, self.deterministic_limit_s = node_limit or None, deterministic_limit_s or None
         self.reconfig_penalty, self.threads, self.max_gpus, self.source = reconfig_penalty, threads, max_gpus, source
+        self.rel_gap = rel_gap
         if decisions not in DECISION_SETS:
             raise SpecError(f"unknown decision set {decisions!r}; known: {', '.join(DECISION_SETS)}",
                             source="<exact-joint>", field="decisions")
@@ -332,7 +336,7 @@ class ExactJointPolicy(RoundPolicy):
         cur = jinst.base.current
         start = hint if hint is not None else (cur if len(cur) else None)
         params = SolveParams(time_limit_s=left, node_limit=self.node_limit, deterministic_limit=self.deterministic_limit_s,
-                             threads=self.threads, seed=self.seed, warm_start=start)
+                             threads=self.threads, seed=self.seed, warm_start=start, rel_gap=self.rel_gap)
         self.counters["solves"] += 1
         try:
             res = solver_of(self.method)(jinst, self.backend, params)

@@ -127,7 +127,7 @@ def test_rigid_decisions_keep_every_request_resizable_ones_need_not(make_cluster
 
 def test_bad_mode_parameters_name_the_field():
     for name, value in {"decisions": "elastic", "objective": "jct", "warm_start": "exact-joint",
-                        "interval_s": 0}.items():
+                        "interval_s": 0, "rel_gap": 1.0}.items():
         with pytest.raises(SpecError) as ei:
             SPEC.validate({name: value})
         assert ei.value.field == f"exact-joint.{name}", name
