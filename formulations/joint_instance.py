@@ -283,9 +283,24 @@ class JointInstance:
     def norm(self, ja: JobAllocation) -> float:
         """Normalised throughput of one job's allocation (its price over its reference; raises
         :class:`SolverError` when it cannot run: invalid plan, too little CPU or host memory, shape
-        outside the tables)."""
-        job = self.base.job(ja.job_id)
-        return self.pricer.price(job, ja, footprint(self, ja)) / self.ref_throughput[job.id]
+        outside the tables). Memoised per instance: the models, the verifier, the objective and a warm
+        start's check price the same allocations several times."""
+        key = (ja.job_id, ja.plan, tuple(sorted(ja.placement.items())))
+        hit = self._norms.get(key)
+        if hit is None:
+            job = self.base.job(ja.job_id)
+            try:
+                hit = self.pricer.price(job, ja, footprint(self, ja)) / self.ref_throughput[job.id]
+            except SolverError as e:
+                hit = e
+            self._norms[key] = hit
+        if isinstance(hit, SolverError):
+            raise hit.with_traceback(None)
+        return hit
+
+    @cached_property
+    def _norms(self) -> dict[tuple, float | SolverError]:
+        return {}
 
     def value(self, ja: JobAllocation) -> float:
         """The objective's value of one job's allocation (:meth:`gain` of :meth:`norm`: the weighted
