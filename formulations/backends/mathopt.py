@@ -102,14 +102,14 @@ class MathOptBackend:
         return f"ortools-mathopt-{self._solver.lower()} {ortools.__version__}"
 
     def solve(self, model: Model, params: SolveParams) -> RawResult:
-        from ortools.math_opt import model_parameters_pb2, solution_pb2
-        from ortools.math_opt.core.python import solver as core_solver
-        from ortools.math_opt.python import callback, init_arguments, mathopt
+        from ortools.math_opt.python import mathopt
 
         t0 = time.perf_counter()
         proto = _model_proto(model, params, t0)
         if proto is None:
             return out_of_time(t0, 1 if self._solver == "GSCIP" else None)
+        m = mathopt.Model.from_model_proto(proto)
+        xs = [m.get_variable(i) for i in range(len(model.vars))]
         sp = mathopt.SolveParameters(relative_gap_tolerance=params.backend_rel_gap, random_seed=params.seed,
                                      enable_output=params.verbose)
         threads = None
@@ -120,34 +120,26 @@ class MathOptBackend:
             threads = 1 if self._solver == "GSCIP" else None
         if params.node_limit is not None:
             sp.node_limit = params.node_limit
-        mp = model_parameters_pb2.ModelSolveParametersProto()
+        mp = None
         if model.hints and "warm_start" in self.capabilities:
-            hint = mp.solution_hints.add()
-            ids = sorted(model.hints)
-            hint.variable_values.ids.extend(ids)
-            hint.variable_values.values.extend([model.hints[i] for i in ids])
+            hint = mathopt.SolutionHint(variable_values={xs[i]: v for i, v in model.hints.items()})
+            mp = mathopt.ModelSolveParameters(solution_hints=[hint])
         translate_s = time.perf_counter() - t0
         if params.time_limit_s is not None:
             sp.time_limit = dt.timedelta(seconds=max(0.01, params.time_limit_s - translate_s))
         t1 = time.perf_counter()
         try:
             with quiet_stdout(not params.verbose):
-                # the proto-level call of mathopt.solve (no Python Model to build, no result objects to
-                # parse: both were a fifth of an exact-in-the-loop replay's CPU time)
-                r = core_solver.solve(proto, self._type().value, init_arguments.StreamableSolverInitArguments().to_proto(),
-                                      sp.to_proto(), mp, None, callback.CallbackRegistration().to_proto(), None, None)
+                r = mathopt.solve(m, self._type(), params=sp, model_params=mp)
         except Exception as e:  # noqa: BLE001
             return RawResult(Termination.ERROR, None, None, None, time.perf_counter() - t1, threads,
                              f"{type(e).__name__}: {e}", translate_s=translate_s, limit_hit=False)
         R = mathopt.TerminationReason
-        reason = R(r.termination.reason)
-        sol = r.solutions[0].primal_solution if r.solutions and r.solutions[0].HasField("primal_solution") else None
-        has = sol is not None and sol.feasibility_status == solution_pb2.SOLUTION_STATUS_FEASIBLE
+        reason = r.termination.reason
+        has = r.has_primal_feasible_solution()
         values = None
         if has:
-            values = [0.0] * len(model.vars)
-            for i, v in zip(sol.variable_values.ids, sol.variable_values.values, strict=True):
-                values[i] = float(v)
+            values = [float(v) for v in r.variable_values(xs)]
         b = r.termination.objective_bounds
         primal = b.primal_bound if has and math.isfinite(b.primal_bound) else None
         dual = b.dual_bound if math.isfinite(b.dual_bound) else None
