@@ -12,7 +12,9 @@ same replay; 0 = all 406) and says so in the output. ``--profile POLICY`` runs t
 under cProfile (timer: the process's CPU time, so that waiting for a core on a loaded machine does not
 count) and prints the top entries by internal and by cumulative time.
 
-The ratio ``exact-joint wall / rubick wall`` is the figure the issue targets (< 10).
+The ratios ``exact-joint / rubick`` of CPU and of wall seconds are the figure issue 25 targets (< 10);
+on a shared, loaded machine the CPU ratio is the one that measures the code (wall time there is mostly
+waiting for a core, and the longer replay waits longer).
 """
 
 from __future__ import annotations
@@ -83,9 +85,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     rows = [replay(p, params.get(p, {}), jobs=a.jobs, seed=a.seed, profile=p in a.profile, top=a.top)
             for p in a.policy or ["rubick", "exact-joint"]]
     by = {r["policy"]: r for r in rows}
-    if "rubick" in by and "exact-joint" in by and by["rubick"]["wall_s"] > 0:
-        ratio = by["exact-joint"]["wall_s"] / by["rubick"]["wall_s"]
-        rows.append({"ratio": "exact-joint wall / rubick wall", "value": round(ratio, 2), "target": "< 10"})
+    if "rubick" in by and "exact-joint" in by and by["rubick"]["wall_s"] > 0 and by["rubick"]["cpu_s"] > 0:
+        for what in ("cpu", "wall"):
+            ratio = by["exact-joint"][f"{what}_s"] / by["rubick"][f"{what}_s"]
+            rows.append({"ratio": f"exact-joint {what} / rubick {what}", "value": round(ratio, 2), "target": "< 10"})
     if a.json:
         print(json.dumps(rows, indent=1))
     else:
