@@ -202,7 +202,8 @@ class ExactJointPolicy(RoundPolicy):
 
     def __init__(self, *, backend: str = "highs", method: str = "joint", time_limit_s: float = 10.0,
                  node_limit: int = 0, deterministic_limit_s: float = 0.0, interval_s: float = 60.0,
-                 reconfig_penalty: float = 0.05, rel_gap: float = 1e-6, threads: int = 1, max_gpus: int = 0, source: str = "perfmodel",
+                 reconfig_penalty: float = 0.05, rel_gap: float = 1e-6, threads: int = 1, max_gpus: int = 0,
+                 source: str = "perfmodel",
                  decisions: str = "resizable", objective: str = "family", warm_start: str | None = None,
                  registry: Mapping[str, Any] | None = None, seed: int = 0) -> None:
         super().__init__(interval_s, seed=seed)
@@ -212,15 +213,16 @@ class ExactJointPolicy(RoundPolicy):
         self.rel_gap = rel_gap
         if decisions not in DECISION_SETS:
             raise SpecError(f"unknown decision set {decisions!r}; known: {', '.join(DECISION_SETS)}",
-                            source="<exact-joint>", field="decisions")
+                            source="<exact-joint>", field="exact-joint.decisions")
         if objective not in OBJECTIVE_NAMES:
             raise SpecError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVE_NAMES)}",
-                            source="<exact-joint>", field="objective")
+                            source="<exact-joint>", field="exact-joint.objective")
         self.decision_set, self.objective_name = decisions, objective
         #: what this configuration decides (the gap harness measures it in this set's twin)
         self.decisions = DECISION_SETS[decisions]
         self.warm_start = warm_start
         self._hint_policy = resolve_warm_start(warm_start, registry, seed)
+        self.hint_s = 0.0  # seconds spent in the warm-start heuristic's decisions
         self._tables: OptionTables | None = None
         self._steady: tuple | None = None
         self.last_result = None
@@ -324,8 +326,6 @@ class ExactJointPolicy(RoundPolicy):
         self.hint_s += time.perf_counter() - t0
         ids = jinst.base.job_by_id
         return Allocation.of(ja for ja in alloc if ja.job_id in ids)
-
-    hint_s = 0.0  # seconds spent in the warm-start heuristic's decisions (instance attribute once set)
 
     def _solve(self, jinst: JointInstance, left: float, hint: Allocation | None = None):
         """One solve of ``jinst`` within ``left`` seconds; ``None`` (counted) when the round must keep
