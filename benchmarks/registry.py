@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from schedlab.perfmodel.zoo import MODELS
@@ -33,13 +35,18 @@ def _workloads() -> Iterable[str]:
 def all_policies() -> PolicyRegistry:
     """Every registered policy: the heuristics' registry merged with the formulation-side one
     (policies that solve a model in the loop) and the plugins' (entry points, ``--plugin``). Duplicate
-    names are an error."""
+    names are an error. A policy with a ``warm_start`` parameter (``exact-joint``) is built with this
+    registry (``registry=``) to resolve the name: formulations never import heuristics."""
     from schedlab.benchmarks.harness.plugins import PLUGIN_POLICIES
     from schedlab.formulations import POLICIES as EXACT
     from schedlab.heuristics import POLICIES as HEURISTICS
 
     _plugins()
-    return PolicyRegistry.merged(HEURISTICS, EXACT, PLUGIN_POLICIES)
+    reg = PolicyRegistry.merged(HEURISTICS, EXACT, PLUGIN_POLICIES)
+    for name, spec in list(reg.items()):
+        if "warm_start" in spec.params.model_fields:  # exact-joint: a named heuristic hints its rounds
+            reg[name] = replace(spec, factory=partial(spec.factory, registry=reg))
+    return reg
 
 
 def all_kinds() -> KindRegistry:

@@ -176,13 +176,15 @@ def _policy(kind: Kind, inst: Any, case: GapCase) -> dict[str, Any]:
     # a decision that takes seconds (exact-joint) is not timed again: a fresh process's warm-up is noise there
     decide_s, repeats = (first, 0) if first >= SLOW_DECIDE_S else time_decide(spec, case, inst)
     bad = [str(v) for v in validate_allocation(inst.base, alloc)] or kind.violations(inst, alloc)
-    twin = kind.twin_for(spec.decisions)
+    # a configurable exact policy (exact-joint decisions=rigid) says what this configuration decides
+    twin = kind.twin_for(getattr(policy, "decisions", None) or spec.decisions)
     return {"build_s": t2 - t1, "solve_s": decide_s, "first_call_s": first, "decide_repeats": repeats,
             "threads": 1, "violations": bad, "verified": not bad,
             "placed": len(alloc), "status": "ok" if not bad else "invalid",
             "decision_set": kind.decision_set_of(twin), "twin": None if twin is None else twin.name,
-            # an exact policy (exact-joint) solves the twin itself: a check (its gap must be 0), not a result
-            "check": spec.family is PolicyFamily.EXACT,
+            # an exact policy (exact-joint) solving the twin itself under the family objective is a check
+            # (its gap must be 0), not a result; one solving the neutral objective is a result
+            "check": spec.family is PolicyFamily.EXACT and getattr(policy, "objective_name", "family") == "family",
             "objective": kind.score(inst, alloc) if not bad else None,
             "neutral_objective": _neutral(kind, inst, alloc) if not bad else None}
 
