@@ -152,7 +152,7 @@ def test_warm_start_from_rubick_is_used_and_changes_nothing(make_cluster):
     a, b = warm.decide(inst, seed=0), cold.decide(inst, seed=0)
     assert warm.last_result.provenance.warm_start_used is True and warm.counters["warm-start:used"] == 1
     assert cold.counters["warm-start:used"] == 0
-    assert warm.last_result.termination is cold.last_result.status is Status.OPTIMAL
+    assert warm.last_result.status is cold.last_result.status is Status.OPTIMAL
     assert warm.last_result.objective == pytest.approx(cold.last_result.objective, rel=1e-9)
     assert dict(a.assignments) == dict(b.assignments)
 
