@@ -33,12 +33,30 @@ def report_command(
     out: Path | None = typer.Option(None, "--out", callback=output_dir(),
                                     help="Write the report here instead of into DIR (DIR is only read)."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text or json (the written paths)."),
+    reproduction: bool = typer.Option(False, "--reproduction",
+                                      help="Print the papers' reproduction tables (Markdown: paper figure, ours "
+                                           "over seeds with a 95 % interval, verdict, cases) of the tiresias, "
+                                           "dally and rubick records in DIR; with --out also write "
+                                           "reproduction.md there."),
 ) -> None:
     """Write DIR/report.html (plots embedded), DIR/report.md, DIR/plots/*.png and DIR/results.csv
-    (+ .parquet); with --out, into that folder instead (the results store is only ever read)."""
+    (+ .parquet); with --out, into that folder instead (the results store is only ever read). With
+    --reproduction: print the papers' reproduction tables instead."""
     from schedlab.benchmarks.harness.report import render_report
 
     directory_arg(directory, "DIR")
+    if reproduction:
+        from schedlab.benchmarks.harness.report.reproduction import render, runs_from_store
+
+        text = render(runs_from_store(directory))
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "reproduction.md").write_text(text)
+        if format is OutputFormat.json:
+            typer.echo(json.dumps({"markdown": text, "written": None if out is None else str(out / "reproduction.md")}))
+        else:
+            typer.echo(text, nl=False)
+        return
     dest = out if out is not None else directory
     if out is None and not os.access(directory, os.W_OK | os.X_OK):
         raise SpecError(f"cannot write the report into {directory} (not writable); give --out FOLDER to write it "

@@ -93,13 +93,17 @@ def dally_poisson(cluster: Cluster, *, seed: int = 0, load: float = 1.0) -> Work
 # -------------------------------------------------------------------- Rubick
 _RUBICK_3D = {"gpt2": {5: "151"}, "llama7": {8: "zero-offload", 16: "182", 32: "244"},
               "llama30": {24: "641", 40: "524", 48: "344"}}  # plans of Rubick's workload-base.csv
+#: what "large" means in the Rubick mixes' ``large_share``: ours (>= 1B parameters) or Fig. 11's (LLaMA only)
+LARGE_SETS: Mapping[str, tuple[str, ...]] = {"all": LARGE_MODELS, "llama": ("llama7", "llama30")}
 _RUBICK_GPUS = {"gpt2": gen.RUBICK_GPT2_GPUS, "llama7": gen.RUBICK_LLAMA7_GPUS, "llama30": gen.RUBICK_LLAMA30_GPUS}
 
 
 def rubick_trace(variant: str, cluster: Cluster, *, seed: int = 0, n: int = 406, hours: float = 12.0,
-                 large_share: float | None = None) -> tuple[Trace, dict[str, Resources]]:
+                 large_share: float | None = None,
+                 large_models: str = "all") -> tuple[Trace, dict[str, Resources]]:
     """The Rubick mix: ``n`` jobs over ``hours`` (Poisson), a model per job (uniform over the 7, or
-    ``large_share`` of them drawn from the >= 1B-parameter models), GPUs by model family as in the
+    ``large_share`` of them drawn from the large models: ``large_models`` ``"all"``, the >= 1B-parameter
+    ones (ours), or ``"llama"``, LLaMA-7B and -30B only (Rubick Fig. 11's definition)), GPUs by model family as in the
     artifact's trace, 8 CPUs per GPU, log-normal durations (median 4 min, sigma 1.5, in [30 s, 8 h];
     ours). Plans: ``base`` = a random plan of those the artifact uses that fits in memory; ``bp`` = the
     perf model's best plan for the request; ``mt`` = base plans, about half the jobs guaranteed in
@@ -108,8 +112,9 @@ def rubick_trace(variant: str, cluster: Cluster, *, seed: int = 0, n: int = 406,
     if large_share is None:
         models = [RUBICK_MODELS[int(i)] for i in rng.integers(len(RUBICK_MODELS), size=n)]
     else:
-        small = [m for m in RUBICK_MODELS if m not in LARGE_MODELS]
-        models = [(LARGE_MODELS[int(rng.integers(len(LARGE_MODELS)))] if rng.random() < large_share
+        large = LARGE_SETS[large_models]
+        small = [m for m in RUBICK_MODELS if m not in large]
+        models = [(large[int(rng.integers(len(large)))] if rng.random() < large_share
                    else small[int(rng.integers(len(small)))]) for _ in range(n)]
     gpus, plans = [], []
     pm = perf_adapter.perf_instance(cluster) if variant == "bp" else None
@@ -141,11 +146,15 @@ def rubick_trace(variant: str, cluster: Cluster, *, seed: int = 0, n: int = 406,
 
 
 def _rubick(variant: str) -> Callable[..., Workload]:
-    def make(cluster: Cluster, *, seed: int = 0, load: float = 1.0, large_share: float | None = None) -> Workload:
+    def make(cluster: Cluster, *, seed: int = 0, load: float = 1.0, large_share: float | None = None,
+             large_models: str = "all") -> Workload:
         if large_share is not None and not 0.0 <= large_share <= 1.0:
             raise SpecError("large_share must be in [0, 1]", source=f"<workload rubick-{variant}>",
                             field="large_share")
-        trace, quotas = rubick_trace(variant, cluster, seed=seed, large_share=large_share)
+        if large_models not in LARGE_SETS:
+            raise SpecError(f"large_models must be one of {', '.join(LARGE_SETS)}, got {large_models!r}",
+                            source=f"<workload rubick-{variant}>", field="large_models")
+        trace, quotas = rubick_trace(variant, cluster, seed=seed, large_share=large_share, large_models=large_models)
         jobs = trace_to_jobs(_scaled(trace, load), cluster, seed=seed, reconfigurable=True)
         return Workload(f"rubick-{variant}", jobs, cluster="rubick-64", quotas=quotas, small_gpus=8,
                         short_s=4 * 3600.0)

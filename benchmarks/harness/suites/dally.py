@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.benchmarks.harness.cases import ReplayCase, ReproRow, Suite
+from schedlab.benchmarks.harness.suites.seeds import SEED_TAG, over_seeds, seed_values
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.topology.errors import SpecError
 
@@ -106,10 +107,12 @@ def registered(names: Sequence[str]) -> list[str]:
 
 
 def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIVALS), seed: int = 0,
-          load: float = 1.0, sweep: bool = True, reference: bool = True, ablation: bool = True) -> Suite:
+          load: float = 1.0, sweep: bool = True, reference: bool = True, ablation: bool = True,
+          seeds: int | Sequence[int] = 1) -> Suite:
     """The ``dally`` suite. ``racks``/``arrivals`` select part of the grid; ``load`` compresses arrival
     times (> 1: busier); ``sweep`` adds the sensitivity sweeps; ``reference`` the ``yarn-cs`` rows;
-    ``ablation`` the preemption-off runs of Dally and Dally-manual."""
+    ``ablation`` the preemption-off runs of Dally and Dally-manual; ``seeds`` the seeds every case runs
+    under (a count from ``seed`` or the seeds; workload and policy seed together)."""
     src = "<suite dally>"
     racks = tuple(racks)
     if not racks or any(not isinstance(r, int) or isinstance(r, bool) or r not in RACKS for r in racks):
@@ -123,6 +126,15 @@ def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIV
     if not (isinstance(load, (int, float)) and load > 0 and math.isfinite(load)):
         raise SpecError(f"load must be a number > 0, got {load!r}", source=src, field="load")
     policies = list(OURS) + registered(list(BASELINES.values())) + (list(REFERENCE) if reference else [])
+    cases = over_seeds(lambda s: _seeded_cases(racks, arrivals, policies, s, load, sweep, ablation),
+                       seed_values(seeds, seed, suite="dally"))
+    return Suite("dally", "Dally §5: dally-R (R = 2, 4, 8, 16) x batch/Poisson; Dally, Dally-manual, Tiresias, "
+                 "Gandiva-like, YARN-CS reference; history-window and manual-timer sweeps",
+                 tuple(cases), reproduce=reproduce, paper=PAPER)
+
+
+def _seeded_cases(racks: Sequence[int], arrivals: Sequence[str], policies: Sequence[str], seed: int, load: float,
+                  sweep: bool, ablation: bool) -> list[ReplayCase]:
     cases: list[ReplayCase] = []
     for r in racks:
         for a in arrivals:
@@ -143,9 +155,7 @@ def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIV
                                                       "preemption": pre}, seed=seed,
                                  label=label("dally-manual", 8, "batch", f"[timers={h:g}h+{h:g}h]{tag}"))
                       for h in MANUAL_TIMERS_H]
-    return Suite("dally", "Dally §5: dally-R (R = 2, 4, 8, 16) x batch/Poisson; Dally, Dally-manual, Tiresias, "
-                 "Gandiva-like, YARN-CS reference; history-window and manual-timer sweeps",
-                 tuple(cases), reproduce=reproduce, paper=PAPER)
+    return cases
 
 
 # ---------------------------------------------------------------------- reproduction rows
@@ -180,7 +190,7 @@ def reproduce(results: Mapping[str, Mapping[str, Any]]) -> list[ReproRow]:
                 ours = _get(results, label(SYSTEMS[system], 8, arrival), stat)
                 rows.append(ReproRow(f"{name} {stat} {system} (8 racks, {arrival})", float(paper), ours, "s",
                                      _missing(system) if ours is None else workload))
-    racks = sorted({int(k.split("/")[1].split("-")[1]) for k in results if k.count("/") == 2})
+    racks = sorted({int(k.split("/")[1].split("-")[1]) for k in results if k.count("/") == 2 and SEED_TAG not in k})
     for what, key, base, arrival, paper in HEADLINES:
         for r in racks:
             ours = _improvement(_get(results, label("dally", r, arrival), key),
@@ -215,7 +225,7 @@ def reproduce(results: Mapping[str, Mapping[str, Any]]) -> list[ReproRow]:
                 rows.append(ReproRow(f"{what}: Dally vs YARN-CS, {r} racks, batch", None, ours, "%",
                                      "reference only (not in the paper)"))
     for lab, m in sorted(results.items()):
-        if "window=" in lab or "timers=" in lab:
+        if ("window=" in lab or "timers=" in lab) and SEED_TAG not in lab:
             rows.append(ReproRow(f"sweep {lab}: average JCT", None, _get(results, lab, "avg_jct"), "s",
                                  f"makespan {m.get('makespan', float('nan')):.4g} s, comm overhead "
                                  f"{m.get('comm_overhead', float('nan')):.3f}"))

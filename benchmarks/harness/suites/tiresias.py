@@ -34,11 +34,13 @@ Run it: ``schedlab bench tiresias`` (the harness runner), or from Python::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from schedlab.benchmarks.harness.cases import ReplayCase, ReproRow, Suite
+from schedlab.benchmarks.harness.suites.seeds import SEED_TAG, over_seeds, seed_values
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.topology.errors import SpecError
 
@@ -125,24 +127,38 @@ def _sensitivity_cases(source: WorkloadSource, prefix: str, *, with_base: bool =
 
 
 def tiresias_suite(*, traces: str = "../shared/traces", parts: Iterable[str] = PARTS,
-                   semantics: Iterable[str] = ("realistic", "tiresias"), load: float = 5.0, seed: int = 0) -> Suite:
+                   semantics: Iterable[str] = ("realistic", "tiresias"), load: float = 5.0, seed: int = 0,
+                   seeds: int | Sequence[int] = 1) -> Suite:
     """The suite (see the module docstring); ``parts`` selects experiments, ``load`` the loaded replay's
-    time compression."""
+    time compression, ``seeds`` the seeds every non-artifact case runs under (a count from ``seed`` or
+    the seeds; the workload's and the policy's seed move together; the ``reference`` part, the
+    artifact's deterministic figures, runs once)."""
     parts = tuple(parts)
     semantics = tuple(semantics)
     bad = [p for p in parts if p not in PARTS]
     if bad:
         raise SpecError(f"unknown part {bad[0]!r}; known: {', '.join(PARTS)}", source="<suite tiresias>",
                         field="parts")
+    bad = [s for s in semantics if s not in ("realistic", "tiresias")]
+    if bad or not semantics:
+        raise SpecError(f"semantics must be among realistic, tiresias; got {semantics!r}",
+                        source="<suite tiresias>", field="semantics")
     if not load > 0:
         raise SpecError(f"load must be > 0, got {load!r}", source="<suite tiresias>", field="load")
+    seed_list = seed_values(seeds, seed, suite="tiresias")
+    cases: list[ReplayCase] = _reference_cases(traces) if "reference" in parts else []
+    cases += over_seeds(lambda s: _seeded_cases(traces, parts, semantics, load, s), seed_list)
+    return Suite("tiresias", "Tiresias (NSDI'19): the artifact's figures, the testbed and Philly comparisons, "
+                 "sensitivity", tuple(cases), reproduce=lambda r: reproduce(r, load=load), paper=PAPER)
+
+
+def _seeded_cases(traces: str, parts: tuple[str, ...], semantics: tuple[str, ...], load: float,
+                  seed: int) -> list[ReplayCase]:
     cases: list[ReplayCase] = []
     table = str(Path(traces) / PHILLY_TABLE)
     philly = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed)
     loaded = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed, load=load)
     sim_defaults = {"threshold": HOUR}
-    if "reference" in parts:
-        cases += _reference_cases(traces)
     if "testbed" in parts:
         cases += _compared(WorkloadSource(workload="tiresias-480", seed=seed), "testbed", semantics,
                            {"threshold": TESTBED_THRESHOLD}, "tiresias")
@@ -158,8 +174,7 @@ def tiresias_suite(*, traces: str = "../shared/traces", parts: Iterable[str] = P
         if "realistic" in semantics:  # placement-dependent speed and the measured preemption cost
             cases += _sensitivity_cases(testbed, "sensitivity-testbed-realistic", with_base=True,
                                         semantics="realistic", costs="tiresias")
-    return Suite("tiresias", "Tiresias (NSDI'19): the artifact's figures, the testbed and Philly comparisons, "
-                 "sensitivity", tuple(cases), reproduce=lambda r: reproduce(r, load=load), paper=PAPER)
+    return [dataclasses.replace(c, seed=seed) for c in cases]
 
 
 PAPER = ("Tiresias: A GPU Cluster Manager for Distributed Deep Learning (NSDI'19) §5.2-5.4; the artifact's "
@@ -200,7 +215,7 @@ def reproduce(results: Mapping[str, Mapping[str, Any]], *, load: float = 5.0) ->
     for prefix in (f"sensitivity-x{load:g}", "sensitivity-testbed", "sensitivity-testbed-realistic"):
         if prefix.startswith("sensitivity-testbed"):
             base = {pol: _get(results, f"{prefix}/{pol}/K=2", "avg_jct") for pol in ("2d-las", "2d-gittins")}
-        for label in sorted(k for k in results if k.startswith(prefix + "/")):
+        for label in sorted(k for k in results if k.startswith(prefix + "/") and SEED_TAG not in k):
             _, pol, var = label.split("/")
             paper = {"K=3": 0.99, "K=4": 0.99, "threshold=0.5h": "slightly > 1"}.get(var, "about 1")
             rows.append(ReproRow(f"{prefix}, {pol} {var}: avg JCT / (K=2, 1 h, no knob)", paper,

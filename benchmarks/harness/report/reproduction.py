@@ -1,0 +1,241 @@
+"""``schedlab report DIR --reproduction``: the papers' tables from the stored records of ``schedlab bench
+tiresias|dally|rubick`` — the paper's figure, ours as a mean over seeds with a 95 % interval, a verdict,
+and the cases behind each row. Nothing here is typed: every figure is read from a record, every paper
+figure from :mod:`schedlab.benchmarks.harness.suites.paper_figures`.
+
+**Ours.** A figure is a ratio ``num / den`` of one metric of two cases. Per seed (the ``@seed=`` suffix
+of a label, :mod:`~schedlab.benchmarks.harness.suites.seeds`; the cases of one seed share the workload)
+the ratio is taken, and ours is the mean of the per-seed ratios with a two-sided 95 % **Student t**
+interval (``mean ± t(0.975, n-1) · sd / sqrt(n)``, ``n`` = seeds with both cases). Dally's improvements
+are shown as ``100 (1 - ratio)`` %, the interval transformed with them.
+
+**Verdicts** (the paper's band: its stated range, or a point figure ``v`` within a factor ``1 + tol``,
+see ``paper_figures``):
+
+* ``held`` — our interval overlaps the paper's band, and where the band lies on one side of 1 (the
+  paper names a winner) our interval does not contain 1;
+* ``inconclusive`` — it overlaps the band but also contains 1 while the band does not (too few seeds
+  or too much spread to tell the winner);
+* ``direction only`` — it does not, but the paper's band lies on one side of 1 and our whole interval
+  on that side too (the same winner, another size);
+* ``not held`` — otherwise (our interval excludes the band and contains 1 or lies on the other side);
+* ``n = 1`` — one seed only: no interval, no verdict (the figure is shown).
+
+A sweep (``Trend``) is tested by the per-seed change of the ratio from the first point to the last:
+``trend held`` when its 95 % interval lies on the paper's side of 0, ``reversed`` when on the other,
+``no trend shown`` when it contains 0. Points whose records are missing are ``—``; a table without any
+record is marked pending, with the command that produces it.
+
+Records: ``status == "ok"`` only; of several records of one (suite, label) (code versions), the last
+finished one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from schedlab.benchmarks.harness.suites import paper_figures as pf
+from schedlab.benchmarks.harness.suites.seeds import split_seed
+
+SUITE_TITLES = {"tiresias": "Tiresias (NSDI'19)", "dally": "Dally", "rubick": "Rubick (MLSys'25)"}
+#: the ``schedlab bench`` options that produce a table's cases (by the start of its title)
+RUN_OPTIONS = (
+    ("tiresias", "Testbed", "parts=testbed"),
+    ("tiresias", "Philly table, arrivals compressed", "parts=loaded"),
+    ("tiresias", "Philly table", "parts=philly"),
+    ("tiresias", "Sensitivity", "parts=sensitivity-testbed"),
+)
+SEEDS_WANTED = 5
+
+Runs = Mapping[str, Mapping[str, Mapping[int | None, Mapping[str, Any]]]]  # suite -> label -> seed -> metrics
+
+
+@dataclass(frozen=True)
+class Interval:
+    mean: float
+    lo: float
+    hi: float
+    n: int
+
+
+def t_interval(values: Sequence[float], level: float = 0.95) -> Interval:
+    """Mean and two-sided Student t interval (``lo == hi == mean`` for one value)."""
+    from scipy import stats
+
+    n = len(values)
+    if n == 0:
+        raise ValueError("no values")
+    m = math.fsum(values) / n
+    if n == 1:
+        return Interval(m, m, m, 1)
+    sd = math.sqrt(math.fsum((v - m) ** 2 for v in values) / (n - 1))
+    h = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    return Interval(m, m - h, m + h, n)
+
+
+# ------------------------------------------------------------------------------------------- records
+def runs_from_records(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[int | None, dict]]]:
+    """``suite -> plain label -> seed -> metrics`` of the finished replays (last finished per label)."""
+    latest: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for r in records:
+        if r.get("status") != "ok" or not r.get("metrics"):
+            continue
+        k = (r["suite"], r["label"])
+        if k not in latest or str(r.get("finished_at") or "") >= str(latest[k].get("finished_at") or ""):
+            latest[k] = r
+    out: dict[str, dict[str, dict[int | None, dict]]] = {}
+    for (suite, label), r in latest.items():
+        plain, seed = split_seed(label)
+        out.setdefault(suite, {}).setdefault(plain, {})[seed] = dict(r["metrics"])
+    return out
+
+
+def runs_from_store(directory: str | Path) -> dict[str, dict[str, dict[int | None, dict]]]:
+    from schedlab.benchmarks.harness.store import Store
+
+    with Store(directory, create=False) as store:
+        return runs_from_records(store.records())
+
+
+# ------------------------------------------------------------------------------------------- figures
+def _metric(m: Mapping[str, Any], path: str) -> float | None:
+    v: Any = m
+    for part in path.split("."):
+        if not isinstance(v, Mapping) or part not in v:
+            return None
+        v = v[part]
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def ratios(runs: Mapping[str, Mapping[int | None, Mapping[str, Any]]], num: str, den: str,
+           metric: str) -> dict[int | None, float]:
+    """Per seed (both cases present, denominator non-zero): ``num / den``."""
+    a, b = runs.get(num, {}), runs.get(den, {})
+    out: dict[int | None, float] = {}
+    for s in a.keys() & b.keys():
+        x, y = _metric(a[s], metric), _metric(b[s], metric)
+        if x is not None and y:
+            out[s] = x / y
+    return out
+
+
+def verdict(iv: Interval, band: tuple[float, float]) -> str:
+    if iv.n < 2:
+        return "n = 1"
+    lo, hi = band
+    if iv.lo <= hi and iv.hi >= lo:
+        winner = hi < 1.0 or lo > 1.0
+        return "inconclusive" if winner and iv.lo <= 1.0 <= iv.hi else "held"
+    if hi <= 1.0 and iv.hi < 1.0 or lo >= 1.0 and iv.lo > 1.0:
+        return "direction only"
+    return "not held"
+
+
+def trend_verdict(iv: Interval, grows: bool) -> str:
+    if iv.n < 2:
+        return "n = 1"
+    if iv.lo > 0 or iv.hi < 0:
+        return "trend held" if (iv.lo > 0) == grows else "reversed"
+    return "no trend shown"
+
+
+def _num(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}" if abs(v) >= 0.01 else f"{v:.2g}"
+
+
+def fmt_interval(iv: Interval, show: str = "ratio") -> str:
+    if show == "improvement":
+        m, lo, hi = (100 * (1 - x) for x in (iv.mean, iv.hi, iv.lo))
+        body = f"{m:+.1f} %"
+        return body if iv.n < 2 else f"{body} [{lo:+.1f}, {hi:+.1f}]"
+    body = f"{_num(iv.mean)}x"
+    return body if iv.n < 2 else f"{body} [{_num(iv.lo)}, {_num(iv.hi)}]"
+
+
+def _seeds(rs: Mapping[int | None, float]) -> str:
+    return str(len(rs))
+
+
+def figure_row(fig: pf.Figure, runs: Mapping[str, Mapping[int | None, Mapping[str, Any]]]) -> list[str]:
+    rs = ratios(runs, fig.num, fig.den, fig.metric)
+    cases = f"`{fig.num}` / `{fig.den}`" + ("" if fig.metric == "avg_jct" else f" ({fig.metric})")
+    if not rs:
+        return [fig.quantity, fig.claim, fig.source, "—", "0", "no run", cases]
+    iv = t_interval([rs[s] for s in sorted(rs, key=lambda s: -1 if s is None else s)])
+    return [fig.quantity, fig.claim, fig.source, fmt_interval(iv, fig.show), str(iv.n), verdict(iv, fig.band), cases]
+
+
+def trend_row(tr: pf.Trend, runs: Mapping[str, Mapping[int | None, Mapping[str, Any]]]) -> list[str]:
+    per = [ratios(runs, tr.pattern.format(x=x, policy=tr.num), tr.pattern.format(x=x, policy=tr.den), tr.metric)
+           for x in tr.points]
+    pts = []
+    for x, rs in zip(tr.points, per, strict=True):
+        pts.append(f"{x}: " + (fmt_interval(t_interval(list(rs.values()))) if rs else "—"))
+    common = per[0].keys() & per[-1].keys()
+    cases = f"`{tr.pattern.format(x='X', policy=tr.num)}` / `{tr.pattern.format(x='X', policy=tr.den)}`"
+    if not common:
+        return [tr.quantity, tr.claim, tr.source, "; ".join(pts), "0", "no run", cases]
+    iv = t_interval([per[-1][s] - per[0][s] for s in common])
+    change = f"change {tr.points[0]} -> {tr.points[-1]}: {iv.mean:+.3g}" + (
+        "" if iv.n < 2 else f" [{iv.lo:+.3g}, {iv.hi:+.3g}]")
+    return [tr.quantity, tr.claim, tr.source, "; ".join(pts) + f"; {change}", str(iv.n),
+            trend_verdict(iv, tr.grows), cases]
+
+
+# ------------------------------------------------------------------------------------------- render
+HEADER = ("quantity", "paper", "source", "ours: mean [95 % t interval]", "seeds", "verdict", "cases (num / den)")
+
+
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(HEADER) + " |", "| --- | --- | --- | ---: | ---: | --- | --- |"]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    return out
+
+
+def _run_command(suite: str, title: str) -> str:
+    opt = next((o for s, prefix, o in RUN_OPTIONS if s == suite and title.startswith(prefix)), "")
+    return (f"schedlab bench {suite} --option seeds={SEEDS_WANTED}" + (f" --option {opt}" if opt else "")
+            + " --out DIR && schedlab report DIR --reproduction")
+
+
+def render(runs: Runs, suites: Sequence[str] = ("tiresias", "dally", "rubick")) -> str:
+    """The Markdown of every paper's tables (a suite without any record: one pending line)."""
+    figs, trends = pf.figures(), pf.trends()
+    lines: list[str] = []
+    for suite in suites:
+        have = runs.get(suite, {})
+        lines += [f"## {SUITE_TITLES.get(suite, suite)}", ""]
+        titles = list(dict.fromkeys([f.table for f in figs if f.suite == suite]
+                                    + [t.table for t in trends if t.suite == suite]))
+        for title in titles:
+            rows = [figure_row(f, have) for f in figs if f.suite == suite and f.table == title]
+            rows += [trend_row(t, have) for t in trends if t.suite == suite and t.table == title]
+            lines += [f"### {title}", ""]
+            if all(r[5] == "no run" for r in rows):
+                lines += [f"Pending: no stored record. `{_run_command(suite, title)}`", ""]
+                continue
+            lines += _table(rows) + [""]
+        counts = {label: len(seeds) for label, seeds in have.items()}
+        if counts:
+            lo, hi = min(counts.values()), max(counts.values())
+            lines += [f"Records: {len(counts)} cases, {lo}-{hi} seeds each." if lo != hi else
+                      f"Records: {len(counts)} cases, {lo} seed(s) each.", ""]
+    verdicts: dict[str, int] = {}
+    for line in lines:
+        for v in ("held", "inconclusive", "direction only", "not held", "trend held", "no trend shown", "reversed", "n = 1"):
+            if line.startswith("|") and f"| {v} |" in line:
+                verdicts[v] = verdicts.get(v, 0) + 1
+    lines += ["Verdicts: " + (", ".join(f"{k} {v}" for k, v in verdicts.items()) or "none") + "."]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["HEADER", "Interval", "fmt_interval", "ratios", "render", "runs_from_records", "runs_from_store", "t_interval",
+           "trend_verdict", "verdict"]
