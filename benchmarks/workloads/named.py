@@ -21,6 +21,7 @@ from schedlab.benchmarks.workloads.convert import (
     consolidated_counts,
     trace_to_jobs,
 )
+from schedlab.benchmarks.workloads.tiresias_philly import tiresias_480_philly
 from schedlab.benchmarks.workloads.trace import Trace, Workload
 from schedlab.perfmodel.plans import parse_plan
 from schedlab.scheduling.resources import Resources
@@ -197,6 +198,8 @@ def smoke_mt(cluster: Cluster, *, seed: int = 0, load: float = 1.0) -> Workload:
 
 WORKLOADS: dict[str, WorkloadSpec] = {
     "tiresias-480": WorkloadSpec("tiresias-480", "tiresias-60", "Tiresias testbed mix, 480 jobs", tiresias_480),
+    "tiresias-480-philly": WorkloadSpec("tiresias-480-philly", "tiresias-60", "Tiresias testbed mix, 480 jobs, "
+                                        "durations drawn from the Philly table by GPU count", tiresias_480_philly),
     "dally-batch": WorkloadSpec("dally-batch", "dally-8", "Dally, ~500 jobs, batch arrival", dally_batch),
     "dally-poisson": WorkloadSpec("dally-poisson", "dally-8", "Dally, ~400 jobs, Poisson arrivals", dally_poisson),
     "rubick-base": WorkloadSpec("rubick-base", "rubick-64", "Rubick 406-job 12 h mix, random plans",

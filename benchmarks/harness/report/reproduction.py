@@ -19,7 +19,8 @@ see ``paper_figures``):
 * ``direction only`` — it does not, but the paper's band lies on one side of 1 and our whole interval
   on that side too (the same winner, another size);
 * ``not held`` — otherwise (our interval excludes the band and contains 1 or lies on the other side);
-* ``n = 1`` — one seed only: no interval, no verdict (the figure is shown).
+* ``n = 1`` — one seed only: no interval, no verdict (the figure is shown); a deterministic figure
+  (the artifact's own schedulers: seeds ``exact``) is judged on its one value.
 
 A sweep (``Trend``) is tested by the per-seed change of the ratio from the first point to the last:
 ``trend held`` when its 95 % interval lies on the paper's side of 0, ``reversed`` when on the other,
@@ -44,9 +45,13 @@ from schedlab.benchmarks.harness.suites.seeds import split_seed
 SUITE_TITLES = {"tiresias": "Tiresias (NSDI'19)", "dally": "Dally", "rubick": "Rubick (MLSys'25)"}
 #: the ``schedlab bench`` options that produce a table's cases (by the start of its title)
 RUN_OPTIONS = (
+    ("tiresias", "Testbed, the paper's", "parts=testbed-philly"),
     ("tiresias", "Testbed", "parts=testbed"),
     ("tiresias", "Philly table, arrivals compressed", "parts=loaded"),
+    ("tiresias", "Philly table, the paper's load", "parts=loaded-paper"),
     ("tiresias", "Philly table", "parts=philly"),
+    ("tiresias", "Philly per virtual cluster (", "parts=philly-vc"),
+    ("tiresias", "Philly per virtual cluster, the artifact", "parts=reference"),
     ("tiresias", "Sensitivity", "parts=sensitivity-testbed"),
 )
 SEEDS_WANTED = 5
@@ -127,8 +132,10 @@ def ratios(runs: Mapping[str, Mapping[int | None, Mapping[str, Any]]], num: str,
     return out
 
 
-def verdict(iv: Interval, band: tuple[float, float]) -> str:
-    if iv.n < 2:
+def verdict(iv: Interval, band: tuple[float, float], *, exact: bool = False) -> str:
+    """The verdict of ``iv`` against the paper's ``band`` (module docstring); ``exact``: a deterministic
+    figure (one run is the value)."""
+    if iv.n < 2 and not exact:
         return "n = 1"
     lo, hi = band
     if iv.lo <= hi and iv.hi >= lo:
@@ -170,7 +177,9 @@ def figure_row(fig: pf.Figure, runs: Mapping[str, Mapping[int | None, Mapping[st
     if not rs:
         return [fig.quantity, fig.claim, fig.source, "—", "0", "no run", cases]
     iv = t_interval([rs[s] for s in sorted(rs, key=lambda s: -1 if s is None else s)])
-    return [fig.quantity, fig.claim, fig.source, fmt_interval(iv, fig.show), str(iv.n), verdict(iv, fig.band), cases]
+    n = "exact" if fig.exact and iv.n == 1 else str(iv.n)
+    return [fig.quantity, fig.claim, fig.source, fmt_interval(iv, fig.show), n, verdict(iv, fig.band, exact=fig.exact),
+            cases]
 
 
 def trend_row(tr: pf.Trend, runs: Mapping[str, Mapping[int | None, Mapping[str, Any]]]) -> list[str]:

@@ -72,6 +72,7 @@ class Figure:
     band: tuple[float, float]
     claim: str
     show: str = "ratio"
+    exact: bool = False  # deterministic cases (the artifact's schedulers): one run is the figure, no interval
 
 
 @dataclass(frozen=True)
@@ -93,11 +94,11 @@ class Trend:
 
 
 # ---------------------------------------------------------------------------------------------- Tiresias
-def _tiresias() -> list[Figure]:
+def _testbed(prefix: str, what: str) -> list[Figure]:
     out: list[Figure] = []
     for sem in ("realistic", "tiresias"):
-        t = f"Testbed (480 jobs on tiresias-60, {sem} semantics)"
-        p = f"testbed/{sem}/"
+        t = f"{what}, {sem} semantics"
+        p = f"{prefix}/{sem}/"
         out += [
             Figure("tiresias", t, "avg JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.2, Fig. 8 / Table 3", p + "yarn-cs",
                    p + "2d-las", "avg_jct", point(5.5), "5.5x"),
@@ -112,28 +113,68 @@ def _tiresias() -> list[Figure]:
             Figure("tiresias", t, "avg JCT Gandiva-like / 2D-LAS", f"{TIRESIAS} §5.3 (Philly simulation: 2x)",
                    p + "gandiva-like", p + "2d-las", "avg_jct", point(2.0), "2x"),
         ]
-    out.append(Figure("tiresias", "Testbed (480 jobs on tiresias-60, tiresias semantics)",
-                      "avg JCT Gandiva (artifact port) / 2D-LAS", f"{TIRESIAS} §5.3 (Philly simulation: 2x)",
-                      "testbed/tiresias/gandiva", "testbed/tiresias/2d-las", "avg_jct", point(2.0), "2x"))
-    for part, title in (("philly", "Philly table (82,247 jobs, own arrivals)"),
-                        ("philly-x5", "Philly table, arrivals compressed 5x")):
-        for sem in ("realistic", "tiresias"):
-            t = f"{title}, {sem} semantics"
-            p = f"{part}/{sem}/"
-            out += [
-                Figure("tiresias", t, "avg JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11", p + "yarn-cs",
-                       p + "2d-las", "avg_jct", point(2.4), "2.4x"),
-                Figure("tiresias", t, "avg JCT Best-effort / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11",
-                       p + "best-effort", p + "2d-las", "avg_jct", point(1.5), "1.5x"),
-                Figure("tiresias", t, "avg JCT Gandiva-like / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11",
-                       p + "gandiva-like", p + "2d-las", "avg_jct", point(2.0), "2x"),
-                Figure("tiresias", t, "median JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.3", p + "yarn-cs",
-                       p + "2d-las", "median_jct", point(30.8), "30.8x"),
-                Figure("tiresias", t, "avg JCT 2D-Gittins / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 12", p + "2d-gittins",
-                       p + "2d-las", "avg_jct", (0.0, 1.0), "<= 1"),
-                Figure("tiresias", t, "avg JCT 2D-Gittins / SRSF", f"{TIRESIAS} §5.3, Fig. 12", p + "2d-gittins",
-                       p + "srsf", "avg_jct", point(1.1, 0.1), "about 1.1"),
-            ]
+        if sem == "tiresias" and prefix == "testbed":
+            out.append(Figure("tiresias", t, "avg JCT Gandiva (artifact port) / 2D-LAS",
+                              f"{TIRESIAS} §5.3 (Philly simulation: 2x)", p + "gandiva", p + "2d-las", "avg_jct",
+                              point(2.0), "2x"))
+    return out
+
+
+def _philly(prefix: str, what: str) -> list[Figure]:
+    out: list[Figure] = []
+    for sem in ("realistic", "tiresias"):
+        t = f"{what}, {sem} semantics"
+        p = f"{prefix}/{sem}/"
+        out += [
+            Figure("tiresias", t, "avg JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11", p + "yarn-cs",
+                   p + "2d-las", "avg_jct", point(2.4), "2.4x"),
+            Figure("tiresias", t, "avg JCT Best-effort / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11",
+                   p + "best-effort", p + "2d-las", "avg_jct", point(1.5), "1.5x"),
+            Figure("tiresias", t, "avg JCT Gandiva-like / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11",
+                   p + "gandiva-like", p + "2d-las", "avg_jct", point(2.0), "2x"),
+            Figure("tiresias", t, "median JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.3", p + "yarn-cs",
+                   p + "2d-las", "median_jct", point(30.8), "30.8x"),
+            Figure("tiresias", t, "avg JCT 2D-Gittins / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 12", p + "2d-gittins",
+                   p + "2d-las", "avg_jct", (0.0, 1.0), "<= 1"),
+            Figure("tiresias", t, "avg JCT 2D-Gittins / SRSF", f"{TIRESIAS} §5.3, Fig. 12", p + "2d-gittins",
+                   p + "srsf", "avg_jct", point(1.1, 0.1), "about 1.1"),
+        ]
+    return out
+
+
+#: the Tiresias artifact's virtual clusters of the suite's reference / philly-vc parts
+VCS = ("0e4a51", "7f04ca", "2869ce", "103959")
+
+
+def _tiresias() -> list[Figure]:
+    out = _testbed("testbed", "Testbed (480 jobs on tiresias-60)")
+    out += _testbed("testbed-philly", "Testbed, the paper's setting (480 jobs, durations drawn from the Philly table "
+                                      "by GPU count, scaled to 2D-LAS makespan 27,400 s)")
+    out += _philly("philly", "Philly table (82,247 jobs, own arrivals)")
+    out += _philly("philly-x5", "Philly table, arrivals compressed 5x (ours)")
+    out += _philly("philly-paper-load", "Philly table, the paper's load (compression where YARN-CS queues 4,102 s)")
+    t = "Philly per virtual cluster (the paper's setting: the artifact's VCs and cluster specs, tiresias semantics)"
+    for vc in VCS:
+        p = f"philly-vc/{vc}/"
+        out += [
+            Figure("tiresias", t, f"VC {vc}: avg JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11 (2.4x overall)",
+                   p + "yarn-cs", p + "2d-las", "avg_jct", point(2.4), "2.4x"),
+            Figure("tiresias", t, f"VC {vc}: avg JCT Best-effort / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11 (1.5x overall)",
+                   p + "best-effort", p + "2d-las", "avg_jct", point(1.5), "1.5x"),
+            Figure("tiresias", t, f"VC {vc}: avg JCT 2D-Gittins / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 12",
+                   p + "2d-gittins", p + "2d-las", "avg_jct", (0.0, 1.0), "<= 1"),
+        ]
+    t = "Philly per virtual cluster, the artifact's own schedulers (reference part; deterministic, one run)"
+    for vc in VCS[:3]:
+        p = f"reference/{vc}/"
+        out += [
+            Figure("tiresias", t, f"VC {vc}: avg JCT fifo / dlas-gpu", f"{TIRESIAS} §5.3, Fig. 11 (2.4x overall)",
+                   p + "fifo", p + "dlas-gpu", "avg_jct", point(2.4), "2.4x", exact=True),
+            Figure("tiresias", t, f"VC {vc}: avg JCT gandiva / dlas-gpu", f"{TIRESIAS} §5.3, Fig. 11 (2x overall)",
+                   p + "gandiva", p + "dlas-gpu", "avg_jct", point(2.0), "2x", exact=True),
+            Figure("tiresias", t, f"VC {vc}: avg JCT dlas-gpu-gittins / dlas-gpu", f"{TIRESIAS} §5.3, Fig. 12",
+                   p + "dlas-gpu-gittins", p + "dlas-gpu", "avg_jct", (0.0, 1.0), "<= 1", exact=True),
+        ]
     for prefix, base_of in (("sensitivity-testbed", "K=2"), ("sensitivity-testbed-realistic", "K=2")):
         t = f"Sensitivity ({prefix}): avg JCT over the same policy at K = 2, 1 GPU-hour, knob off"
         for pol in ("2d-las", "2d-gittins"):
