@@ -38,6 +38,11 @@ def report_command(
                                            "over seeds with a 95 % interval, verdict, cases) of the tiresias, "
                                            "dally and rubick records in DIR; with --out also write "
                                            "reproduction.md there."),
+    micro: bool = typer.Option(True, "--micro/--no-micro",
+                               help="With --reproduction: also compute Rubick's Fig. 8 (from --placements and "
+                                    "our perf model)."),
+    placements: Path = typer.Option(Path("../shared/traces/rubick/placements"), "--placements",
+                                    help="The Rubick artifact's measured placement tables (for --micro)."),
 ) -> None:
     """Write DIR/report.html (plots embedded), DIR/report.md, DIR/plots/*.png and DIR/results.csv
     (+ .parquet); with --out, into that folder instead (the results store is only ever read). With
@@ -48,7 +53,7 @@ def report_command(
     if reproduction:
         from schedlab.benchmarks.harness.report.reproduction import render, runs_from_store
 
-        text = render(runs_from_store(directory))
+        text = render(runs_from_store(directory), placements=placements if micro else None)
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             (out / "reproduction.md").write_text(text)

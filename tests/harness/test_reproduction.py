@@ -122,6 +122,39 @@ def test_report_cli_reads_a_store(cli, tmp_path):
     with Store(tmp_path) as store:
         for i, r in enumerate(_records()):
             store.put({**r, "key": f"k{i}", "case_type": "replay"})
-    r = cli("report", str(tmp_path), "--reproduction")
+    r = cli("report", str(tmp_path), "--reproduction", "--no-micro")
     assert r.code == 0, r.err
     assert r.out == (DATA / "expected.md").read_text()
+
+
+def test_tiresias_paper_setting_parts():
+    s = SUITES["tiresias"](parts=("philly-vc", "loaded-paper", "testbed-philly"), policies=("yarn-cs", "2d-las"),
+                           semantics=("tiresias",), paper_load=3.0)
+    labels = {c.label for c in s.cases}
+    assert {"philly-vc/0e4a51/2d-las", "philly-paper-load/tiresias/yarn-cs", "testbed-philly/tiresias/2d-las"} <= labels
+    assert all(c.source.load == 3.0 for c in s.cases if c.label.startswith("philly-paper-load/"))
+    assert not any("best-effort" in x for x in labels if not x.startswith("philly-vc/"))
+    with pytest.raises(SpecError, match="policies"):
+        SUITES["tiresias"](parts=("testbed",), policies=("fifo",))
+
+
+def test_tiresias_480_philly_keeps_the_testbed_bins(traces_dir):
+    from collections import Counter
+
+    from schedlab.benchmarks.workloads.named import WORKLOADS
+    from schedlab.topology.presets import load_cluster
+
+    table = str(traces_dir / "philly" / "sia_philly_jobs.csv")
+    w = WORKLOADS["tiresias-480-philly"].build(load_cluster("tiresias-60"), seed=1, duration_scale=0.01, table=table)
+    assert Counter(j.requested.gpus for j in w.jobs) == {1: 240, 2: 40, 4: 80, 8: 90, 16: 25, 32: 5}
+
+
+def test_fig8_from_the_measured_tables(traces_dir):
+    from schedlab.benchmarks.harness.suites.rubick_micro import measured_micro
+
+    m = measured_micro(traces_dir / "rubick" / "placements")
+    # by hand from the tables: T5-3B tp+ga 4 GPUs 0.8233 s, 3 GPUs 0.9301 s, <= 2 GPUs best zero-offload 3.2757 s;
+    # RoBERTa ga 4 GPUs 0.372841222 s, <= 1 GPU best zero-dp 0.68361435 s, <= 2 GPUs the same
+    assert m["paper split"] == pytest.approx(0.8233 / 0.9301 + 0.372841222 / 0.68361435)
+    assert m["equal split"] == pytest.approx(0.8233 / 3.2757 + 0.372841222 / 0.68361435)
+    assert m["best split allocation"] == "t5_3B=3,roberta=1"

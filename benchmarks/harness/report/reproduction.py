@@ -215,8 +215,43 @@ def _run_command(suite: str, title: str) -> str:
             + " --out DIR && schedlab report DIR --reproduction")
 
 
-def render(runs: Runs, suites: Sequence[str] = ("tiresias", "dally", "rubick")) -> str:
-    """The Markdown of every paper's tables (a suite without any record: one pending line)."""
+def micro_section(placements: str | Path) -> list[str]:
+    """Rubick Fig. 8, computed (deterministic, no replay): from the artifact's measured tables (T5-3B, the
+    paper's model) and from our perf model (T5 1.2B, the default ``flat`` calibration)."""
+    from schedlab.benchmarks.harness.suites.rubick import micro_benchmark
+    from schedlab.benchmarks.harness.suites.rubick_micro import measured_micro
+
+    src = f"{pf.RUBICK} §7.4, Fig. 8"
+    lines = ["### Micro-benchmark (Fig. 8): two jobs on one 4-GPU A800 server, total normalised speedup", "",
+             "Computed when the report is made (deterministic, no replay, no seed).", "",
+             "| quantity | paper | source | ours | seeds | verdict | how |", "| --- | --- | --- | ---: | ---: | --- | --- |"]
+
+    def row(q: str, paper: float, ours: float, how: str) -> str:
+        v = verdict(Interval(ours, ours, ours, 1), pf.point(paper, 0.05), exact=True)
+        return f"| {q} | {paper:g} | {src} | {ours:.3g} | exact | {v} | {how} |"
+
+    if Path(placements).is_dir():
+        m = measured_micro(placements)
+        how = f"the artifact's measured tables (`{Path(placements).name}/t5_3B.csv`, `roberta.csv`)"
+        lines += [row("equal split (2 + 2), T5-3B + RoBERTa", pf.MICRO_PAPER["equal split"], float(m["equal split"]), how),
+                  row("Rubick's split (T5-3B 3 + RoBERTa 1)", pf.MICRO_PAPER["rubick"], float(m["paper split"]), how),
+                  row(f"best split by the tables ({m['best split allocation']})", pf.MICRO_PAPER["rubick"],
+                      float(m["best split"]), how)]
+    else:
+        lines.append(f"| measured tables | | {src} | — | | no run | `{placements}` not found |")
+    o = micro_benchmark()
+    how = "our perf model (`flat` calibration): T5 is the 1.2B model, which has no 3-GPU plan"
+    lines += [row("equal split (2 + 2), T5 + RoBERTa", pf.MICRO_PAPER["equal split"], float(o["equal split"]), how),
+              row(f"Rubick's decision ({o['allocation rubick']})", pf.MICRO_PAPER["rubick"], float(o["rubick"]), how),
+              row("the paper's split (T5 3 + RoBERTa 1)", pf.MICRO_PAPER["rubick"], float(o["paper allocation"]),
+                  how + " (T5 runs on 2)")]
+    return lines + [""]
+
+
+def render(runs: Runs, suites: Sequence[str] = ("tiresias", "dally", "rubick"), *,
+           placements: str | Path | None = None) -> str:
+    """The Markdown of every paper's tables (a suite without any record: one pending line); with
+    ``placements`` (the Rubick artifact's measured tables), also Fig. 8 computed (:func:`micro_section`)."""
     figs, trends = pf.figures(), pf.trends()
     lines: list[str] = []
     for suite in suites:
@@ -232,6 +267,8 @@ def render(runs: Runs, suites: Sequence[str] = ("tiresias", "dally", "rubick")) 
                 lines += [f"Pending: no stored record. `{_run_command(suite, title)}`", ""]
                 continue
             lines += _table(rows) + [""]
+        if suite == "rubick" and placements is not None:
+            lines += micro_section(placements)
         counts = {label: len(seeds) for label, seeds in have.items()}
         if counts:
             lo, hi = min(counts.values()), max(counts.values())
@@ -240,7 +277,7 @@ def render(runs: Runs, suites: Sequence[str] = ("tiresias", "dally", "rubick")) 
     verdicts: dict[str, int] = {}
     for line in lines:
         for v in ("held", "inconclusive", "direction only", "not held", "trend held", "no trend shown", "reversed", "n = 1"):
-            if line.startswith("|") and f"| {v} |" in line:
+            if line.startswith("|") and f"| {v} |" in line and not line.startswith("| quantity"):
                 verdicts[v] = verdicts.get(v, 0) + 1
     lines += ["Verdicts: " + (", ".join(f"{k} {v}" for k, v in verdicts.items()) or "none") + "."]
     return "\n".join(lines) + "\n"

@@ -187,6 +187,11 @@ def _tiresias() -> list[Figure]:
                     *[(f"knob={k}", point(1.0, 0.05), "about 1", "§5.4, Fig. 14c (PROMOTEKNOB)") for k in (1, 2, 4, 8)]):
                 out.append(Figure("tiresias", t, f"{pol} {var}", f"{TIRESIAS} {src}", f"{prefix}/{pol}/{var}",
                                   f"{prefix}/{pol}/{base_of}", "avg_jct", band, claim))
+        for k in (1, 2, 4, 8):  # the knob with our margin 0.5, over 2D-Gittins with margin 0.5
+            out.append(Figure("tiresias", t, f"2d-gittins knob={k}, margin 0.5 (ours) over margin 0.5",
+                              f"{TIRESIAS} §5.4, Fig. 14c (PROMOTEKNOB)",
+                              f"{prefix}/2d-gittins/margin=0.5,knob={k}", f"{prefix}/2d-gittins/margin=0.5",
+                              "avg_jct", point(1.0, 0.05), "about 1"))
     return out
 
 

@@ -18,7 +18,9 @@ Parts (option ``parts``, all by default):
 * ``sensitivity`` — 2D-LAS and 2D-Gittins on the loaded replay (``tiresias`` semantics): K = 2, 3, 4
   (thresholds 1 h, then doubling), the threshold 0.5 / 1 / 2 / 4 GPU-hours, PROMOTEKNOB 1, 2, 4, 8.
 * ``sensitivity-testbed`` — the same variants on the testbed workload (seconds instead of the loaded
-  replay's tens of minutes per run), with its own base (K = 2, 1 h, no knob); under ``tiresias``
+  replay's tens of minutes per run), with its own base (K = 2, 1 h, no knob), and for 2D-Gittins the
+  knob again with our same-queue preemption margin 0.5 (``margin=0.5``, ``margin=0.5,knob=K``: does the
+  knob hurt through same-queue swaps?); under ``tiresias``
   semantics, and (when ``semantics`` includes it) again under ``realistic`` with ``--costs tiresias``
   (``sensitivity-testbed-realistic/...``).
 
@@ -132,6 +134,9 @@ def _sensitivity_cases(source: WorkloadSource, prefix: str, *, with_base: bool =
         variants += [("K=3", {"queues": 3, "threshold": HOUR}), ("K=4", {"queues": 4, "threshold": HOUR})]
         variants += [(f"threshold={h:g}h", {"threshold": h * HOUR}) for h in (0.5, 2.0, 4.0)]
         variants += [(f"knob={k}", {"knob": float(k)}) for k in (1, 2, 4, 8)]
+        if with_base and pol == "2d-gittins":  # PROMOTEKNOB with our same-queue margin (tests why it hurts)
+            variants += [("margin=0.5", {"threshold": HOUR, "preempt_margin": 0.5})]
+            variants += [(f"margin=0.5,knob={k}", {"knob": float(k), "preempt_margin": 0.5}) for k in (1, 2, 4, 8)]
         out += [ReplayCase(source, pol, p, semantics=semantics, costs=costs, label=f"{prefix}/{pol}/{name}")
                 for name, p in variants]
     return out
