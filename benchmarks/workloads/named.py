@@ -69,26 +69,31 @@ def tiresias_480(cluster: Cluster, *, seed: int = 0, load: float = 1.0) -> Workl
 DALLY_GPU_SHARES: Mapping[int, float] = {1: 0.45, 2: 0.1, 4: 0.12, 8: 0.18, 16: 0.08, 32: 0.05, 64: 0.02}  # ours
 
 
-def _dally(name: str, cluster: Cluster, *, n: int, poisson: bool, seed: int, load: float) -> Workload:
+def _dally(name: str, cluster: Cluster, *, n: int, poisson: bool, seed: int, load: float,
+           duration_scale: float = 1.0) -> Workload:
+    if not (duration_scale > 0 and np.isfinite(duration_scale)):
+        raise SpecError(f"duration_scale must be > 0, got {duration_scale!r}", source=f"<workload {name}>",
+                        field="duration_scale")
     gpus = gen.categorical(n, DALLY_GPU_SHARES, seed=seed)
     submits = gen.poisson_arrivals(n, 120.0, seed=seed + 1) if poisson else gen.batch_arrivals(n)
-    durations = gen.log_normal(n, 2 * 3600.0, 1.5, seed=seed + 2, lo=300.0, hi=14 * 86400.0)
+    durations = gen.log_normal(n, 2 * 3600.0, 1.5, seed=seed + 2, lo=300.0, hi=14 * 86400.0) * duration_scale
     trace = gen.synthetic_trace(name, submits, gpus, durations)
     jobs = trace_to_jobs(_scaled(trace, load), cluster, seed=seed + 3, model_pool=DALLY_MODELS, rates="tier")
     return Workload(name, jobs, cluster="dally-8", small_gpus=8, short_s=4 * 3600.0)
 
 
-def dally_batch(cluster: Cluster, *, seed: int = 0, load: float = 1.0) -> Workload:
+def dally_batch(cluster: Cluster, *, seed: int = 0, load: float = 1.0, duration_scale: float = 1.0) -> Workload:
     """Dally batch: 500 jobs all at t = 0 over Dally's 6 models (Table 1); GPU demand and durations
     Helios-like (ours: demand shares 1:45 %, 2:10 %, 4:12 %, 8:18 %, 16:8 %, 32:5 %, 64:2 %; log-normal
-    durations, median 2 h, sigma 1.5, in [5 min, 14 days]). Tier rates (compute x (1 + overhead))."""
-    return _dally("dally-batch", cluster, n=500, poisson=False, seed=seed, load=load)
+    durations, median 2 h, sigma 1.5, in [5 min, 14 days], times ``duration_scale``). Tier rates
+    (compute x (1 + overhead))."""
+    return _dally("dally-batch", cluster, n=500, poisson=False, seed=seed, load=load, duration_scale=duration_scale)
 
 
-def dally_poisson(cluster: Cluster, *, seed: int = 0, load: float = 1.0) -> Workload:
+def dally_poisson(cluster: Cluster, *, seed: int = 0, load: float = 1.0, duration_scale: float = 1.0) -> Workload:
     """Dally Poisson: 400 jobs, Poisson arrivals with mean inter-arrival 120 s (ours), otherwise as
     ``dally-batch``."""
-    return _dally("dally-poisson", cluster, n=400, poisson=True, seed=seed, load=load)
+    return _dally("dally-poisson", cluster, n=400, poisson=True, seed=seed, load=load, duration_scale=duration_scale)
 
 
 # -------------------------------------------------------------------- Rubick

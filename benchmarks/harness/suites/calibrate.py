@@ -10,6 +10,11 @@ the suite's ``loaded-paper`` part.
 ``... calibrate scale`` finds the ``duration_scale`` of ``tiresias-480-philly`` at which 2D-LAS's makespan
 on the testbed is the paper's 27,400 s (§5.2), by bisection on ``log(scale)`` (seed 0); its result is
 :data:`~schedlab.benchmarks.harness.suites.tiresias.PHILLY_TESTBED_SCALE`.
+
+``... calibrate dally`` finds the ``duration_scale`` of ``dally-batch`` at which Dally's average JCT on
+``dally-8`` is the paper's Table 2 figure (2,828,955 s: the paper's contention; our Helios-like
+generator is much lighter), by bisection on ``log(scale)`` (seed 0); its result is
+:data:`~schedlab.benchmarks.harness.suites.dally.PAPER_CONTENTION_SCALE`.
 """
 
 from __future__ import annotations
@@ -57,6 +62,25 @@ def calibrate_load(target: float = PAPER_YARN_QUEUE_S, lo: float = 1.0, hi: floa
                    "YARN-CS average queueing", log)
 
 
+PAPER_DALLY_AVG_JCT_S = 2828955.0  # Dally Table 2: Dally's average JCT, 8 racks, batch
+
+
+def dally_avg_jct(scale: float, *, seed: int = 0) -> float:
+    """Dally's average JCT (s) on ``dally-batch`` at ``duration_scale`` on ``dally-8`` (the paper's algorithm)."""
+    from schedlab.benchmarks.harness.replay import run_replay
+
+    src = WorkloadSource(workload="dally-batch", cluster="dally-8", seed=seed, params={"duration_scale": scale})
+    return float(run_replay(ReplayCase(src, "dally", seed=seed)).metrics["avg_jct"])
+
+
+def calibrate_dally(target: float = PAPER_DALLY_AVG_JCT_S, lo: float = 5.0, hi: float = 500.0, steps: int = 7, *,
+                    seed: int = 0, log=print) -> float:
+    """Bisection on ``log(duration_scale)``: the scale whose Dally average JCT (8 racks, batch) is nearest
+    ``target`` (the paper's contention)."""
+    return _bisect(lambda x: dally_avg_jct(x, seed=seed), target, lo, hi, steps, "duration_scale",
+                   "Dally average JCT", log)
+
+
 def calibrate_scale(target: float = PAPER_TESTBED_MAKESPAN_S, lo: float = 0.001, hi: float = 0.1, steps: int = 10, *,
                     seed: int = 0, log=print) -> float:
     """Bisection on ``log(duration_scale)``: the scale whose 2D-LAS makespan is nearest ``target``."""
@@ -82,7 +106,7 @@ def _bisect(f, target: float, lo: float, hi: float, steps: int, name: str, what:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("what", choices=["load", "scale"])
+    ap.add_argument("what", choices=["load", "scale", "dally"])
     ap.add_argument("--target", type=float)
     ap.add_argument("--lo", type=float)
     ap.add_argument("--hi", type=float)
@@ -92,12 +116,14 @@ def main(argv: list[str] | None = None) -> int:
     given = {k: v for k, v in (("target", a.target), ("lo", a.lo), ("hi", a.hi), ("steps", a.steps)) if v is not None}
     if a.what == "load":
         print(f"chosen load {calibrate_load(**given, traces=a.traces):.5g}")
-    else:
+    elif a.what == "scale":
         print(f"chosen duration_scale {calibrate_scale(**given):.5g}")
+    else:
+        print(f"chosen duration_scale {calibrate_dally(**given):.5g}")
     return 0
 
 
-__all__ = ["PAPER_TESTBED_MAKESPAN_S", "PAPER_YARN_QUEUE_S", "calibrate_load", "calibrate_scale", "las_makespan",
+__all__ = ["PAPER_DALLY_AVG_JCT_S", "PAPER_TESTBED_MAKESPAN_S", "calibrate_dally", "dally_avg_jct", "PAPER_YARN_QUEUE_S", "calibrate_load", "calibrate_scale", "las_makespan",
            "yarn_queue"]
 
 if __name__ == "__main__":

@@ -58,6 +58,9 @@ HOUR = 3600.0
 WINDOWS_H = (1.0, 6.0, 24.0, 72.0, 168.0)
 MANUAL_TIMERS_H = (1.0, 6.0, 12.0, 24.0)
 NO_PREEMPT = "[no-preemption]"
+#: the duration scale at which Dally's average JCT at 8 racks, batch (seed 0) is the paper's Table 2
+#: 2,828,955 s (``python -m schedlab.benchmarks.harness.suites.calibrate dally``: 57.739 -> 2,860,995 s)
+PAPER_CONTENTION_SCALE = 57.739
 # our additions to Dally (each off by default: the paper's algorithm), one ablation row each and all
 # together (= our defaults before issue 22)
 ADDITIONS: dict[str, dict[str, Any]] = {
@@ -108,11 +111,13 @@ def registered(names: Sequence[str]) -> list[str]:
 
 def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIVALS), seed: int = 0,
           load: float = 1.0, sweep: bool = True, reference: bool = True, ablation: bool = True,
-          seeds: int | Sequence[int] = 1) -> Suite:
+          seeds: int | Sequence[int] = 1, duration_scale: float = 1.0) -> Suite:
     """The ``dally`` suite. ``racks``/``arrivals`` select part of the grid; ``load`` compresses arrival
     times (> 1: busier); ``sweep`` adds the sensitivity sweeps; ``reference`` the ``yarn-cs`` rows;
     ``ablation`` the preemption-off runs of Dally and Dally-manual; ``seeds`` the seeds every case runs
-    under (a count from ``seed`` or the seeds; workload and policy seed together)."""
+    under (a count from ``seed`` or the seeds; workload and policy seed together); ``duration_scale``
+    multiplies every job's duration (the paper's contention: :data:`PAPER_CONTENTION_SCALE`, at which
+    Dally's average JCT at 8 racks, batch, is the paper's Table 2 figure)."""
     src = "<suite dally>"
     racks = tuple(racks)
     if not racks or any(not isinstance(r, int) or isinstance(r, bool) or r not in RACKS for r in racks):
@@ -125,8 +130,11 @@ def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIV
         raise SpecError(f"seed must be an integer >= 0, got {seed!r}", source=src, field="seed")
     if not (isinstance(load, (int, float)) and load > 0 and math.isfinite(load)):
         raise SpecError(f"load must be a number > 0, got {load!r}", source=src, field="load")
+    if not (isinstance(duration_scale, (int, float)) and duration_scale > 0 and math.isfinite(duration_scale)):
+        raise SpecError(f"duration_scale must be a number > 0, got {duration_scale!r}", source=src,
+                        field="duration_scale")
     policies = list(OURS) + registered(list(BASELINES.values())) + (list(REFERENCE) if reference else [])
-    cases = over_seeds(lambda s: _seeded_cases(racks, arrivals, policies, s, load, sweep, ablation),
+    cases = over_seeds(lambda s: _seeded_cases(racks, arrivals, policies, s, load, sweep, ablation, duration_scale),
                        seed_values(seeds, seed, suite="dally"))
     return Suite("dally", "Dally §5: dally-R (R = 2, 4, 8, 16) x batch/Poisson; Dally, Dally-manual, Tiresias, "
                  "Gandiva-like, YARN-CS reference; history-window and manual-timer sweeps",
@@ -134,11 +142,12 @@ def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIV
 
 
 def _seeded_cases(racks: Sequence[int], arrivals: Sequence[str], policies: Sequence[str], seed: int, load: float,
-                  sweep: bool, ablation: bool) -> list[ReplayCase]:
+                  sweep: bool, ablation: bool, duration_scale: float = 1.0) -> list[ReplayCase]:
     cases: list[ReplayCase] = []
+    params = {} if duration_scale == 1.0 else {"duration_scale": float(duration_scale)}
     for r in racks:
         for a in arrivals:
-            ws = WorkloadSource(workload=ARRIVALS[a], cluster=f"dally-{r}", seed=seed, load=float(load))
+            ws = WorkloadSource(workload=ARRIVALS[a], cluster=f"dally-{r}", seed=seed, load=float(load), params=params)
             cases += [ReplayCase(ws, p, seed=seed, label=label(p, r, a)) for p in policies]
             if ablation:
                 cases += [ReplayCase(ws, p, {"preemption": False}, seed=seed, label=label(p, r, a, NO_PREEMPT))
@@ -146,7 +155,7 @@ def _seeded_cases(racks: Sequence[int], arrivals: Sequence[str], policies: Seque
                 cases += [ReplayCase(ws, "dally", params, seed=seed, label=label("dally", r, a, tag))
                           for tag, params in ADDITIONS.items()]
     if sweep:
-        ws = WorkloadSource(workload="dally-batch", cluster="dally-8", seed=seed, load=float(load))
+        ws = WorkloadSource(workload="dally-batch", cluster="dally-8", seed=seed, load=float(load), params=params)
         for pre in (True, False):
             tag = "" if pre else NO_PREEMPT
             cases += [ReplayCase(ws, "dally", {"history_window": h * HOUR, "preemption": pre}, seed=seed,
