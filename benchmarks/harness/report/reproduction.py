@@ -10,15 +10,14 @@ interval (``mean ± t(0.975, n-1) · sd / sqrt(n)``, ``n`` = seeds with both cas
 are shown as ``100 (1 - ratio)`` %, the interval transformed with them.
 
 **Verdicts** (the paper's band: its stated range, or a point figure ``v`` within a factor ``1 + tol``,
-see ``paper_figures``):
+see ``paper_figures``; a point figure's band is cut at 1 on the paper's side where it names a winner):
 
-* ``held`` — our interval overlaps the paper's band, and where the band lies on one side of 1 (the
-  paper names a winner) our interval does not contain 1;
-* ``inconclusive`` — it overlaps the band but also contains 1 while the band does not (too few seeds
-  or too much spread to tell the winner);
-* ``direction only`` — it does not, but the paper's band lies on one side of 1 and our whole interval
-  on that side too (the same winner, another size);
-* ``not held`` — otherwise (our interval excludes the band and contains 1 or lies on the other side);
+* where the paper names no winner (its band contains 1): ``held`` when our interval overlaps the band,
+  else ``not held``;
+* where it names one (its band lies on one side of 1): ``held`` when our whole interval lies on that
+  side and overlaps the band; ``direction only`` when it lies on that side but misses the band (the
+  same winner, another size); ``not held`` when it lies on the other side or at 1 (no difference);
+  ``inconclusive`` when it straddles 1 (too few seeds or too much spread to tell the winner);
 * ``n = 1`` — one seed only: no interval, no verdict (the figure is shown); a deterministic figure
   (the artifact's own schedulers: seeds ``exact``) is judged on its one value.
 
@@ -55,6 +54,8 @@ RUN_OPTIONS = (
     ("tiresias", "Sensitivity", "parts=sensitivity-testbed"),
 )
 SEEDS_WANTED = 5
+#: the record's wall seconds, kept beside its metrics
+WALL = "_wall_s"
 
 Runs = Mapping[str, Mapping[str, Mapping[int | None, Mapping[str, Any]]]]  # suite -> label -> seed -> metrics
 
@@ -95,7 +96,10 @@ def runs_from_records(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[st
     out: dict[str, dict[str, dict[int | None, dict]]] = {}
     for (suite, label), r in latest.items():
         plain, seed = split_seed(label)
-        out.setdefault(suite, {}).setdefault(plain, {})[seed] = dict(r["metrics"])
+        m = dict(r["metrics"])
+        if r.get("wall_s") is not None:
+            m[WALL] = float(r["wall_s"])
+        out.setdefault(suite, {}).setdefault(plain, {})[seed] = m
     return out
 
 
@@ -138,12 +142,15 @@ def verdict(iv: Interval, band: tuple[float, float], *, exact: bool = False) -> 
     if iv.n < 2 and not exact:
         return "n = 1"
     lo, hi = band
-    if iv.lo <= hi and iv.hi >= lo:
-        winner = hi < 1.0 or lo > 1.0
-        return "inconclusive" if winner and iv.lo <= 1.0 <= iv.hi else "held"
-    if hi <= 1.0 and iv.hi < 1.0 or lo >= 1.0 and iv.lo > 1.0:
-        return "direction only"
-    return "not held"
+    overlap = iv.lo <= hi and iv.hi >= lo
+    side = 1 if lo >= 1.0 else -1 if hi <= 1.0 else 0  # the winner the paper names (0: none)
+    if side == 0:
+        return "held" if overlap else "not held"
+    if (iv.lo > 1.0) if side > 0 else (iv.hi < 1.0):  # our whole interval on the paper's side of 1
+        return "held" if overlap else "direction only"
+    if (iv.hi <= 1.0) if side > 0 else (iv.lo >= 1.0):  # on the other side, or exactly 1
+        return "not held"
+    return "inconclusive"
 
 
 def trend_verdict(iv: Interval, grows: bool) -> str:
@@ -248,6 +255,15 @@ def micro_section(placements: str | Path) -> list[str]:
     return lines + [""]
 
 
+def _cost(have: Mapping[str, Mapping[int | None, Mapping[str, Any]]], labels: Iterable[str]) -> str:
+    walls = [(m[WALL], lab) for lab in dict.fromkeys(labels) for m in have.get(lab, {}).values() if WALL in m]
+    if not walls:
+        return "Cost: no wall time stored."
+    top = max(walls)
+    return (f"Cost: {len(walls)} replays, {sum(w for w, _ in walls):,.0f} s of wall time in all (one process each, "
+            f"on the machine and load of the run); the longest {top[0]:,.0f} s (`{top[1]}`).")
+
+
 def render(runs: Runs, suites: Sequence[str] = ("tiresias", "dally", "rubick"), *,
            placements: str | Path | None = None) -> str:
     """The Markdown of every paper's tables (a suite without any record: one pending line); with
@@ -267,6 +283,10 @@ def render(runs: Runs, suites: Sequence[str] = ("tiresias", "dally", "rubick"), 
                 lines += [f"Pending: no stored record. `{_run_command(suite, title)}`", ""]
                 continue
             lines += _table(rows) + [""]
+            lines += [_cost(have, [f.num for f in figs if f.suite == suite and f.table == title]
+                            + [f.den for f in figs if f.suite == suite and f.table == title]
+                            + [t.pattern.format(x=x, policy=p) for t in trends if t.suite == suite and t.table == title
+                               for x in t.points for p in (t.num, t.den)]), ""]
         if suite == "rubick" and placements is not None:
             lines += micro_section(placements)
         counts = {label: len(seeds) for label, seeds in have.items()}

@@ -3,7 +3,8 @@ from (paper, section, table or figure).
 
 A :class:`Figure` is a ratio of two of a suite's cases (``num`` over ``den``, one metric; labels without
 the ``@seed=`` suffix) and the paper's *band* for it: a point figure ``v`` stated by the paper becomes
-``[v / (1 + tol), v * (1 + tol)]`` (:func:`point`, ``tol`` 0.2 unless a row says otherwise); a range the
+``[v / (1 + tol), v * (1 + tol)]`` (:func:`point`, ``tol`` 0.2 unless a row says otherwise), cut at 1
+where the paper names a winner (``v`` more than 2 % from 1); a range the
 paper states (Dally's "19-36 %") is used as given. ``show="improvement"`` prints ``100 (1 - ratio)`` %
 (Dally's "positive = Dally better"). A :class:`Trend` is a sweep: the same ratio at several points,
 tested by the per-seed change from the first point to the last. The verdict rules are in
@@ -48,8 +49,14 @@ TOL = 0.2
 
 
 def point(v: float, tol: float = TOL) -> tuple[float, float]:
-    """The band of a point figure: within a factor ``1 + tol`` of it."""
-    return (v / (1 + tol), v * (1 + tol))
+    """The band of a point figure: within a factor ``1 + tol`` of it, and on the paper's side of 1 where
+    the paper names a winner (``v`` more than 2 % from 1: 1.11x says "slower", never "as fast")."""
+    lo, hi = v / (1 + tol), v * (1 + tol)
+    if v > 1.02:
+        lo = max(lo, 1.0)
+    elif v < 0.98:
+        hi = min(hi, 1.0)
+    return (lo, hi)
 
 
 def improvement(lo_pct: float, hi_pct: float) -> tuple[float, float]:
