@@ -43,6 +43,8 @@ def report_command(
                                     "our perf model)."),
     placements: Path = typer.Option(Path("../shared/traces/rubick/placements"), "--placements",
                                     help="The Rubick artifact's measured placement tables (for --micro)."),
+    add: list[Path] = typer.Option([], "--add", help="With --reproduction: another results directory whose "
+                                   "records join DIR's (runs made beside it; repeatable)."),
 ) -> None:
     """Write DIR/report.html (plots embedded), DIR/report.md, DIR/plots/*.png and DIR/results.csv
     (+ .parquet); with --out, into that folder instead (the results store is only ever read). With
@@ -53,7 +55,9 @@ def report_command(
     if reproduction:
         from schedlab.benchmarks.harness.report.reproduction import render, runs_from_store
 
-        text = render(runs_from_store(directory), placements=placements if micro else None)
+        for d in add:
+            directory_arg(d, "--add")
+        text = render(runs_from_store(directory, *add), placements=placements if micro else None)
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             (out / "reproduction.md").write_text(text)

@@ -103,11 +103,15 @@ def runs_from_records(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[st
     return out
 
 
-def runs_from_store(directory: str | Path) -> dict[str, dict[str, dict[int | None, dict]]]:
+def runs_from_store(*directories: str | Path) -> dict[str, dict[str, dict[int | None, dict]]]:
+    """The runs of one results directory, or of several together (runs made beside each other)."""
     from schedlab.benchmarks.harness.store import Store
 
-    with Store(directory, create=False) as store:
-        return runs_from_records(store.records())
+    records: list[dict[str, Any]] = []
+    for d in directories:
+        with Store(d, create=False) as store:
+            records += store.records()
+    return runs_from_records(records)
 
 
 # ------------------------------------------------------------------------------------------- figures
