@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.benchmarks.harness.cases import ReplayCase, ReproRow, Suite
+from schedlab.benchmarks.harness.suites.paper_figures import TABLE2, TABLE3
 from schedlab.benchmarks.harness.suites.seeds import SEED_TAG, over_seeds, seed_values
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.topology.errors import SpecError
@@ -70,15 +71,7 @@ ADDITIONS: dict[str, dict[str, Any]] = {
     "[+ours]": {"upgrade": True, "preempt_margin": 0.1, "lease": HOUR},
 }
 
-# Table 2 / Table 3 (8 racks), seconds: {statistic: {system: value}}
-TABLE2 = {"avg_jct": {"Gandiva": 5828719, "Tiresias": 4461998, "Dally-manual": 3128566, "Dally": 2828955},
-          "median_jct": {"Gandiva": 183717, "Tiresias": 2547080, "Dally-manual": 2552189, "Dally": 2401390},
-          "p95_jct": {"Gandiva": 17485823, "Tiresias": 17841606, "Dally-manual": 7097646, "Dally": 5983042},
-          "p99_jct": {"Gandiva": 39214710, "Tiresias": 25696135, "Dally-manual": 8868401, "Dally": 8395214}}
-TABLE3 = {"avg_jct": {"Gandiva": 17371514, "Tiresias": 4329941, "Dally-manual": 4960727, "Dally": 2831880},
-          "median_jct": {"Gandiva": 22722917, "Tiresias": 4212795, "Dally-manual": 2787855, "Dally": 2595529},
-          "p95_jct": {"Gandiva": 71362014, "Tiresias": 15059080, "Dally-manual": 39298828, "Dally": 16469069},
-          "p99_jct": {"Gandiva": 208939883, "Tiresias": 15390860, "Dally-manual": 39817762, "Dally": 16681241}}
+# Table 2 / Table 3 (8 racks), seconds: {statistic: {system: value}}, from the one module of paper figures
 SYSTEMS = {"Dally": "dally", "Dally-manual": "dally-manual", **BASELINES}
 # headline improvements of Dally, as the paper states them (ranges over 2..16 racks)
 HEADLINES = (

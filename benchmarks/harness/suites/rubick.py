@@ -22,23 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.benchmarks.harness.cases import ReplayCase, ReproRow, Suite
+from schedlab.benchmarks.harness.suites.paper_figures import MICRO_PAPER, TABLE4, TABLE4_MT_CLASSES
 from schedlab.benchmarks.harness.suites.seeds import over_seeds, seed_values
 from schedlab.benchmarks.workloads.source import WorkloadSource
 
 H = 3600.0
-#: Table 4 (hours): (avg JCT, P99 JCT, makespan) per trace and scheduler; MT adds per-class rows
-TABLE4: dict[str, dict[str, tuple[float, float, float]]] = {
-    "base": {"rubick": (0.96, 7.1, 15.3), "sia": (2.5, 12.2, 18.8), "synergy": (3.1, 13.5, 21.5),
-             "rubick-e": (2.4, 10.9, 20.2), "rubick-r": (1.6, 9.9, 19.8), "rubick-n": (3.1, 12.8, 22.0)},
-    "bp": {"rubick": (0.96, 7.1, 15.3), "sia": (1.8, 9.0, 16.5), "synergy": (2.3, 10.8, 20.5)},
-    "mt": {"rubick": (1.1, 11.4, 17.9), "antman": (1.75, 13.4, 19.6)},
-}
-#: MT per class (hours): (avg JCT, P99 JCT)
-TABLE4_MT_CLASSES = {("rubick", "guaranteed"): (0.85, 10.9), ("rubick", "best-effort"): (1.34, 11.8),
-                     ("antman", "guaranteed"): (1.41, 11.7), ("antman", "best-effort"): (2.1, 14.1)}
 LOADS = (0.5, 1.0, 2.0, 3.0)
 LARGE_SHARES = (0.25, 0.5, 0.75)
-MICRO_PAPER = {"equal split": 0.78, "rubick": 1.44}
 
 
 def rubick_suite(*, traces: str | None = "../shared/traces", sweeps: bool = True, seed: int = 0,
