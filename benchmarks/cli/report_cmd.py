@@ -43,6 +43,10 @@ def report_command(
                                     "our perf model)."),
     placements: Path = typer.Option(Path("../shared/traces/rubick/placements"), "--placements",
                                     help="The Rubick artifact's measured placement tables (for --micro)."),
+    depth: int = typer.Option(2, "--depth", min=1, max=5,
+                              help="With --reproduction: Markdown heading level of each paper (tables one deeper)."),
+    paper: list[str] = typer.Option([], "--paper", help="With --reproduction: only these papers' tables "
+                                    "(tiresias, dally, rubick; repeatable; default all)."),
     add: list[Path] = typer.Option([], "--add", help="With --reproduction: another results directory whose "
                                    "records join DIR's (runs made beside it; repeatable)."),
 ) -> None:
@@ -57,7 +61,14 @@ def report_command(
 
         for d in add:
             directory_arg(d, "--add")
-        text = render(runs_from_store(directory, *add), placements=placements if micro else None)
+        from schedlab.benchmarks.harness.report.reproduction import SUITE_TITLES
+
+        bad = [p for p in paper if p not in SUITE_TITLES]
+        if bad:
+            raise SpecError(f"unknown paper {bad[0]!r}; known: {', '.join(SUITE_TITLES)}", source="--paper",
+                            field="paper")
+        text = render(runs_from_store(directory, *add), tuple(paper) or tuple(SUITE_TITLES),
+                      placements=placements if micro else None, depth=depth)
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             (out / "reproduction.md").write_text(text)

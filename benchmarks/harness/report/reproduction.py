@@ -226,14 +226,14 @@ def _run_command(suite: str, title: str) -> str:
             + " --out DIR && schedlab report DIR --reproduction")
 
 
-def micro_section(placements: str | Path) -> list[str]:
+def micro_section(placements: str | Path, heading: str = "###") -> list[str]:
     """Rubick Fig. 8, computed (deterministic, no replay): from the artifact's measured tables (T5-3B, the
     paper's model) and from our perf model (T5 1.2B, the default ``flat`` calibration)."""
     from schedlab.benchmarks.harness.suites.rubick import micro_benchmark
     from schedlab.benchmarks.harness.suites.rubick_micro import measured_micro
 
     src = f"{pf.RUBICK} §7.4, Fig. 8"
-    lines = ["### Micro-benchmark (Fig. 8): two jobs on one 4-GPU A800 server, total normalised speedup", "",
+    lines = [f"{heading} Micro-benchmark (Fig. 8): two jobs on one 4-GPU A800 server, total normalised speedup", "",
              "Computed when the report is made (deterministic, no replay, no seed).", "",
              "| quantity | paper | source | ours | seeds | verdict | how |", "| --- | --- | --- | ---: | ---: | --- | --- |"]
 
@@ -269,20 +269,22 @@ def _cost(have: Mapping[str, Mapping[int | None, Mapping[str, Any]]], labels: It
 
 
 def render(runs: Runs, suites: Sequence[str] = ("tiresias", "dally", "rubick"), *,
-           placements: str | Path | None = None) -> str:
+           placements: str | Path | None = None, depth: int = 2) -> str:
     """The Markdown of every paper's tables (a suite without any record: one pending line); with
-    ``placements`` (the Rubick artifact's measured tables), also Fig. 8 computed (:func:`micro_section`)."""
+    ``placements`` (the Rubick artifact's measured tables), also Fig. 8 computed (:func:`micro_section`).
+    ``depth``: the Markdown level of a paper's heading (its tables one deeper)."""
+    h1, h2 = "#" * depth, "#" * (depth + 1)
     figs, trends = pf.figures(), pf.trends()
     lines: list[str] = []
     for suite in suites:
         have = runs.get(suite, {})
-        lines += [f"## {SUITE_TITLES.get(suite, suite)}", ""]
+        lines += [f"{h1} {SUITE_TITLES.get(suite, suite)}", ""]
         titles = list(dict.fromkeys([f.table for f in figs if f.suite == suite]
                                     + [t.table for t in trends if t.suite == suite]))
         for title in titles:
             rows = [figure_row(f, have) for f in figs if f.suite == suite and f.table == title]
             rows += [trend_row(t, have) for t in trends if t.suite == suite and t.table == title]
-            lines += [f"### {title}", ""]
+            lines += [f"{h2} {title}", ""]
             if all(r[5] == "no run" for r in rows):
                 lines += [f"Pending: no stored record. `{_run_command(suite, title)}`", ""]
                 continue
@@ -292,7 +294,7 @@ def render(runs: Runs, suites: Sequence[str] = ("tiresias", "dally", "rubick"), 
                             + [t.pattern.format(x=x, policy=p) for t in trends if t.suite == suite and t.table == title
                                for x in t.points for p in (t.num, t.den)]), ""]
         if suite == "rubick" and placements is not None:
-            lines += micro_section(placements)
+            lines += micro_section(placements, h2)
         counts = {label: len(seeds) for label, seeds in have.items()}
         if counts:
             lo, hi = min(counts.values()), max(counts.values())
