@@ -158,3 +158,12 @@ def test_fig8_from_the_measured_tables(traces_dir):
     assert m["paper split"] == pytest.approx(0.8233 / 0.9301 + 0.372841222 / 0.68361435)
     assert m["equal split"] == pytest.approx(0.8233 / 3.2757 + 0.372841222 / 0.68361435)
     assert m["best split allocation"] == "t5_3B=3,roberta=1"
+
+
+def test_one_replay_under_two_labels_is_found_under_both():
+    # the store keeps Rubick's load=1 sweep point and its Base trace case as one record (the same case key)
+    recs = [{"suite": "rubick", "label": "load=1/rubick", "status": "ok", "metrics": {"avg_jct": 2.0}},
+            {"suite": "rubick", "label": "base-trace/sia", "status": "ok", "metrics": {"avg_jct": 5.0}}]
+    runs = runs_from_records(recs)["rubick"]
+    assert runs["base-trace/rubick"] == runs["load=1/rubick"]
+    assert ratios(runs, "base-trace/sia", "base-trace/rubick", "avg_jct") == {None: 2.5}

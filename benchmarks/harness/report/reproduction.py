@@ -100,7 +100,24 @@ def runs_from_records(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[st
         if r.get("wall_s") is not None:
             m[WALL] = float(r["wall_s"])
         out.setdefault(suite, {}).setdefault(plain, {})[seed] = m
+    _alias(out)
     return out
+
+
+#: labels of one suite that name the same replay (the same case key: the store keeps one record under one
+#: of them): Rubick's ``load=1`` sweep point is its Base workload (the trace when present) at load 1
+SAME_CASE: tuple[tuple[str, str, str], ...] = (("rubick", "load=1/", "base-trace/"),)
+
+
+def _alias(out: dict[str, dict[str, dict[int | None, dict]]]) -> None:
+    for suite, a, b in SAME_CASE:
+        have = out.get(suite, {})
+        if not any(lab.startswith(b) for lab in have) and not any(lab.startswith(a) for lab in have):
+            continue
+        for lab in list(have):
+            for x, y in ((a, b), (b, a)):
+                if lab.startswith(x) and lab.replace(x, y, 1) not in have:
+                    have[lab.replace(x, y, 1)] = have[lab]
 
 
 def runs_from_store(*directories: str | Path) -> dict[str, dict[str, dict[int | None, dict]]]:

@@ -46,6 +46,8 @@ TABLE4_MT_CLASSES = {("rubick", "guaranteed"): (0.85, 10.9), ("rubick", "best-ef
 MICRO_PAPER = {"equal split": 0.78, "rubick": 1.44}
 
 TOL = 0.2
+#: "<= 1" (no worse): no winner named, so up to 2 % above 1 counts as equal
+AT_MOST_1 = (0.0, 1.02)
 
 
 def point(v: float, tol: float = TOL) -> tuple[float, float]:
@@ -142,7 +144,7 @@ def _philly(prefix: str, what: str) -> list[Figure]:
             Figure("tiresias", t, "median JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.3", p + "yarn-cs",
                    p + "2d-las", "median_jct", point(30.8), "30.8x"),
             Figure("tiresias", t, "avg JCT 2D-Gittins / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 12", p + "2d-gittins",
-                   p + "2d-las", "avg_jct", (0.0, 1.0), "<= 1"),
+                   p + "2d-las", "avg_jct", AT_MOST_1, "<= 1"),
             Figure("tiresias", t, "avg JCT 2D-Gittins / SRSF", f"{TIRESIAS} §5.3, Fig. 12", p + "2d-gittins",
                    p + "srsf", "avg_jct", point(1.1, 0.1), "about 1.1"),
         ]
@@ -169,7 +171,7 @@ def _tiresias() -> list[Figure]:
             Figure("tiresias", t, f"VC {vc}: avg JCT Best-effort / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11 (1.5x overall)",
                    p + "best-effort", p + "2d-las", "avg_jct", point(1.5), "1.5x"),
             Figure("tiresias", t, f"VC {vc}: avg JCT 2D-Gittins / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 12",
-                   p + "2d-gittins", p + "2d-las", "avg_jct", (0.0, 1.0), "<= 1"),
+                   p + "2d-gittins", p + "2d-las", "avg_jct", AT_MOST_1, "<= 1"),
         ]
     t = "Philly per virtual cluster, the artifact's own schedulers (reference part; deterministic, one run)"
     for vc in VCS[:3]:
@@ -178,7 +180,7 @@ def _tiresias() -> list[Figure]:
             Figure("tiresias", t, f"VC {vc}: avg JCT fifo / dlas-gpu", f"{TIRESIAS} §5.3, Fig. 11 (2.4x overall)",
                    p + "fifo", p + "dlas-gpu", "avg_jct", point(2.4), "2.4x", exact=True),
             Figure("tiresias", t, f"VC {vc}: avg JCT dlas-gpu-gittins / dlas-gpu", f"{TIRESIAS} §5.3, Fig. 12",
-                   p + "dlas-gpu-gittins", p + "dlas-gpu", "avg_jct", (0.0, 1.0), "<= 1", exact=True),
+                   p + "dlas-gpu-gittins", p + "dlas-gpu", "avg_jct", AT_MOST_1, "<= 1", exact=True),
         ]
         if vc in ("0e4a51", "2869ce"):  # the VCs the artifact's gandiva was measured on (gandiva-reference.md)
             out.append(Figure("tiresias", t, f"VC {vc}: avg JCT gandiva / dlas-gpu",
