@@ -1,1 +1,4 @@
 """Benchmarks: workloads, the discrete-event simulator, the harness, reports and the CLI."""
+
+
+__all__: list[str] = []

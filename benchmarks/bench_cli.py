@@ -146,5 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+__all__ = ["SPEC", "big_spec", "main", "refused_at_once", "startup"]
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -137,5 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+__all__ = ["DEFAULT_TRACES", "GPU_MIX", "Timed", "batch_jobs", "bench_decision", "bench_philly", "main"]
+
+
 if __name__ == "__main__":
     sys.exit(main())

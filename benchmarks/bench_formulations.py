@@ -53,7 +53,7 @@ from schedlab.formulations import (
     solve,
 )
 from schedlab.formulations.backends import BACKENDS, get_backend
-from schedlab.formulations.result import Termination, relative_gap
+from schedlab.formulations.result import Status, relative_gap
 from schedlab.topology import preset
 from schedlab.topology.presets import dally
 
@@ -123,7 +123,7 @@ def limits(rows: list, quick: bool, only_series: list[str] | None = None, sizes_
                     alive.remove(be)
                     continue
                 rows.append(row(f"limits-{name}", r, {"size": n, "jobs": len(inst.base.jobs)}))
-                if r.termination is not Termination.OPTIMAL or (r.wall_s or 0) > LIMIT:
+                if r.status is not Status.OPTIMAL or (r.timing.wall_s or 0) > LIMIT:
                     alive.remove(be)
 
 
@@ -188,7 +188,7 @@ def budget(rows: list, quick: bool) -> None:
     inst = generate_joint(preset("dally-8"), 200, seed=1, running_frac=0.3, reconfig_penalty=0.2, max_gpus=32)
     for be in ("highs", "cpsat"):
         r = solve(JointFormulation(aggregate=False), inst, be, SolveParams(time_limit_s=2.0, seed=1))
-        rows.append(row("budget-2s-200", r, {"limit_s": 2.0}))
+        rows.append(row("budget-2s-200", r, {"time_limit_s": 2.0}))
 
 
 CASES = {"limits": limits, "scale": scale, "pop-vs-direct": pop_vs_direct, "reference": reference, "budget": budget}
@@ -218,6 +218,10 @@ def main() -> None:
     meta["peak_rss_mb"] = round(peak_mb(), 1)
     Path(a.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=1, default=str))
     print(json.dumps(meta))
+
+
+__all__ = ["BACKEND_NAMES", "CASES", "LIMIT", "SERIES", "budget", "limits", "main", "peak_mb", "pop_vs_direct",
+           "reference", "row", "scale"]
 
 
 if __name__ == "__main__":

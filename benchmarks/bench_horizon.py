@@ -51,10 +51,10 @@ def cluster(machines: int, gpus: int = 8, racks: int = 2) -> Cluster:
 
 
 def row(name: str, res, extra: dict | None = None) -> dict:
-    return {"method": name, "status": res.termination.value, "wall_s": round(res.wall_s or 0.0, 2),
+    return {"method": name, "status": res.status.value, "wall_s": round(res.timing.wall_s or 0.0, 2),
             "objective": None if res.objective is None else round(res.objective, 2),
-            "bound": None if res.dual_bound is None else round(res.dual_bound, 2),
-            "vars": (res.model_stats or {}).get("vars"), **(extra or {})}
+            "bound": None if res.bounds.dual is None else round(res.bounds.dual, 2),
+            "vars": (res.provenance.model_stats or {}).get("vars"), **(extra or {})}
 
 
 def bench_horizon(sizes: list[tuple[int, int]], slots: int, limit: float, seed: int, backend: str = "cpsat",
@@ -135,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         bench_offline([int(x) for x in a.jobs.split(",")], a.slot, a.limit, a.seed, a.machines, a.backend,
                       tuple(a.methods.split(",")))
     return 0
+
+
+__all__ = ["bench_horizon", "bench_offline", "cluster", "main", "rounded_trace", "row"]
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ perf-model joint instances, per backend, with and without the heuristic's warm s
 Instances: the gap suite's joint kind (:data:`benchmarks.harness.suites.builtin.KIND_PLANS`: its
 cluster, perf-model options, a fragmented cluster) at each size, seed 0. Warm start: Rubick's
 decision on the snapshot (``--heuristic``), given as ``SolveParams.warm_start``; each row says whether
-the start was used (``SolveResult.warm_start_used``). Every solve gets ``--time-limit`` seconds and one
+the start was used (``SolveResult.provenance.warm_start_used``). Every solve gets ``--time-limit`` seconds and one
 thread (as the harness runs them); ``--slow-max`` caps the sizes given to SCIP, CBC and scipy. A row:
 size, method, backend, warm start, status, objective, bound, gap, wall seconds, the heuristic's
 objective, and whether the pooled model was exact (else ``joint`` is the per-machine model). The
@@ -58,8 +58,8 @@ def run(sizes: list[int], backends: list[str], time_limit: float, slow_max: int,
                     r = METHODS[method].solve(inst, be, params)
                     wall = time.perf_counter() - t
                     rows.append({"jobs": n, "method": method, "backend": be, "warm": warm is not None,
-                                 "warm_used": r.warm_start_used, "status": r.termination.value,
-                                 "objective": r.objective, "bound": r.dual_bound, "gap": r.gap, "wall_s": wall,
+                                 "warm_used": r.provenance.warm_start_used, "status": r.status.value,
+                                 "objective": r.objective, "bound": r.bounds.dual, "gap": r.gap, "wall_s": wall,
                                  "heuristic": heuristic, "heuristic_objective": h_obj, "heuristic_s": h_s,
                                  "pooled_exact": pooled, "pooled_reason": why, "load1": os.getloadavg()[0],
                                  "notes": [x for x in r.notes if x.startswith(("stage", "warm"))]})
@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
                 "python": platform.python_version(), "time_limit_s": a.time_limit, "seed": a.seed}
         a.out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     return 0
+
+
+__all__ = ["METHODS_TIMED", "SLOW", "main", "run"]
 
 
 if __name__ == "__main__":

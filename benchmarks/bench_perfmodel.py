@@ -128,5 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+__all__ = ["bench", "bench_validation", "main"]
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -94,5 +94,8 @@ def main(argv: list[str] | None = None) -> dict:
     return out
 
 
+__all__ = ["a800_cluster", "base_replay", "main", "schedule_call"]
+
+
 if __name__ == "__main__":
     main()

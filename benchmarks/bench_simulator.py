@@ -111,5 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+__all__ = ["DEFAULT_TRACES", "WINDOW_EVENTS", "find_trace", "main", "trace_or_skip"]
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -97,5 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+__all__ = ["Timed", "main"]
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

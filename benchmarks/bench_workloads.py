@@ -176,5 +176,8 @@ def _stats_with_plot(path, trace_stats) -> object:
     return st
 
 
+__all__ = ["main"]
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

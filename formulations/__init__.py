@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from schedlab.formulations.backends import BACKENDS, Unsupported, get_backend
+from schedlab.formulations.backends import BACKENDS, get_backend
 from schedlab.formulations.base import Built, Formulation, solve
 from schedlab.formulations.builtin_kinds import KINDS
 from schedlab.formulations.joint import JointFormulation, pooled_ok, relaxation_bound
@@ -50,7 +50,16 @@ from schedlab.formulations.offline import (
 )
 from schedlab.formulations.policies import EXACT_POLICIES, SIA_POLICIES
 from schedlab.formulations.pop import POP
-from schedlab.formulations.result import SolutionStatus, SolveParams, SolveResult, Termination, relative_gap
+from schedlab.formulations.result import (
+    Limit,
+    Reason,
+    SolutionStatus,
+    SolveParams,
+    SolveResult,
+    Status,
+    Termination,
+    relative_gap,
+)
 from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, generate_tier, tier_objective
 from schedlab.formulations.tiresias import (
     PSJob,
@@ -62,8 +71,6 @@ from schedlab.formulations.tiresias import (
 from schedlab.formulations.tiresias_gen import complete as complete_tiresias
 from schedlab.formulations.tiresias_gen import generate_tiresias
 from schedlab.scheduling.registry import PolicyRegistry
-
-aggregation_ok = pooled_ok  # the name before uneven placements (kept for callers)
 
 #: method name -> :class:`Method` (built-in kinds; read-only)
 METHODS = KINDS.methods
@@ -83,11 +90,11 @@ POLICIES: PolicyRegistry = PolicyRegistry.merged(SIA_POLICIES, EXACT_POLICIES)
 __all__ = [
     "BACKENDS", "BOUND_METHOD", "GAP_NOTES", "KINDS", "POLICIES", "PreemptiveBoundMethod", "GENERATORS", "METHODS",
     "OBJECTIVES", "POP", "Built", "Capability", "Formulation", "JobOption", "Kind", "KindRegistry", "Method", "Role",
-    "SuitePlan", "Unsupported",
+    "SuitePlan",
     "JointFormulation", "JointInstance", "JointObjective", "JointTwoStage", "LinExpr", "Model", "OfflineFormulation",
-    "OfflineInstance", "OfflineSchedule", "PSJob", "SolutionStatus", "SolveParams", "SolveResult", "Termination",
+    "OfflineInstance", "OfflineSchedule", "PSJob", "SolutionStatus", "SolveParams", "SolveResult", "Status", "Termination", "Limit", "Reason",
     "TierFormulation", "TierInstance", "TierMode", "TiresiasFormulation", "TiresiasInstance", "TiresiasSolution",
-    "aggregation_ok", "complete_tiresias", "pooled_ok", "generate_joint", "generate_offline", "generate_tier", "generate_tiresias", "get_backend",
+    "complete_tiresias", "pooled_ok", "generate_joint", "generate_offline", "generate_tier", "generate_tiresias", "get_backend",
     "joint_objective", "load_instance", "lsum", "offline_objective", "relative_gap", "relaxation_bound",
     "save_instance", "solve", "tier_objective", "tiresias_objective",
 ]

@@ -25,26 +25,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from schedlab.formulations.backends import Backend, Unsupported, get_backend, incompatibility
+from schedlab.formulations.backends import Backend, get_backend, incompatibility
 from schedlab.formulations.model import Model
 from schedlab.formulations.result import (
+    Bounds,
+    Limit,
+    Provenance,
     RawResult,
-    SolutionStatus,
+    Reason,
     SolveParams,
     SolveResult,
     Termination,
+    Timing,
     termination_of,
 )
 from schedlab.scheduling.allocation import Allocation
-from schedlab.topology.errors import SolverError
+from schedlab.topology.errors import BuildTimeout, Unsupported
 
 #: the smallest budget handed to a backend (seconds); below it the solve is not attempted
 MIN_SOLVE_S = 0.01
-
-
-class BuildTimeout(SolverError):
-    """Raised by a formulation's ``build`` when its ``deadline`` (a :func:`time.perf_counter` value)
-    passes: :func:`solve` turns it into a ``no-solution-at-limit`` result."""
 
 
 def check_deadline(deadline: float | None) -> None:
@@ -117,8 +116,8 @@ def solve_built(form: Formulation[I, S], inst: I, built: Built, backend: Backend
     if not model.vars:
         raw = _trivial(model)
     elif left is not None and left - reserve_s(model, limit) < MIN_SOLVE_S:
-        raw = RawResult(Termination.NO_SOLUTION_AT_LIMIT, None, None, None, 0.0, None,
-                        "the time limit was spent before the solver could start", limit_hit=True)
+        raw = RawResult(Termination(Reason.NO_SOLUTION_FOUND, Limit.TIME,
+                                    "the time limit was spent before the solver could start"))
         notes.append(f"build took {build_s:.3f} s of the {limit:g} s budget")
     else:
         sub = params if left is None else params.with_(time_limit_s=left - reserve_s(model, limit))
@@ -136,7 +135,7 @@ def solve_built(form: Formulation[I, S], inst: I, built: Built, backend: Backend
         notes.append(text)
     solution = allocation = objective = violations = None
     extract_s = verify_s = 0.0
-    if raw.values is not None and raw.termination.has_solution:
+    if raw.values is not None and raw.termination.status.has_solution:
         t = time.perf_counter()
         solution = form.extract(inst, built, raw.values)
         allocation = form.allocation_of(solution)
@@ -155,21 +154,17 @@ def solve_built(form: Formulation[I, S], inst: I, built: Built, backend: Backend
     else:
         status_value = objective
     wall = time.perf_counter() - t_start
-    limit_hit = raw.limit_hit if raw.limit_hit is not None else params.limited
     if limit is not None and wall > limit:
         notes.append(f"wall clock {wall:.3f} s exceeded the {limit:g} s budget by {wall - limit:.3f} s")
-    term = termination_of(raw.termination, status_value, raw.dual_bound, params.rel_gap, bool(limit_hit))
-    if raw.termination is Termination.OPTIMAL and term is not Termination.OPTIMAL:
+    term = termination_of(raw.termination, status_value, raw.dual_bound, params.rel_gap)
+    if raw.termination.reason is Reason.OPTIMAL and term.reason is not Reason.OPTIMAL:
         notes.append(f"{be.name} reported optimal, but the recomputed objective is not within the "
-                     f"{params.rel_gap:g} relative gap of its bound: status {term.value}")
+                     f"{params.rel_gap:g} relative gap of its bound: status {term.status.value}")
     return SolveResult(
-        formulation=form.name, backend=be.name, backend_version=be.version(), termination=term,
-        solution_status=SolutionStatus.of(term), sense=model.sense, objective=objective,
-        primal_bound=raw.primal_bound, dual_bound=raw.dual_bound, build_s=build_s, solve_s=raw.solve_s,
-        threads=raw.threads, seed=params.seed, allocation=allocation, solution=solution, message=raw.message,
-        notes=tuple(notes), model_stats=model.stats(), violations=violations, translate_s=raw.translate_s,
-        extract_s=extract_s, verify_s=verify_s, wall_s=wall, time_limit_s=limit, rel_gap_tolerance=params.rel_gap,
-        objective_precision=raw.precision, warm_start_used=used)
+        term, Provenance(form.name, be.name, be.version(), raw.threads, params.seed, model.stats(), used),
+        Bounds(model.sense, raw.primal_bound, raw.dual_bound, params.rel_gap, raw.precision),
+        Timing(build_s, raw.translate_s, raw.solve_s, extract_s, verify_s, wall, limit),
+        objective=objective, allocation=allocation, solution=solution, violations=violations, notes=tuple(notes))
 
 
 def warm_start_check(form: Formulation[I, S], inst: I, built: Built, be: Backend, allocation: Allocation
@@ -204,16 +199,59 @@ def replace_hints(model: Model, hints: dict[int, float]) -> Model:
 def _trivial(model: Model) -> RawResult:
     """A model without variables (e.g. an empty POP part): feasible iff its constant rows hold."""
     if any(not (c.lb - 1e-9 <= 0.0 <= c.ub + 1e-9) for c in model.constraints):
-        return RawResult(Termination.INFEASIBLE, None, None, None, 0.0, 0, "empty model with a violated row",
-                         limit_hit=False)
+        return RawResult(Termination(Reason.INFEASIBLE, None, "empty model with a violated row"), threads=0)
     v = model.objective.const
-    return RawResult(Termination.OPTIMAL, [], v, v, 0.0, 0, "empty model (nothing to decide)", limit_hit=False)
+    return RawResult(Termination(Reason.OPTIMAL, None, "empty model (nothing to decide)"), [], v, v, threads=0)
 
 
 def solve(form: Formulation[I, S], inst: I, backend: Backend | str = "cpsat",
           params: SolveParams | None = None) -> SolveResult:
-    """Build ``form`` on ``inst``, solve it with ``backend`` and return the verified result; the
-    time limit covers every phase (see the module docstring)."""
+    """Build a formulation on an instance, solve it and return the verified result.
+
+    The time limit is a wall-clock budget over every phase (build, translate, solve, extract, verify;
+    see the module docstring); the status follows the one rule of
+    :func:`~formulations.result.termination_of` (never ``optimal`` without a proof within
+    ``params.rel_gap``).
+
+    Parameters
+    ----------
+    form : Formulation
+        The formulation (e.g. ``TierFormulation()``; ``KINDS[kind].methods`` lists each kind's).
+    inst : instance
+        An instance of the formulation's kind (``KINDS[kind].generate(...)`` or ``load_instance``).
+    backend : str or Backend, default "cpsat"
+        A backend name of ``formulations.BACKENDS`` (``cpsat``, ``highs``, ``scip``, ``cbc``, ``scipy``)
+        or a backend object.
+    params : SolveParams, optional
+        Limits (``time_limit_s``, ``work_limit``, ``node_limit``), ``rel_gap``, ``threads``, ``seed``,
+        ``warm_start``; default: no limit, every core, seed 0.
+
+    Returns
+    -------
+    SolveResult
+        ``termination`` (reason, limit, detail) and ``status``; ``objective`` recomputed by the
+        kind's one objective function; ``allocation``, ``solution``, ``violations``; ``bounds``,
+        ``timing`` and ``provenance``.
+
+    Raises
+    ------
+    Unsupported
+        The backend is not installed or lacks a capability the model needs.
+    SolverError
+        The instance cannot be built (e.g. a job no option covers).
+
+    Examples
+    --------
+    >>> from schedlab.formulations import KINDS, SolveParams, solve
+    >>> from schedlab.formulations.tier import TierFormulation
+    >>> from schedlab.topology import preset
+    >>> inst = KINDS["tier-placement"].generate(preset("dally-2"), 4, seed=0)
+    >>> res = solve(TierFormulation(), inst, "highs", SolveParams(time_limit_s=10, seed=0))
+    >>> res.status.value, res.verified, res.termination.limit is None
+    ('optimal', True, True)
+    >>> round(res.objective, 3) == round(res.bounds.dual, 3)
+    True
+    """
     params = params or SolveParams()
     t0 = time.perf_counter()
     try:
@@ -221,10 +259,12 @@ def solve(form: Formulation[I, S], inst: I, backend: Backend | str = "cpsat",
     except BuildTimeout as e:
         be = get_backend(backend) if isinstance(backend, str) else backend
         wall = time.perf_counter() - t0
-        return SolveResult(formulation=form.name, backend=be.name, backend_version=be.version(),
-                           termination=Termination.NO_SOLUTION_AT_LIMIT,
-                           solution_status=SolutionStatus.UNDETERMINED, sense="max", objective=None,
-                           primal_bound=None, dual_bound=None, build_s=wall, solve_s=0.0, threads=None,
-                           seed=params.seed, message=str(e), notes=(str(e),), wall_s=wall,
-                           time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap)
+        return SolveResult(Termination(Reason.NO_SOLUTION_FOUND, Limit.TIME, str(e)),
+                           Provenance(form.name, be.name, be.version(), None, params.seed),
+                           Bounds("max", rel_gap_tolerance=params.rel_gap),
+                           Timing(build_s=wall, wall_s=wall, time_limit_s=params.time_limit_s), notes=(str(e),))
     return solve_built(form, inst, built, backend, params, time.perf_counter() - t0, started=t0)
+
+
+__all__ = ["Built", "Formulation", "MIN_SOLVE_S", "Relaxing", "check_deadline", "replace_hints", "reserve_s",
+           "solve", "solve_built", "warm_start_check"]

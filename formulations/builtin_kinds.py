@@ -159,7 +159,7 @@ TIER = Kind(
     methods=(
         Method.of(TierFormulation, "tier-placement", role=Role.EXACT, capabilities=WARM,
                   summary="Dally tier placement: jobs x tiers with per-tier overheads"),
-        _pop_method("pop-tier-placement", "tier-placement"),
+        _pop_method("pop-tier-ilp", "tier-placement"),
     ),
     containment=TierFormulation, relaxation=_tier_lp,
     gap_note=TIER_GAP_NOTE,

@@ -68,3 +68,6 @@ def check(inst: Any, allocation: Allocation, formulation: Any = None, *, rel_tol
     if abs(value - obj) > rel_tol * max(1.0, abs(obj)):
         problems.append(f"model objective {value} != objective {obj} at the allocation")
     return ContainmentReport(kind, not problems, obj, value, tuple(problems))
+
+
+__all__ = ["ContainmentReport", "check"]

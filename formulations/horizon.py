@@ -170,11 +170,8 @@ class HorizonPlan:
 
 
 def real_tier(inst: HorizonInstance, placement: Mapping[str, int]) -> Tier:
-    ms = [m for m, k in placement.items() if k > 0]
-    if len(ms) <= 1:
-        return Tier.MACHINE
-    nodes = inst.base.cluster.graph.nodes
-    return Tier.RACK if len({nodes[m]["rack"] for m in ms}) == 1 else Tier.NETWORK
+    """Tier of a placement (:meth:`Cluster.tier_of`; one without GPUs: MACHINE)."""
+    return inst.base.cluster.tier_of(placement, default=Tier.MACHINE)
 
 
 def job_cost(inst: HorizonInstance, job_id: str, plan: HorizonPlan) -> float:

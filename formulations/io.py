@@ -106,3 +106,7 @@ def instance_from_dict(d: Mapping[str, Any], source: str = "<instance>") -> Inst
                     quotas={t: res_from(q) for t, q in d.get("quotas", {}).items()},
                     reserved={m: res_from(r) for m, r in d.get("reserved", {}).items()}, time=d.get("time", 0.0),
                     progress={j: JobProgress(**p) for j, p in d.get("progress", {}).items()})
+
+
+__all__ = ["allocation_from_dict", "allocation_to_dict", "cluster_from_dict", "cluster_to_dict",
+           "instance_from_dict", "instance_to_dict", "job_from_dict", "job_to_dict", "res_from", "res_to"]

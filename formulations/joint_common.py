@@ -253,3 +253,6 @@ def priced_allocation(inst: JointInstance, job: Job, o: JobOption, gpus: Mapping
             ja = make_allocation(job.id, best[0], gpus, cpus, mem)
     return ja
 
+
+__all__ = ["JobRows", "add_job_rows", "add_quota_rows", "covering_choice", "job_classes", "keep_value",
+           "option_value", "point_common", "priced_allocation", "ratio_ok", "set_objective", "share_resources"]

@@ -133,15 +133,13 @@ class Footprint:
 
 
 def footprint(inst: JointInstance, ja: JobAllocation) -> Footprint:
+    cl = inst.base.cluster
     counts = {m: r.gpus for m, r in ja.placement.items() if r.gpus > 0}
-    nodes = inst.base.cluster.graph.nodes
     per_rack: dict[str, int] = {}
     for m, k in counts.items():
-        per_rack[nodes[m]["rack"]] = per_rack.get(nodes[m]["rack"], 0) + k
-    if len(counts) <= 1:
-        tier = Tier.MACHINE
-    else:
-        tier = Tier.RACK if len(per_rack) == 1 else Tier.NETWORK
+        r = cl.rack_of(m)
+        per_rack[r] = per_rack.get(r, 0) + k
+    tier = cl.tier_of(counts, default=Tier.MACHINE)
     cpus = sum(r.cpus for m, r in ja.placement.items() if m in counts)
     mem = sum(r.mem_gb for m, r in ja.placement.items() if m in counts)
     return Footprint(sum(counts.values()), tuple(sorted(counts.values(), reverse=True)), tier, cpus, mem,
@@ -346,7 +344,7 @@ def slo_violations(inst: JointInstance, allocation: Allocation) -> list[str]:
 
 
 def option_throughput(inst: JointInstance, ja: JobAllocation) -> float:
-    """Throughput of an allocated job (its price; kept for callers of the old name)."""
+    """Throughput of an allocated job: its price by the instance's pricer at its real footprint."""
     return inst.pricer.price(inst.base.job(ja.job_id), ja, footprint(inst, ja))
 
 

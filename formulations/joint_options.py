@@ -452,3 +452,8 @@ def generate_joint(cluster: Cluster, n_jobs: int, *, seed: int = 0, guaranteed_f
     current = _first_fit(cluster, jobs, rng, running_frac, reserved) if running_frac > 0 else Allocation()
     base = Instance(cluster, tuple(jobs), current=current, quotas=quotas, reserved=reserved)
     return JointInstance(base, options, ref, weights, objective, reconfig_penalty, pricing=source)
+
+
+__all__ = ["PRICERS", "PerfOptions", "PerfPricer", "SYN_MEM_PER_GPU", "SyntheticPricer", "TablePricer",
+           "beyond_table", "cluster_shape", "generate_joint", "pareto", "synthetic_options",
+           "synthetic_problem", "synthetic_value"]

@@ -161,3 +161,6 @@ def _integral_share(cpus: int, gpus: Mapping[str, int]) -> dict[str, float]:
         out[m] = float(c)
         left -= c
     return out
+
+
+__all__ = ["pack_greedy"]

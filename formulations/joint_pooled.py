@@ -341,12 +341,16 @@ def class_model(inst: JointInstance, integral: bool) -> tuple[Model, dict[str, J
 def relaxation_bound(inst: JointInstance, backend: str = "highs", time_limit_s: float = 120.0) -> float | None:
     """Optimal value of the class LP (an upper bound on the whole problem); ``None`` if not solved."""
     from schedlab.formulations.backends import get_backend
-    from schedlab.formulations.result import SolveParams, Termination
+    from schedlab.formulations.result import Reason, SolveParams
 
     mdl, _ = class_model(inst, integral=False)
     if not mdl.vars:
         return mdl.objective.const
     raw = get_backend(backend).solve(mdl, SolveParams(time_limit_s=time_limit_s))
-    if raw.termination is not Termination.OPTIMAL:
+    if raw.termination.reason is not Reason.OPTIMAL:
         return None
     return raw.dual_bound if raw.dual_bound is not None else raw.primal_bound
+
+
+__all__ = ["Pool", "build_pooled", "class_model", "extract_pooled", "point_pooled", "pooled_ok", "pools",
+           "relaxation_bound"]

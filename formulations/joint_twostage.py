@@ -39,10 +39,15 @@ from schedlab.formulations.joint_instance import JointInstance, joint_objective
 from schedlab.formulations.joint_pack import pack_greedy
 from schedlab.formulations.joint_pooled import class_model
 from schedlab.formulations.result import (
-    SolutionStatus,
+    Bounds,
+    Limit,
+    Provenance,
+    Reason,
     SolveParams,
     SolveResult,
+    Status,
     Termination,
+    Timing,
     relative_gap,
     termination_of,
 )
@@ -72,12 +77,12 @@ class JointTwoStage:
             raise SolverError(why)
         build_s = time.perf_counter() - t0
         raw = be.solve(mdl, share(0.4))
-        limit_hit = bool(raw.limit_hit)
-        notes = [f"stage 1 (class MIP): {raw.termination.value}, bound {raw.dual_bound}, "
+        limit_hit = raw.termination.limit is not None
+        notes = [f"stage 1 (class MIP): {raw.termination.status.value}, bound {raw.dual_bound}, "
                  f"{time.perf_counter() - t0:.2f} s"]
-        if raw.termination is Termination.INFEASIBLE:
-            return self._result(inst, be, params, Termination.INFEASIBLE, None, None, build_s, t0, notes, False)
-        bound = raw.dual_bound if raw.termination.has_solution else None
+        if raw.termination.reason is Reason.INFEASIBLE:
+            return self._result(inst, be, params, Termination(Reason.INFEASIBLE), None, None, build_s, t0, notes, False)
+        bound = raw.dual_bound if raw.termination.status.has_solution else None
         best = best_obj = None
         used = None
         if params.warm_start is not None:
@@ -124,27 +129,29 @@ class JointTwoStage:
             if gap is None or gap > params.rel_gap:
                 sub = dataclasses.replace(inst, options=opts)
                 r2 = solve(JointFormulation(aggregate=False), sub, backend, share(0.5).with_(warm_start=best))
-                limit_hit |= r2.termination is Termination.FEASIBLE_AT_LIMIT
-                notes.append(f"stage 2 (pack the chosen options, MIP): {r2.termination.value}, "
-                             f"{r2.phases['wall_s']:.2f} s")
+                limit_hit |= r2.status is Status.FEASIBLE_AT_LIMIT
+                notes.append(f"stage 2 (pack the chosen options, MIP): {r2.status.value}, "
+                             f"{r2.timing.phases['wall_s']:.2f} s")
                 if r2.allocation is not None:
                     offer(r2.allocation)
         gap = relative_gap(best_obj, bound)
         if gap is None or gap > params.rel_gap:
             left = None if lim is None else max(0.05, lim - (time.perf_counter() - t0))
             r3 = solve(form, inst, backend, params.with_(time_limit_s=left, warm_start=best))
-            limit_hit |= r3.termination in (Termination.FEASIBLE_AT_LIMIT, Termination.NO_SOLUTION_AT_LIMIT)
-            notes.append(f"stage 3 (full per-machine model): {r3.termination.value}, bound {r3.dual_bound}, "
-                         f"{r3.phases['wall_s']:.2f} s")
-            if r3.termination is Termination.INFEASIBLE:
-                return self._result(inst, be, params, Termination.INFEASIBLE, None, None, build_s, t0, notes, False,
+            limit_hit |= r3.status in (Status.FEASIBLE_AT_LIMIT, Status.NO_SOLUTION_AT_LIMIT)
+            notes.append(f"stage 3 (full per-machine model): {r3.status.value}, bound {r3.bounds.dual}, "
+                         f"{r3.timing.phases['wall_s']:.2f} s")
+            if r3.status is Status.INFEASIBLE:
+                return self._result(inst, be, params, Termination(Reason.INFEASIBLE), None, None, build_s, t0, notes,
+                                    False,
                                     used)
             if r3.allocation is not None and (best_obj is None or r3.objective > best_obj):
                 best, best_obj = r3.allocation, r3.objective
-            if r3.dual_bound is not None:
-                bound = r3.dual_bound if bound is None else min(bound, r3.dual_bound)
-        raw_term = Termination.OPTIMAL if best is not None else Termination.NO_SOLUTION_AT_LIMIT
-        term = termination_of(raw_term, best_obj, bound, params.rel_gap, limit_hit)
+            if r3.bounds.dual is not None:
+                bound = r3.bounds.dual if bound is None else min(bound, r3.bounds.dual)
+        raw_term = Termination(Reason.OPTIMAL if best is not None else Reason.NO_SOLUTION_FOUND,
+                               Limit.UNDETERMINED if limit_hit or best is None else None)
+        term = termination_of(raw_term, best_obj, bound, params.rel_gap)
         return self._result(inst, be, params, term, best, bound, build_s, t0, notes, limit_hit, used)
 
     def _result(self, inst, be, params, term, alloc, bound, build_s, t0, notes, limit_hit, used=None) -> SolveResult:
@@ -154,11 +161,12 @@ class JointTwoStage:
         viol = tuple(JointFormulation().verify(inst, alloc)) if alloc is not None else None
         verify_s = time.perf_counter() - t
         threads = {"cpsat": params.effective_threads, "cbc": params.effective_threads, "scip": 1, "scipy": 1}
-        return SolveResult(self.name, be.name, be.version(), term, SolutionStatus.of(term), "max", obj, obj, bound,
-                           build_s, wall - build_s, threads.get(be.name), params.seed, allocation=alloc, solution=alloc,
-                           notes=tuple(notes), violations=viol, verify_s=verify_s, wall_s=time.perf_counter() - t0,
-                           time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap,
-                           warm_start_used=used)
+        return SolveResult(term, Provenance(self.name, be.name, be.version(), threads.get(be.name), params.seed,
+                                            warm_start_used=used),
+                           Bounds("max", obj, bound, params.rel_gap),
+                           Timing(build_s=build_s, solve_s=wall - build_s, verify_s=verify_s,
+                                  wall_s=time.perf_counter() - t0, time_limit_s=params.time_limit_s),
+                           objective=obj, allocation=alloc, solution=alloc, violations=viol, notes=tuple(notes))
 
 
 #: instance kind -> the exact method that proves optima fastest, for the harness's exact twin. Measured
@@ -170,3 +178,6 @@ class JointTwoStage:
 #: ``joint`` takes 4.8 / 5.5 / 9.3 s on HiGHS and is cut at 20 s without proof on CP-SAT (gap 8.0 % / 1.4 %
 #: / no solution). docs/formulations.md ("Exact joint methods") has the whole table.
 FASTEST_EXACT: dict[str, str] = {"joint": "joint-2stage"}
+
+
+__all__ = ["FASTEST_EXACT", "JointTwoStage"]

@@ -22,10 +22,6 @@ class Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class NoOptions(Options):
-    """A generator that takes no option besides the cluster, the size and the seed."""
-
-
 class JointOptions(Options):
     guaranteed_frac: float = Field(0.0, ge=0.0, le=1.0, description="fraction of guaranteed jobs (tenant A)")
     running_frac: float = Field(0.0, ge=0.0, le=1.0, description="fraction already running first-fit")
@@ -81,7 +77,7 @@ class ResizableOptions(Options):
 class SolverOptions(Options):
     """A formulation method's solver parameters (a suite file's ``formulations[i].params``)."""
 
-    deterministic_limit: PositiveFloat | None = Field(None, description="CP-SAT deterministic seconds")
+    work_limit: PositiveFloat | None = Field(None, description="deterministic work budget (CP-SAT deterministic seconds)")
     node_limit: PositiveInt | None = Field(None, description="branch-and-bound nodes (HiGHS, SCIP, CBC, scipy)")
     rel_gap: NonNegativeFloat = Field(1e-6, description="tolerance of the status rule")
     warm_start: str | None = Field(None, description="a registered policy whose snapshot decision warm-starts the "
@@ -92,5 +88,5 @@ class SolverOptions(Options):
         return {k: getattr(self, k) for k in type(self).model_fields if k != "warm_start"}
 
 
-__all__ = ["HorizonOptions", "JointOptions", "NoOptions", "OfflineOptions", "OfflineTIOptions", "Options",
+__all__ = ["HorizonOptions", "JointOptions", "OfflineOptions", "OfflineTIOptions", "Options",
            "ResizableOptions", "SolverOptions", "TierOptions", "TiresiasOptions"]

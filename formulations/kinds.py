@@ -141,9 +141,59 @@ def _identity(inst: Any, allocation: Allocation) -> Any:
 
 @dataclass(frozen=True)
 class Kind(Generic[I]):
-    """One instance kind (module docstring). ``sense(instance)`` is the objective's direction (tier
-    placement's depends on the instance's mode); ``complete(instance, allocation)`` turns a plain
-    allocation into the solution the containment check maps onto the model."""
+    """One instance kind: everything the harness, the CLI and the containment check know of a
+    decision problem (module docstring).
+
+    A kind generates seeded instances with typed options, scores any allocation with THE objective
+    (the same function for a heuristic's decision and a solver's solution), and lists the methods
+    that solve it, each with its role (exact, relaxation, restriction). The built-in kinds are in
+    ``formulations.KINDS``.
+
+    Parameters
+    ----------
+    name : str
+        The kind's name (``joint``, ``tier-placement``, ...): a record's ``kind``.
+    instance_type : type
+        The instance class (``KIND``, ``to_dict``, ``from_dict``).
+    generator : callable
+        ``(cluster, n_jobs, *, seed, **options) -> instance``; called through :meth:`generate`.
+    options : type[Options]
+        The pydantic model that types and validates the generator's options.
+    objective : callable
+        ``(instance, solution or Allocation) -> float``: THE objective.
+    objective_name : str
+        Its name in reports.
+    sense : callable
+        ``instance -> "max" | "min"`` (tier placement's depends on the instance's mode).
+    decisions : frozenset[Decision]
+        The decision set of the kind's exact model.
+    methods : tuple[Method, ...]
+        The methods that solve it (``KINDS.methods`` merges every kind's).
+    complete : callable
+        Turns a plain allocation into the solution the containment check maps onto the model.
+
+    The remaining fields (``containment``, ``relaxation``, ``gap_note``, defaults, ``plan``,
+    ``default_exact``, ``snapshot``, ``neutral``, ``rules``) are documented where declared.
+
+    Raises
+    ------
+    SpecError
+        On construction: a method declared for another kind, or a ``default_exact`` that is not one of
+        its methods; from :meth:`generate`: an unknown or invalid generator option.
+
+    Examples
+    --------
+    >>> from schedlab.formulations import KINDS
+    >>> from schedlab.heuristics import POLICIES
+    >>> from schedlab.topology import preset
+    >>> joint = KINDS["joint"]
+    >>> inst = joint.generate(preset("rubick-64"), 3, seed=1)
+    >>> joint.exact_method().name
+    'joint-2stage'
+    >>> alloc = POLICIES["fifo"].decide(inst.base, seed=0)
+    >>> joint.objective(inst, alloc)
+    3.0
+    """
 
     name: str
     instance_type: type[I]

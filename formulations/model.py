@@ -333,3 +333,6 @@ class Model:
                 "constraints": len(self.constraints),
                 "nonzeros": sum(len(c.terms) for c in self.constraints),
                 "intervals": len(self.intervals), "cumulatives": len(self.cumulatives)}
+
+
+__all__ = ["Constraint", "Cumulative", "INF", "Interval", "LinExpr", "Model", "Var", "bounded", "lsum"]

@@ -239,3 +239,7 @@ class PreemptiveBoundMethod:
 
 #: which offline bound an online policy is compared with (``PolicySpec.preemptive``)
 BOUND_METHOD = {True: "offline-preemptive", False: "offline-nonpreemptive"}
+
+
+__all__ = ["BOUND_METHOD", "OfflineFormulation", "OfflineInstance", "OfflineSchedule", "PreemptiveBoundMethod",
+           "generate_offline", "lower_bound", "offline_objective", "schedule_violations"]

@@ -93,11 +93,14 @@ def preemptive_bound(jobs: list[tuple[float, float, int]], gpus: int, objective:
 def bound_result(method: str, source: str, bound: PreemptiveBound, valid_for: str, backend: str, params, wall: float):
     """The :class:`~formulations.result.SolveResult` of a combinatorial bound (no schedule, no backend):
     ``primal = dual = bound.value``, its relaxations' values in the notes."""
-    from schedlab.formulations.result import SolutionStatus, SolveResult, Termination
+    from schedlab.formulations.result import Bounds, Provenance, Reason, SolveResult, Termination, Timing
 
     parts = ", ".join(f"{k} {v:.6g}" for k, v in bound.parts.items())
-    return SolveResult(method, "none", source, Termination.OPTIMAL, SolutionStatus.OPTIMAL,
-                       "min", None, bound.value, bound.value, 0.0, wall, 1, params.seed,
+    return SolveResult(Termination(Reason.OPTIMAL), Provenance(method, "none", source, 1, params.seed),
+                       Bounds("min", bound.value, bound.value, params.rel_gap),
+                       Timing(solve_s=wall, wall_s=wall, time_limit_s=params.time_limit_s),
                        notes=(f"lower bound for {valid_for} schedules; relaxations: {parts}",
-                              f"backend {backend!r} not used: the bound is combinatorial"),
-                       wall_s=wall, time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap)
+                              f"backend {backend!r} not used: the bound is combinatorial"))
+
+
+__all__ = ["PreemptiveBound", "bound_result", "preemptive_bound", "srpt_completions"]

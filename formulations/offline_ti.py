@@ -295,10 +295,6 @@ class PreemptiveTIFormulation:
         return {}
 
 
-def from_offline(inst: Any, slot: float = 1.0, mode: str = "total") -> PreemptiveTIInstance:
-    """The preemptive time-indexed twin of an :class:`~formulations.offline.OfflineInstance`."""
-    return PreemptiveTIInstance(inst.base, slot, inst.objective, mode)
 
-
-__all__ = ["PreemptiveTIFormulation", "PreemptiveTIInstance", "SlotSchedule", "completion_rows", "from_offline", "unfinished_cut",
+__all__ = ["PreemptiveTIFormulation", "PreemptiveTIInstance", "SlotSchedule", "completion_rows", "unfinished_cut",
            "slot_objective", "slots_of", "ti_objective", "ti_violations"]

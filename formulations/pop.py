@@ -36,10 +36,15 @@ from schedlab.formulations.joint import JointFormulation, relaxation_bound
 from schedlab.formulations.joint_instance import JointInstance
 from schedlab.formulations.joint_twostage import JointTwoStage
 from schedlab.formulations.result import (
-    SolutionStatus,
+    Bounds,
+    Limit,
+    Provenance,
+    Reason,
     SolveParams,
     SolveResult,
+    Status,
     Termination,
+    Timing,
     termination_of,
 )
 from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, tier_relaxation_bound
@@ -153,9 +158,9 @@ def _solve_part(kind: str, sub: dict, backend: str, params: SolveParams) -> dict
         r = JointTwoStage().solve(inst, backend, params)
     else:
         r = solve(POP_KINDS[kind][1](), inst, backend, params)
-    return {"termination": r.termination.value, "solution": _encode(r.solution), "primal": r.primal_bound,
-            "dual": r.dual_bound, "build_s": r.build_s, "solve_s": r.solve_s, "threads": r.threads,
-            "version": r.backend_version, "message": r.message}
+    return {"termination": r.status.value, "solution": _encode(r.solution), "primal": r.bounds.primal,
+            "dual": r.bounds.dual, "build_s": r.timing.build_s, "solve_s": r.timing.solve_s,
+            "threads": r.provenance.threads, "version": r.provenance.backend_version, "message": r.termination.detail}
 
 
 def _part_until(end: float | None, floor: float, kind: str, sub: dict, backend: str, params: SolveParams) -> dict:
@@ -217,7 +222,7 @@ class POP:
                           backend, params, deadline)
         notes = []
         while True:  # repair: merge an infeasible part with the freest other part, solve it again
-            bad = next((i for i, p in enumerate(parts) if p["termination"] == Termination.INFEASIBLE.value), None)
+            bad = next((i for i, p in enumerate(parts) if p["termination"] == Status.INFEASIBLE.value), None)
             if bad is None or len(parts) == 1:
                 break
             free = [sum(inst.base.capacity(m).gpus for m in ms) - sum(j.requested.gpus for j in js) for js, ms in groups]
@@ -230,26 +235,35 @@ class POP:
             parts = [parts[i] for i in keep] + self._run(kind, [sub_instance(inst, *merged, share)], backend, params,
                                                          deadline)
         solve_s = time.perf_counter() - t1
-        terms = [Termination(p["termination"]) for p in parts]
-        limit_hit = any(t in (Termination.FEASIBLE_AT_LIMIT, Termination.NO_SOLUTION_AT_LIMIT) for t in terms)
+        terms = [Status(p["termination"]) for p in parts]
+        limit_hit = any(t in (Status.FEASIBLE_AT_LIMIT, Status.NO_SOLUTION_AT_LIMIT) for t in terms)
         notes.insert(0, f"pop: k={self.k}, {len(parts)} part(s) solved, terminations: "
                         f"{', '.join(t.value for t in terms)}")
         sense = "min" if kind == TiresiasInstance.KIND or (kind == TierInstance.KIND and inst.mode is TierMode.MIN_OVERHEAD) \
             else "max"
-        common = dict(build_s=build_s, solve_s=solve_s, threads=parts[0]["threads"], seed=params.seed,
-                      time_limit_s=params.time_limit_s, rel_gap_tolerance=params.rel_gap)
+        def provenance(stats: dict[str, int]) -> Provenance:
+            return Provenance(f"pop-{form.name}", backend, parts[0]["version"], parts[0]["threads"], params.seed,
+                              stats)
+
+        def timing(verify_s: float = 0.0) -> Timing:
+            return Timing(build_s=build_s, solve_s=solve_s, verify_s=verify_s, wall_s=time.perf_counter() - t0,
+                          time_limit_s=params.time_limit_s)
+
         worst = max(terms, key=lambda t: t.severity)
         if not worst.has_solution:
-            return SolveResult(f"pop-{form.name}", backend, parts[0]["version"], worst, SolutionStatus.of(worst),
-                               sense, None, None, None, message="a part has no solution" if len(parts) > 1 else
-                               parts[0]["message"], notes=tuple(notes), wall_s=time.perf_counter() - t0, **common)
+            detail = "a part has no solution" if len(parts) > 1 else parts[0]["message"]
+            return SolveResult(Termination.of(worst, detail), provenance({}),
+                               Bounds(sense, rel_gap_tolerance=params.rel_gap), timing(), notes=tuple(notes))
         merged_sol = _merge(kind, [_decode(kind, p["solution"]) for p in parts])
         t2 = time.perf_counter()
         obj = form.objective(inst, merged_sol)
         viol = tuple(form.verify(inst, merged_sol))
         verify_s = time.perf_counter() - t2
-        term = termination_of(Termination.OPTIMAL, obj, bound, params.rel_gap, limit_hit)
-        return SolveResult(f"pop-{form.name}", backend, parts[0]["version"], term, SolutionStatus.of(term), sense,
-                           obj, obj, bound, allocation=form.allocation_of(merged_sol), solution=merged_sol,
-                           notes=tuple(notes), model_stats={"parts": len(parts)}, violations=viol, verify_s=verify_s,
-                           wall_s=time.perf_counter() - t0, **common)
+        term = termination_of(Termination(Reason.OPTIMAL, Limit.UNDETERMINED if limit_hit else None), obj, bound,
+                              params.rel_gap)
+        return SolveResult(term, provenance({"parts": len(parts)}), Bounds(sense, obj, bound, params.rel_gap),
+                           timing(verify_s), objective=obj, allocation=form.allocation_of(merged_sol),
+                           solution=merged_sol, violations=viol, notes=tuple(notes))
+
+
+__all__ = ["JOB_MAPS", "POP", "POP_KINDS", "partition", "partition_groups", "sub_instance"]

@@ -6,6 +6,12 @@ proven bound (``None`` when the backend does not report one), ``gap`` = :func:`r
 ``objective`` is *recomputed* from the extracted allocation/schedule by the formulation's one
 objective function (the one the harness also applies to heuristics).
 
+A :class:`Termination` keeps the backend's ``reason`` (:class:`Reason`), the :class:`Limit` that
+stopped it (time, work, node, solution, interrupted; ``None`` when none did) and a ``detail`` string,
+as MathOpt does; its :attr:`~Termination.status` (:class:`Status`) folds the two into the one word a
+record publishes. A :class:`SolveResult` groups its :class:`Bounds`, :class:`Timing` and
+:class:`Provenance`.
+
 **One status rule for every backend** (:func:`termination_of`): a result is ``OPTIMAL`` only when
 the relative gap between the recomputed objective and the reported dual bound is at most the stated
 tolerance ``rel_gap``; a solution without that proof is ``FEASIBLE_AT_LIMIT`` when a limit (time,
@@ -26,17 +32,20 @@ from enum import Enum
 from typing import Any
 
 from schedlab.scheduling.allocation import Allocation
-from schedlab.topology.errors import SolverError
+from schedlab.topology.errors import SolveParamsError
+
+__all__ = ["ABS_GAP_EPS", "Bounds", "Limit", "Provenance", "RawResult", "Reason", "SolutionStatus", "SolveParams",
+           "SolveResult", "Status", "Termination", "Timing", "machine_cores", "relative_gap",
+           "signed_gap", "termination_of"]
 
 #: differences between objective and bound below this (absolute) are rounding, not a gap
 ABS_GAP_EPS = 1e-9
 
 
-class SolveParamsError(SolverError, ValueError):
-    """An invalid solve parameter (a :class:`SolverError`, and a ``ValueError`` for old callers)."""
+class Status(Enum):
+    """The published status of a solve (the harness's ``status`` column): the :class:`Termination`
+    reason with whether a limit stopped it folded in."""
 
-
-class Termination(Enum):
     OPTIMAL = "optimal"
     FEASIBLE = "feasible"  # a solution, optimality not proven to the tolerance, no limit hit
     FEASIBLE_AT_LIMIT = "feasible-at-limit"
@@ -47,7 +56,7 @@ class Termination(Enum):
 
     @property
     def has_solution(self) -> bool:
-        return self in (Termination.OPTIMAL, Termination.FEASIBLE, Termination.FEASIBLE_AT_LIMIT)
+        return self in (Status.OPTIMAL, Status.FEASIBLE, Status.FEASIBLE_AT_LIMIT)
 
     @property
     def severity(self) -> int:
@@ -55,9 +64,67 @@ class Termination(Enum):
         return _SEVERITY[self]
 
 
-_SEVERITY = {Termination.OPTIMAL: 0, Termination.FEASIBLE: 1, Termination.FEASIBLE_AT_LIMIT: 2,
-             Termination.NO_SOLUTION_AT_LIMIT: 3, Termination.UNBOUNDED: 4, Termination.ERROR: 5,
-             Termination.INFEASIBLE: 6}
+_SEVERITY = {Status.OPTIMAL: 0, Status.FEASIBLE: 1, Status.FEASIBLE_AT_LIMIT: 2,
+             Status.NO_SOLUTION_AT_LIMIT: 3, Status.UNBOUNDED: 4, Status.ERROR: 5,
+             Status.INFEASIBLE: 6}
+
+
+class Reason(Enum):
+    """Why a solve stopped (MathOpt's ``TerminationReason``, reduced to what schedlab tells apart)."""
+
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"  # a solution without a proof of optimality
+    NO_SOLUTION_FOUND = "no-solution-found"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    ERROR = "error"
+
+
+class Limit(Enum):
+    """Which limit stopped a solve (MathOpt's ``Limit``). ``WORK`` is the deterministic budget
+    (:attr:`SolveParams.work_limit`); ``UNDETERMINED``: a limit, the backend does not say which."""
+
+    TIME = "time"
+    WORK = "work"
+    NODE = "node"
+    SOLUTION = "solution"
+    INTERRUPTED = "interrupted"
+    UNDETERMINED = "undetermined"
+
+
+_STATUS_OF_REASON = {Reason.OPTIMAL: Status.OPTIMAL, Reason.INFEASIBLE: Status.INFEASIBLE,
+                     Reason.UNBOUNDED: Status.UNBOUNDED, Reason.ERROR: Status.ERROR,
+                     Reason.NO_SOLUTION_FOUND: Status.NO_SOLUTION_AT_LIMIT}
+_REASON_OF_STATUS = {Status.OPTIMAL: Reason.OPTIMAL, Status.FEASIBLE: Reason.FEASIBLE,
+                     Status.FEASIBLE_AT_LIMIT: Reason.FEASIBLE, Status.NO_SOLUTION_AT_LIMIT: Reason.NO_SOLUTION_FOUND,
+                     Status.INFEASIBLE: Reason.INFEASIBLE, Status.UNBOUNDED: Reason.UNBOUNDED,
+                     Status.ERROR: Reason.ERROR}
+
+
+@dataclass(frozen=True, slots=True)
+class Termination:
+    """Why a solve stopped: the ``reason``, the ``limit`` that stopped it (``None``: none did) and the
+    backend's own words (``detail``), as MathOpt's ``Termination``."""
+
+    reason: Reason
+    limit: Limit | None = None
+    detail: str = ""
+
+    @classmethod
+    def of(cls, status: Status, detail: str = "", limit: Limit | None = None) -> Termination:
+        """The termination a :class:`Status` stands for (a limit, ``UNDETERMINED`` unless given, where
+        the status says one was hit)."""
+        if status in (Status.FEASIBLE_AT_LIMIT, Status.NO_SOLUTION_AT_LIMIT):
+            limit = limit or Limit.UNDETERMINED
+        elif status in (Status.OPTIMAL, Status.FEASIBLE):
+            limit = None
+        return cls(_REASON_OF_STATUS[status], limit, detail)
+
+    @property
+    def status(self) -> Status:
+        if self.reason is Reason.FEASIBLE:
+            return Status.FEASIBLE if self.limit is None else Status.FEASIBLE_AT_LIMIT
+        return _STATUS_OF_REASON[self.reason]
 
 
 class SolutionStatus(Enum):
@@ -67,12 +134,12 @@ class SolutionStatus(Enum):
     UNDETERMINED = "undetermined"
 
     @classmethod
-    def of(cls, term: Termination) -> SolutionStatus:
-        if term is Termination.OPTIMAL:
+    def of(cls, status: Status) -> SolutionStatus:
+        if status is Status.OPTIMAL:
             return cls.OPTIMAL
-        if term.has_solution:
+        if status.has_solution:
             return cls.FEASIBLE
-        return cls.INFEASIBLE if term is Termination.INFEASIBLE else cls.UNDETERMINED
+        return cls.INFEASIBLE if status is Status.INFEASIBLE else cls.UNDETERMINED
 
 
 def relative_gap(primal: float | None, dual: float | None) -> float | None:
@@ -104,18 +171,20 @@ def signed_gap(value: float | None, bound: float | None, sense: str) -> float | 
     return diff / max(abs(bound), abs(value))
 
 
-def termination_of(raw: Termination, objective: float | None, dual: float | None, tolerance: float,
-                   limit_hit: bool) -> Termination:
-    """The one status rule (see the module docstring)."""
-    if raw in (Termination.INFEASIBLE, Termination.UNBOUNDED, Termination.ERROR):
+def termination_of(raw: Termination, objective: float | None, dual: float | None, tolerance: float
+                   ) -> Termination:
+    """The one status rule (see the module docstring): ``raw`` is what the backend said, ``objective``
+    the recomputed one, ``dual`` the backend's bound. The backend's limit and detail are kept."""
+    if raw.reason in (Reason.INFEASIBLE, Reason.UNBOUNDED, Reason.ERROR):
         return raw
     if objective is None:
-        return Termination.NO_SOLUTION_AT_LIMIT if limit_hit or raw is Termination.NO_SOLUTION_AT_LIMIT \
-            else Termination.ERROR
+        if raw.limit is not None or raw.reason is Reason.NO_SOLUTION_FOUND:
+            return Termination(Reason.NO_SOLUTION_FOUND, raw.limit or Limit.UNDETERMINED, raw.detail)
+        return Termination(Reason.ERROR, None, raw.detail)
     gap = relative_gap(objective, dual)
     if gap is not None and gap <= tolerance:
-        return Termination.OPTIMAL
-    return Termination.FEASIBLE_AT_LIMIT if limit_hit else Termination.FEASIBLE
+        return Termination(Reason.OPTIMAL, None, raw.detail)
+    return Termination(Reason.FEASIBLE, raw.limit, raw.detail)
 
 
 def machine_cores() -> int:
@@ -125,14 +194,15 @@ def machine_cores() -> int:
 @dataclass(frozen=True, slots=True)
 class SolveParams:
     """``time_limit_s`` (wall-clock budget of the whole solve, see the module docstring),
-    ``deterministic_limit`` (CP-SAT deterministic seconds), ``node_limit`` (branch-and-bound nodes:
+    ``work_limit`` (a deterministic budget, in CP-SAT's deterministic seconds: the same work on every
+    machine and load, so a limited result is reproducible; backends without one ignore it), ``node_limit`` (branch-and-bound nodes:
     HiGHS, SCIP, CBC, scipy), ``rel_gap`` (the tolerance of the status rule; backends are asked for
     half of it so that the recomputed objective meets it), ``threads`` (``None`` = every core of the
     machine, as CP-SAT wants; an explicit number is clamped to the cores, never more), ``seed``,
     ``warm_start`` (an allocation, e.g. from a heuristic, given to backends that take hints)."""
 
     time_limit_s: float | None = None
-    deterministic_limit: float | None = None
+    work_limit: float | None = None
     node_limit: int | None = None
     rel_gap: float = 1e-6
     threads: int | None = None
@@ -143,7 +213,7 @@ class SolveParams:
     def __post_init__(self) -> None:
         if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):
             raise SolveParamsError(f"threads must be >= 1, got {self.threads}")
-        for name in ("time_limit_s", "deterministic_limit"):
+        for name in ("time_limit_s", "work_limit"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v)
                                   or v <= 0):
@@ -167,7 +237,7 @@ class SolveParams:
 
     @property
     def limited(self) -> bool:
-        return (self.time_limit_s is not None or self.deterministic_limit is not None
+        return (self.time_limit_s is not None or self.work_limit is not None
                 or self.node_limit is not None)
 
     def with_(self, **kw) -> SolveParams:
@@ -176,65 +246,52 @@ class SolveParams:
 
 @dataclass(frozen=True, slots=True)
 class RawResult:
-    """What a backend returns: values indexed like the model's variables (``None`` without a
-    solution), bounds in the model's objective units (a dual bound only where it is valid for the
-    model as given), ``limit_hit`` (``None`` = unknown: treated as hit when a limit was set),
-    ``precision`` (absolute error the backend's scaling may add to the objective, CP-SAT),
-    ``translate_s`` (building the backend's own model)."""
+    """What a backend returns: its :class:`Termination` (the reason, the limit hit, its own words),
+    values indexed like the model's variables (``None`` without a solution), bounds in the model's
+    objective units (a dual bound only where it is valid for the model as given), ``precision``
+    (absolute error the backend's scaling may add to the objective, CP-SAT), ``solve_s`` (the solve
+    and reading its answer) and ``translate_s`` (building the backend's own model)."""
 
     termination: Termination
-    values: list[float] | None
-    primal_bound: float | None
-    dual_bound: float | None
-    solve_s: float
-    threads: int | None
-    message: str = ""
+    values: list[float] | None = None
+    primal_bound: float | None = None
+    dual_bound: float | None = None
+    threads: int | None = None
     notes: tuple[str, ...] = ()
+    precision: float | None = None
+    solve_s: float = 0.0
     translate_s: float = 0.0
-    limit_hit: bool | None = None
+
+    @property
+    def status(self) -> Status:
+        """What the backend claims (before :func:`termination_of` checks it)."""
+        return self.termination.status
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """The objective's ``sense`` (``"max"``/``"min"``), the backend's best solution value
+    (``primal``) and proven bound (``dual``, ``None`` when it reports none), the tolerance of the status
+    rule (``rel_gap_tolerance``) and the absolute ``precision`` a backend's scaling may add (CP-SAT)."""
+
+    sense: str
+    primal: float | None = None
+    dual: float | None = None
+    rel_gap_tolerance: float | None = None
     precision: float | None = None
 
 
-@dataclass(frozen=True)
-class SolveResult:
-    formulation: str
-    backend: str
-    backend_version: str
-    termination: Termination
-    solution_status: SolutionStatus
-    sense: str
-    objective: float | None
-    primal_bound: float | None
-    dual_bound: float | None
-    build_s: float
-    solve_s: float
-    threads: int | None
-    seed: int
-    allocation: Allocation | None = None
-    solution: Any = None
-    message: str = ""
-    notes: tuple[str, ...] = ()
-    model_stats: dict[str, int] = field(default_factory=dict)
-    violations: tuple[str, ...] | None = None
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """Seconds per phase of a solve and the budget it had (``time_limit_s``, the whole solve)."""
+
+    build_s: float = 0.0
     translate_s: float = 0.0
+    solve_s: float = 0.0
     extract_s: float = 0.0
     verify_s: float = 0.0
     wall_s: float | None = None
     time_limit_s: float | None = None
-    rel_gap_tolerance: float | None = None
-    objective_precision: float | None = None
-    #: ``None``: no warm start given; ``True``: given to the backend as a feasible point of the model
-    #: (the solve starts from it); ``False``: the backend takes none, or it is not a feasible point
-    warm_start_used: bool | None = None
-
-    @property
-    def gap(self) -> float | None:
-        """Gap of the recomputed objective to the dual bound (:func:`relative_gap`)."""
-        return relative_gap(self.objective, self.dual_bound)
-
-    @property
-    def verified(self) -> bool | None:
-        return None if self.violations is None else not self.violations
 
     @property
     def phases(self) -> dict[str, float]:
@@ -248,18 +305,69 @@ class SolveResult:
         out["wall_s"] = wall
         return out
 
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a result comes from: the formulation, the backend and its version, the threads it used
+    (``None``: the backend's own default), the seed, the model's size and whether a warm start was
+    used (``None``: none given; ``True``: given to the backend as a feasible point of the model;
+    ``False``: the backend takes none, or it is not a feasible point)."""
+
+    formulation: str
+    backend: str
+    backend_version: str
+    threads: int | None = None
+    seed: int = 0
+    model_stats: dict[str, int] = field(default_factory=dict)
+    warm_start_used: bool | None = None
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """A verified solve: why it stopped (``termination``), what it found (``objective`` recomputed
+    from the extracted ``solution``, its ``allocation``, the verifier's ``violations``, ``None`` when
+    not verified), the ``bounds``, the ``timing``, the ``provenance`` and ``notes`` for the reader."""
+
+    termination: Termination
+    provenance: Provenance
+    bounds: Bounds
+    timing: Timing = Timing()
+    objective: float | None = None
+    allocation: Allocation | None = None
+    solution: Any = None
+    violations: tuple[str, ...] | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def status(self) -> Status:
+        return self.termination.status
+
+    @property
+    def solution_status(self) -> SolutionStatus:
+        return SolutionStatus.of(self.status)
+
+    @property
+    def gap(self) -> float | None:
+        """Gap of the recomputed objective to the dual bound (:func:`relative_gap`)."""
+        return relative_gap(self.objective, self.bounds.dual)
+
+    @property
+    def verified(self) -> bool | None:
+        return None if self.violations is None else not self.violations
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary (the CLI's ``--format json`` keys)."""
-        ph = {k: round(v, 4) for k, v in self.phases.items()}
+        ph = {k: round(v, 4) for k, v in self.timing.phases.items()}
+        pv, b = self.provenance, self.bounds
         return {
-            "formulation": self.formulation, "backend": self.backend, "backend_version": self.backend_version,
-            "status": self.termination.value, "solution_status": self.solution_status.value,
-            "sense": self.sense, "objective": self.objective, "primal_bound": self.primal_bound,
-            "bound": self.dual_bound, "gap": self.gap, "rel_gap_tolerance": self.rel_gap_tolerance,
-            "objective_precision": self.objective_precision, **ph, "time_limit_s": self.time_limit_s,
-            "threads": self.threads, "seed": self.seed,
+            "formulation": pv.formulation, "backend": pv.backend, "backend_version": pv.backend_version,
+            "status": self.status.value, "solution_status": self.solution_status.value,
+            "sense": b.sense, "objective": self.objective, "primal_bound": b.primal,
+            "bound": b.dual, "gap": self.gap, "rel_gap_tolerance": b.rel_gap_tolerance,
+            "objective_precision": b.precision, **ph, "time_limit_s": self.timing.time_limit_s,
+            "threads": pv.threads, "seed": pv.seed,
             "placed_jobs": None if self.allocation is None else len(self.allocation),
             "verified": self.verified, "violations": list(self.violations or ()),
-            "message": self.message, "notes": list(self.notes), "model": dict(self.model_stats),
-            "warm_start_used": self.warm_start_used,
+            "message": self.termination.detail, "notes": list(self.notes), "model": dict(pv.model_stats),
+            "warm_start_used": pv.warm_start_used,
         }

@@ -109,12 +109,8 @@ class TierInstance:
 
 
 def placement_tier(inst: TierInstance, ja: JobAllocation) -> Tier:
-    """Tier of a placement, read from the networkx graph's ``rack`` attributes."""
-    nodes = inst.base.cluster.graph.nodes
-    ms = [m for m, r in ja.placement.items() if r.gpus > 0]
-    if len(ms) <= 1:
-        return Tier.MACHINE
-    return Tier.RACK if len({nodes[m]["rack"] for m in ms}) == 1 else Tier.NETWORK
+    """Tier of a placement (:meth:`Cluster.tier_of`; one without GPUs: MACHINE)."""
+    return inst.base.cluster.tier_of(ja.placement, default=Tier.MACHINE)
 
 
 #: what a report prints beside a tier-placement gap (the kind's gap note)
@@ -148,7 +144,7 @@ def tier_objective(inst: TierInstance, allocation: Allocation) -> float:
 
 
 class TierFormulation:
-    name = "tier-placement"
+    name = "tier-ilp"
 
     def build(self, inst: TierInstance, deadline: float | None = None) -> Built:
         nodes = inst.base.cluster.graph.nodes
@@ -159,7 +155,7 @@ class TierFormulation:
         total = sum(inst.free_gpus(m) for m in mach)
         maxim = inst.mode is TierMode.MAX_THROUGHPUT
         W = 0.0 if maxim else unplaced_penalty(inst)
-        mdl = Model("tier-placement", sense="max" if maxim else "min")
+        mdl = Model("tier-ilp", sense="max" if maxim else "min")
         used = {m: LinExpr() for m in mach}
         obj = LinExpr()
         data: dict[str, Any] = {"a": {}, "b": {}, "n": {}, "x": {}}
@@ -401,3 +397,7 @@ def generate_tier(cluster: Cluster, n_jobs: int, *, seed: int = 0, busy: float =
         jobs.append(Job(id=jid, requested=Resources(g, 0, 0.0), model=model, global_batch=32 * g))
         ov[jid] = tuple(comm_overhead(model, t) for t in (Tier.MACHINE, Tier.RACK, Tier.NETWORK))
     return TierInstance(Instance(cluster, tuple(jobs), reserved=reserved), ov, mode)
+
+
+__all__ = ["DALLY_MODELS", "GAP_NOTE", "TierFormulation", "TierInstance", "TierMode", "canonical_tier",
+           "generate_tier", "placement_tier", "tier_objective", "tier_relaxation_bound", "unplaced_penalty"]

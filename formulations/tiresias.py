@@ -382,3 +382,7 @@ class TiresiasFormulation:
             ja = allocation.get(jid)
             h[w.index] = float(ja.placement[i].gpus) if ja is not None and i in ja.placement else 0.0
         return h
+
+
+__all__ = ["MAX_MB", "PSJob", "TiresiasFormulation", "TiresiasInstance", "TiresiasSolution", "node_traffic",
+           "tiresias_objective", "unplaced_penalty"]

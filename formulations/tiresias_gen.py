@@ -239,3 +239,7 @@ def point_configs(inst: TiresiasInstance, built: Built, sol: TiresiasSolution) -
         if key in d["u"]:
             vals[d["u"][key].index] = 1.0
     return vals, problems
+
+
+__all__ = ["PS_MODELS", "complete", "generate_tiresias", "greedy_placement", "point_bilinear", "point_configs",
+           "split_tensors"]

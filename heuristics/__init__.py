@@ -3,17 +3,18 @@
 
 Each family keeps its own registry in its package and is merged here; formulation-side policies
 (exact-in-the-loop) live in ``schedlab.formulations`` and are merged with these by the benchmarks layer
-(``schedlab.benchmarks.registry.all_policies``).
+(``schedlab.benchmarks.registry.all_policies``). The policy classes are exported by their family's
+package (``heuristics.fifo``, ``heuristics.rubick``, ``heuristics.dally``, ...), none of them here.
 """
 
 from __future__ import annotations
 
 from schedlab.heuristics.baselines import BASELINE_POLICIES
-from schedlab.heuristics.baselines.antman import ANTMAN_POLICIES, AntManPolicy
-from schedlab.heuristics.baselines.synergy import SYNERGY_POLICIES, SynergyPolicy
+from schedlab.heuristics.baselines.antman import ANTMAN_POLICIES
+from schedlab.heuristics.baselines.synergy import SYNERGY_POLICIES
 from schedlab.heuristics.dally import DALLY_POLICIES
-from schedlab.heuristics.fifo import FIFO_POLICIES, FifoPolicy
-from schedlab.heuristics.rubick import RUBICK_POLICIES, RubickPolicy
+from schedlab.heuristics.fifo import FIFO_POLICIES
+from schedlab.heuristics.rubick import RUBICK_POLICIES
 from schedlab.heuristics.tiresias import TIRESIAS_POLICIES
 from schedlab.scheduling.registry import PolicyRegistry
 
@@ -27,4 +28,4 @@ POLICIES: PolicyRegistry = PolicyRegistry.merged(
     BASELINE_POLICIES,
 )
 
-__all__ = ["POLICIES", "AntManPolicy", "FifoPolicy", "RubickPolicy", "SynergyPolicy"]
+__all__ = ["POLICIES"]

@@ -322,3 +322,7 @@ FIFO_POLICIES.register(PolicySpec(
 FIFO_POLICIES.register(PolicySpec(
     "fifo-backfill", FifoPolicy, "FIFO that skips jobs that do not fit (no head-of-line blocking)",
     PolicyFamily.BASELINE, FifoParams, preset={"blocking": False}, reference="Tiresias §6 (Best-effort)"))
+
+
+__all__ = ["FIFO_POLICIES", "FifoParams", "FifoPolicy", "PassState", "QuotaLedger", "fill_pool",
+           "place_consolidated", "plan_memory_need", "split_checked"]

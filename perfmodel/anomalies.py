@@ -129,3 +129,7 @@ def find_anomalies(rows: Sequence[Measured]) -> list[Anomaly]:
                 out[i] = Anomaly(i, "placement-parity", r, f"{rows[i].plan} on {sum(rows[i].counts)} GPUs of "
                                  f"one machine; table M_odd {m_odd:.2f}, M_even {m_even:.2f}", limit)
     return [out[i] for i in sorted(out)]
+
+
+__all__ = ["Anomaly", "CATEGORIES", "MIN_SPEEDUP", "Measured", "PARITY_FACTOR", "base_category",
+           "find_anomalies", "parity_statistics"]

@@ -148,3 +148,7 @@ def llama_like(vocab: int, hidden: int, layers: int, ffn: int) -> list[int]:
     for _ in range(layers):
         out += [hidden * hidden] * 4 + [hidden] + [hidden * ffn] * 3 + [hidden]
     return out + [hidden, vocab * hidden]
+
+
+__all__ = ["alexnet", "bert_like", "gpt_like", "inception3", "inception4", "llama_like", "mobilenetv3",
+           "resnet", "t5_like", "vgg"]

@@ -159,3 +159,7 @@ def artifact_iteration_time(model: str, plan: ExecutionPlan, counts: Sequence[in
     if not (ms > 0 and math.isfinite(ms)):
         raise ValueError(f"artifact model gave {ms!r} ms for {plan.name} on {counts}")
     return ms / 1000.0
+
+
+__all__ = ["ARTIFACT_MODELS", "ArtifactModel", "BERT_FORWARD_DIVISORS", "MIB", "OFF_NVLINK_3D",
+           "OFF_NVLINK_DP", "TP_FORWARD_GAIN", "artifact_iteration_time"]

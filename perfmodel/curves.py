@@ -128,3 +128,6 @@ def pareto(options: list[ResourceOption]) -> list[ResourceOption]:
         if not dominated:
             keep.append(o)
     return keep
+
+
+__all__ = ["Curve", "MIN_CPUS_PER_GPU", "ResourceOption", "ShapeEval", "envelope", "pareto"]

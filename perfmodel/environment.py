@@ -43,9 +43,6 @@ class Env:
     gpu_memory_gb: float
     cpu_capacity: int
 
-    @property
-    def placement_dict(self) -> dict[str, int]:
-        return dict(self.placement)
 
 
 def placement_env(cluster: Cluster, placement: Mapping[str, int]) -> Env:
@@ -179,3 +176,7 @@ def shape_placements(cluster: Cluster, gpus: int) -> list[dict[str, int]]:
     ms = reference_machines(cluster)
     per = cluster.max_gpus_per_machine
     return [dict(zip(ms, split, strict=False)) for split in shape_splits(gpus, per, len(ms))]
+
+
+__all__ = ["Env", "counts_placement", "dp_group_shape", "group_bandwidths", "group_links", "link_figures",
+           "odd_counts", "placement_env", "reference_machines", "shape_placements", "shape_splits"]

@@ -35,6 +35,7 @@ from schedlab.perfmodel.params import (
     BANDWIDTH_SPAN,
     BOUNDS,
     FWD3D_BOUNDS,
+    OFFX_BOUNDS,
     PARAM_NAMES,
     PARITY_BOUNDS,
     SHARE_BOUNDS,
@@ -99,6 +100,7 @@ class _Design:
     offload: bool     # some ZeRO-Offload sample (k_opt_off, k_off, k_swap identified)
     shares: bool = False  # DP groups crossing machines with >= 2 distinct n_min (k_share identified)
     parity: bool = False  # DP groups crossing machines, odd-count and even-count ones (k_parity identified)
+    offx: bool = False    # DP groups crossing machines, ZeRO-Offload and DP-family ones (k_offx identified)
 
 
 def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, hierarchical: bool = True) -> _Design:
@@ -133,10 +135,12 @@ def _design(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, hierar
         intra |= pl.tp > 1 or (pl.dp > 1 and not dx) or (pl.pp > 1 and not px)
         inter |= (pl.dp > 1 and dx) or (pl.pp > 1 and px)
     n3 = sum(s.plan.is_3d for s in samples)
-    crossing = [sh for s, sh in zip(samples, shapes, strict=True) if s.plan.dp > 1 and sh[0] > 1 and hierarchical]
+    cross = [s.plan.dp > 1 and sh[0] > 1 and hierarchical for s, sh in zip(samples, shapes, strict=True)]
+    crossing = [sh for sh, c in zip(shapes, cross, strict=True) if c]
+    cross_off = {s.plan.zero is ZeroMode.OFFLOAD for s, c in zip(samples, cross, strict=True) if c}
     return _Design(tuple(groups), np.log([s.throughput for s in samples]), intra, inter, 0 < n3 < len(samples),
                    any(s.plan.zero is ZeroMode.OFFLOAD for s in samples), len({sh[2] for sh in crossing}) > 1,
-                   len({sh[3] for sh in crossing}) > 1)
+                   len({sh[3] for sh in crossing}) > 1, len(cross_off) > 1)
 
 
 def predict_log_throughput(spec: ModelSpec, params, design: _Design) -> np.ndarray:
@@ -165,6 +169,7 @@ class _Raw:
     k_fwd3d: float | None = None
     k_share: float | None = None
     k_parity: float | None = None
+    k_offx: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,10 +215,11 @@ def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool, start: PerfP
     is ZeRO-Offload, each effective bandwidth when some sample communicates over it (and
     ``fit_bandwidths``), ``k_fwd3d`` when the samples mix TP/PP and DP-family plans, ``k_share`` (with
     ``fit_bandwidths``) when DP groups crossing machines hold two or more distinct ``n_min``, ``k_parity``
-    (with ``fit_bandwidths``) when they hold both odd-count and even-count groups. The others keep
+    (with ``fit_bandwidths``) when they hold both odd-count and even-count groups, ``k_offx`` (with
+    ``fit_bandwidths``) when they hold both ZeRO-Offload and DP-family groups. The others keep
     their values in ``start``."""
     intra, inter = link_figures(cluster)
-    figures = {"b_intra": intra, "b_inter": inter, "k_fwd3d": 1.0, "k_share": 1e-6, "k_parity": 1e-6}
+    figures = {"b_intra": intra, "b_inter": inter, "k_fwd3d": 1.0, "k_share": 1e-6, "k_parity": 1e-6, "k_offx": 1.0}
     free = {n: (max(lo, _FLOOR), hi) for n, (lo, hi) in zip(PARAM_NAMES, BOUNDS, strict=True)
             if design.offload or n not in OFFLOAD_PARAMS}
     if fit_bandwidths:
@@ -226,6 +232,8 @@ def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool, start: PerfP
         free["k_share"] = (max(SHARE_BOUNDS[0], 1e-6), SHARE_BOUNDS[1])
     if design.parity and fit_bandwidths:
         free["k_parity"] = PARITY_BOUNDS
+    if design.offx and fit_bandwidths:
+        free["k_offx"] = OFFX_BOUNDS
     fixed = tuple((n, v) for n, v in start.to_dict().items() if n not in free)
     names = tuple(free)
     return (_Space(names, np.log([free[n][0] for n in names]), np.log([free[n][1] for n in names]), fixed),
@@ -347,3 +355,7 @@ class OnlineRefitter:
         self.last_fit = res
         self.refits += 1
         return True
+
+
+__all__ = ["FitResult", "MIN_OFFLOAD_SAMPLES", "MIN_SAMPLES", "OFFLOAD_PARAMS", "OnlineRefitter", "Sample",
+           "fit", "predict", "predict_log_throughput", "rmsle"]

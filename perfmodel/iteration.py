@@ -32,7 +32,8 @@ Plan: DP ``d``, TP ``t``, PP ``p``, micro-batches ``m``, GA steps ``a``, GC, ZeR
   ``k_parity e P 2 / (t p) / B_inter'`` longer (default 0), whatever ``k`` and ``n_min``: a fixed
   fallback cost, as the ViT table shows (odd-count placements of 2 to 7 machines all 0.27-0.45 s);
   not for ZeRO-Offload plans (the table's ZeRO-Offload rows show no parity penalty: the anomaly rule's
-  own observation).
+  own observation). ZeRO-Offload (ours, issue 24): the inter-machine phase ``e P 2 (k-1)/k / (t p) /
+  (B_inter' n_min^s)`` of a ZeRO-Offload plan is multiplied by ``k_offx`` (default 1).
 * ``T_cc = a T_fwd + (a-1) T_bwd + f_{k_sync}(T_bwd, T_dp) + T_tp + T_pp`` (``a = 1``: the 3D formula).
 * ``T_opt = k_opt P' / (t p)`` (plain / 3D), ``k_opt P' / (d t p)`` (ZeRO-DP),
   ``k_opt_off P' / (d c)`` (ZeRO-Offload), with ``P' = P / 10^6``.
@@ -218,7 +219,11 @@ def combine(params, tm: Terms) -> dict[str, np.ndarray]:
         s = 0.0 if s is None else s
         kp = getattr(params, "k_parity", None)
         kp = 0.0 if kp is None else kp
-        inter = (tm.v_he / tm.n_min ** s + kp * tm.odd * tm.v_full) / bw_dp
+        kx = getattr(params, "k_offx", None)
+        share = tm.v_he / tm.n_min ** s
+        if kx is not None and tm.offload.any():
+            share = np.where(tm.offload, kx * share, share)
+        inter = (share + kp * tm.odd * tm.v_full) / bw_dp
         t_dp = np.where(tm.hier, np.maximum(tm.v_hi / bw_tp, inter), t_dp)
     cc = ga * fwd + (ga - 1.0) * bwd + overlap(bwd, t_dp, params.k_sync) + t_tp + t_pp
     opt = np.where(tm.zero_dp_or_plain, params.k_opt, params.k_opt_off) * tm.opt_scale
@@ -290,8 +295,10 @@ def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: 
         ks = 0.0 if ks is None else ks
         kp = getattr(params, "k_parity", None)
         kp = 0.0 if kp is None else kp
+        kx = getattr(params, "k_offx", None)
+        kx = 1.0 if kx is None or z != 2 else kx
         t_dp = max(e * P * 2.0 * (nmax - 1.0) / nmax / (t * p) / (bw_tp * GB),
-                   (e * P * 2.0 * (k - 1.0) / k / max(nmin, 1) ** ks + kp * odd * e * P * 2.0) / (t * p)
+                   (kx * e * P * 2.0 * (k - 1.0) / k / max(nmin, 1) ** ks + kp * odd * e * P * 2.0) / (t * p)
                    / (bw_dp * GB))
     t_tp = e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / (bw_tp * GB) if t > 1 else 0.0
     t_pp = e * 2.0 * p * b * sh / (d * t) / (bw_pp * GB) if p > 1 else 0.0
@@ -309,3 +316,7 @@ def iteration_time_scalar(spec: ModelSpec, params, row: tuple[int, ...], bw_dp: 
     else:
         oo = opt
     return cc + oo + params.k_const
+
+
+__all__ = ["GB", "OFFLOAD_BYTES_PER_PARAM", "PlanArrays", "Terms", "ZERO_CODE", "combine", "components",
+           "effective_bandwidths", "iteration_time_scalar", "iteration_times", "overlap", "terms"]

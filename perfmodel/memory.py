@@ -106,3 +106,8 @@ def plan_memory_violation(model_name: str, global_batch: int | None, plan: Execu
         return (f"plan {plan.name} of {spec.name} needs about {need:.1f} GB per GPU "
                 f"(batch {global_batch or spec.global_batch}), more than the {gpu_memory_gb:g} GB GPU")
     return None
+
+
+__all__ = ["GB_BYTES", "HOST_GB_PER_GPU", "OFFLOAD_HOST_BYTES", "RESERVE_GB", "STATE_BYTES",
+           "gpu_memory_bytes", "host_memory_bytes", "plan_gpu_memory_gb", "plan_host_memory_gb",
+           "plan_memory_violation"]

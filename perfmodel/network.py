@@ -122,3 +122,7 @@ def comm_overhead(model: str, tier: Tier | str, *, cluster: Cluster | None = Non
 def dally_iteration_time(compute_s: float, model: str, tier: Tier | str, **kw) -> float:
     """Dally's model: ``compute x (1 + overhead(tier))`` seconds."""
     return compute_s * (1.0 + comm_overhead(model, tier, **kw))
+
+
+__all__ = ["DALLY_TABLE1", "DERIVE_GPUS", "comm_overhead", "dally_iteration_time", "model_size_bytes", "skew",
+           "tensor_sizes"]

@@ -13,7 +13,7 @@ A plan is a value: the global batch size belongs to the job and never changes wi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from schedlab.topology.errors import PlanError
@@ -59,9 +59,6 @@ class ExecutionPlan:
     @property
     def is_3d(self) -> bool:
         return self.tp > 1 or self.pp > 1
-
-    def with_dp(self, dp: int) -> ExecutionPlan:
-        return replace(self, dp=dp)
 
     # ------------------------------------------------------------------ names
     @property
@@ -138,3 +135,6 @@ def parse_plan(name: str, gpus: int | None = None, *, ga_steps: int = DEFAULT_GA
     if gpus is not None and plan.gpus != gpus:
         raise PlanError(f"plan {name!r} uses {plan.gpus} GPUs, not {gpus}")
     return plan
+
+
+__all__ = ["DEFAULT_GA_STEPS", "ExecutionPlan", "ZeroMode", "parse_plan"]

@@ -110,3 +110,7 @@ def structural_problem(spec: ModelSpec, plan: ExecutionPlan, counts, global_batc
         return (f"global batch {global_batch} is not divisible by d*a*m = "
                 f"{plan.dp * plan.ga_steps * plan.micro_batches}")
     return None
+
+
+__all__ = ["COLUMNS", "MAX_GA", "MAX_MICRO_BATCH_CHOICES", "ZEROS", "memory_columns", "plan_to_row",
+           "row_to_plan", "structural_problem", "structural_table", "tp_group_limit"]

@@ -269,3 +269,8 @@ def read_samples(path: str | Path, cluster: Cluster, *, model: str | None = None
     if not names:
         raise SpecError("no samples", source=str(p))
     return names.pop(), samples
+
+
+__all__ = ["OFFLOAD_CPUS_PER_GPU", "Row", "TABLES", "Table", "TableRow", "default_cpus", "forward_scale",
+           "load_table", "placement_counts", "read_samples", "read_table", "resolve_table",
+           "with_valid_micro_batches"]

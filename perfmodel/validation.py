@@ -12,8 +12,11 @@ same rows. Error = ``|predicted - measured| / measured`` throughput.
 * ``holdout`` — fit on every single-machine pool row plus :data:`HOLDOUT_EXTRA` (2) even-split
   multi-machine pool rows (same GPU count on every machine; not ZeRO-Offload when others exist): the
   one on the fewest machines and the one on the most (ties: fewer GPUs, plan name, line), topped up
-  along the same order to 7 fit rows where the table has too few single-machine rows (LLaMA); score
-  every other row.
+  along the same order to 7 fit rows where the table has too few single-machine rows (LLaMA); plus,
+  where the fit rows lack them, the even-split pipelines on the fewest and the most machines, two
+  odd-count DP-family placements (fewest machines with the most GPUs, most machines: the parity term) and,
+  where two or more exist, the even-split ZeRO-Offload row on the most machines (``k_offx``); score every
+  other row.
 * ``kfold`` — ``k``-fold cross-validation (default 5) over all rows, shuffled with ``seed``: each fold's
   rows are scored by a fit on the pool rows of the other folds (each row scored exactly once); a table
   too small for ``k`` folds of at least 7 fit rows (LLaMA-30B) is left one out instead. The
@@ -311,7 +314,15 @@ def protocol_folds(table: Table, protocol: str, *, fit_rows: int = DEFAULT_FIT_R
         odd = sorted((i for i in pool if _odd_dp(rows[i]) and rows[i].plan.zero is not ZeroMode.OFFLOAD),
                      key=lambda i: (rows[i].machines, -rows[i].plan.gpus, rows[i].plan_name, i))
         if odd and not any(_odd_dp(rows[i]) for i in fit_idx + extra):
-            extra.append(odd[0])  # one odd-count placement: what informs the parity term
+            # odd-count placements on the fewest machines (most GPUs each) and on the most machines: what
+            # informs the parity term, spanning the machine count as the even rows do
+            extra += sorted({odd[0], max(odd, key=lambda i: (rows[i].machines, -rows[i].plan.gpus))})
+        offs = [i for i in even if rows[i].plan.zero is ZeroMode.OFFLOAD and rows[i].plan.dp > 1]
+        offs = sorted(offs, key=lambda i: (rows[i].machines, -rows[i].plan.gpus, rows[i].plan_name, i))
+        if len(offs) > 1 and not any(i in offs for i in extra):
+            # ZeRO-Offload across the most machines: what informs k_offx (only where another such row stays
+            # scored: a protocol never takes a kind's last held-out row)
+            extra.append(offs[-1])
         fit_idx = sorted(fit_idx + extra)
         scored = [i for i in range(len(rows)) if i not in fit_idx]
         if len(fit_idx) < MIN_SAMPLES or not scored:
@@ -383,12 +394,14 @@ def _artifact_times(table: Table) -> list[float]:
 
 def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit_rows: int = DEFAULT_FIT_ROWS,
                  folds: int = DEFAULT_FOLDS, seed: int = 0, starts: int = 8, forward: str | None = None,
-                 initial: PerfParams | None = None, hierarchical: bool = True) -> ValidationResult:
+                 initial: PerfParams | None = None, hierarchical: bool = True, final_fit: bool = True
+                 ) -> ValidationResult:
     """Run ``protocol`` on a loaded table (module docstring). Every fit starts from ``initial`` (default:
     the artifact's calibration, :data:`VALIDATION_START`, never the shipped measured fits, which saw
     every row), which also supplies the parameters a fit's rows do not inform. ``hierarchical`` False
     validates the flat model (calibration ``flat``): no per-machine counts, and no anomaly row is fitted
-    (it has no parity term); the scored rows are the same."""
+    (it has no parity term); the scored rows are the same. ``final_fit`` False skips ``kfold``'s extra fit
+    on every pool row (``params`` are then the last fold's; the scored rows do not change)."""
     initial = initial or default_params(table.model, VALIDATION_START)
     forward = forward or FORWARD_DEFAULT.get(table.name, "zoo")
     if forward not in FORWARD_SOURCES:
@@ -431,7 +444,7 @@ def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit
                                    abs(a - meas) / meas, j)
         out_folds.append(Fold(tuple(rows[i].line for i in fit_idx), tuple(rows[i].line for i in scored),
                               res.params, res.rmsle, secs, rule))
-    final = fit_on(pool_rows(rows))[0].params if protocol == "kfold" else out_folds[0].params
+    final = fit_on(pool_rows(rows))[0].params if protocol == "kfold" and final_fit else out_folds[-1].params
     ordered = tuple(results[i] for i in sorted(results))
     main = [r.error for r in ordered if not r.fitted and not r.anomaly]
     return ValidationResult(
@@ -448,13 +461,13 @@ def validate_table(path: str | Path, cluster: Cluster, *, name: str | None = Non
                    global_batch: int | None = None, fit_rows: int = DEFAULT_FIT_ROWS, seed: int = 0,
                    starts: int = 8, profiled_forward: bool = False, protocol: str = "paper",
                    folds: int = DEFAULT_FOLDS, forward: str | None = None, initial: PerfParams | None = None,
-                   hierarchical: bool = True) -> ValidationResult:
+                   hierarchical: bool = True, final_fit: bool = True) -> ValidationResult:
     """Load the table at ``path`` and run ``protocol`` on it (module docstring). ``profiled_forward``
     = ``forward="profiled"``."""
     table = load_table(path, cluster, name=name, model=model, global_batch=global_batch)
     return run_protocol(table, cluster, protocol, fit_rows=fit_rows, folds=folds, seed=seed, starts=starts,
                         forward=forward or ("profiled" if profiled_forward else None), initial=initial,
-                        hierarchical=hierarchical)
+                        hierarchical=hierarchical, final_fit=final_fit)
 
 
 def validate_directory(directory: str | Path, cluster: Cluster, **kw) -> tuple[dict[str, ValidationResult],
@@ -476,3 +489,10 @@ def validate_directory(directory: str | Path, cluster: Cluster, **kw) -> tuple[d
     if not results:
         raise SpecError("no placements table could be validated", source=str(d))
     return results, skipped
+
+
+__all__ = ["DEFAULT_FIT_ROWS", "DEFAULT_FOLDS", "FORWARD_DEFAULT", "FORWARD_SOURCES", "Fold", "HOLDOUT_EXTRA",
+           "MICRO_BATCH_RULES", "MODELLED_ANOMALIES", "NotApplicable", "PROTOCOLS", "RowResult",
+           "VALIDATION_START", "ValidationResult", "choose_fit_rows", "pool_rows", "profiled_forward",
+           "protocol_folds", "regular_placement", "run_protocol", "summarise", "validate_directory",
+           "validate_table", "with_micro_batch_rule"]

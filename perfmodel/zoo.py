@@ -193,3 +193,6 @@ def get_model(name: str) -> ModelSpec:
         raise SpecError(f"unknown model {name!r}; known: {', '.join(MODELS)}", source="<model zoo>",
                         field="model")
     return MODELS[key]
+
+
+__all__ = ["CNN_MODELS", "MODELS", "ModelSpec", "RUBICK_MODELS", "get_model", "resolve_name"]

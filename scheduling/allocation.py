@@ -116,13 +116,6 @@ class Allocation:
         d.pop(job_id, None)
         return Allocation(d)
 
-    def used_per_machine(self) -> dict[str, Resources]:
-        used: dict[str, Resources] = {}
-        for ja in self.assignments.values():
-            for m, r in ja.placement.items():
-                used[m] = used.get(m, Resources()) + r
-        return used
-
     def queued(self, job_ids: Iterable[str]) -> list[str]:
         """The ids among ``job_ids`` that this allocation leaves queued."""
         return [j for j in job_ids if j not in self.assignments]
@@ -133,5 +126,5 @@ def single_machine(job_id: str, plan: ExecutionPlan, machine: str, resources: Re
     return JobAllocation(job_id, plan, {machine: resources})
 
 
-def as_mapping(alloc: Allocation | Mapping[str, JobAllocation]) -> Mapping[str, JobAllocation]:
-    return alloc.assignments if isinstance(alloc, Allocation) else alloc
+
+__all__ = ["Allocation", "JobAllocation", "single_machine"]

@@ -132,3 +132,6 @@ class Instance:
         """What the decision may use on ``machine``: its capacity minus ``reserved``."""
         cap = machine_capacity(self.cluster, machine)
         return cap - self.reserved.get(machine, Resources())
+
+
+__all__ = ["Instance", "JobProgress"]

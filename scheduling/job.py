@@ -130,3 +130,5 @@ class Job:
         """What a guaranteed job charges against its tenant's quota: minRes, else the request."""
         return self.min_resources if self.min_resources is not None else self.requested
 
+
+__all__ = ["Job", "JobClass"]

@@ -255,6 +255,48 @@ class PolicyRegistry(dict[str, PolicySpec]):
 
     def build(self, name: str, params: Mapping[str, Any] | None = None, *, seed: int = 0,
               source: str = "<policy>") -> Policy:
+        """A fresh policy object of a registered policy, its parameters validated.
+
+        Parameters
+        ----------
+        name : str
+            A registered policy (``schedlab list policies``; ``heuristics.POLICIES`` holds the
+            heuristics, ``benchmarks.registry.all_policies()`` adds the solver-in-the-loop ones).
+        params : mapping, optional
+            The policy's parameters (its ``PolicySpec.params`` model: typed, ranges checked); default:
+            the documented defaults.
+        seed : int, default 0
+            The seed of every random choice the policy makes.
+        source : str, default "<policy>"
+            Where the parameters come from, named in errors (a suite file, a command option).
+
+        Returns
+        -------
+        Policy
+            A new policy object (online ``schedule`` through the simulator, snapshot ``decide``).
+
+        Raises
+        ------
+        SpecError
+            An unknown policy (the error lists the known ones), an unknown or invalid parameter, or a
+            seed that is not an integer >= 0.
+
+        Examples
+        --------
+        >>> from schedlab.heuristics import POLICIES
+        >>> from schedlab.formulations import KINDS
+        >>> from schedlab.topology import preset
+        >>> policy = POLICIES.build("fifo", {"blocking": False}, seed=0)
+        >>> type(policy).__name__
+        'FifoPolicy'
+        >>> inst = KINDS["tier-placement"].generate(preset("dally-2"), 4, seed=0)
+        >>> len(policy.decide(inst.base, seed=0))  # jobs it places in snapshot form
+        4
+        >>> POLICIES.build("fifo", {"blocking": "maybe"})
+        Traceback (most recent call last):
+        ...
+        schedlab.topology.errors.SpecError: ...
+        """
         return self.spec(name, source=source).build(params, seed=seed, source=source)
 
     @classmethod

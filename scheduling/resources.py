@@ -108,3 +108,6 @@ def _raw(gpus: int, cpus: int, mem_gb: float) -> Resources:
 
 
 ZERO = Resources()
+
+
+__all__ = ["Resources", "ZERO"]

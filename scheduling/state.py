@@ -69,9 +69,6 @@ class ClusterState:
         except KeyError:
             raise AllocationError(f"job {job_id!r} holds no resources") from None
 
-    def is_placed(self, job_id: str) -> bool:
-        return job_id in self._placements
-
     @property
     def jobs(self) -> tuple[str, ...]:
         return tuple(self._placements)
@@ -142,3 +139,6 @@ class ClusterState:
                     raise CapacityError(f"machine {m!r}: bookkeeping differs from placements")
         if self._free_gpus != sum(r.gpus for r in self._free.values()):
             raise CapacityError("free GPU counter differs from the per-machine sum")
+
+
+__all__ = ["ClusterState", "machine_capacity"]

@@ -240,3 +240,8 @@ def assert_valid(instance: Instance, allocation: Allocation, *, who: str = "allo
     if violations:
         lines = "\n  ".join(str(v) for v in violations)
         raise PolicyError(f"{who} produced an invalid allocation ({len(violations)} violation(s)):\n  {lines}")
+
+
+__all__ = ["CHECKS", "Check", "Violation", "ViolationKind", "assert_valid", "check_capacity", "check_gang",
+           "check_guarantee", "check_memory", "check_plan", "check_quota", "check_structure", "check_tier",
+           "validate_allocation"]

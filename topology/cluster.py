@@ -38,6 +38,9 @@ def gpu_node(machine: str, index: int) -> str:
     return f"{machine}/gpu{index}"
 
 
+_MACHINE, _RACK, _NETWORK = Tier.MACHINE, Tier.RACK, Tier.NETWORK
+
+
 class Cluster:
     """A built cluster. Construct with :func:`build_cluster` or ``Cluster(spec)``."""
 
@@ -132,13 +135,6 @@ class Cluster:
         except KeyError:
             raise TopologyError(f"cluster {self.name!r} has no rack {rack!r}") from None
 
-    def gpus_of(self, machine: str) -> tuple[str, ...]:
-        return tuple(gpu_node(machine, i) for i in range(self.machine(machine).gpus))
-
-    def pcie_bandwidth(self, machine: str) -> float:
-        """Host <-> GPU bandwidth of ``machine`` in GB/s (ZeRO-Offload traffic)."""
-        return float(self.machine(machine).pcie_gbps)
-
     def link(self, tier: Tier, where: str) -> LinkSpec:
         """The link of ``tier`` at ``where``: a machine for MACHINE/RACK, a rack for NETWORK."""
         if tier is Tier.MACHINE:
@@ -166,10 +162,6 @@ class Cluster:
     @cached_property
     def max_gpus_per_machine(self) -> int:
         return max(m.gpus for m in self.spec.machines)
-
-    @cached_property
-    def gpu_models(self) -> tuple[str, ...]:
-        return tuple(sorted({m.gpu_model for m in self.spec.machines if m.gpus > 0}))
 
     def __repr__(self) -> str:
         return (f"Cluster({self.name!r}: {len(self.racks)} racks, {len(self.machines)} machines, "
@@ -204,19 +196,43 @@ class Cluster:
                 raise TopologyError(f"placement puts {k} GPUs on machine {m!r}, which has {cap}")
         return counts
 
-    def tier_of(self, placement: Placement) -> Tier:
-        """Smallest tier containing every GPU of ``placement``.
+    def tier_of(self, placement: Placement, *, default: Tier | None = None) -> Tier:
+        """Smallest tier containing every GPU of ``placement``: the one rule of the framework.
 
         One machine -> MACHINE; several machines of one rack -> RACK; several racks -> NETWORK.
-        An empty placement raises :class:`TopologyError`.
+        A placement without GPUs returns ``default``, or raises :class:`TopologyError` when it is
+        ``None``; an invalid one (unknown machine, a count that is not a non-negative integer or
+        exceeds the machine) raises :class:`TopologyError`. A mapping ``{machine: count or
+        Resources}`` takes a fast path of one pass (the simulator calls this on every allocation).
         """
-        counts = self.machine_counts(placement)
-        if not counts:
+        if type(placement) is dict or isinstance(placement, Mapping):
+            info = self._gpus_and_rack
+            racks: set[str] = set()
+            n = 0
+            for m, k in placement.items():
+                try:
+                    g = k if type(k) is int else k.gpus
+                    cap, rack = info[m]
+                except (AttributeError, KeyError):
+                    g, cap = None, 0
+                if type(g) is not int or not 0 <= g <= cap:  # raises, naming what is wrong (or counts numpy's ints)
+                    g = self.machine_counts({m: k}).get(m, 0)
+                    cap, rack = info[m]
+                if g:
+                    n += 1
+                    racks.add(rack)
+        else:
+            counts = self.machine_counts(placement)
+            n, racks = len(counts), {self._machines[m].rack for m in counts}
+        if n:
+            return _MACHINE if n == 1 else _RACK if len(racks) == 1 else _NETWORK
+        if default is None:
             raise TopologyError("tier_of: empty placement")
-        if len(counts) == 1:
-            return Tier.MACHINE
-        racks = {self._machines[m].rack for m in counts}
-        return Tier.RACK if len(racks) == 1 else Tier.NETWORK
+        return default
+
+    @cached_property
+    def _gpus_and_rack(self) -> dict[str, tuple[int, str]]:
+        return {m.name: (m.gpus, m.rack) for m in self.spec.machines}
 
     def bottleneck_bandwidth(self, placement: Placement) -> float:
         """The slowest link (GB/s) that some pair of the placement's GPUs must cross.
@@ -309,3 +325,6 @@ class Cluster:
 def build_cluster(spec: ClusterSpec) -> Cluster:
     """Build (and freeze) the graph of ``spec``."""
     return Cluster(spec)
+
+
+__all__ = ["Cluster", "NETWORK_NODE", "Placement", "build_cluster", "gpu_node"]

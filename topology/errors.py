@@ -1,5 +1,5 @@
-"""One exception hierarchy for the whole framework (lives in the bottom layer so every layer can raise it;
-``scheduling.errors`` re-exports it as the public vocabulary).
+"""The one public error module: every exception schedlab raises on purpose, in one hierarchy (it lives
+in the bottom layer so every layer can raise it; import errors from here).
 
 Every message names what is wrong: the job, the machine, the file and field, or the line.
 """
@@ -64,3 +64,21 @@ class PolicyError(SchedlabError):
 
 class SolverError(SchedlabError):
     """A solver backend failed or is unavailable."""
+
+
+class SolveParamsError(SolverError, ValueError):
+    """An invalid solve parameter (a :class:`SolverError`, and a ``ValueError`` for old callers)."""
+
+
+class BuildTimeout(SolverError):
+    """Raised by a formulation's ``build`` when its ``deadline`` (a :func:`time.perf_counter` value)
+    passes: :func:`formulations.solve` turns it into a ``no-solution-at-limit`` result."""
+
+
+class Unsupported(SolverError):
+    """This backend cannot run this model: it is not installed or lacks a capability the model needs
+    (a method that cannot run an instance raises it too). The harness records ``unsupported``."""
+
+
+__all__ = ["AllocationError", "BuildTimeout", "CapacityError", "PlanError", "PolicyError", "SchedlabError",
+           "SolveParamsError", "SolverError", "SpecError", "TopologyError", "TraceError", "Unsupported"]

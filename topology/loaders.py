@@ -493,3 +493,9 @@ def spec_from_pai_machines(path: str | Path, *, machines_per_rack: int = 32,
     racks = sorted({m.rack for m in machines})
     uplinks = {r: LinkSpec(12.5, 5.0) for r in racks} if len(racks) > 1 else {}
     return ClusterSpec(name=name, machines=tuple(machines), rack_uplinks=uplinks, source=source)
+
+
+__all__ = ["Amount", "ClusterFile", "Count", "LinkModel", "MachineDefaults", "MachineModel",
+           "PAI_GPU_MEMORY_GB", "PROGRESS_EVERY", "Progress", "RackModel", "Rate", "TIRESIAS_COLUMNS",
+           "csv_amount", "csv_whole", "load_spec_file", "spec_from_dict", "spec_from_pai_machines",
+           "spec_from_tiresias_csv"]

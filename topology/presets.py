@@ -126,3 +126,6 @@ def load_cluster(ref: str | Path, *, progress=None) -> Cluster:
     if p.suffix.lower() in (".yaml", ".yml", ".json", ".csv") or p.exists():
         return Cluster(load_spec_file(p, progress=progress))
     raise SpecError(f"not a preset ({', '.join(PRESETS)}) nor a spec file", source=s)
+
+
+__all__ = ["PRESETS", "dally", "load_cluster", "pai_2020", "philly", "preset", "rubick_64", "tiresias_60"]

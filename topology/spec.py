@@ -178,3 +178,7 @@ def validate_spec(spec: ClusterSpec) -> None:
 
 
 TIER_FIELDS: dict[Tier, str] = {Tier.MACHINE: "intra", Tier.RACK: "uplink", Tier.NETWORK: "rack_uplinks"}
+
+
+__all__ = ["ClusterSpec", "LinkSpec", "MAX_GPUS_PER_MACHINE", "MAX_MACHINES", "MAX_RACKS", "MAX_TOTAL_GPUS",
+           "MachineSpec", "TIER_FIELDS", "gbit_to_gbyte", "validate_spec"]

@@ -34,3 +34,6 @@ class Tier(IntEnum):
             return cls[value.strip().upper()]
         raise SpecError(f"unknown tier {value!r}; expected one of machine, rack, network",
                         source=source, field=field)
+
+
+__all__ = ["Tier"]

@@ -74,6 +74,8 @@ def _summary_table(console, runs, df) -> None:
         for row in s.itertuples(index=False):
             t.add_row(*[escape(fmt(v)) for v in row])
         console.print(t)
+        for line in gap_notes(sub):
+            console.print(escape(line))
         for note in r.notes:
             console.print(f"note: {note}")
         if r.skipped:
@@ -82,6 +84,23 @@ def _summary_table(console, runs, df) -> None:
         for row in r.repro:
             console.print(f"  {row.quantity}: paper {row.paper} {row.unit}, ours {fmt(row.ours)} {row.unit}"
                           + (f" ({row.note})" if row.note else ""))
+
+
+def gap_notes(df) -> list[str]:
+    """One line per kind with gap rows in ``df``: what its gaps are measured in (the kind's objective, its
+    decision sets, its neutral objective) and its gap note, printed from the :class:`Kind`."""
+    from schedlab.benchmarks.harness.report.tables import kind_header
+
+    if df.empty or "case_type" not in df:
+        return []
+    out = []
+    for kind in sorted(df.loc[df["case_type"] == "gap", "kind"].dropna().unique()):
+        h = kind_header(str(kind))
+        line = f"{kind}: objective {h['objective']}; decision sets {h.get('sets') or h['decisions']}"
+        if h.get("neutral"):
+            line += f"; neutral objective {h['neutral']}"
+        out.append(line + (f". Note: {h['note']}" if h["note"] else ""))
+    return out
 
 
 def _failed(runs, df) -> list[str]:
@@ -113,12 +132,15 @@ def bench_command(
     plugin: list[str] = typer.Option([], "--plugin", help="Import this plugin module first (repeatable)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Rerun stored runs that failed or were killed."),
     report: bool = typer.Option(True, "--report/--no-report", help="Write the report at the end."),
+    force_report: bool = typer.Option(False, "--force-report",
+                                      help="Rewrite the report even when the stored results did not change."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (tables) or json (the records)."),
     option: list[str] = typer.Option([], "--option", help="KEY=VALUE option of a registered suite's builder "
                                      "(repeatable; e.g. seeds=5, parts=testbed,reference, load=5)."),
 ) -> None:
     """Run a benchmark suite: every run in its own process with a hard timeout, one record each in a
-    resumable SQLite store, then a report (HTML + Markdown + plots). With no suite it runs quick.
+    resumable SQLite store, then a report (HTML + Markdown + plots; kept as it is when the stored
+    results did not change since it was written, unless --force-report). With no suite it runs quick.
     Exits 1 when a run failed (error, killed, rejected by the verifier), 130 when interrupted."""
     from rich.console import Console
 
@@ -164,16 +186,17 @@ def bench_command(
         sys.exit(130)
     with Store(directory, create=False) as store:
         df = frame(store.records())
-    rep = None
+    rep, rendered = None, False
     if report:
-        from schedlab.benchmarks.harness.report import render_report
+        from schedlab.benchmarks.harness.report import render_if_changed
 
-        rep = render_report(directory)
+        rep, rendered = render_if_changed(directory, force=force_report)
     if format is OutputFormat.json:
         keys = {k for r in runs for k in r.keys}
         cur = df[df["key"].isin(keys)] if len(df) else df
         cols = [c for c in cur.columns if c not in ("spec",)]
         payload = {"suite": spec.name, "out": str(directory), "report": None if rep is None else str(rep.html),
+                   "report_rendered": rendered,
                    "wall_s": time.perf_counter() - t0, "cpu_count": os.cpu_count(),
                    "runs": [{"suite": r.suite, "total": r.total, "ran": r.ran, "stored_before": r.stored_before,
                              "failed": r.failed, "skipped": r.skipped, "notes": r.notes,
@@ -187,7 +210,8 @@ def bench_command(
     _summary_table(out_console, runs, df)
     failed = _failed(runs, df)
     out_console.print(f"results: {directory / 'results.sqlite'}"
-                  + (f"; report: {rep.html} (+ report.md, {len(rep.plots)} plots, {', '.join(Path(e).name for e in rep.exports)})"
+                  + (f"; report: {rep.html} (+ report.md, {len(rep.plots)} plots, {', '.join(Path(e).name for e in rep.exports)}"
+                     + ("" if rendered else "; unchanged results: kept, --force-report rewrites it") + ")"
                      if rep is not None else "")
                   + f"; {time.perf_counter() - t0:.1f} s")
     if failed:

@@ -90,9 +90,9 @@ def _time_limit(value: float | None) -> float | None:
 
 def threads_text(res) -> str:
     """The thread count the backend used, in words where it chose itself."""
-    if res.threads is not None:
-        return str(res.threads)
-    return {"highs": "HiGHS's own default (MathOpt passes no thread count)"}.get(res.backend, "the solver's default")
+    if res.provenance.threads is not None:
+        return str(res.provenance.threads)
+    return {"highs": "HiGHS's own default (MathOpt passes no thread count)"}.get(res.provenance.backend, "the solver's default")
 
 
 def solve_command(
@@ -169,10 +169,10 @@ def solve_command(
     else:
         gap = "n/a" if out["gap"] is None else f"{100 * out['gap']:.4f} %"
         typer.echo(f"{inst.KIND} on {where} ({n_jobs} jobs): {method} [{meth.role}] with "
-                   f"{res.backend} ({res.backend_version}): {out['status']}")
+                   f"{res.provenance.backend} ({res.provenance.backend_version}): {out['status']}")
         typer.echo(f"  objective {out['objective']}  bound {out['bound']}  gap {gap} "
-                   f"(tolerance {res.rel_gap_tolerance:g})")
-        ph = res.phases
+                   f"(tolerance {res.bounds.rel_gap_tolerance:g})")
+        ph = res.timing.phases
         limit = "no limit" if time_limit is None else f"limit {time_limit:g} s"
         typer.echo(f"  wall {ph['wall_s']:.3f} s ({limit}): build {ph['build_s']:.3f}, translate "
                    f"{ph['translate_s']:.3f}, solve {ph['solve_s']:.3f}, extract {ph['extract_s']:.3f}, verify "

@@ -66,7 +66,8 @@ def frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
 
 #: fields a gap record keeps in ``extra`` that the analysis lifts into columns
-MEASURE_FIELDS = ("decision_set", "objective_name", "neutral_name", "neutral_objective", "twin", "check")
+MEASURE_FIELDS = ("decision_set", "objective_name", "neutral_name", "neutral_objective", "twin", "check",
+                  "first_call_s")
 
 
 def with_measure(df: pd.DataFrame) -> pd.DataFrame:
@@ -81,7 +82,8 @@ def with_measure(df: pd.DataFrame) -> pd.DataFrame:
     own = df["kind"] if "kind" in df else pd.Series([""] * len(df), index=df.index)
     old = (df["case_type"] == "gap") & df["decision_set"].isna()
     df.loc[old, "decision_set"] = own[old].fillna("")
-    df["neutral_objective"] = pd.to_numeric(df["neutral_objective"], errors="coerce")
+    for f in ("neutral_objective", "first_call_s"):
+        df[f] = pd.to_numeric(df[f], errors="coerce")
     df["check"] = [c is True for c in df["check"]]
     return df
 
@@ -205,22 +207,61 @@ def _gap(objective: Any, bound: Any, sense: str) -> float:
 
 def fit_exponent(sizes: Iterable[float], times: Iterable[float]) -> tuple[float, float, float, int]:
     """Least squares of ``log t = log a + b log n``: ``(b, a, r2, points)`` (NaN with < 2 sizes)."""
+    f = fit_power_law(sizes, times)
+    return f["exponent"], f["coef"], f["r2"], f["points"]
+
+
+#: a runtime exponent is fitted only over at least this many distinct sizes ...
+MIN_FIT_SIZES = 4
+#: ... spanning at least this factor (largest / smallest size)
+MIN_FIT_SPAN = 8.0
+#: a fit with R^2 below this is flagged (the power law does not describe the runtimes)
+POOR_R2 = 0.8
+
+
+def fit_power_law(sizes: Iterable[float], times: Iterable[float]) -> dict[str, Any]:
+    """``t ~ a n^b`` by least squares in log-log space over the positive points: ``exponent`` b, ``coef``
+    a, ``r2``, ``points``, ``sizes`` (distinct sizes), ``span`` (largest / smallest size) and the 95 %
+    confidence interval of b (``ci_low``, ``ci_high``: Student t with points - 2 degrees of freedom; NaN
+    with fewer than 3 points). NaN exponent with fewer than 2 distinct sizes."""
     x = np.asarray(list(sizes), float)
     y = np.asarray(list(times), float)
     ok = (x > 0) & (y > 0)
-    x, y = np.log(x[ok]), np.log(y[ok])
-    if len(np.unique(x)) < 2:
-        return float("nan"), float("nan"), float("nan"), int(ok.sum())
-    b, la = np.polyfit(x, y, 1)
-    pred = la + b * x
-    ss = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - float(((y - pred) ** 2).sum()) / ss if ss > 0 else 1.0
-    return float(b), float(math.exp(la)), r2, int(ok.sum())
+    x, y = x[ok], y[ok]
+    out: dict[str, Any] = {"exponent": math.nan, "coef": math.nan, "r2": math.nan, "points": int(ok.sum()),
+                           "sizes": int(len(np.unique(x))), "span": float(x.max() / x.min()) if len(x) else math.nan,
+                           "ci_low": math.nan, "ci_high": math.nan}
+    lx, ly = np.log(x), np.log(y)
+    if out["sizes"] < 2:
+        return out
+    b, la = np.polyfit(lx, ly, 1)
+    res = ly - (la + b * lx)
+    ss = float(((ly - ly.mean()) ** 2).sum())
+    out.update(exponent=float(b), coef=float(math.exp(la)), r2=1.0 - float((res**2).sum()) / ss if ss > 0 else 1.0)
+    n = len(lx)
+    if n > 2:
+        from scipy.stats import t as student
+
+        sxx = float(((lx - lx.mean()) ** 2).sum())
+        se = math.sqrt(float((res**2).sum()) / (n - 2) / sxx)
+        h = float(student.ppf(0.975, n - 2)) * se
+        out.update(ci_low=float(b) - h, ci_high=float(b) + h)
+    return out
+
+
+def fit_admissible(fit: dict[str, Any]) -> str | None:
+    """Why a fit of :func:`fit_power_law` gives no exponent (too few sizes, too narrow a span), or ``None``."""
+    if fit["sizes"] >= MIN_FIT_SIZES and fit["span"] >= MIN_FIT_SPAN:
+        return None
+    return (f"not fitted: {fit['sizes']} sizes spanning {fit['span']:.3g}x (an exponent needs >= {MIN_FIT_SIZES} "
+            f"sizes spanning >= {MIN_FIT_SPAN:g}x)")
 
 
 def scale_fits(df: pd.DataFrame) -> pd.DataFrame:
     """Runtime exponent per (kind, method@backend) against jobs (one cluster) and GPUs (fixed jobs),
-    over the runs that finished (limit-cut runs would flatten the curve; they are counted apart)."""
+    over the runs that finished (limit-cut runs would flatten the curve; they are counted apart). An
+    exponent is given only from >= :data:`MIN_FIT_SIZES` sizes spanning >= :data:`MIN_FIT_SPAN` x (else
+    the row says why not), with R^2 and a 95 % interval; ``flag`` marks R^2 < :data:`POOR_R2`."""
     rows = []
     g = df[(df["case_type"] == "gap") & df["current"] & (df["method"] != "lp-bound")]
     for (kind, who), d in g.groupby(["kind", "who"]):
@@ -233,11 +274,17 @@ def scale_fits(df: pd.DataFrame) -> pd.DataFrame:
             sweep = fin[fin[other] == fixed]
             if sweep[axis].nunique() < 2:
                 continue
-            b, a, r2, n = fit_exponent(sweep[axis], sweep["time_s"])
+            f = fit_power_law(sweep[axis], sweep["time_s"])
+            why = fit_admissible(f)
+            if why is not None:
+                f.update(exponent=math.nan, coef=math.nan, r2=math.nan, ci_low=math.nan, ci_high=math.nan)
+            poor = why is None and f["r2"] < POOR_R2
             cut = d[(d[other] == fixed) & ~measured(d)]
-            rows.append({"kind": kind, "method": who, "axis": axis, "fixed": f"{other}={fixed}", "exponent": b,
-                         "coef": a, "r2": r2, "points": n, "unfinished": len(cut),
-                         "sizes": f"{int(sweep[axis].min())}-{int(sweep[axis].max())}"})
+            rows.append({"kind": kind, "method": who, "axis": axis, "fixed": f"{other}={fixed}",
+                         "exponent": f["exponent"], "ci_low": f["ci_low"], "ci_high": f["ci_high"], "coef": f["coef"],
+                         "r2": f["r2"], "points": f["points"], "unfinished": len(cut),
+                         "sizes": f"{int(sweep[axis].min())}-{int(sweep[axis].max())} ({f['sizes']} sizes)",
+                         "flag": why or (f"poor fit: R^2 {f['r2']:.2f} < {POOR_R2:g}" if poor else "")})
     return pd.DataFrame(rows)
 
 
@@ -276,5 +323,6 @@ def export(df: pd.DataFrame, directory, *, parquet: bool = True) -> list[str]:
     return out
 
 
-__all__ = ["AT_LIMIT", "BOUNDING_ROLES", "FINISHED", "VIOLATION_TOL", "export", "measured", "fit_exponent", "frame",
-           "results_by_label", "scale_fits", "who", "with_best_bound"]
+__all__ = ["AT_LIMIT", "BOUNDING_ROLES", "FINISHED", "MIN_FIT_SIZES", "MIN_FIT_SPAN", "POOR_R2", "VIOLATION_TOL", "export",
+           "fit_admissible", "fit_exponent", "fit_power_law", "frame", "measured", "results_by_label", "scale_fits", "who",
+           "with_best_bound"]

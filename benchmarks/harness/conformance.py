@@ -26,7 +26,8 @@ def check_formulation(method: str, instance: Any, optimum: float, *, backends: t
                       time_limit_s: float = 60.0, rel: float = 1e-6) -> dict[str, str]:
     """``{backend: "ok" | "skipped: why"}``; raises on a wrong, unproven or unverified answer."""
     from schedlab.benchmarks.registry import all_kinds
-    from schedlab.formulations import BACKENDS, SolveParams, Termination, Unsupported
+    from schedlab.formulations import BACKENDS, SolveParams, Status
+    from schedlab.topology.errors import Unsupported
 
     kinds = all_kinds()
     assert method in kinds.methods, f"unknown method {method!r}; registered: {', '.join(kinds.methods)}"
@@ -44,14 +45,14 @@ def check_formulation(method: str, instance: Any, optimum: float, *, backends: t
         except Unsupported as e:
             out[name] = f"skipped: {e}"
             continue
-        assert res.termination is Termination.OPTIMAL, f"{method}@{name}: {res.termination.value} ({res.message})"
+        assert res.status is Status.OPTIMAL, f"{method}@{name}: {res.status.value} ({res.termination.detail})"
         value = objective(instance, res.solution)
         tol = rel * max(1.0, abs(optimum))
         assert abs(value - optimum) <= tol, f"{method}@{name}: objective {value}, expected {optimum}"
         assert res.verified is not False, f"{method}@{name}: the verifier rejected it: {res.violations}"
-        if res.dual_bound is not None and res.primal_bound is not None:  # its own model's proof
-            assert abs(res.dual_bound - res.primal_bound) <= 1e-5 * max(1.0, abs(res.primal_bound)), \
-                f"{method}@{name}: optimal, yet primal {res.primal_bound} != dual bound {res.dual_bound}"
+        if res.bounds.dual is not None and res.bounds.primal is not None:  # its own model's proof
+            assert abs(res.bounds.dual - res.bounds.primal) <= 1e-5 * max(1.0, abs(res.bounds.primal)), \
+                f"{method}@{name}: optimal, yet primal {res.bounds.primal} != dual bound {res.bounds.dual}"
         out[name] = "ok"
     assert any(v == "ok" for v in out.values()), f"{method}: no backend could solve it: {out}"
     return out

@@ -30,7 +30,7 @@ from schedlab.formulations.horizon import (
     horizon_violations,
     real_tier,
 )
-from schedlab.formulations.result import SolveParams, SolveResult, Termination
+from schedlab.formulations.result import SolveParams, SolveResult, Status
 from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.policy import Policy
 from schedlab.scheduling.resources import Resources
@@ -113,8 +113,8 @@ def horizon_gap(inst: HorizonInstance, policy: Policy, *, backend: str = "cpsat"
     """Simulate ``policy`` over the horizon and solve the twin; their gap on the same objective."""
     score = simulate_policy(inst, policy, name=name)
     res = solve(HorizonFormulation(), inst, backend, params or SolveParams(threads=1, time_limit_s=60, seed=0))
-    optimal = res.termination is Termination.OPTIMAL
-    best = res.objective if optimal else res.dual_bound
+    optimal = res.status is Status.OPTIMAL
+    best = res.objective if optimal else res.bounds.dual
     gap = None if best is None or best <= 0 else (score.objective - best) / best
     return HorizonGap(score, res, best, gap, optimal)
 

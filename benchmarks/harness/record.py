@@ -14,7 +14,10 @@ Fields (``FIELDS``; ``None`` where a field does not apply):
 * warm start (exact methods): ``warm_start`` (the policy whose decision was offered as a start, the case's
   ``params.warm_start``) and ``warm_start_used`` (``SolveResult.warm_start_used``: the backend took it as a
   feasible point of the model; False when the backend or the method takes no start or it is no such point);
-* cost: ``build_s``, ``solve_s``, ``wall_s`` (the worker process, instance generation included),
+* cost: ``build_s``, ``solve_s`` (a policy: the median of its warm ``decide()`` calls inside the worker,
+  ``extra.first_call_s`` its first call in the fresh process), ``wall_s`` (the run inside the worker
+  process, instance generation included), ``process_s`` (the worker process's start apart from the run:
+  the caller's wall time for the run minus ``wall_s``: fork, hand-over of the case and of the record),
   ``peak_mem_mb`` (the worker process's peak resident set), ``threads``, ``cpu_count``, ``time_limit_s``;
 * provenance: ``versions`` (schedlab, Python, solvers), ``code_version``, ``host``, ``executor``,
   ``started_at``, ``finished_at``;
@@ -46,7 +49,7 @@ FIELDS: dict[str, str] = {
     "peak_mem_mb": "REAL", "threads": "INTEGER", "cpu_count": "INTEGER", "time_limit_s": "REAL",
     "versions": "TEXT", "code_version": "TEXT", "host": "TEXT", "executor": "TEXT", "started_at": "TEXT",
     "finished_at": "TEXT", "metrics": "TEXT", "records_dir": "TEXT", "extra": "TEXT", "spec": "TEXT",
-    "warm_start": "TEXT", "warm_start_used": "INTEGER",
+    "warm_start": "TEXT", "warm_start_used": "INTEGER", "process_s": "REAL",
 }
 #: stored as 0/1, read back as bools
 BOOL_FIELDS = ("proven", "verified", "warm_start_used")

@@ -341,7 +341,50 @@ def reproduce(suite: Suite, store: Store, keys: list[str]) -> list[ReproRow]:
 
 def run_bench(suite: Suite, options: BenchOptions, *, progress: Progress | None = None,
               on_notes: Callable[[list[str]], None] | None = None) -> list[SuiteRun]:
-    """Validate, connect, then run ``suite`` (or each of its ``parts``) into ``options.out``."""
+    """Run a benchmark suite into a results folder, each run in its own process, resumably.
+
+    Validates the suite (or each of its ``parts``), loads the plugins, connects the executor, then runs
+    every case not yet stored in ``options.out`` (an SQLite store; a killed or interrupted session is
+    closed first, so a rerun resumes where it stopped).
+
+    Parameters
+    ----------
+    suite : Suite
+        The suite (``harness.suites.SUITES[name]`` or a suite file's).
+    options : BenchOptions
+        ``out`` (the results folder), ``workers``, ``threads``, ``executor``, ``time_limit_s``,
+        ``seed``, ``plugins``, ...
+    progress : callable, optional
+        ``(suite, done, total, last label)`` after every run.
+    on_notes : callable, optional
+        Given the notes on the concurrency chosen (e.g. workers reduced to the cores).
+
+    Returns
+    -------
+    list of SuiteRun
+        One per part: cases in all, stored before, ran, failed, skipped, their keys, the wall time.
+
+    Raises
+    ------
+    SpecError
+        An invalid suite or option.
+    SchedlabError
+        The results folder is locked by another session, or the executor cannot connect.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from schedlab.benchmarks.harness.cases import Suite
+    >>> from schedlab.benchmarks.harness.runner import BenchOptions, run_bench
+    >>> out = tempfile.mkdtemp()
+    >>> [run] = run_bench(Suite("empty", "a suite without cases", ()), BenchOptions(out=out, workers=1))
+    >>> run.total, run.ran, run.failed
+    (0, 0, 0)
+
+    A real suite runs the same way (minutes; a second call finds every run stored)::
+
+        run_bench(SUITES["quick"], BenchOptions(out="schedlab-results/quick"))
+    """
     from schedlab.benchmarks.harness.executors import make_executor
 
     plugins = load_plugins(options.plugins)

@@ -178,7 +178,10 @@ def run_isolated(launcher, payload: dict[str, Any], hard_timeout_s: float,
         if on_start is not None:
             on_start(kill)
         if conn.poll(hard_timeout_s):
-            return conn.recv()
+            rec = conn.recv()
+            # the process's start and hand-over, apart from the run measured inside it
+            rec["process_s"] = max(0.0, time.perf_counter() - t0 - float(rec.get("wall_s") or 0.0))
+            return rec
         kill()
         return _failure("killed", f"killed after the hard timeout of {hard_timeout_s:.0f} s", t0, started)
     except (EOFError, OSError) as e:

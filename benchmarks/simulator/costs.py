@@ -90,3 +90,7 @@ def semantics(name: str) -> Semantics:
     except KeyError:
         raise SpecError(f"unknown semantics {name!r}; known: {', '.join(SEMANTICS)}",
                         source="<semantics>", field="semantics") from None
+
+
+__all__ = ["COSTS", "CostModel", "RUBICK_RECONFIG_S", "SEMANTICS", "Semantics", "TIRESIAS_PREEMPT_S",
+           "cost_model", "semantics"]

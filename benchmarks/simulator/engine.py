@@ -160,7 +160,6 @@ class Simulator(SharingMixin):
         arrivals = sorted(((j.arrival, rt.seq, j.id) for j, rt in ((j, self._rt[j.id]) for j in self.jobs)))
         self.events = EventQueue([(a, jid) for a, _, jid in arrivals])
         self._seg_start: dict[str, float] = {}
-        self._rack_of = {m: cluster.rack_of(m) for m in cluster.machines}
         self._slowdown = getattr(self.rates, "placement_slowdown", None)  # per allocation (realistic rates)
         self._guest: dict[str, str] = {}  # host job -> its Share guest
         self.shared = 0                   # Share starts
@@ -248,12 +247,7 @@ class Simulator(SharingMixin):
             slow = self._slowdown(rt.job, ja.plan, ja.placement, rt.iter_time)
             if slow > self._slow.get(rt.job.id, 1.0):
                 self._slow[rt.job.id] = slow
-        if len(ms) <= 1:
-            tier = Tier.MACHINE
-        else:
-            rack = self._rack_of
-            tier = Tier.RACK if len({rack[m] for m in ms}) == 1 else Tier.NETWORK
-        rt.tiers.add(tier.label)
+        rt.tiers.add(self.cluster.tier_of(ja.placement, default=Tier.MACHINE).label)
 
     # ------------------------------------------------------------- events
     def _finish(self, rt: JobRuntime, t: float) -> None:
@@ -481,6 +475,45 @@ class Simulator(SharingMixin):
 
 
 def simulate(cluster: Cluster, jobs: Iterable[Job], policy: Policy, **kwargs) -> SimResult:
-    """Build a :class:`Simulator` and run it."""
+    """Replay ``jobs`` on ``cluster`` under an online ``policy`` and return the metrics.
+
+    Builds a :class:`Simulator` and runs it to the end of the trace (or ``until``).
+
+    Parameters
+    ----------
+    cluster : Cluster
+        The cluster (``topology.preset(name)`` or a spec file).
+    jobs : iterable of Job
+        The workload's jobs (``get_workload(name).build(cluster, seed=...).jobs`` or a loaded trace).
+    policy : Policy
+        A fresh policy object (``POLICIES.build(name, params, seed=...)``).
+    **kwargs
+        :class:`Simulator` options (rates, costs, semantics, verification, ...) and ``until`` (the
+        simulated time to stop at; default: run every job to its end).
+
+    Returns
+    -------
+    SimResult
+        ``metrics`` (a dict: ``avg_jct``, ``makespan``, ...), per-job records, samples, the wall time.
+
+    Raises
+    ------
+    PolicyError
+        The policy made a decision the verifier rejects.
+    SpecError
+        An invalid option, job or rate.
+
+    Examples
+    --------
+    >>> from schedlab.benchmarks.simulator import simulate
+    >>> from schedlab.benchmarks.workloads import get_workload
+    >>> from schedlab.heuristics import POLICIES
+    >>> from schedlab.topology import preset
+    >>> cluster = preset("dally-2")
+    >>> jobs = get_workload("smoke").build(cluster, seed=0).jobs[:6]
+    >>> res = simulate(cluster, jobs, POLICIES.build("fifo", seed=0))
+    >>> res.metrics["avg_jct"] > 0
+    True
+    """
     until = kwargs.pop("until", float("inf"))
     return Simulator(cluster, jobs, policy, **kwargs).run(until)

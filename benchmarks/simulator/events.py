@@ -84,6 +84,6 @@ class EventQueue:
         i = self._next_arrival
         return self._arrivals[i][0] if i < len(self._arrivals) else _INF
 
-    @property
-    def pending_arrivals(self) -> int:
-        return len(self._arrivals) - self._next_arrival
+
+
+__all__ = ["EventQueue"]

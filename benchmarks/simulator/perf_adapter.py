@@ -15,7 +15,7 @@ from schedlab.perfmodel import PerfModel
 from schedlab.perfmodel.memory import plan_memory_violation
 from schedlab.perfmodel.network import comm_overhead as _comm_overhead
 from schedlab.perfmodel.plans import ExecutionPlan
-from schedlab.perfmodel.zoo import MODELS, resolve_name
+from schedlab.perfmodel.zoo import resolve_name
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SchedlabError
 from schedlab.topology.tiers import Tier
@@ -36,11 +36,6 @@ def comm_overhead(model: str, tier: Tier) -> float | None:
         return float(_comm_overhead(model, tier))
     except SchedlabError:
         return None
-
-
-def zoo_models() -> frozenset[str]:
-    """Names the perf model's zoo knows (canonical names; aliases resolve through :func:`zoo_name`)."""
-    return frozenset(MODELS)
 
 
 def perf_model(cluster: Cluster) -> Callable[..., float]:
@@ -69,5 +64,5 @@ def memory_problem(model: str, plan: ExecutionPlan, gpu_memory_gb: float,
     return plan_memory_violation(model, global_batch, plan, gpu_memory_gb)
 
 
-__all__ = ["best_plan", "comm_overhead", "memory_problem", "perf_instance", "perf_model", "zoo_models",
+__all__ = ["best_plan", "comm_overhead", "memory_problem", "perf_instance", "perf_model",
            "zoo_name"]

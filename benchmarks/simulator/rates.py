@@ -125,17 +125,11 @@ class TierRates:
         self.cluster = cluster
         self.max_overhead = max_overhead
         self.capped: Counter[str] = Counter()
-        self._rack = {m: cluster.rack_of(m) for m in cluster.machines}
         self._cache: dict[tuple[str, Tier], float] = {}
         self._req_tier: dict[int, Tier] = {}
 
     def tier(self, placement: Mapping[str, Resources] | Mapping[str, int]) -> Tier:
-        ms = [m for m, r in placement.items() if (r if isinstance(r, int) else r.gpus) > 0]
-        if len(ms) == 1:
-            return Tier.MACHINE
-        rack = self._rack
-        r0 = rack[ms[0]]
-        return Tier.RACK if all(rack[m] == r0 for m in ms) else Tier.NETWORK
+        return self.cluster.tier_of(placement)
 
     def overhead(self, model: str, tier: Tier) -> float:
         key = (model, tier)
@@ -285,3 +279,7 @@ class RealisticRates:
 
 def make_rates(cluster: Cluster, *, placement_speed: bool) -> RateModel:
     return RealisticRates(cluster) if placement_speed else ReferenceRates()
+
+
+__all__ = ["MAX_COMM_OVERHEAD", "PerfModelRates", "RateModel", "RealisticRates", "ReferenceRates", "TierRates",
+           "consolidated_counts", "make_rates", "reference_iter_time", "request_iter_time"]

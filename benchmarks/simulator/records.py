@@ -189,3 +189,7 @@ class Recorder:
             f.close()
         self._files = []
         self._job_writer = self._series_writer = None
+
+
+__all__ = ["JOB_FIELDS", "JobRecord", "OUT_FORMATS", "Recorder", "SERIES_FIELDS", "Segment",
+           "parquet_available", "require_parquet"]

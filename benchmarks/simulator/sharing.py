@@ -92,3 +92,5 @@ class SharingMixin:
         if gid is not None:
             self._suspend_guest(self._rt[gid], t)
 
+
+__all__ = ["SharingMixin"]

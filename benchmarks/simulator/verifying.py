@@ -62,3 +62,6 @@ def verify_decision(state: ClusterState, changes: Mapping[str, JobAllocation], r
         lines = "\n  ".join(str(v) for v in violations)
         raise PolicyError(f"policy {policy!r} at t={now:g} s made an invalid decision "
                           f"({len(violations)} violation(s)):\n  {lines}")
+
+
+__all__ = ["verify_decision"]

@@ -137,3 +137,9 @@ def downsample(trace: Trace, n: int, *, seed: int) -> Trace:
         return trace
     idx = np.sort(_rng(seed).choice(len(trace.jobs), size=n, replace=False))
     return replace(trace, jobs=tuple(trace.jobs[i] for i in idx))
+
+
+__all__ = ["PHILLY_GPU_SHARES", "RUBICK_GPT2_GPUS", "RUBICK_LLAMA30_GPUS", "RUBICK_LLAMA7_GPUS",
+           "RUBICK_SMALL_GPUS", "TIRESIAS_MIX", "batch_arrivals", "busiest_window", "categorical",
+           "downsample", "exact_mix", "log_normal", "log_uniform", "poisson_arrivals", "scale_load",
+           "synthetic_trace"]

@@ -224,3 +224,7 @@ def get_workload(name: str) -> WorkloadSpec:
     except KeyError:
         raise SpecError(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}", source="<workloads>",
                         field="workload") from None
+
+
+__all__ = ["DALLY_GPU_SHARES", "WORKLOADS", "WorkloadSpec", "dally_batch", "dally_poisson", "get_workload",
+           "philly_like", "rubick_trace", "smoke", "smoke_mt", "tiresias_480"]

@@ -124,7 +124,7 @@ class WorkloadSource:
             raise SpecError(f"unknown model pool {self.models!r}; known: {', '.join(MODEL_POOLS)}", source=src,
                             field="models")
         from schedlab.benchmarks.workloads.csvio import time_unit
-        from schedlab.benchmarks.workloads.loaders import parse_origin
+        from schedlab.benchmarks.workloads.loadcore import parse_origin
 
         parse_origin(self.time_origin, time_unit(self.time_unit))
         if self.workload is not None:

@@ -82,3 +82,6 @@ class Workload:
         object.__setattr__(self, "jobs", tuple(self.jobs))
         object.__setattr__(self, "quotas", MappingProxyType(dict(self.quotas)))
         object.__setattr__(self, "setting", MappingProxyType(dict(self.setting)))
+
+
+__all__ = ["Trace", "TraceJob", "Workload"]

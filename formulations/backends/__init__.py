@@ -8,7 +8,6 @@ from schedlab.formulations.backends.base import (
     CAPABILITIES,
     Availability,
     Backend,
-    Unsupported,
     incompatibility,
 )
 from schedlab.formulations.backends.cpsat import CpSatBackend
@@ -53,6 +52,6 @@ def get_backend(name: str) -> Backend:
         raise SolverError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}") from None
 
 
-__all__ = ["BACKENDS", "BACKEND_MODULES", "CAPABILITIES", "Availability", "Backend", "Unsupported", "get_backend",
+__all__ = ["BACKENDS", "BACKEND_MODULES", "CAPABILITIES", "Availability", "Backend", "get_backend",
            "incompatibility",
            "quick_availability"]

@@ -24,11 +24,14 @@ the original units is above the tolerance):
 from __future__ import annotations
 
 import math
-import time
+from dataclasses import dataclass, field
+from typing import Any
 
-from schedlab.formulations.backends.base import Availability, out_of_time, spent
-from schedlab.formulations.model import Model
-from schedlab.formulations.result import RawResult, SolveParams, Termination
+from schedlab.formulations.backends.base import Availability, importable, rows, solve_in_phases, versioned
+from schedlab.formulations.model import LinExpr, Model
+from schedlab.formulations.result import Limit, RawResult, Reason, SolveParams, Termination
+
+__all__ = ["CONT_DIGITS", "MAX_POW", "CpSatBackend", "epigraphs", "grid_scale", "integerise", "scale_objective"]
 
 MAX_POW = 6
 CONT_DIGITS = 9
@@ -115,48 +118,81 @@ def epigraphs(model: Model) -> dict[int, tuple[int, float, float, dict[int, floa
     return out
 
 
+@dataclass
+class _Native:
+    """The CP-SAT model and what parsing its answer needs: the variables (``None``: an epigraph
+    variable, substituted), the grid ``scale`` of continuous ones, the substituted ``epi``graphs, the
+    objective after substitution, its scale ``F`` and ``precision``, and the notes so far."""
+
+    cm: Any
+    xs: list[Any]
+    scale: dict[int, int]
+    epi: dict[int, tuple[int, float, float, dict[int, float]]]
+    bound: dict[int, float]
+    obj: LinExpr | None = None
+    F: int = 1
+    prec: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
 class CpSatBackend:
     name = "cpsat"
     capabilities = frozenset({"mip", "continuous", "intervals", "warm_start", "dual_bound", "deterministic"})
 
     def availability(self) -> Availability:
-        try:
-            from ortools.sat.python import cp_model  # noqa: F401
-        except ImportError as e:  # pragma: no cover
-            return Availability(False, f"ortools not importable: {e}")
-        return Availability(True)
+        return importable("ortools.sat.python.cp_model", "ortools")
 
     def version(self) -> str:
-        import ortools
-
-        return f"ortools-cpsat {ortools.__version__}"
+        return versioned("ortools-cpsat", "ortools")
 
     def solve(self, model: Model, params: SolveParams) -> RawResult:
+        return solve_in_phases(self, model, params)
+
+    def threads(self, params: SolveParams) -> int | None:
+        return params.effective_threads
+
+    def translate(self, model: Model, params: SolveParams, t0: float) -> _Native:
         from ortools.sat.python import cp_model
 
-        t0 = time.perf_counter()
-        notes: list[str] = []
-        cm = cp_model.CpModel()
-        xs, scale, bound = [], {}, {}
-        epi = epigraphs(model)
-        dropped = {r for r, _, _, _ in epi.values()}
+        nat = _Native(cp_model.CpModel(), [], {}, epigraphs(model), {})
+        self._variables(model, nat)
+        row_err = self._rows(model, params, t0, nat)
+        ivs = [nat.cm.new_interval_var(nat.xs[iv.start], iv.size, nat.xs[iv.end], iv.name) for iv in model.intervals]
+        for cu in model.cumulatives:
+            dem = [nat.xs[d[1]] if isinstance(d, tuple) else d for d in cu.demands]
+            nat.cm.add_cumulative([ivs[i] for i in cu.intervals], dem, cu.capacity)
+        self._objective(model, nat, row_err)
+        for i, val in model.hints.items():
+            if nat.xs[i] is not None:
+                nat.cm.add_hint(nat.xs[i], int(round(val * nat.scale.get(i, 1))))
+        return nat
+
+    @staticmethod
+    def _variables(model: Model, nat: _Native) -> None:
         for v in model.vars:
-            if v.index in epi:
-                xs.append(None)
-                bound[v.index] = 0.0
+            if v.index in nat.epi:
+                nat.xs.append(None)
+                nat.bound[v.index] = 0.0
                 continue
             s = 1 if v.integer else grid_scale(v.lb, v.ub)
             lo = -_DOMAIN_CAP if v.lb == -math.inf else math.ceil(v.lb * s - 1e-9)
             hi = _DOMAIN_CAP if v.ub == math.inf else math.floor(v.ub * s + 1e-9)
             if not v.integer:
-                scale[v.index] = s
-            bound[v.index] = max(abs(lo), abs(hi)) / s
-            xs.append(cm.new_int_var(lo, hi, v.name))
+                nat.scale[v.index] = s
+            nat.bound[v.index] = max(abs(lo), abs(hi)) / s
+            nat.xs.append(nat.cm.new_int_var(lo, hi, v.name))
+
+    @staticmethod
+    def _rows(model: Model, params: SolveParams, t0: float, nat: _Native) -> float:
+        """Add the integerised rows; returns the rounding error, in units of a continuous variable a
+        row bounds."""
+        from ortools.sat.python import cp_model
+
+        dropped = {r for r, _, _, _ in nat.epi.values()}
+        scale, bound = nat.scale, nat.bound
         inexact = 0
-        row_err = 0.0  # rounding, in units of a continuous variable the row bounds
-        for r, c in enumerate(model.constraints):
-            if spent(params, t0, r):
-                return out_of_time(t0, params.effective_threads)
+        row_err = 0.0
+        for r, c in rows(model, params, t0):
             if r in dropped:
                 continue
             terms = {i: k / scale.get(i, 1) for i, k in c.terms.items()}
@@ -168,65 +204,73 @@ class CpSatBackend:
                 for i in c.terms:
                     if i in scale:
                         row_err = max(row_err, err / abs(c.terms[i]))
-            expr = cp_model.LinearExpr.weighted_sum([xs[i] for i in ic], list(ic.values()))
+            expr = cp_model.LinearExpr.weighted_sum([nat.xs[i] for i in ic], list(ic.values()))
             if lo == hi:
-                cm.add(expr == lo)
+                nat.cm.add(expr == lo)
             else:
                 if lo != -math.inf:
-                    cm.add(expr >= lo)
+                    nat.cm.add(expr >= lo)
                 if hi != math.inf:
-                    cm.add(expr <= hi)
+                    nat.cm.add(expr <= hi)
         if inexact:
-            notes.append(f"cpsat: {inexact} constraint row(s) rounded after scaling by 1e{MAX_POW} (approximate)")
-        ivs = [cm.new_interval_var(xs[iv.start], iv.size, xs[iv.end], iv.name) for iv in model.intervals]
-        for cu in model.cumulatives:
-            dem = [xs[d[1]] if isinstance(d, tuple) else d for d in cu.demands]
-            cm.add_cumulative([ivs[i] for i in cu.intervals], dem, cu.capacity)
+            nat.notes.append(f"cpsat: {inexact} constraint row(s) rounded after scaling by 1e{MAX_POW} (approximate)")
+        return row_err
+
+    @staticmethod
+    def _objective(model: Model, nat: _Native, row_err: float) -> None:
+        from ortools.sat.python import cp_model
+
+        scale = nat.scale
         obj = model.objective.copy()
-        for i, (_, bnd, a, rest) in epi.items():  # v = (bnd - rest) / a
+        for i, (_, bnd, a, rest) in nat.epi.items():  # v = (bnd - rest) / a
             c = obj.terms.pop(i)
             obj.const += c * bnd / a
             for j, k in rest.items():
                 obj.add_term(j, -c * k / a)
         obj.terms = {i: k for i, k in obj.terms.items() if k}
         coefs = {i: k / scale.get(i, 1) for i, k in obj.terms.items()}
-        F, icoef, prec = scale_objective(coefs, {i: bound[i] * scale.get(i, 1) for i in coefs})
+        F, icoef, prec = scale_objective(coefs, {i: nat.bound[i] * scale.get(i, 1) for i in coefs})
         cont = [i for i in obj.terms if i in scale]
         prec += sum(abs(obj.terms[i]) / scale[i] for i in cont)  # one grid step each
         if cont:
             prec += row_err * sum(abs(obj.terms[i]) for i in cont)
-        if epi:
-            notes.append(f"cpsat: {len(epi)} epigraph variable(s) substituted exactly")
-        oexpr = cp_model.LinearExpr.weighted_sum([xs[i] for i in icoef], list(icoef.values()))
+        if nat.epi:
+            nat.notes.append(f"cpsat: {len(nat.epi)} epigraph variable(s) substituted exactly")
+        oexpr = cp_model.LinearExpr.weighted_sum([nat.xs[i] for i in icoef], list(icoef.values()))
         if model.maximizing:
-            cm.maximize(oexpr)
+            nat.cm.maximize(oexpr)
         else:
-            cm.minimize(oexpr)
-        for i, val in model.hints.items():
-            if xs[i] is not None:
-                cm.add_hint(xs[i], int(round(val * scale.get(i, 1))))
+            nat.cm.minimize(oexpr)
         if F > 1 or scale:
-            notes.append(f"cpsat: objective scaled by {F:g} to integers, precision {prec:.3g}")
+            nat.notes.append(f"cpsat: objective scaled by {F:g} to integers, precision {prec:.3g}")
+        nat.obj, nat.F, nat.prec = obj, F, prec
+
+    def run(self, native: _Native, params: SolveParams, time_left_s: float | None) -> tuple[Any, int]:
+        from ortools.sat.python import cp_model
 
         solver = cp_model.CpSolver()
         p = solver.parameters
         p.num_workers = params.effective_threads
         p.random_seed = params.seed
         p.relative_gap_limit = params.backend_rel_gap
-        translate_s = time.perf_counter() - t0
-        if params.time_limit_s is not None:
-            p.max_time_in_seconds = max(0.01, params.time_limit_s - translate_s)
-        if params.deterministic_limit is not None:
-            p.max_deterministic_time = params.deterministic_limit
+        if time_left_s is not None:
+            p.max_time_in_seconds = time_left_s
+        if params.work_limit is not None:
+            p.max_deterministic_time = params.work_limit
         p.log_search_progress = params.verbose
-        t1 = time.perf_counter()
-        st = solver.solve(cm)
+        return solver, solver.solve(native.cm)
+
+    def parse(self, model: Model, native: _Native, answer: tuple[Any, int], params: SolveParams) -> RawResult:
+        from ortools.sat.python import cp_model
+
+        solver, st = answer
+        scale, epi, obj, F, prec = native.scale, native.epi, native.obj, native.F, native.prec
         has = st in (cp_model.OPTIMAL, cp_model.FEASIBLE)
         values = None
         if has:
             sol = solver.response_proto.solution  # in variable creation order (None entries were skipped)
             it = iter(sol)
-            values = [0.0 if x is None else next(it) / scale.get(i, 1) for i, x in enumerate(xs)]
+            values = [0.0 if x is None else next(it) / scale.get(i, 1) for i, x in enumerate(native.xs)]
             for i, (_, bnd, a, rest) in epi.items():
                 values[i] = (bnd - sum(k * values[j] for j, k in rest.items())) / a
         primal = solver.objective_value / F + obj.const if has else None
@@ -234,12 +278,19 @@ class CpSatBackend:
         if has:  # the bound is only meaningful once the search has started proving
             widen = prec if model.maximizing else -prec
             dual = solver.best_objective_bound / F + obj.const + widen
-        term = {cp_model.OPTIMAL: Termination.OPTIMAL, cp_model.FEASIBLE: Termination.FEASIBLE_AT_LIMIT,
-                cp_model.INFEASIBLE: Termination.INFEASIBLE, cp_model.UNKNOWN: Termination.NO_SOLUTION_AT_LIMIT,
-                cp_model.MODEL_INVALID: Termination.ERROR}.get(st, Termination.ERROR)
+        reason = {cp_model.OPTIMAL: Reason.OPTIMAL, cp_model.FEASIBLE: Reason.FEASIBLE,
+                  cp_model.INFEASIBLE: Reason.INFEASIBLE, cp_model.UNKNOWN: Reason.NO_SOLUTION_FOUND,
+                  cp_model.MODEL_INVALID: Reason.ERROR}.get(st, Reason.ERROR)
         msg = solver.status_name(st)
         if st == cp_model.MODEL_INVALID:
-            msg += ": " + cm.validate()
-        dt = time.perf_counter() - t1  # the solve and reading its answer
-        return RawResult(term, values, primal, dual, dt, p.num_workers, msg, tuple(notes), translate_s=translate_s,
-                         limit_hit=st in (cp_model.FEASIBLE, cp_model.UNKNOWN), precision=prec)
+            msg += ": " + native.cm.validate()
+        limit = _limit(solver, params) if st in (cp_model.FEASIBLE, cp_model.UNKNOWN) else None
+        return RawResult(Termination(reason, limit, msg), values, primal, dual, params.effective_threads,
+                         tuple(native.notes), precision=prec)
+
+
+def _limit(solver: Any, params: SolveParams) -> Limit:
+    """Which limit stopped CP-SAT: its work (deterministic time) or its wall clock."""
+    if params.work_limit is not None and solver.response_proto.deterministic_time >= 0.99 * params.work_limit:
+        return Limit.WORK
+    return Limit.TIME if params.time_limit_s is not None else Limit.UNDETERMINED

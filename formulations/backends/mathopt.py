@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import time
+from typing import Any
 
-from schedlab.formulations.backends.base import Availability, out_of_time, quiet_stdout, spent
+from schedlab.formulations.backends.base import Availability, quiet_stdout, rows, solve_in_phases, versioned
 from schedlab.formulations.model import Model
-from schedlab.formulations.result import RawResult, SolveParams, Termination
+from schedlab.formulations.result import Limit, RawResult, Reason, SolveParams, Termination
+
+__all__ = ["MathOptBackend", "highs", "scip"]
 
 
 class MathOptBackend:
@@ -48,19 +50,22 @@ class MathOptBackend:
         return Availability(True)
 
     def version(self) -> str:
-        import ortools
-
-        return f"ortools-mathopt-{self._solver.lower()} {ortools.__version__}"
+        return versioned(f"ortools-mathopt-{self._solver.lower()}", "ortools")
 
     def solve(self, model: Model, params: SolveParams) -> RawResult:
+        return solve_in_phases(self, model, params)
+
+    def threads(self, params: SolveParams) -> int | None:
+        if self._threads_param:
+            return params.effective_threads
+        return 1 if self._solver == "GSCIP" else None
+
+    def translate(self, model: Model, params: SolveParams, t0: float) -> tuple[Any, list[Any], dict[int, float]]:
         from ortools.math_opt.python import mathopt
 
-        t0 = time.perf_counter()
         m = mathopt.Model(name=model.name)
         xs = [m.add_variable(lb=v.lb, ub=v.ub, is_integer=v.integer, name=v.name) for v in model.vars]
-        for r, c in enumerate(model.constraints):
-            if spent(params, t0, r):
-                return out_of_time(t0, 1 if self._solver == "GSCIP" else None)
+        for _, c in rows(model, params, t0):
             lc = m.add_linear_constraint(lb=c.lb, ub=c.ub, name=c.name)
             for i, k in c.terms.items():
                 lc.set_coefficient(xs[i], k)
@@ -68,30 +73,37 @@ class MathOptBackend:
             m.objective.set_linear_coefficient(xs[i], k)
         m.objective.offset = model.objective.const
         m.objective.is_maximize = model.maximizing
+        return m, xs, model.hints
+
+    def run(self, native: tuple[Any, list[Any], dict[int, float]], params: SolveParams, time_left_s: float | None) -> Any:
+        from ortools.math_opt.python import mathopt
+
+        m, xs, hints = native
         sp = mathopt.SolveParameters(relative_gap_tolerance=params.backend_rel_gap, random_seed=params.seed,
                                      enable_output=params.verbose)
-        threads = None
         if self._threads_param:
             sp.threads = params.effective_threads
-            threads = params.effective_threads
-        else:
-            threads = 1 if self._solver == "GSCIP" else None
         if params.node_limit is not None:
             sp.node_limit = params.node_limit
         mp = None
-        if model.hints and "warm_start" in self.capabilities:
-            hint = mathopt.SolutionHint(variable_values={xs[i]: v for i, v in model.hints.items()})
+        if hints and "warm_start" in self.capabilities:
+            hint = mathopt.SolutionHint(variable_values={xs[i]: v for i, v in hints.items()})
             mp = mathopt.ModelSolveParameters(solution_hints=[hint])
-        translate_s = time.perf_counter() - t0
-        if params.time_limit_s is not None:
-            sp.time_limit = dt.timedelta(seconds=max(0.01, params.time_limit_s - translate_s))
-        t1 = time.perf_counter()
+        if time_left_s is not None:
+            sp.time_limit = dt.timedelta(seconds=time_left_s)
         try:
             with quiet_stdout(not params.verbose):
-                r = mathopt.solve(m, self._type(), params=sp, model_params=mp)
+                return mathopt.solve(m, self._type(), params=sp, model_params=mp)
         except Exception as e:  # noqa: BLE001
-            return RawResult(Termination.ERROR, None, None, None, time.perf_counter() - t1, threads,
-                             f"{type(e).__name__}: {e}", translate_s=translate_s, limit_hit=False)
+            return e
+
+    def parse(self, model: Model, native: tuple[Any, list[Any], dict[int, float]], answer: Any, params: SolveParams) -> RawResult:
+        from ortools.math_opt.python import mathopt
+
+        threads = self.threads(params)
+        if isinstance(answer, Exception):
+            return RawResult(Termination(Reason.ERROR, None, f"{type(answer).__name__}: {answer}"), threads=threads)
+        r, xs = answer, native[1]
         R = mathopt.TerminationReason
         reason = r.termination.reason
         has = r.has_primal_feasible_solution()
@@ -103,22 +115,27 @@ class MathOptBackend:
         primal = b.primal_bound if has and math.isfinite(b.primal_bound) else None
         dual = b.dual_bound if math.isfinite(b.dual_bound) else None
         if reason == R.OPTIMAL:
-            term = Termination.OPTIMAL
+            ours = Reason.OPTIMAL
         elif reason == R.FEASIBLE:
-            term = Termination.FEASIBLE_AT_LIMIT
+            ours = Reason.FEASIBLE
         elif reason == R.NO_SOLUTION_FOUND:
-            term = Termination.NO_SOLUTION_AT_LIMIT
+            ours = Reason.NO_SOLUTION_FOUND
         elif reason == R.INFEASIBLE:
-            term, dual = Termination.INFEASIBLE, None
+            ours, dual = Reason.INFEASIBLE, None
         elif reason in (R.UNBOUNDED, R.INFEASIBLE_OR_UNBOUNDED):
-            term = Termination.UNBOUNDED if reason == R.UNBOUNDED else Termination.ERROR
+            ours = Reason.UNBOUNDED if reason == R.UNBOUNDED else Reason.ERROR
         else:
-            term = Termination.FEASIBLE_AT_LIMIT if has else Termination.ERROR
-        limit_hit = reason in (R.FEASIBLE, R.NO_SOLUTION_FOUND)
-        el = time.perf_counter() - t1  # the solve and reading its answer
-        return RawResult(term, values, primal, dual, el, threads,
-                         f"{reason.name}: {r.termination.detail}".strip(": "), translate_s=translate_s,
-                         limit_hit=limit_hit)
+            ours = Reason.FEASIBLE if has else Reason.ERROR
+        limit = None
+        if reason in (R.FEASIBLE, R.NO_SOLUTION_FOUND):
+            limit = _LIMITS.get(getattr(r.termination.limit, "name", ""), Limit.UNDETERMINED)
+        return RawResult(Termination(ours, limit, f"{reason.name}: {r.termination.detail}".strip(": ")), values,
+                         primal, dual, threads)
+
+
+#: MathOpt's limits by name -> ours
+_LIMITS = {"TIME": Limit.TIME, "NODE": Limit.NODE, "SOLUTION": Limit.SOLUTION, "INTERRUPTED": Limit.INTERRUPTED,
+           "ITERATION": Limit.WORK}
 
 
 def highs() -> MathOptBackend:

@@ -14,10 +14,14 @@ import signal
 import threading
 import time
 import warnings
+from dataclasses import dataclass
+from typing import Any
 
-from schedlab.formulations.backends.base import Availability, out_of_time, spent
+from schedlab.formulations.backends.base import Availability, rows, solve_in_phases, versioned
 from schedlab.formulations.model import Model
-from schedlab.formulations.result import RawResult, SolveParams, Termination
+from schedlab.formulations.result import Limit, RawResult, Reason, SolveParams, Termination
+
+__all__ = ["CbcBackend"]
 
 
 def _kill_cbc_children() -> int:
@@ -62,28 +66,26 @@ class CbcBackend:
         return Availability(True)
 
     def version(self) -> str:
-        import pulp
-
-        return f"pulp {pulp.__version__} + CBC"
+        return versioned("pulp", "pulp") + " + CBC"
 
     def solve(self, model: Model, params: SolveParams) -> RawResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # PuLP 3.3 announces its 4.0 API
-            return self._solve(model, params)
+            return solve_in_phases(self, model, params)
 
-    def _solve(self, model: Model, params: SolveParams) -> RawResult:
+    def threads(self, params: SolveParams) -> int | None:
+        return params.effective_threads
+
+    def translate(self, model: Model, params: SolveParams, t0: float) -> tuple[Any, list[Any], bool]:
         import pulp
 
-        t0 = time.perf_counter()
         prob = pulp.LpProblem("m", pulp.LpMaximize if model.maximizing else pulp.LpMinimize)
         xs = []
         for v in model.vars:
             cat = pulp.LpInteger if v.integer else pulp.LpContinuous
             xs.append(pulp.LpVariable(f"x{v.index}", None if v.lb == -math.inf else v.lb,
                                       None if v.ub == math.inf else v.ub, cat))
-        for k, c in enumerate(model.constraints):
-            if spent(params, t0, k):
-                return out_of_time(t0, params.effective_threads)
+        for k, c in rows(model, params, t0):
             e = pulp.LpAffineExpression([(xs[i], a) for i, a in c.terms.items()])
             if c.lb == c.ub:
                 prob += (e == c.lb, f"c{k}")
@@ -94,61 +96,83 @@ class CbcBackend:
                     prob += (e <= c.ub, f"c{k}u")
         prob += pulp.LpAffineExpression([(xs[i], a) for i, a in model.objective.terms.items()],
                                         constant=model.objective.const)
-        warm = bool(model.hints)
         for i, val in model.hints.items():
             xs[i].setInitialValue(val)
+        return prob, xs, bool(model.hints)
+
+    def run(self, native: tuple[Any, list[Any], bool], params: SolveParams, time_left_s: float | None) -> _Answer:
+        import pulp
+
+        prob, _, warm = native
         opts = [f"randomSeed {params.seed + 1}", f"randomCbcSeed {params.seed + 1}"]
         if params.node_limit is not None:
             opts.append(f"maxNodes {params.node_limit}")
-        translate_s = time.perf_counter() - t0
-        limit = None if params.time_limit_s is None else max(0.01, params.time_limit_s - translate_s)
-        solver = pulp.PULP_CBC_CMD(msg=params.verbose, timeLimit=limit,
+        solver = pulp.PULP_CBC_CMD(msg=params.verbose, timeLimit=time_left_s,
                                    threads=params.effective_threads, gapRel=params.backend_rel_gap,
                                    warmStart=warm, options=opts)
         t1 = time.perf_counter()
         killed: list[int] = []
         dog = None
-        if limit is not None:
-            dog = threading.Timer(1.1 * limit + 2.0, lambda: killed.append(_kill_cbc_children()))
+        if time_left_s is not None:
+            dog = threading.Timer(1.1 * time_left_s + 2.0, lambda: killed.append(_kill_cbc_children()))
             dog.daemon = True
             dog.start()
         try:
             prob.solve(solver)
         except Exception as e:  # noqa: BLE001
-            if killed:
-                return RawResult(Termination.NO_SOLUTION_AT_LIMIT, None, None, None, time.perf_counter() - t1,
-                                 params.effective_threads, "CBC overran its time limit and was stopped",
-                                 ("cbc: overran its limit in the root, killed by the watchdog",),
-                                 translate_s=translate_s, limit_hit=True)
-            return RawResult(Termination.ERROR, None, None, None, time.perf_counter() - t1,
-                             params.effective_threads, f"{type(e).__name__}: {e}", translate_s=translate_s,
-                             limit_hit=False)
+            return _Answer(time.perf_counter() - t1, time_left_s, error=e, killed=bool(killed))
         finally:
             if dog is not None:
                 dog.cancel()
-        el = time.perf_counter() - t1
+        return _Answer(time.perf_counter() - t1, time_left_s)
+
+    def parse(self, model: Model, native: tuple[Any, list[Any], bool], answer: _Answer,
+              params: SolveParams) -> RawResult:
+        import pulp
+
+        threads = params.effective_threads
+        if answer.killed:
+            return RawResult(Termination(Reason.NO_SOLUTION_FOUND, Limit.TIME,
+                                         "CBC overran its time limit and was stopped"), threads=threads,
+                             notes=("cbc: overran its limit in the root, killed by the watchdog",))
+        if answer.error is not None:
+            return RawResult(Termination(Reason.ERROR, None, f"{type(answer.error).__name__}: {answer.error}"),
+                             threads=threads)
+        prob, xs, _ = native
         ss = prob.sol_status
         values = None
         if ss in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
             values = [float(x.varValue) if x.varValue is not None else 0.0 for x in xs]
-        limit_hit = limit is not None and el >= 0.98 * limit
-        if ss == pulp.LpSolutionOptimal and not limit_hit:
-            term = Termination.OPTIMAL
+        limit = None
+        if answer.time_limit_s is not None and answer.elapsed_s >= 0.98 * answer.time_limit_s:
+            limit = Limit.TIME
+        if ss == pulp.LpSolutionOptimal and limit is None:
+            reason = Reason.OPTIMAL
         elif values is not None:
-            term = Termination.FEASIBLE_AT_LIMIT
+            reason, limit = Reason.FEASIBLE, limit or Limit.UNDETERMINED
         elif ss == pulp.LpSolutionInfeasible or prob.status == pulp.LpStatusInfeasible:
-            term = Termination.INFEASIBLE
+            reason = Reason.INFEASIBLE
         elif ss == pulp.LpSolutionUnbounded or prob.status == pulp.LpStatusUnbounded:
-            term = Termination.UNBOUNDED
+            reason = Reason.UNBOUNDED
         elif ss == pulp.LpSolutionNoSolutionFound and params.limited:
-            term = Termination.NO_SOLUTION_AT_LIMIT
+            reason = Reason.NO_SOLUTION_FOUND
         else:
-            term = Termination.ERROR
+            reason = Reason.ERROR
         primal = model.objective.value(values) if values is not None else None
-        dual = primal if term is Termination.OPTIMAL else None
+        dual = primal if reason is Reason.OPTIMAL else None
         if ss == pulp.LpSolutionIntegerFeasible and params.node_limit is not None:
-            limit_hit = True  # CBC stopped at its node limit (PuLP reports no reason otherwise)
-        return RawResult(term, values, primal, dual, el, params.effective_threads,
-                         f"status={pulp.LpStatus[prob.status]} sol_status={ss}",
-                         ("cbc: no dual bound through PuLP",) if term is not Termination.OPTIMAL else (),
-                         translate_s=translate_s, limit_hit=limit_hit or term is Termination.FEASIBLE_AT_LIMIT)
+            limit = Limit.NODE  # CBC stopped at its node limit (PuLP reports no reason otherwise)
+        return RawResult(Termination(reason, limit, f"status={pulp.LpStatus[prob.status]} sol_status={ss}"),
+                         values, primal, dual, threads,
+                         ("cbc: no dual bound through PuLP",) if reason is not Reason.OPTIMAL else ())
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """How CBC's run ended: its seconds, the limit it had, the exception it raised and whether the
+    watchdog killed it."""
+
+    elapsed_s: float
+    time_limit_s: float | None
+    error: Exception | None = None
+    killed: bool = False

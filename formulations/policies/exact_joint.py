@@ -30,7 +30,7 @@ without a solution (``kept-current:<status>``), a :class:`~schedlab.topology.err
 (``kept-current:solver-error``), a solution the verifier rejects (``kept-current:rejected``) or a budget
 spent before the solver could start (``kept-current:budget``) keeps the running allocation
 unchanged for the round; the simulation never stops on a solver failure. ``node_limit`` /
-``deterministic_limit_s`` add deterministic limits (same seed, same records even when they bind).
+``work_limit`` add deterministic limits (same seed, same records even when they bind).
 
 **Steady rounds**: when the previous round was solved to proven optimality, changed nothing, and the
 snapshot (jobs, running allocation, reserved capacity, quotas) is the same, the model is the same
@@ -51,7 +51,7 @@ from schedlab.formulations.backends import BACKENDS, quick_availability
 from schedlab.formulations.base import MIN_SOLVE_S
 from schedlab.formulations.policies.base import RoundPolicy, ViewSnapshot
 from schedlab.formulations.policies.joint_snapshot import OptionTables, holding, joint_snapshot
-from schedlab.formulations.result import SolveParams, Termination
+from schedlab.formulations.result import SolveParams, Status
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.registry import (
     BASE_DECISIONS,
@@ -83,7 +83,7 @@ class ExactJointParams(PolicyParams):
                                            "running allocation (counted)")
     node_limit: int = ours(0, ge=0, description="branch-and-bound node limit per solve (highs, scip, cbc, scipy; "
                            "0 = none): a deterministic limit")
-    deterministic_limit_s: float = ours(0.0, ge=0.0, description="CP-SAT deterministic time limit per solve "
+    work_limit: float = ours(0.0, ge=0.0, description="CP-SAT deterministic time limit per solve "
                                         "(cpsat only; 0 = none)")
     interval_s: float = ours(60.0, gt=0.0, neutral="rounds as Sia's", description="round length, seconds (as Sia)")
     reconfig_penalty: float = ours(0.05, ge=0.0, neutral="the formulation's objective (a stand-in for Rubick's "
@@ -116,10 +116,10 @@ class ExactJointParams(PolicyParams):
         be = info.data.get("backend")
         if v and be is not None and be not in NODE_LIMIT_BACKENDS:
             raise ValueError(f"a node limit applies to {', '.join(NODE_LIMIT_BACKENDS)}, not {be!r} "
-                             "(use deterministic_limit_s)")
+                             "(use work_limit)")
         return v
 
-    @field_validator("deterministic_limit_s")
+    @field_validator("work_limit")
     @classmethod
     def _det_limit(cls, v: float, info) -> float:
         be = info.data.get("backend")
@@ -135,12 +135,12 @@ class ExactJointPolicy(RoundPolicy):
     oracle = False
 
     def __init__(self, *, backend: str = "highs", method: str = "joint", time_limit_s: float = 10.0,
-                 node_limit: int = 0, deterministic_limit_s: float = 0.0, interval_s: float = 60.0,
+                 node_limit: int = 0, work_limit: float = 0.0, interval_s: float = 60.0,
                  reconfig_penalty: float = 0.05, threads: int = 1, max_gpus: int = 0, source: str = "perfmodel",
                  seed: int = 0) -> None:
         super().__init__(interval_s, seed=seed)
         self.backend, self.method, self.time_limit_s = backend, method, time_limit_s
-        self.node_limit, self.deterministic_limit_s = node_limit or None, deterministic_limit_s or None
+        self.node_limit, self.work_limit = node_limit or None, work_limit or None
         self.reconfig_penalty, self.threads, self.max_gpus, self.source = reconfig_penalty, threads, max_gpus, source
         self._tables: OptionTables | None = None
         self._steady: tuple | None = None
@@ -173,9 +173,9 @@ class ExactJointPolicy(RoundPolicy):
             self.counters["re-solved:preemption"] += 1
             jinst = holding(jinst, preempted)
             left = self.time_limit_s - (time.perf_counter() - t0)
-        term = res.termination
+        term = res.status
         target = res.allocation
-        if term is Termination.OPTIMAL and dict(target.assignments) == key[1]:
+        if term is Status.OPTIMAL and dict(target.assignments) == key[1]:
             self._steady = key
         return target
 
@@ -186,7 +186,7 @@ class ExactJointPolicy(RoundPolicy):
             self.counters["kept-current:budget"] += 1
             return None
         cur = jinst.base.current
-        params = SolveParams(time_limit_s=left, node_limit=self.node_limit, deterministic_limit=self.deterministic_limit_s,
+        params = SolveParams(time_limit_s=left, node_limit=self.node_limit, work_limit=self.work_limit,
                              threads=self.threads, seed=self.seed, warm_start=cur if len(cur) else None)
         self.counters["solves"] += 1
         try:
@@ -196,13 +196,13 @@ class ExactJointPolicy(RoundPolicy):
             return None
         self.last_result = res
         if res.allocation is None:
-            self.counters[f"kept-current:{res.termination.value}"] += 1
+            self.counters[f"kept-current:{res.status.value}"] += 1
             return None
         if res.violations:
             self.counters["kept-current:rejected"] += 1
             return None
-        if res.termination is not Termination.OPTIMAL:
-            self.counters[f"incumbent:{res.termination.value}"] += 1
+        if res.status is not Status.OPTIMAL:
+            self.counters[f"incumbent:{res.status.value}"] += 1
         return res
 
 

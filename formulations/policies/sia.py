@@ -44,7 +44,7 @@ from dataclasses import replace
 from schedlab.formulations.backends import get_backend
 from schedlab.formulations.model import Model, lsum
 from schedlab.formulations.policies.base import RoundPolicy, ViewSnapshot
-from schedlab.formulations.result import SolveParams
+from schedlab.formulations.result import Reason, SolveParams
 from schedlab.perfmodel.environment import shape_placements
 from schedlab.perfmodel.facade import PerfModel
 from schedlab.perfmodel.plans import ExecutionPlan
@@ -236,10 +236,10 @@ class SiaPolicy(RoundPolicy):
         params = SolveParams(time_limit_s=self.time_limit_s, threads=1, seed=self.seed)
         raw = get_backend(self.backend).solve(m, params)
         self.counters["mip-solves"] += 1
-        if raw.values is None or not raw.termination.has_solution:
+        if raw.values is None or not raw.termination.status.has_solution:
             self.counters["mip-no-solution-kept-current"] += 1
             return inst.current
-        if raw.termination.value != "optimal":
+        if raw.termination.reason is not Reason.OPTIMAL:
             self.counters["mip-time-limit"] += 1
         chosen = {j: (g, plan, t) for j, opts in xs.items() for x, g, plan, _, t in opts if raw.values[x.index] > 0.5}
         return self._pack(inst, chosen)

@@ -14,12 +14,12 @@ from schedlab.scheduling import (
     Job,
     JobAllocation,
     JobClass,
-    PolicyError,
     Resources,
     validate_allocation,
 )
 from schedlab.scheduling.policy import JobRuntime, JobStatus
 from schedlab.topology import preset
+from schedlab.topology.errors import PolicyError
 
 CLUSTER = preset("tiresias-60")
 MACHINES = CLUSTER.machines[:4]  # a small corner, so that collisions are frequent

@@ -135,7 +135,7 @@ def test_long_generation_says_so(cli, monkeypatch):
     import schedlab.benchmarks.cli.solve_cmd as sc
 
     monkeypatch.setattr(sc, "PROGRESS_AFTER_S", 0.0)  # every generation counts as long
-    code, out, err = cli("solve", "--generate", "tier-placement", "--jobs", "4", "--method", "tier-placement",
+    code, out, err = cli("solve", "--generate", "tier-placement", "--jobs", "4", "--method", "tier-ilp",
                          "--time-limit", "10")
     assert code == 0, err
     assert "generating a tier-placement instance of 4 jobs on dally-2 (about 0 s)" in err

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from schedlab.benchmarks.registry import all_policies
-from schedlab.formulations import JobOption, JointInstance, SolveParams, Termination
+from schedlab.formulations import JobOption, JointInstance, SolveParams, Status
 from schedlab.formulations.builtin_kinds import JOINT, KINDS, TIER, TIRESIAS
 from schedlab.formulations.joint_rigid import RIGID_DECISIONS, rigid_instance, solve_rigid
 from schedlab.formulations.neutral import NEUTRAL_NAME, est_avg_jct
@@ -24,7 +24,7 @@ from schedlab.topology.presets import load_cluster
 
 from .conftest import tiny_cluster
 
-P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, work_limit=30)
 
 
 def _opt(g, c, n, t):
@@ -46,12 +46,12 @@ def test_rigid_twin_hand_optimum_and_the_value_of_flexibility():
     rigid, wider = rigid_instance(inst)
     assert wider == 0 and {j: [o.gpus for o in os_] for j, os_ in rigid.options.items()} == {"a": [2], "b": [1]}
     r = solve_rigid(inst, "highs", P)
-    assert r.termination is Termination.OPTIMAL and r.dual_bound == pytest.approx(2.0)
+    assert r.status is Status.OPTIMAL and r.bounds.dual == pytest.approx(2.0)
     assert {ja.job_id: (ja.gpus, ja.plan) for ja in r.allocation} == {"a": (2, ExecutionPlan(dp=2)),
                                                                      "b": (1, ExecutionPlan(dp=1))}
     assert JOINT.objective(inst, r.allocation) == pytest.approx(2.0)  # scored on the original instance
     full = JOINT.exact_method().solve(inst, "highs", P)
-    assert full.dual_bound == pytest.approx(4.0)
+    assert full.bounds.dual == pytest.approx(4.0)
     # what resizing adds over the best fixed-size decision: (4 - 2) / 4
     assert signed_gap(2.0, 4.0, "max") == pytest.approx(0.5)
 
@@ -96,7 +96,7 @@ def test_each_policy_is_measured_in_its_own_decision_set():
     assert JOINT.decision_sets()["joint-rigid"] == RIGID_DECISIONS
     assert Decision.GPUS not in RIGID_DECISIONS and Decision.PLAN not in RIGID_DECISIONS
     # a kind with one set measures everyone in it
-    assert TIER.twin_for(reg["dally"].decisions).name == "tier-placement"
+    assert TIER.twin_for(reg["dally"].decisions).name == "tier-ilp"
     assert KINDS["joint"].exact_method().name == "joint-2stage"  # the narrower twin never becomes the default
 
 
@@ -113,11 +113,11 @@ def test_p1_rigid_optimum_runs_every_job_and_first_fit_has_gap_0(n, seed, source
     inst = JOINT.generate(load_cluster("rubick-64"), n, seed=seed, source=source, max_gpus=16)
     assume(sum(j.requested.gpus for j in inst.base.jobs) <= inst.base.cluster.total_gpus)  # powers of 2: all pack
     r = solve_rigid(inst, "highs", P)
-    assert r.termination is Termination.OPTIMAL
+    assert r.status is Status.OPTIMAL
     assert {ja.job_id: ja.gpus for ja in r.allocation} == {j.id: j.requested.gpus for j in inst.base.jobs}
     fifo = all_policies()["fifo"].build({}, seed=0).decide(inst.base, seed=0)
     assert len(fifo) == n and validate_allocation(inst.base, fifo) == []
-    g = signed_gap(JOINT.score(inst, fifo), r.dual_bound, "max")
+    g = signed_gap(JOINT.score(inst, fifo), r.bounds.dual, "max")
     assert abs(g) <= 1e-6
 
 
@@ -166,8 +166,8 @@ def test_p3_tiresias_decisions_change_the_objective(n, seed):
     scale, 1.0, 6 of these 9 optima were the background alone)."""
     inst = TIRESIAS.generate(load_cluster("tiresias-60"), n, seed=seed)
     r = TIRESIAS.exact_method().solve(inst, "highs", P)
-    assert r.termination is Termination.OPTIMAL
-    assert r.dual_bound > max(inst.traffic.values(), default=0) + 1
+    assert r.status is Status.OPTIMAL
+    assert r.bounds.dual > max(inst.traffic.values(), default=0) + 1
 
 
 def test_p3_an_unplaced_tiresias_job_is_priced_not_an_error():
@@ -183,6 +183,6 @@ def test_p3_an_unplaced_tiresias_job_is_priced_not_an_error():
     pen = unplaced_penalty(inst)
     assert v >= pen * sum(j.requested.gpus for j in left)
     r = TIRESIAS.exact_method().solve(inst, "highs", P)
-    assert len(r.allocation) == len(inst.base.jobs) and r.dual_bound < pen <= v
-    assert signed_gap(v, r.dual_bound, "min") > 0
+    assert len(r.allocation) == len(inst.base.jobs) and r.bounds.dual < pen <= v
+    assert signed_gap(v, r.bounds.dual, "min") > 0
     assert TIRESIAS.score_neutral(inst, fifo) > TIRESIAS.score_neutral(inst, r.allocation)

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from schedlab.benchmarks.simulator import simulate
-from schedlab.formulations import OBJECTIVES, POLICIES, SolveParams, Termination
+from schedlab.formulations import OBJECTIVES, POLICIES, SolveParams, Status, Termination
 from schedlab.formulations.base import solve
 from schedlab.formulations.joint import JointFormulation
 from schedlab.formulations.joint_options import PerfOptions, generate_joint
@@ -51,7 +51,7 @@ def test_unknown_models_place_the_most_jobs_by_hand(make_cluster):
     alloc, pol = decide(inst)
     assert sorted(alloc.assignments) == ["b", "c"]
     assert validate_allocation(inst, alloc) == []
-    assert pol.last_result.termination is Termination.OPTIMAL and pol.last_result.objective == pytest.approx(2.0)
+    assert pol.last_result.status is Status.OPTIMAL and pol.last_result.objective == pytest.approx(2.0)
     assert pol.counters["fallback:unknown-model:request-only"] == 3
 
 
@@ -120,9 +120,9 @@ def test_two_perf_model_jobs_split_one_machine_by_hand(make_cluster):
 def test_snapshot_decision_reaches_the_proven_optimum_of_a_generated_instance(make_cluster):
     inst = generate_joint(make_cluster(machines=2, gpus=4, cpus=64, mem=512.0), 5, seed=4, source="perfmodel")
     alloc, pol = decide(inst.base)
-    assert pol.last_result.termination is Termination.OPTIMAL
+    assert pol.last_result.status is Status.OPTIMAL
     opt = solve(JointFormulation(), inst, "highs", SolveParams(threads=1, node_limit=10_000))
-    assert opt.termination is Termination.OPTIMAL
+    assert opt.status is Status.OPTIMAL
     assert OBJECTIVES["joint"](inst, alloc) == pytest.approx(opt.objective, rel=1e-6)
 
 
@@ -165,11 +165,11 @@ def test_bad_parameters_name_the_field():
         assert ei.value.field == f"exact-joint.{name}", name
     with pytest.raises(SpecError) as ei:
         SPEC.validate({"backend": "cpsat", "node_limit": 5})
-    assert ei.value.field == "exact-joint.node_limit" and "deterministic_limit_s" in str(ei.value)
+    assert ei.value.field == "exact-joint.node_limit" and "work_limit" in str(ei.value)
     with pytest.raises(SpecError) as ei:
-        SPEC.validate({"backend": "highs", "deterministic_limit_s": 1.0})
-    assert ei.value.field == "exact-joint.deterministic_limit_s"
-    assert SPEC.validate({"backend": "cpsat", "deterministic_limit_s": 1.0})["deterministic_limit_s"] == 1.0
+        SPEC.validate({"backend": "highs", "work_limit": 1.0})
+    assert ei.value.field == "exact-joint.work_limit"
+    assert SPEC.validate({"backend": "cpsat", "work_limit": 1.0})["work_limit"] == 1.0
 
 
 def _raising(*_a, **_k):
@@ -178,7 +178,7 @@ def _raising(*_a, **_k):
 
 def _no_solution(inst, backend, params):
     res = solve(JointFormulation(), inst, backend, params)
-    return dataclasses.replace(res, termination=Termination.NO_SOLUTION_AT_LIMIT, allocation=None, solution=None)
+    return dataclasses.replace(res, termination=Termination.of(Status.NO_SOLUTION_AT_LIMIT), allocation=None, solution=None)
 
 
 @pytest.mark.parametrize("solver,counter", [(_raising, "kept-current:solver-error"),

@@ -9,7 +9,7 @@ import pytest
 from schedlab.formulations.backends import BACKENDS
 from schedlab.formulations.backends.cpsat import integerise
 from schedlab.formulations.model import Model, lsum
-from schedlab.formulations.result import SolveParams, Termination, relative_gap
+from schedlab.formulations.result import SolveParams, Status, relative_gap
 
 P = SolveParams(threads=1, time_limit_s=30, seed=1)
 
@@ -28,7 +28,7 @@ def knapsack() -> Model:
 def test_knapsack_optimum_by_hand(name, need_backend):
     be = need_backend(name, frozenset({"mip"}))
     r = be.solve(knapsack(), P)
-    assert r.termination is Termination.OPTIMAL
+    assert r.status is Status.OPTIMAL
     assert r.primal_bound == pytest.approx(9.0)
     assert [round(v) for v in r.values] == [1, 1, 0]
     if "dual_bound" in be.capabilities:
@@ -44,7 +44,7 @@ def test_minimisation_with_equality_and_offset(name, need_backend):
     m.add(x + 2 * y == 7)
     m.minimize(3 * x + 4 * y + 1)  # y=3,x=1 -> 16; y=2,x=3 -> 18; y=1,x=5 -> 20; y=0,x=7 -> 22
     r = be.solve(m, P)
-    assert r.termination is Termination.OPTIMAL
+    assert r.status is Status.OPTIMAL
     assert r.primal_bound == pytest.approx(16.0)
 
 
@@ -56,7 +56,7 @@ def test_infeasible_reported(name, need_backend):
     m.add(a + b >= 3)
     m.maximize(a + b)
     r = be.solve(m, P)
-    assert r.termination is Termination.INFEASIBLE
+    assert r.status is Status.INFEASIBLE
     assert r.values is None and r.dual_bound is None
 
 
@@ -69,7 +69,7 @@ def test_fractional_coefficients(name, need_backend):
     m.add(0.5 * a + 0.25 * b + 0.75 * c <= 1)
     m.maximize(lsum([a, b, c]))
     r = be.solve(m, P)
-    assert r.termination is Termination.OPTIMAL and r.primal_bound == pytest.approx(2.0)
+    assert r.status is Status.OPTIMAL and r.primal_bound == pytest.approx(2.0)
 
 
 @pytest.mark.parametrize("name", list(BACKENDS))
@@ -82,7 +82,7 @@ def test_continuous_lp(name, need_backend):
     m.add(x + 3 * y <= 6)
     m.maximize(x + 2 * y)  # vertex (3, 1): 5
     r = be.solve(m, P)
-    assert r.termination is Termination.OPTIMAL and r.primal_bound == pytest.approx(5.0)
+    assert r.status is Status.OPTIMAL and r.primal_bound == pytest.approx(5.0)
 
 
 def test_cpsat_states_its_integer_scaling_and_keeps_the_bound_valid(need_backend):
@@ -98,7 +98,7 @@ def test_cpsat_states_its_integer_scaling_and_keeps_the_bound_valid(need_backend
     m.add(a + b <= 2)
     m.maximize(t)
     r = be.solve(m, SolveParams(threads=1, seed=0))
-    assert r.termination is Termination.OPTIMAL
+    assert r.status is Status.OPTIMAL
     assert r.precision is not None and 0 < r.precision < 1e-5
     assert r.primal_bound == pytest.approx(0.1234567891, abs=2e-6)
     assert r.dual_bound >= 0.1234567891 - 1e-12
@@ -126,13 +126,14 @@ def test_limited_run_never_claims_a_wrong_optimum(name, need_backend):
 
     m = build()
     exact = need_backend("highs").solve(m, P)
-    params = SolveParams(threads=1, node_limit=1, deterministic_limit=0.01, seed=1)
+    params = SolveParams(threads=1, node_limit=1, work_limit=0.01, seed=1)
     r = be.solve(m, params)
-    assert r.termination in (Termination.OPTIMAL, Termination.FEASIBLE_AT_LIMIT, Termination.NO_SOLUTION_AT_LIMIT)
+    assert r.status in (Status.OPTIMAL, Status.FEASIBLE_AT_LIMIT, Status.NO_SOLUTION_AT_LIMIT)
+    assert (r.termination.limit is None) == (r.status is Status.OPTIMAL), r.termination  # which limit, if any
     if r.values is not None:
         assert not m.violated(r.values)
         assert r.primal_bound <= exact.primal_bound + 1e-6
-    if r.termination is Termination.OPTIMAL:
+    if r.status is Status.OPTIMAL:
         assert r.primal_bound == pytest.approx(exact.primal_bound, rel=1e-6)
     if r.dual_bound is not None:
         assert r.dual_bound >= exact.primal_bound - 1e-6
@@ -149,8 +150,8 @@ def test_cpsat_intervals_cumulative(need_backend):
     i1, i2 = m.interval(s1, e1, 3), m.interval(s2, e2, 2)
     m.cumulative([i1, i2], [1, 1], 1)
     m.minimize(e1 + e2)
-    r = be.solve(m, SolveParams(threads=1, deterministic_limit=5, seed=0))
-    assert r.termination is Termination.OPTIMAL and r.primal_bound == pytest.approx(7.0)
+    r = be.solve(m, SolveParams(threads=1, work_limit=5, seed=0))
+    assert r.status is Status.OPTIMAL and r.primal_bound == pytest.approx(7.0)
 
 
 def test_integerise_scales_exactly_and_rounds_bounds_inwards():

@@ -10,14 +10,16 @@ from schedlab.formulations.backends.base import Availability
 from schedlab.formulations.base import Built, solve
 from schedlab.formulations.model import Model
 from schedlab.formulations.result import (
+    Limit,
     RawResult,
+    Reason,
     SolveParams,
-    SolveParamsError,
+    Status,
     Termination,
     relative_gap,
     termination_of,
 )
-from schedlab.topology.errors import SchedlabError, SolverError
+from schedlab.topology.errors import SchedlabError, SolveParamsError, SolverError
 
 
 class Clock:
@@ -35,7 +37,7 @@ class RecordingBackend:
     capabilities = frozenset({"mip", "continuous", "dual_bound"})
 
     def __init__(self, clock: Clock, solve_s: float = 1.0, dual: float | None = 1.0,
-                 term: Termination = Termination.OPTIMAL) -> None:
+                 term: Reason = Reason.OPTIMAL) -> None:
         self.clock, self.solve_s, self.dual, self.term = clock, solve_s, dual, term
         self.seen: list[SolveParams] = []
 
@@ -49,7 +51,8 @@ class RecordingBackend:
         self.seen.append(params)
         self.clock.t += 0.25  # translation
         self.clock.t += self.solve_s
-        return RawResult(self.term, [1.0], 1.0, self.dual, self.solve_s, 1, translate_s=0.25, limit_hit=False)
+        return RawResult(Termination(self.term), [1.0], 1.0, self.dual, threads=1, solve_s=self.solve_s,
+                         translate_s=0.25)
 
 
 class OneVar:
@@ -99,16 +102,16 @@ def test_budget_covers_every_phase_and_each_is_reported(clock):
     be = RecordingBackend(clock, solve_s=2.0)
     r = solve(OneVar(clock, build_s=1.0), None, be, SolveParams(time_limit_s=10.0))
     assert be.seen[0].time_limit_s <= 9.0 and be.seen[0].time_limit_s >= 8.0
-    ph = r.phases
+    ph = r.timing.phases
     assert ph["build_s"] == 1.0 and ph["translate_s"] == 0.25 and ph["solve_s"] == 2.0
     assert ph["extract_s"] == 0.125 and ph["verify_s"] == 0.125 and ph["wall_s"] == pytest.approx(3.5)
-    assert r.time_limit_s == 10.0 and r.termination is Termination.OPTIMAL
+    assert r.timing.time_limit_s == 10.0 and r.status is Status.OPTIMAL
 
 
 def test_build_that_spends_the_budget_stops_before_solving(clock):
     be = RecordingBackend(clock)
     r = solve(OneVar(clock, build_s=5.0), None, be, SolveParams(time_limit_s=2.0))
-    assert not be.seen and r.termination is Termination.NO_SOLUTION_AT_LIMIT and r.objective is None
+    assert not be.seen and r.status is Status.NO_SOLUTION_AT_LIMIT and r.objective is None
     assert any("build took" in n for n in r.notes)
 
 
@@ -118,24 +121,28 @@ def test_overrun_is_reported_not_hidden(clock):
     assert any("exceeded the 2 s budget" in n for n in r.notes)
 
 
-@pytest.mark.parametrize("dual,expected", [(1.0, Termination.OPTIMAL), (1.0 + 1e-7, Termination.OPTIMAL),
-                                           (1.1, Termination.FEASIBLE), (None, Termination.FEASIBLE)])
+@pytest.mark.parametrize("dual,expected", [(1.0, Status.OPTIMAL), (1.0 + 1e-7, Status.OPTIMAL),
+                                           (1.1, Status.FEASIBLE), (None, Status.FEASIBLE)])
 def test_one_status_rule_whatever_the_backend_claims(clock, dual, expected):
     # the backend says OPTIMAL; the result is optimal only when the recomputed objective is within the
     # stated tolerance of the reported bound; no limit was hit, so never "feasible-at-limit"
     be = RecordingBackend(clock, dual=dual)
     r = solve(OneVar(clock, build_s=0.0), None, be, SolveParams())
-    assert r.termination is expected and r.rel_gap_tolerance == 1e-6
+    assert r.status is expected and r.bounds.rel_gap_tolerance == 1e-6
 
 
 def test_termination_rule_table():
-    T = Termination
-    assert termination_of(T.OPTIMAL, 10.0, 10.0, 1e-6, False) is T.OPTIMAL
-    assert termination_of(T.OPTIMAL, 10.0, 10.001, 1e-6, False) is T.FEASIBLE
-    assert termination_of(T.FEASIBLE_AT_LIMIT, 10.0, 12.0, 1e-6, True) is T.FEASIBLE_AT_LIMIT
-    assert termination_of(T.FEASIBLE_AT_LIMIT, 10.0, 10.0, 1e-6, True) is T.OPTIMAL
-    assert termination_of(T.NO_SOLUTION_AT_LIMIT, None, None, 1e-6, True) is T.NO_SOLUTION_AT_LIMIT
-    assert termination_of(T.INFEASIBLE, None, None, 1e-6, False) is T.INFEASIBLE
+    T, R, S = Termination, Reason, Status
+    assert termination_of(T(R.OPTIMAL), 10.0, 10.0, 1e-6).status is S.OPTIMAL
+    assert termination_of(T(R.OPTIMAL), 10.0, 10.001, 1e-6).status is S.FEASIBLE
+    at_limit = termination_of(T(R.FEASIBLE, Limit.TIME, "stopped"), 10.0, 12.0, 1e-6)
+    assert at_limit.status is S.FEASIBLE_AT_LIMIT and at_limit.limit is Limit.TIME and at_limit.detail == "stopped"
+    assert termination_of(T(R.FEASIBLE, Limit.NODE), 10.0, 10.0, 1e-6).status is S.OPTIMAL
+    assert termination_of(T(R.NO_SOLUTION_FOUND, Limit.TIME), None, None, 1e-6).status is S.NO_SOLUTION_AT_LIMIT
+    assert termination_of(T(R.OPTIMAL), None, None, 1e-6).status is S.ERROR  # "optimal" without a value
+    assert termination_of(T(R.INFEASIBLE), None, None, 1e-6).status is S.INFEASIBLE
+    for s in Status:  # a status and the termination it stands for agree
+        assert T.of(s).status is s
     assert relative_gap(0.0, 1e-10) == 0.0 and relative_gap(90.0, 100.0) == pytest.approx(0.1)
 
 
@@ -152,14 +159,14 @@ def test_a_slow_build_is_stopped_at_the_deadline(make_cluster):
     # a formulation whose build takes the deadline checks it between jobs: the solve returns
     # no-solution-at-limit instead of building on past the budget
     from schedlab.formulations import JointFormulation, generate_joint
-    from schedlab.formulations.base import BuildTimeout
+    from schedlab.topology.errors import BuildTimeout
 
     inst = generate_joint(make_cluster(machines=4, gpus=8, cpus=96, mem=1600.0), 5, seed=1, running_frac=0.5,
                           reconfig_penalty=0.1)
     with pytest.raises(BuildTimeout):
         JointFormulation(aggregate=False).build(inst, deadline=0.0)  # long passed
     r = solve(JointFormulation(aggregate=False), inst, "highs", SolveParams(time_limit_s=1e-9))
-    assert r.termination is Termination.NO_SOLUTION_AT_LIMIT and r.objective is None
+    assert r.status is Status.NO_SOLUTION_AT_LIMIT and r.objective is None
 
 
 @pytest.mark.parametrize("backend", ["highs", "cpsat", "scipy", "cbc"])
@@ -175,12 +182,9 @@ def test_backends_stop_translating_when_the_budget_is_spent(backend, need_backen
         m.add(xs[i] + xs[i + 1] <= 1)
     m.maximize(lsum(xs))
     monkeypatch.setattr(bbase, "spent", lambda params, t0, row: row >= 1024)  # "spent" from row 1,024 on
-    import importlib
-
-    mod = importlib.import_module(type(be).__module__)
-    monkeypatch.setattr(mod, "spent", bbase.spent)
     r = be.solve(m, SolveParams(time_limit_s=5.0))
-    assert r.termination is Termination.NO_SOLUTION_AT_LIMIT and r.limit_hit and "translating" in r.message
+    t = r.termination
+    assert t.status is Status.NO_SOLUTION_AT_LIMIT and t.limit is Limit.TIME and "translating" in t.detail
 
 
 def test_cbc_watchdog_kills_only_cbc_children(tmp_path):
@@ -204,3 +208,18 @@ def test_cbc_watchdog_kills_only_cbc_children(tmp_path):
         for p in (child, other):
             p.kill()
             p.wait()
+
+
+
+def test_the_termination_names_the_limit_that_stopped_the_solve(need_backend):
+    # a deterministic work limit on an instance CP-SAT cannot prove at once: the result says which
+    # limit stopped it (MathOpt's Limit) and keeps the backend's own words
+    from schedlab.formulations import KINDS
+    from schedlab.formulations.tier import TierFormulation
+    from schedlab.topology import preset
+
+    need_backend("cpsat")
+    inst = KINDS["tier-placement"].generate(preset("dally-2"), 20, seed=0)
+    r = solve(TierFormulation(), inst, "cpsat", SolveParams(work_limit=0.01, threads=1, seed=0))
+    assert r.status in (Status.FEASIBLE_AT_LIMIT, Status.NO_SOLUTION_AT_LIMIT), r.termination
+    assert r.termination.limit is Limit.WORK and r.termination.detail

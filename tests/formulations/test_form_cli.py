@@ -10,7 +10,7 @@ import pytest
 @pytest.mark.parametrize("kind,method,cluster,backend,jobs", [
     ("joint", "joint", "rubick-64", "highs", 6),
     ("tiresias-placement", "tiresias-ilp", "tiresias-60", "cpsat", 1),
-    ("tier-placement", "tier-placement", "dally-2", "scip", 6),
+    ("tier-placement", "tier-ilp", "dally-2", "scip", 6),
     ("offline", "offline-nonpreemptive", "tiresias-60", "cpsat", 4),
     ("offline", "offline-preemptive", "tiresias-60", "cpsat", 4),
     ("joint", "pop-joint", "rubick-64", "scipy", 6),
@@ -43,7 +43,7 @@ def test_json_output(kind, method, cluster, backend, jobs, tmp_path, cli):
 def test_errors_name_the_problem(tmp_path, cli):
     r = cli("solve", *["--generate", "joint", "--method", "nope"])
     assert r.code == 2 and "unknown method" in r.err
-    r = cli("solve", *["--generate", "joint", "--method", "tier-placement"])
+    r = cli("solve", *["--generate", "joint", "--method", "tier-ilp"])
     assert r.code == 2 and "solves" in r.err
     bad = tmp_path / "bad.json"
     bad.write_text('{"kind": "joint",\n "base": }')

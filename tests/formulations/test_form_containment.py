@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from schedlab.benchmarks.registry import all_policies
 from schedlab.formulations import KINDS as FKINDS
-from schedlab.formulations import OBJECTIVES, SolveParams, Termination
+from schedlab.formulations import OBJECTIVES, SolveParams, Status
 from schedlab.formulations.base import solve
 from schedlab.formulations.containment import check
 from schedlab.formulations.joint import JointFormulation
@@ -37,7 +37,7 @@ from schedlab.topology.loaders import spec_from_dict
 REG = all_policies()
 JOINT = FKINDS["joint"]
 KINDS = ("joint", "tier-placement", "tiresias-placement")
-P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, work_limit=30)
 
 
 @cache
@@ -102,11 +102,11 @@ def test_gap_is_never_negative(kind, name):
     form = {"joint": JointFormulation, "tier-placement": TierFormulation,
             "tiresias-placement": TiresiasFormulation}[kind]()
     r = solve(form, inst, "highs", P)
-    assert r.termination is Termination.OPTIMAL
-    if r.sense == "max":
-        assert r.objective >= value - 1e-9 and r.dual_bound >= value - 1e-9
+    assert r.status is Status.OPTIMAL
+    if r.bounds.sense == "max":
+        assert r.objective >= value - 1e-9 and r.bounds.dual >= value - 1e-9
     else:
-        assert r.objective <= value + 1e-9 and r.dual_bound <= value + 1e-9
+        assert r.objective <= value + 1e-9 and r.bounds.dual <= value + 1e-9
 
 
 # ----------------------------------------------------------------- random valid allocations
@@ -277,7 +277,7 @@ def test_dally2_spread_over_every_machine_is_priced_and_contained():
     assert value == pytest.approx(9.2842, rel=1e-4)
     assert check(inst, alloc).ok
     r = solve(JointFormulation(), inst, "highs", P)
-    assert r.termination is Termination.OPTIMAL and r.objective >= value - 1e-9
+    assert r.status is Status.OPTIMAL and r.objective >= value - 1e-9
     assert r.objective == pytest.approx(value, rel=1e-6)
 
 

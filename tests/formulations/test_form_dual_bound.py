@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from schedlab.benchmarks.registry import all_policies
-from schedlab.formulations import KINDS, OBJECTIVES, SolveParams, Termination, solve
+from schedlab.formulations import KINDS, OBJECTIVES, SolveParams, Status, solve
 from schedlab.formulations.containment import check
 from schedlab.formulations.joint import JointFormulation
 from schedlab.formulations.joint_options import generate_joint
@@ -27,7 +27,7 @@ from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
 from schedlab.topology.loaders import spec_from_dict
 
-P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, work_limit=30)
 REG = all_policies()
 FORMS = {"joint": JointFormulation, "tier-placement": TierFormulation, "tiresias-placement": TiresiasFormulation}
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
@@ -68,12 +68,12 @@ def assert_no_policy_beats_the_bound(inst, seed: int) -> int:
         assert rep.ok, f"{name}: {rep}"
         value = OBJECTIVES[kind](sub, alloc)
         r = solve(FORMS[kind](), sub, "highs", P)
-        assert r.termination is Termination.OPTIMAL and r.dual_bound is not None, (name, r.termination)
+        assert r.status is Status.OPTIMAL and r.bounds.dual is not None, (name, r.termination)
         tol = 1e-6 * max(1.0, abs(value))
-        if r.sense == "max":
-            assert r.dual_bound >= value - tol and r.objective >= value - tol, (name, value, r.dual_bound)
+        if r.bounds.sense == "max":
+            assert r.bounds.dual >= value - tol and r.objective >= value - tol, (name, value, r.bounds.dual)
         else:
-            assert r.dual_bound <= value + tol and r.objective <= value + tol, (name, value, r.dual_bound)
+            assert r.bounds.dual <= value + tol and r.objective <= value + tol, (name, value, r.bounds.dual)
         compared += 1
     return compared
 
@@ -107,7 +107,7 @@ def test_joint_one_rack_guaranteed_job_above_the_cheapest_cpu_level():
     assert dict(alloc[job.id].placement).popitem()[1] == Resources(2, 4, 8.0)
     assert OBJECTIVES["joint"](inst, alloc) == pytest.approx(4.838016, rel=1e-6)
     r = solve(JointFormulation(), inst, "highs", P)
-    assert r.termination is Termination.OPTIMAL and r.objective == pytest.approx(4.838016, rel=1e-6)
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(4.838016, rel=1e-6)
     assert assert_no_policy_beats_the_bound(inst, 1) == sum("joint" in p.twins for p in REG.values())
 
 

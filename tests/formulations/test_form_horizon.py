@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from schedlab.formulations import SolveParams, Termination, load_instance, save_instance, solve
+from schedlab.formulations import SolveParams, Status, load_instance, save_instance, solve
 from schedlab.formulations.horizon import (
     HorizonFormulation,
     HorizonInstance,
@@ -21,7 +21,7 @@ from schedlab.topology.tiers import Tier
 
 from .conftest import backend_or_skip, tiny_cluster
 
-P = SolveParams(threads=1, time_limit_s=60, seed=0, deterministic_limit=60)
+P = SolveParams(threads=1, time_limit_s=60, seed=0, work_limit=60)
 
 
 def wait_instance(rack_overhead: float, *, slots: int = 4, max_tier=None) -> HorizonInstance:
@@ -40,7 +40,7 @@ def test_waiting_one_slot_beats_spreading_now(backend):
     backend_or_skip(backend)
     inst = wait_instance(0.5)
     r = solve(HorizonFormulation(), inst, backend, P)
-    assert r.termination is Termination.OPTIMAL and r.verified
+    assert r.status is Status.OPTIMAL and r.verified
     assert r.objective == pytest.approx(11.0)  # spreading now: 15
     assert r.solution.start == {"J": 1} and r.solution.placement["J"] == {inst.base.cluster.machines[0]: 2}
     # a small rack overhead: spreading now (10.5) beats waiting (11)
@@ -92,6 +92,6 @@ def test_generated_backends_agree_and_json(tmp_path):
     for be in ("cpsat", "highs"):
         backend_or_skip(be)
         r = solve(HorizonFormulation(), inst, be, P)
-        assert r.termination is Termination.OPTIMAL and r.verified
+        assert r.status is Status.OPTIMAL and r.verified
         vals.append(r.objective)
     assert vals[0] == pytest.approx(vals[1], rel=1e-6)

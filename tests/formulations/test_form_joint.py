@@ -17,7 +17,7 @@ from schedlab.formulations import (
     JointObjective,
     JointTwoStage,
     SolveParams,
-    Termination,
+    Status,
     load_instance,
     save_instance,
     solve,
@@ -38,7 +38,7 @@ from schedlab.scheduling import (
 )
 from schedlab.topology.errors import SolverError
 
-P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, work_limit=30)
 
 
 def opt(g, c, n, t):
@@ -60,10 +60,10 @@ def hand_instance(cluster, objective=JointObjective.SUM, weights=None, guarantee
 
 
 def check(inst, r, expected):
-    assert r.termination is Termination.OPTIMAL, r.message
+    assert r.status is Status.OPTIMAL, r.termination.detail
     assert r.objective == pytest.approx(expected, abs=1e-6)
-    assert r.dual_bound is None or r.dual_bound == pytest.approx(expected, abs=1e-5)
-    assert r.dual_bound is None or r.dual_bound >= r.objective - 1e-9
+    assert r.bounds.dual is None or r.bounds.dual == pytest.approx(expected, abs=1e-5)
+    assert r.bounds.dual is None or r.bounds.dual >= r.objective - 1e-9
     assert validate_allocation(inst.base, r.allocation) == [] and r.verified
 
 
@@ -93,8 +93,8 @@ def test_maxmin_objective_hand_optimum(backend, make_cluster, need_backend):
     need_backend(backend)
     inst = hand_instance(make_cluster(), JointObjective.MAXMIN)
     r = solve(JointFormulation(), inst, backend, P)
-    assert r.termination.has_solution and r.objective == pytest.approx(1.6, abs=1e-9) and r.verified
-    assert r.dual_bound is None or 1.6 - 1e-9 <= r.dual_bound <= 1.6 + 1e-5
+    assert r.status.has_solution and r.objective == pytest.approx(1.6, abs=1e-9) and r.verified
+    assert r.bounds.dual is None or 1.6 - 1e-9 <= r.bounds.dual <= 1.6 + 1e-5
 
 
 def test_cpsat_maxmin_same_answer_from_joint_and_two_stage(make_cluster):
@@ -138,7 +138,7 @@ def test_infeasible_when_guaranteed_must_be_placed(backend, make_cluster, need_b
     inst = JointInstance(Instance(cl, (big,)), {"big": (opt(16, 32, 4, 50.0),)}, {"big": 50.0},
                          place_guaranteed=True)
     r = solve(JointFormulation(), inst, backend, P)
-    assert r.termination is Termination.INFEASIBLE and r.allocation is None
+    assert r.status is Status.INFEASIBLE and r.allocation is None
 
 
 @pytest.mark.parametrize("backend", list(BACKENDS))
@@ -178,7 +178,7 @@ def test_uneven_three_plus_one_placement(backend, need_backend):
     need_backend(backend)
     inst = perf_three_plus_one(preset("rubick-64"))
     r = solve(JointFormulation(), inst, backend, P)
-    assert r.termination is Termination.OPTIMAL and r.verified
+    assert r.status is Status.OPTIMAL and r.verified
     assert footprint(inst, r.allocation["j"]).pieces == (3, 1)
     two = max(o.throughput for o in inst.options["j"] if o.gpus == 2) / inst.ref_throughput["j"]
     assert r.objective > two + 0.1
@@ -232,7 +232,7 @@ def test_brute_force_agreement_with_uneven_splits(backend, source, seed, make_cl
     expected = brute_force(inst)
     for agg in (None, False):
         r = solve(JointFormulation(agg), inst, backend, P)
-        assert r.termination is Termination.OPTIMAL and r.verified, r.notes
+        assert r.status is Status.OPTIMAL and r.verified, r.notes
         assert r.objective == pytest.approx(expected, rel=1e-6)
 
 
@@ -269,10 +269,10 @@ def test_cpsat_optimal_means_within_tolerance(seed):
     inst = generate_joint(preset("rubick-64"), 20, seed=seed, guaranteed_frac=0.3)
     c = solve(JointFormulation(), inst, "cpsat", P)
     h = solve(JointFormulation(), inst, "highs", P)
-    assert h.termination is Termination.OPTIMAL
-    if c.termination is Termination.OPTIMAL:
+    assert h.status is Status.OPTIMAL
+    if c.status is Status.OPTIMAL:
         assert c.gap <= P.rel_gap and c.objective == pytest.approx(h.objective, rel=1e-6)
-    assert c.dual_bound >= h.objective - 1e-6 * h.objective and c.objective_precision is not None
+    assert c.bounds.dual >= h.objective - 1e-6 * h.objective and c.bounds.precision is not None
 
 
 def test_two_stage_proven_optimum_is_called_optimal(make_cluster):
@@ -282,7 +282,7 @@ def test_two_stage_proven_optimum_is_called_optimal(make_cluster):
     free = SolveParams(threads=1, seed=0)  # no limit at all: never "at limit"
     for be in ("cpsat", "highs"):
         r = JointTwoStage().solve(inst, be, free)
-        assert r.termination is Termination.OPTIMAL and r.verified
+        assert r.status is Status.OPTIMAL and r.verified
         per = solve(JointFormulation(aggregate=False), inst, "highs", free)
         assert r.objective == pytest.approx(per.objective, rel=1e-6)
 
@@ -298,8 +298,8 @@ def test_two_stage_recovers_when_pooled_capacity_lies(backend, make_cluster, nee
     inst = JointInstance(Instance(cl, jobs), options, {"A": 1.0, "B": 1.0, "C": 1.0})
     assert not pooled_ok(inst)[0]
     r = JointTwoStage().solve(inst, backend, P)
-    assert r.termination is Termination.OPTIMAL and r.objective == pytest.approx(6.0)
-    assert r.dual_bound == pytest.approx(6.0, abs=1e-6) and r.verified
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(6.0)
+    assert r.bounds.dual == pytest.approx(6.0, abs=1e-6) and r.verified
     assert any("stage 3" in n for n in r.notes)
 
 
@@ -310,7 +310,7 @@ def test_pooled_equals_per_machine_and_relaxation_bounds(make_cluster):
         assert pooled_ok(inst)[0]
         agg = solve(JointFormulation(), inst, "highs", P)
         per = solve(JointFormulation(aggregate=False), inst, "highs", P)
-        assert agg.termination is per.termination is Termination.OPTIMAL
+        assert agg.status is per.status is Status.OPTIMAL
         assert agg.objective == pytest.approx(per.objective, abs=1e-6) and agg.verified and per.verified
         assert relaxation_bound(inst) >= agg.objective - 1e-6
 
@@ -355,6 +355,6 @@ def test_identical_jobs_are_counted_not_decided_one_by_one(backend, make_cluster
                                ref_throughput={j.id: one.ref_throughput[job.id] for j in jobs},
                                weights={j.id: 1.0 for j in jobs})
     agg = solve(JointFormulation(), inst, backend, P)
-    assert agg.model_stats["vars"] < solve(JointFormulation(aggregate=False), inst, backend, P).model_stats["vars"]
-    assert agg.termination is Termination.OPTIMAL and agg.verified
+    assert agg.provenance.model_stats["vars"] < solve(JointFormulation(aggregate=False), inst, backend, P).provenance.model_stats["vars"]
+    assert agg.status is Status.OPTIMAL and agg.verified
     assert agg.objective == pytest.approx(brute_force(inst), rel=1e-6)

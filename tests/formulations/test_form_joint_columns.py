@@ -31,7 +31,7 @@ import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
-from schedlab.formulations import METHODS, SolveParams, Termination
+from schedlab.formulations import METHODS, SolveParams, Status
 from schedlab.perfmodel import PerfModel
 from schedlab.perfmodel.memory import plan_host_memory_gb
 from schedlab.scheduling import Resources
@@ -149,7 +149,7 @@ def column_optimum(inst, *, binding: bool = True) -> float:
     return -res.fun
 
 
-P = SolveParams(threads=1, time_limit_s=60, seed=0, rel_gap=1e-9, deterministic_limit=60)
+P = SolveParams(threads=1, time_limit_s=60, seed=0, rel_gap=1e-9, work_limit=60)
 CASES = [  # (racks, machines per rack, GPUs per machine, CPUs, host GB, jobs, seed): fewer CPUs than GPUs
     (1, 3, 4, 3, 16.0, 3, 0),
     (2, 2, 4, 3, 16.0, 3, 0),
@@ -181,7 +181,7 @@ def test_column_model_agrees_with_every_exact_joint_method(case, make_cluster):
         assert column_optimum(inst, binding=False) > best * (1 + 1e-6), "CPUs / host memory do not bind"
     for method in ("joint", "joint-2stage", "joint-machines"):
         r = METHODS[method].solve(inst, "highs", P)
-        assert r.termination is Termination.OPTIMAL, (method, r.termination, r.notes)
+        assert r.status is Status.OPTIMAL, (method, r.termination, r.notes)
         assert r.objective == pytest.approx(best, rel=1e-6), (method, r.objective, best)
 
 
@@ -202,5 +202,5 @@ def test_column_model_agrees_with_guaranteed_jobs(case):
     best = column_optimum(inst)
     for method in ("joint", "joint-2stage", "joint-machines"):
         r = METHODS[method].solve(inst, "highs", P)
-        assert r.termination is Termination.OPTIMAL, (method, r.termination, r.notes)
+        assert r.status is Status.OPTIMAL, (method, r.termination, r.notes)
         assert r.objective == pytest.approx(best, rel=1e-6), (method, r.objective, best)

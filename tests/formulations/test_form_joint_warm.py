@@ -1,12 +1,12 @@
 """Warm starts of the exact joint solves (a heuristic's allocation as the first incumbent, reported in
-``SolveResult.warm_start_used``) and the two-stage solve's repair of choices that did not fit."""
+``SolveResult.provenance.warm_start_used``) and the two-stage solve's repair of choices that did not fit."""
 
 from __future__ import annotations
 
 import pytest
 
 from schedlab.benchmarks.registry import all_policies
-from schedlab.formulations import METHODS, JobOption, JointInstance, SolveParams, Termination
+from schedlab.formulations import METHODS, JobOption, JointInstance, SolveParams, Status
 from schedlab.formulations.joint import pooled_ok
 from schedlab.formulations.joint_instance import joint_objective
 from schedlab.formulations.joint_options import generate_joint
@@ -15,7 +15,7 @@ from schedlab.formulations.joint_twostage import FASTEST_EXACT, JointTwoStage
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
 
-P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, work_limit=30)
 
 
 @pytest.fixture(scope="module")
@@ -37,11 +37,11 @@ def test_a_valid_start_is_used_and_reported(backend, method, busy, need_backend)
     for start in (rubick, fifo):
         value = joint_objective(inst, start)
         r = METHODS[method].solve(inst, backend, P.with_(warm_start=start))
-        assert r.warm_start_used is True, r.notes
+        assert r.provenance.warm_start_used is True, r.notes
         assert any(n.startswith("warm start used") for n in r.notes), r.notes
         assert r.objective >= value - 1e-9 and r.verified
     plain = METHODS[method].solve(inst, backend, P)
-    assert plain.warm_start_used is None and not any("warm start" in n for n in plain.notes)
+    assert plain.provenance.warm_start_used is None and not any("warm start" in n for n in plain.notes)
     assert plain.objective == pytest.approx(r.objective, rel=1e-6)
 
 
@@ -49,7 +49,7 @@ def test_a_backend_without_starts_says_so(busy, need_backend):
     need_backend("scipy")
     inst, rubick, _ = busy
     r = METHODS["joint-machines"].solve(inst, "scipy", P.with_(warm_start=rubick))
-    assert r.warm_start_used is False and any("scipy takes no start" in n for n in r.notes)
+    assert r.provenance.warm_start_used is False and any("scipy takes no start" in n for n in r.notes)
 
 
 @pytest.mark.parametrize("method", ["joint", "joint-machines", "joint-2stage"])
@@ -61,14 +61,14 @@ def test_a_start_outside_the_model_is_not_used(method, busy):
     bad = Allocation.of([JobAllocation(j.id, ExecutionPlan(dp=8), {m: Resources(8, 64, 400.0)}) for j in jobs])
     assert validate_allocation(inst.base, bad)
     r = METHODS[method].solve(inst, "highs", P.with_(warm_start=bad))
-    assert r.warm_start_used is False and r.termination is Termination.OPTIMAL
+    assert r.provenance.warm_start_used is False and r.status is Status.OPTIMAL
 
 
 def test_highs_receives_the_start(busy, capfd):
     # HiGHS logs whether the MIP start MathOpt hands it is feasible (its own check)
     inst, rubick, _ = busy
     r = METHODS["joint-machines"].solve(inst, "highs", P.with_(warm_start=rubick, verbose=True))
-    assert r.warm_start_used is True
+    assert r.provenance.warm_start_used is True
     assert "MIP start solution is feasible" in capfd.readouterr().out
 
 
@@ -106,6 +106,6 @@ def test_two_stage_reports_the_repair_and_proves_it_optimal(backend, make_cluste
     inst = repair_instance(make_cluster())
     assert not pooled_ok(inst)[0]
     r = JointTwoStage().solve(inst, backend, P)
-    assert r.termination is Termination.OPTIMAL and r.objective == pytest.approx(8.0) and r.verified
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(8.0) and r.verified
     rep = next(n for n in r.notes if n.startswith("stage 2b"))
     assert "1 of 1 unplaced jobs placed" in rep and "objective 8" in rep

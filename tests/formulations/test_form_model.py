@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from schedlab.formulations import SolveParams, Termination
+from schedlab.formulations import SolveParams, Status
 from schedlab.formulations.backends import get_backend
 from schedlab.formulations.model import Constraint, Model, bounded, lsum
 
@@ -75,5 +75,5 @@ def test_bounded_is_the_two_sided_range():
     m.add(y <= 4)
     m.maximize(lsum([x, y]))
     r = get_backend("highs").solve(m, SolveParams(threads=1, time_limit_s=10, seed=0))
-    assert r.termination is Termination.OPTIMAL and r.primal_bound == pytest.approx(11.0)
+    assert r.status is Status.OPTIMAL and r.primal_bound == pytest.approx(11.0)
     assert m.violated([7.0, 4.0]) == [] and m.violated([4.0, 4.0]) != []  # x - y = 0 < 1

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 from schedlab.benchmarks.registry import all_policies
 from schedlab.benchmarks.simulator import simulate
-from schedlab.formulations import BOUND_METHOD, METHODS, OfflineInstance, SolveParams, Termination
+from schedlab.formulations import BOUND_METHOD, METHODS, OfflineInstance, SolveParams, Status
 from schedlab.formulations.offline_bounds import preemptive_bound, srpt_completions
 from schedlab.scheduling import Instance, Job, Resources
 
-P = SolveParams(threads=1, seed=0, deterministic_limit=10)
+P = SolveParams(threads=1, seed=0, work_limit=10)
 
 
 def test_srpt_by_hand():
@@ -35,9 +35,9 @@ def test_non_preemptive_bound_is_beaten_by_preemptive_srpt(make_cluster):
                                          Job("B", Resources(1), arrival=1.0, duration=1.0))))
     non = METHODS["offline-nonpreemptive"].solve(inst, "cpsat", P)
     pre = METHODS["offline-preemptive"].solve(inst, "cpsat", P)
-    assert non.termination is Termination.OPTIMAL and non.objective == pytest.approx(6.5)
-    assert pre.termination is Termination.OPTIMAL and pre.objective is None
-    assert pre.dual_bound == pytest.approx(6.0) and pre.dual_bound <= 6.0 < non.objective
+    assert non.status is Status.OPTIMAL and non.objective == pytest.approx(6.5)
+    assert pre.status is Status.OPTIMAL and pre.objective is None
+    assert pre.bounds.dual == pytest.approx(6.0) and pre.bounds.dual <= 6.0 < non.objective
     assert BOUND_METHOD == {True: "offline-preemptive", False: "offline-nonpreemptive"}
 
 
@@ -59,12 +59,12 @@ def test_total_mode_under_contention_reports_a_real_bound_not_an_objective(make_
 
     cl = make_cluster(machines=2, gpus=4)
     inst = generate_offline(cl, 10, seed=4, mean_gap=60, objective="makespan", mode="total")
-    r = METHODS["offline-nonpreemptive"].solve(inst, "cpsat", SolveParams(threads=1, seed=0, deterministic_limit=2))
-    assert r.objective is None and r.dual_bound is not None
+    r = METHODS["offline-nonpreemptive"].solve(inst, "cpsat", SolveParams(threads=1, seed=0, work_limit=2))
+    assert r.objective is None and r.bounds.dual is not None
     pre = METHODS["offline-preemptive"].solve(inst, "cpsat", P)
-    assert r.dual_bound >= pre.dual_bound - 1e-9
+    assert r.bounds.dual >= pre.bounds.dual - 1e-9
     fifo = simulate(cl, inst.base.jobs, all_policies().build("fifo", seed=0))
-    assert max(rec.end for rec in fifo.jobs) >= r.dual_bound - 1e-6
+    assert max(rec.end for rec in fifo.jobs) >= r.bounds.dual - 1e-6
 
 
 def _workload(seed: int) -> tuple[Job, ...]:
@@ -85,7 +85,7 @@ def test_every_simulated_policy_respects_its_bound(seed, objective, make_cluster
     cl = make_cluster(machines=2, gpus=4)
     jobs = _workload(seed)
     inst = OfflineInstance(Instance(cl, jobs), objective)
-    bounds = {pre: METHODS[BOUND_METHOD[pre]].solve(inst, "cpsat", P).dual_bound for pre in (True, False)}
+    bounds = {pre: METHODS[BOUND_METHOD[pre]].solve(inst, "cpsat", P).bounds.dual for pre in (True, False)}
     assert bounds[True] <= bounds[False] + 1e-6
     reg = all_policies()
     for name, spec in reg.items():

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedlab.formulations import SolveParams, Termination, load_instance, save_instance, solve
+from schedlab.formulations import SolveParams, Status, load_instance, save_instance, solve
 from schedlab.formulations.offline import OfflineFormulation, OfflineInstance, lower_bound
 from schedlab.formulations.offline_fluid import FluidBoundMethod, fluid_bound
 from schedlab.formulations.offline_resizable import (
@@ -29,7 +29,7 @@ from schedlab.topology.errors import SpecError
 
 from .conftest import backend_or_skip, tiny_cluster
 
-P = SolveParams(threads=1, time_limit_s=60, seed=0, deterministic_limit=60)
+P = SolveParams(threads=1, time_limit_s=60, seed=0, work_limit=60)
 
 
 def two_jobs(cluster):
@@ -45,7 +45,7 @@ def test_preemptive_ti_hand_optimum(backend):
     # preemptive: A 0-1, B 1-2, A 2-11 -> (11 + 1) / 2 = 6; makespan 11
     for mode in ("total", "machine"):
         r = solve(PreemptiveTIFormulation(), PreemptiveTIInstance(base, 1.0, "avg-jct", mode), backend, P)
-        assert r.termination is Termination.OPTIMAL and r.objective == pytest.approx(6.0) and r.verified
+        assert r.status is Status.OPTIMAL and r.objective == pytest.approx(6.0) and r.verified
         assert r.solution.slots["B"] == (1,)
     r = solve(PreemptiveTIFormulation(), PreemptiveTIInstance(base, 1.0, "makespan"), backend, P)
     assert r.objective == pytest.approx(11.0)
@@ -93,7 +93,7 @@ def test_resizable_hand_optima(backend):
     lin = ResizableInstance(2, (ResizableJob("a", 0.0, 2.0, {1: 1.0, 2: 2.0}),
                                 ResizableJob("b", 0.0, 2.0, {1: 1.0, 2: 2.0})), 1.0)
     r = solve(ResizableTIFormulation(), lin, backend, P)
-    assert r.termination is Termination.OPTIMAL and r.objective == pytest.approx(1.5) and r.verified
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(1.5) and r.verified
     assert fluid_bound(lin).value == pytest.approx(1.5)  # tight on linear speed-ups
     # sub-linear (2 GPUs give 1.5): side by side at 1 GPU each, both end at 2 -> 2; fluid bound 1.5
     sub = ResizableInstance(2, (ResizableJob("a", 0.0, 2.0, {1: 1.0, 2: 1.5}),
@@ -105,7 +105,7 @@ def test_resizable_hand_optima(backend):
     assert solve(ResizableTIFormulation(), mk, backend, P).objective == pytest.approx(2.0)
     assert fluid_bound(mk).value == pytest.approx(2.0)  # 4 GPU-seconds of work on 2 GPUs
     res = FluidBoundMethod().solve(sub)
-    assert res.dual_bound == pytest.approx(1.5) and res.objective is None
+    assert res.bounds.dual == pytest.approx(1.5) and res.objective is None
 
 
 def test_perf_speeds_from_the_perf_model():
@@ -133,7 +133,7 @@ def test_orders_fluid_resizable_preemptive_nonpreemptive(jobs, curve):
         nonp = solve(OfflineFormulation(), OfflineInstance(base, obj), "cpsat", P)
         tot = solve(PreemptiveTIFormulation(), PreemptiveTIInstance(base, 1.0, obj), "cpsat", P)
         mach = solve(PreemptiveTIFormulation(), PreemptiveTIInstance(base, 1.0, obj, "machine"), "cpsat", P)
-        assert all(r.termination is Termination.OPTIMAL for r in (nonp, tot, mach))
+        assert all(r.status is Status.OPTIMAL for r in (nonp, tot, mach))
         assert lower_bound(OfflineInstance(base, obj)).value <= tot.objective + 1e-6
         assert tot.objective <= mach.objective + 1e-6 <= nonp.objective + 2e-6
 
@@ -143,5 +143,5 @@ def test_orders_fluid_resizable_preemptive_nonpreemptive(jobs, curve):
         rz = ResizableInstance(4, tuple(ResizableJob(j.id, j.arrival, speed(j.requested.gpus) * j.duration,
                                                      {k: speed(k) for k in range(1, 5)}) for j in js), 1.0, obj)
         res = solve(ResizableTIFormulation(), rz, "cpsat", P)
-        assert res.termination is Termination.OPTIMAL and res.verified
+        assert res.status is Status.OPTIMAL and res.verified
         assert fluid_bound(rz).value <= res.objective + 1e-6 <= tot.objective + 2e-6

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from schedlab.formulations import POP, JointFormulation, SolveParams, Termination, solve
+from schedlab.formulations import POP, JointFormulation, SolveParams, Status, solve
 from schedlab.formulations import pop as pop_mod
 from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.pop import partition
@@ -16,7 +16,7 @@ from schedlab.formulations.tiresias_gen import generate_tiresias
 from schedlab.scheduling import validate_allocation
 from schedlab.topology import preset
 
-P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, work_limit=30)
 
 
 @pytest.fixture
@@ -35,13 +35,13 @@ def test_partition_is_disjoint_and_covers(joint_inst):
 
 def test_pop_joint_valid_and_bounded(joint_inst):
     whole = solve(JointFormulation(), joint_inst, "highs", P)
-    assert whole.termination is Termination.OPTIMAL
+    assert whole.status is Status.OPTIMAL
     r = POP(3).solve(joint_inst, "highs", P)
     assert r.verified and validate_allocation(joint_inst.base, r.allocation) == []
     assert r.objective <= whole.objective + 1e-9
-    assert r.dual_bound >= whole.objective - 1e-6
+    assert r.bounds.dual >= whole.objective - 1e-6
     # no part hit its limit: never "feasible-at-limit" (issue 11.2); optimal only if it meets the bound
-    assert r.termination in (Termination.FEASIBLE, Termination.OPTIMAL)
+    assert r.status in (Status.FEASIBLE, Status.OPTIMAL)
     one = POP(1).solve(joint_inst, "highs", P)
     assert one.objective == pytest.approx(whole.objective)
 
@@ -56,11 +56,11 @@ def test_pop_tier_and_tiresias():
     tier = generate_tier(preset("dally-2"), 12, seed=2)
     whole = solve(TierFormulation(), tier, "highs", P)
     r = POP(2).solve(tier, "highs", P)
-    assert r.verified and r.objective <= whole.objective + 1e-9 <= r.dual_bound + 2e-9
+    assert r.verified and r.objective <= whole.objective + 1e-9 <= r.bounds.dual + 2e-9
     tir = generate_tiresias(preset("tiresias-60"), 4, seed=3, gpus=8, busy=0.3)
     whole = solve(TiresiasFormulation(), tir, "cpsat", P)
     r = POP(2).solve(tir, "cpsat", P)
-    assert r.verified and r.dual_bound is None and r.objective >= whole.objective - 1e-9
+    assert r.verified and r.bounds.dual is None and r.objective >= whole.objective - 1e-9
 
 
 def test_pop_tiresias_repairs_a_part_infeasible_alone():
@@ -69,8 +69,8 @@ def test_pop_tiresias_repairs_a_part_infeasible_alone():
     inst = generate_tiresias(preset("tiresias-60"), 1, seed=0)
     whole = solve(TiresiasFormulation(), inst, "highs", P)
     r = POP(4).solve(inst, "highs", P)
-    assert whole.termination is Termination.OPTIMAL and whole.objective == pytest.approx(12080.0)
-    assert r.termination.has_solution and r.verified and r.objective >= whole.objective - 1e-9
+    assert whole.status is Status.OPTIMAL and whole.objective == pytest.approx(12080.0)
+    assert r.status.has_solution and r.verified and r.objective >= whole.objective - 1e-9
     assert any("infeasible alone" in n for n in r.notes)
 
 
@@ -84,8 +84,8 @@ def test_pop_infeasible_only_when_the_whole_is(seed):
     p = P.with_(node_limit=300)
     whole = solve(TierFormulation(), inst, "highs", p)
     r = POP(4).solve(inst, "highs", p)
-    assert whole.termination.has_solution and r.termination.has_solution
-    assert r.verified and r.objective >= whole.dual_bound - 1e-9 * abs(whole.dual_bound)
+    assert whole.status.has_solution and r.status.has_solution
+    assert r.verified and r.objective >= whole.bounds.dual - 1e-9 * abs(whole.bounds.dual)
 
 
 def test_pop_status_is_its_worst_part(monkeypatch, joint_inst):
@@ -98,16 +98,16 @@ def test_pop_status_is_its_worst_part(monkeypatch, joint_inst):
         calls.append(1)
         if len(calls) == 2:
             out["termination"] = term
-            if term == Termination.NO_SOLUTION_AT_LIMIT.value:
+            if term == Status.NO_SOLUTION_AT_LIMIT.value:
                 out["solution"] = None
         return out
 
-    for term, expect in ((Termination.FEASIBLE_AT_LIMIT, Termination.FEASIBLE_AT_LIMIT),
-                         (Termination.NO_SOLUTION_AT_LIMIT, Termination.NO_SOLUTION_AT_LIMIT)):
+    for term, expect in ((Status.FEASIBLE_AT_LIMIT, Status.FEASIBLE_AT_LIMIT),
+                         (Status.NO_SOLUTION_AT_LIMIT, Status.NO_SOLUTION_AT_LIMIT)):
         calls.clear()
         monkeypatch.setattr(pop_mod, "_solve_part", lambda *a, term=term: fake(*a, term.value))
         r = POP(3).solve(joint_inst, "highs", P)
-        assert r.termination is expect
+        assert r.status is expect
 
 
 def test_a_late_part_gets_only_what_is_left_of_its_round(monkeypatch):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from schedlab.formulations import SolveParams, Termination, load_instance, save_instance, solve
+from schedlab.formulations import SolveParams, Status, load_instance, save_instance, solve
 from schedlab.formulations.backends import BACKENDS
 from schedlab.formulations.offline import OfflineFormulation, OfflineInstance, generate_offline
 from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, generate_tier, tier_objective
@@ -12,7 +12,7 @@ from schedlab.scheduling import Instance, Job, Resources, validate_allocation
 from schedlab.topology import preset
 from schedlab.topology.errors import SolverError, SpecError
 
-P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, work_limit=30)
 
 
 def tier_instance(cluster, mode=TierMode.MAX_THROUGHPUT, extra=True):
@@ -31,9 +31,9 @@ def test_tier_max_throughput_hand_optimum(backend, make_cluster, need_backend):
     need_backend(backend)
     inst = tier_instance(make_cluster(machines=2, gpus=2, racks=2))
     r = solve(TierFormulation(), inst, backend, P)
-    assert r.termination is Termination.OPTIMAL
+    assert r.status is Status.OPTIMAL
     assert r.objective == pytest.approx(4 / 1.5 + 2 / 1.1 + 2.0)
-    assert r.primal_bound == pytest.approx(r.objective)
+    assert r.bounds.primal == pytest.approx(r.objective)
     assert set(r.allocation.assignments) == {"J4", "J2", "J2b"}
     nodes = inst.base.cluster.graph.nodes
     assert len({nodes[m]["rack"] for m in r.allocation["J4"].placement}) == 1
@@ -48,10 +48,10 @@ def test_tier_min_overhead_place_all(backend, make_cluster, need_backend):
     need_backend(backend)
     cl = make_cluster(machines=2, gpus=2, racks=2)
     r = solve(TierFormulation(), tier_instance(cl, TierMode.MIN_OVERHEAD, extra=False), backend, P)
-    assert r.termination is Termination.OPTIMAL and r.objective == pytest.approx(2.2) and r.verified
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(2.2) and r.verified
     inst = tier_instance(cl, TierMode.MIN_OVERHEAD, extra=True)
     r = solve(TierFormulation(), inst, backend, P)
-    assert r.termination is Termination.OPTIMAL and r.objective == pytest.approx(7.2) and r.verified
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(7.2) and r.verified
     assert set(r.allocation.assignments) == {"J4", "J2", "J2b"}
     assert tier_objective(inst, r.allocation) == pytest.approx(7.2)
 
@@ -68,7 +68,7 @@ def test_tier_generated_dally_backends_agree_and_json(tmp_path):
     vals = []
     for be in ("cpsat", "highs", "scip"):
         r = solve(TierFormulation(), inst, be, P)
-        assert r.termination is Termination.OPTIMAL and r.verified
+        assert r.status is Status.OPTIMAL and r.verified
         assert tier_objective(inst, r.allocation) == pytest.approx(r.objective)
         vals.append(r.objective)
     assert max(vals) - min(vals) < 1e-6
@@ -87,12 +87,12 @@ def test_offline_hand_optimum(mode, make_cluster, need_backend):
     jobs = [Job("A", Resources(2), duration=10.0), Job("B", Resources(1), duration=5.0),
             Job("C", Resources(1), duration=5.0)]
     # total mode is a relaxation: it reports its bound only, never a relaxed "schedule" as an objective
-    value = (lambda r: r.objective) if mode == "machine" else (lambda r: r.dual_bound)
+    value = (lambda r: r.objective) if mode == "machine" else (lambda r: r.bounds.dual)
     r = solve(OfflineFormulation(), offline_instance(cl, jobs, mode=mode), "cpsat", P)
-    assert r.termination is Termination.OPTIMAL and value(r) == pytest.approx(25 / 3) and r.verified
+    assert r.status is Status.OPTIMAL and value(r) == pytest.approx(25 / 3) and r.verified
     assert (r.objective is None) == (mode == "total")
     r = solve(OfflineFormulation(), offline_instance(cl, jobs, "makespan", mode), "cpsat", P)
-    assert r.termination is Termination.OPTIMAL and value(r) == pytest.approx(15.0)
+    assert r.status is Status.OPTIMAL and value(r) == pytest.approx(15.0)
 
 
 def test_offline_clairvoyant_idles_for_a_short_job(make_cluster):
@@ -109,9 +109,9 @@ def test_offline_relaxation_is_a_lower_bound(make_cluster):
     relax = OfflineInstance(exact.base, exact.objective, "total")
     re_ = solve(OfflineFormulation(), exact, "cpsat", P)
     rt = solve(OfflineFormulation(), relax, "cpsat", P)
-    assert re_.termination is rt.termination is Termination.OPTIMAL
+    assert re_.status is rt.status is Status.OPTIMAL
     assert re_.verified and rt.verified and rt.solution.placement is None
-    assert rt.dual_bound <= re_.objective + 1e-6
+    assert rt.bounds.dual <= re_.objective + 1e-6
     assert re_.objective >= sum(j.duration for j in exact.base.jobs) / len(exact.base.jobs) - 1e-9
 
 

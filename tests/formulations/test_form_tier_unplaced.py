@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedlab.benchmarks.registry import all_policies
-from schedlab.formulations import SolveParams, Termination, solve
+from schedlab.formulations import SolveParams, Status, solve
 from schedlab.formulations.containment import check
 from schedlab.formulations.tier import (
     TierFormulation,
@@ -28,7 +28,7 @@ from schedlab.topology import preset
 
 from .conftest import tiny_cluster
 
-P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, work_limit=30)
 
 
 def test_fifo_leaving_jobs_unplaced_never_beats_the_optimum():
@@ -41,12 +41,12 @@ def test_fifo_leaving_jobs_unplaced_never_beats_the_optimum():
                       for j in inst.base.jobs if j.id in alloc)
     assert placed_only == pytest.approx(152.80)  # the old score: placed jobs only, at their real tiers
     r = solve(TierFormulation(), inst, "highs", P)
-    assert r.termination is Termination.OPTIMAL and r.verified
+    assert r.status is Status.OPTIMAL and r.verified
     assert len(r.allocation) == 12 and r.objective == pytest.approx(153.78)  # place-all optimum unchanged
     score = tier_objective(inst, alloc)
     unplaced = sum(j.requested.gpus for j in inst.base.jobs if j.id not in alloc)
     assert score == pytest.approx(placed_only + unplaced_penalty(inst) * unplaced)
-    assert score - r.objective >= 0 and r.dual_bound <= score  # signed gap (min): heuristic - optimum
+    assert score - r.objective >= 0 and r.bounds.dual <= score  # signed gap (min): heuristic - optimum
     assert check(inst, alloc).ok  # the partial allocation is a point of the model, at the same value
 
 
@@ -72,7 +72,7 @@ def test_relaxation_bound_prices_what_cannot_fit(make_cluster):
                         {"A": (0.2, 0.3, 0.5), "B": (0.1, 0.2, 0.5)}, TierMode.MIN_OVERHEAD)
     assert tier_relaxation_bound(inst) == pytest.approx(8.6)
     r = solve(TierFormulation(), inst, "highs", P)
-    assert r.termination is Termination.OPTIMAL and r.objective == pytest.approx(9.2)
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(9.2)
     assert set(r.allocation.assignments) == {"A"}
 
 
@@ -131,7 +131,7 @@ def test_optimum_bound_and_containment_on_tiny_instances(inst, seed):
     # lp-bound <= optimum <= every valid allocation's score (min-overhead; reversed for max-throughput),
     # and every such allocation -- unplaced jobs included -- is a point of the model at its own score
     r = solve(TierFormulation(), inst, "highs", P)
-    assert r.termination is Termination.OPTIMAL and r.verified
+    assert r.status is Status.OPTIMAL and r.verified
     assert tier_objective(inst, r.allocation) == pytest.approx(r.objective)
     bound = tier_relaxation_bound(inst)
     alloc = random_allocation(inst, random.Random(seed))

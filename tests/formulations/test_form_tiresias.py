@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedlab.formulations import SolveParams, Termination, load_instance, save_instance, solve
+from schedlab.formulations import SolveParams, Status, load_instance, save_instance, solve
 from schedlab.formulations.backends import BACKENDS
 from schedlab.formulations.tiresias import (
     PSJob,
@@ -23,7 +23,7 @@ from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
 from schedlab.topology import preset
 
-P = SolveParams(threads=1, time_limit_s=30, seed=0, deterministic_limit=30)
+P = SolveParams(threads=1, time_limit_s=30, seed=0, work_limit=30)
 
 
 def two_node(cluster):
@@ -42,8 +42,8 @@ def test_hand_optimum(backend, method, make_cluster, need_backend):
     need_backend(backend)
     inst = two_node(make_cluster())
     r = solve(TiresiasFormulation(method), inst, backend, P)
-    assert r.termination is Termination.OPTIMAL
-    assert r.objective == pytest.approx(10.0) and r.primal_bound == pytest.approx(10.0)
+    assert r.status is Status.OPTIMAL
+    assert r.objective == pytest.approx(10.0) and r.bounds.primal == pytest.approx(10.0)
     assert {m: x.gpus for m, x in r.allocation["t"].placement.items() if x.gpus} == dict.fromkeys(
         inst.base.cluster.machines, 1)
     assert validate_allocation(inst.base, r.allocation) == [] and r.verified
@@ -59,7 +59,7 @@ def test_consolidation_wins_without_cpu_limit(backend, make_cluster, need_backen
                                                                                       b: Resources(3, 0, 0.0)}),
                             {"t": PSJob((6, 4), 1, 1)}, {b: 7})
     r = solve(TiresiasFormulation(), inst, backend, P)
-    assert r.termination is Termination.OPTIMAL and r.objective == pytest.approx(7.0)
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(7.0)
 
 
 @pytest.mark.parametrize("backend", list(BACKENDS))
@@ -71,7 +71,7 @@ def test_multi_job_hand_optimum(backend, make_cluster, need_backend):
     jobs = (Job("u", Resources(1, 1, 0.0)), Job("v", Resources(1, 1, 0.0)))
     inst = TiresiasInstance(Instance(cl, jobs, reserved=reserved), {"u": PSJob((4,), 1, 1), "v": PSJob((5,), 1, 1)})
     r = solve(TiresiasFormulation(), inst, backend, P)
-    assert r.termination is Termination.OPTIMAL and r.objective == pytest.approx(0.0) and r.verified
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(0.0) and r.verified
 
 
 @pytest.mark.parametrize("backend", list(BACKENDS))
@@ -79,7 +79,7 @@ def test_infeasible_when_gpus_lack(backend, make_cluster, need_backend):
     need_backend(backend)
     cl = make_cluster()
     inst = TiresiasInstance(Instance(cl, (Job("t", Resources(9, 0, 0.0)),)), {"t": PSJob((5,), 0, 0)})
-    assert solve(TiresiasFormulation(), inst, backend, P).termination is Termination.INFEASIBLE
+    assert solve(TiresiasFormulation(), inst, backend, P).status is Status.INFEASIBLE
 
 
 def brute_force(inst: TiresiasInstance) -> float:
@@ -120,10 +120,10 @@ def test_matches_brute_force(data, make_cluster):
     for method, backend in (("configurations", "cpsat"), ("bilinear", "cpsat"), ("bilinear", "highs")):
         r = solve(TiresiasFormulation(method), inst, backend, P)
         if bf == float("inf"):
-            assert r.termination is Termination.INFEASIBLE
+            assert r.status is Status.INFEASIBLE
         else:
-            assert r.termination is Termination.OPTIMAL and r.verified
-            assert r.objective == pytest.approx(bf) and r.primal_bound == pytest.approx(bf)
+            assert r.status is Status.OPTIMAL and r.verified
+            assert r.objective == pytest.approx(bf) and r.bounds.primal == pytest.approx(bf)
 
 
 def test_philly_generated_all_backends_agree():
@@ -132,8 +132,8 @@ def test_philly_generated_all_backends_agree():
     for be, method in (("cpsat", "configurations"), ("highs", "configurations"), ("scipy", "configurations"),
                        ("highs", "bilinear")):
         r = solve(TiresiasFormulation(method), inst, be, P)
-        assert r.termination is Termination.OPTIMAL and r.verified
-        assert r.objective == pytest.approx(r.primal_bound)
+        assert r.status is Status.OPTIMAL and r.verified
+        assert r.objective == pytest.approx(r.bounds.primal)
         objs[be] = r.objective
     assert len({round(v, 6) for v in objs.values()}) == 1
     greedy = greedy_placement(inst)

@@ -16,13 +16,12 @@ from schedlab.formulations import (
     Role,
     SolveParams,
     TierMode,
-    Unsupported,
 )
 from schedlab.formulations.base import solve_built
 from schedlab.formulations.joint import JointFormulation
 from schedlab.formulations.result import signed_gap
 from schedlab.scheduling.registry import Decision
-from schedlab.topology.errors import SpecError
+from schedlab.topology.errors import SpecError, Unsupported
 from schedlab.topology.presets import load_cluster
 
 
@@ -42,10 +41,10 @@ def test_every_kind_is_one_consistent_object():
 
 def test_roles_are_declared_not_read_from_names():
     assert {m.name for m in METHODS.values() if m.role is Role.RESTRICTION} == {
-        "pop-joint", "pop-tier-placement", "pop-tiresias-ilp"}
+        "pop-joint", "pop-tier-ilp", "pop-tiresias-ilp"}
     assert {m.name for m in METHODS.values() if m.role is Role.RELAXATION} == {"offline-preemptive", "offline-fluid"}
     assert {m.name for m in METHODS.values() if m.role is Role.EXACT} == {
-        "joint", "joint-machines", "joint-2stage", "joint-rigid", "tiresias-ilp", "tier-placement",
+        "joint", "joint-machines", "joint-2stage", "joint-rigid", "tiresias-ilp", "tier-ilp",
         "offline-nonpreemptive", "horizon-wait", "offline-preemptive-ti", "offline-resizable-ti"}
     # joint-rigid is exact over its own, narrower decision set only
     assert METHODS["joint-rigid"].decisions is not None and METHODS["joint"].decisions is None
@@ -137,7 +136,7 @@ def test_plugins_register_kinds_and_methods_without_patching():
     from schedlab.benchmarks.harness.plugins import PluginKinds
 
     reg = PluginKinds()
-    extra = Method("pack-it", "tier-placement", METHODS["tier-placement"].solve, Role.RESTRICTION)
+    extra = Method("pack-it", "tier-placement", METHODS["tier-ilp"].solve, Role.RESTRICTION)
     reg.register(extra, "test")
     reg.register(extra, "test")  # idempotent
     assert reg.merged().methods["pack-it"].role is Role.RESTRICTION and "pack-it" not in KINDS.methods

@@ -79,6 +79,6 @@ def test_fluid_le_resizable_le_rigid_preemptive_on_one_trace(seed):
     assert r_ti.verified and r_rz.verified
     assert r_ti.solution_status is SolutionStatus.OPTIMAL and r_rz.solution_status is SolutionStatus.OPTIMAL
     fluid = KINDS["offline-resizable"].relaxation(rz, None)
-    assert fluid == pytest.approx(METHODS["offline-fluid"].solve(rz, "none", P).dual_bound)
+    assert fluid == pytest.approx(METHODS["offline-fluid"].solve(rz, "none", P).bounds.dual)
     assert fluid <= r_rz.objective + 1e-6 <= r_ti.objective + 2e-6
     assert KINDS["offline-ti"].objective(ti, r_ti.solution) == pytest.approx(r_ti.objective)

@@ -33,7 +33,7 @@ PLUGIN = textwrap.dedent('''
 
     def tight(inst, backend, params):
         res = METHODS["joint"].solve(inst, backend, params)
-        return dataclasses.replace(res, dual_bound=0.01 * res.objective)
+        return dataclasses.replace(res, bounds=dataclasses.replace(res.bounds, dual=0.01 * res.objective))
 
 
     FORMULATIONS = [Method("nap", "joint", nap), Method("hang", "joint", hang), Method("fail", "joint", fail),

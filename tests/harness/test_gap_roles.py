@@ -97,7 +97,7 @@ def test_the_summary_never_averages_one_method_across_kinds():
 
     recs = [_rec("fifo", "policy", 7.0, backend=None, label="a"), _rec("joint", "exact", 10.0, 10.0, label="b"),
             {**_rec("fifo", "policy", 3.0, backend=None, label="c"), "kind": "tier-placement", "instance": "J"},
-            {**_rec("tier-placement", "exact", 4.0, 4.0, label="d"), "kind": "tier-placement", "instance": "J"}]
+            {**_rec("tier-ilp", "exact", 4.0, 4.0, label="d"), "kind": "tier-placement", "instance": "J"}]
     s = summary(frame(recs)).set_index(["kind", "method"])
     assert s.loc[("joint", "fifo"), "mean gap [%]"] == pytest.approx(30.0)
     assert s.loc[("tier-placement", "fifo"), "mean gap [%]"] == pytest.approx(25.0)

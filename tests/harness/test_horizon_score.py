@@ -11,7 +11,7 @@ from schedlab.scheduling import Instance, Job, Resources
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.loaders import spec_from_dict
 
-P = SolveParams(threads=1, time_limit_s=60, seed=0, deterministic_limit=60)
+P = SolveParams(threads=1, time_limit_s=60, seed=0, work_limit=60)
 
 
 def cluster(machines: int = 2, gpus: int = 2, racks: int = 1) -> Cluster:

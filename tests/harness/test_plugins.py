@@ -23,7 +23,7 @@ SUITE = """
 name: plugged
 gap:
   - {kind: tier-placement, cluster: dally-2, sizes: [4], policies: [largest-first],
-     formulations: [pack-first, pack-local, tier-placement], backends: [highs]}
+     formulations: [pack-first, pack-local, tier-ilp], backends: [highs]}
 replay:
   - {workload: smoke-burst, policies: [largest-first]}
 """
@@ -66,7 +66,7 @@ def test_installed_plugin_appears_everywhere_like_a_builtin(site, tmp_path):
     assert pack["status"] == "optimal" and pack["verified"] and pack["gap"] is not None
     assert pack["role"] == "heuristic-in-model"
     # the restriction proves its own optimum (12.46) below the tier-aware one (13.99): it never becomes the bound
-    local, exact = recs["tier-placement/dally-2/n=4/s=0/pack-local@highs"], recs["tier-placement/dally-2/n=4/s=0/tier-placement@highs"]
+    local, exact = recs["tier-placement/dally-2/n=4/s=0/pack-local@highs"], recs["tier-placement/dally-2/n=4/s=0/tier-ilp@highs"]
     assert local["role"] == "restriction" and local["status"] == "optimal" and local["bound"] < exact["bound"] - 1
     assert local["best_bound"] == exact["bound"] and local["gap"] > 0.05 and exact["gap"] == 0
     assert recs["tier-placement/dally-2/n=4/s=0/largest-first"]["status"] == "ok"

@@ -34,6 +34,9 @@ def test_one_complete_record_per_run(small_run):
         assert r["cpu_count"] >= 1 and r["threads"] >= 1 and r["peak_mem_mb"] > 0 and r["wall_s"] > 0
         assert r["versions"]["schedlab"] and r["versions"]["python"] and r["code_version"]
         assert r["instance"] and r["jobs"] >= 1 and r["gpus"] >= 1
+        assert r["process_s"] >= 0  # the worker process's start, apart from the run (issue 21.7)
+        if r["role"] == "policy":  # warm decide() timed inside the worker; the first call kept apart
+            assert r["extra"]["first_call_s"] > 0 and 1 <= r["extra"]["decide_repeats"] <= 5
         if r["role"] != "relaxation":  # lp-bound: a bound, no allocation to verify
             assert r["verified"] is True
     exact = df[df["role"] == "exact"]

@@ -23,7 +23,7 @@ def test_quick_pairs_every_twin_with_its_exact_formulation_on_two_backends():
     quick = SUITES["quick"]()
     gap = [c for c in quick.cases if isinstance(c, GapCase)]
     for kind, exact in (("joint", "joint-2stage"), ("tiresias-placement", "tiresias-ilp"), ("tier-placement",
-                                                                                       "tier-placement")):
+                                                                                       "tier-ilp")):
         mine = [c for c in gap if c.kind == kind]
         assert {c.method for c in mine if c.backend is None} >= {"fifo"}
         assert {c.backend for c in mine if c.method == exact} == {"cpsat", "highs"}

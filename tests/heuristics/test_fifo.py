@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from schedlab.benchmarks.simulator import Recorder, simulate
-from schedlab.heuristics import POLICIES, FifoPolicy
+from schedlab.heuristics import POLICIES
+from schedlab.heuristics.fifo import FifoPolicy
 from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
 from schedlab.scheduling.policy import ClusterView, Decision
 from schedlab.topology import preset

@@ -10,8 +10,9 @@ from schedlab.topology.errors import SpecError
 
 TRUE = PerfParams(k_bwd=1.8, k_sync=3.0, k_opt=2e-4, k_opt_off=5e-3, k_off=2.5, k_swap=4.0, k_const=0.02)
 # effective bandwidths well below rubick-64's links (400 / 100 GB/s), so that they matter
-# and a hierarchical all-reduce whose inter-machine phase grows as n_min^0.5 (k_share)
-TRUE_BW = PerfParams(**{**TRUE.with_bandwidths(30.0, 8.0).to_dict(), "k_share": 0.5})
+# and a hierarchical all-reduce whose inter-machine phase grows as n_min^0.5 (k_share), ZeRO-Offload's at
+# 0.5 of the DP-family's (k_offx)
+TRUE_BW = PerfParams(**{**TRUE.with_bandwidths(30.0, 8.0).to_dict(), "k_share": 0.5, "k_offx": 0.5})
 CASES = [("dp", [1], 1), ("dp", [2], 2), ("dp", [8], 8), ("dp", [4, 4], 8), ("gc", [2, 2], 4), ("zero-dp", [8], 8),
          ("zero-dp", [1, 1], 2), ("zero-offload", [1], 8), ("zero-offload", [4], 4), ("zero-offload", [2, 2], 32),
          ("ga", [8, 8], 16), ("zero-offload", [8], 64)]
@@ -37,7 +38,7 @@ def test_fit_recovers_known_parameters_and_bandwidths(rubick):
     """A table generated from known parameters, effective bandwidths included, is recovered within 1 %."""
     samples = synthetic(rubick, TRUE_BW, cases=CASES + MORE)
     res = fit(get_model("bert"), samples, rubick, seed=0, starts=4)
-    assert set(res.free) == {*PARAM_NAMES, "b_intra", "b_inter", "k_share"} and res.rmsle < 1e-4
+    assert set(res.free) == {*PARAM_NAMES, "b_intra", "b_inter", "k_share", "k_offx"} and res.rmsle < 1e-4
     assert res.max_error < 1e-4
     for name in res.free:
         assert getattr(res.params, name) == pytest.approx(getattr(TRUE_BW, name), rel=0.01), name

@@ -135,16 +135,17 @@ def test_scalar_fast_path_matches_numpy(toy):
 
 @given(d=st.sampled_from([2, 4, 8]), k=st.integers(2, 8), nmax=st.integers(1, 8), nmin=st.integers(1, 8),
        odd=st.sampled_from([0, 1]), share=st.floats(0.0, 1.0), parity=st.floats(0.0, 5.0),
-       zero=st.sampled_from(list(ZeroMode)), caps=st.booleans())
-def test_hierarchical_scalar_twin_matches_numpy(toy, d, k, nmax, nmin, odd, share, parity, zero, caps):
-    """The scalar fast path and the numpy path agree on the hierarchical all-reduce and the parity term,
-    whatever the group shape, k_share, k_parity, ZeRO mode and bandwidth caps."""
+       zero=st.sampled_from(list(ZeroMode)), caps=st.booleans(), offx=st.sampled_from([None, 0.3, 2.0]))
+def test_hierarchical_scalar_twin_matches_numpy(toy, d, k, nmax, nmin, odd, share, parity, zero, caps, offx):
+    """The scalar fast path and the numpy path agree on the hierarchical all-reduce, the parity term and
+    ``k_offx``, whatever the group shape, k_share, k_parity, ZeRO mode and bandwidth caps."""
     from schedlab.perfmodel.iteration import iteration_time_scalar
     from schedlab.perfmodel.search import plan_to_row
 
     nmin = min(nmin, nmax)
     params = PerfParams(k_bwd=1.7, k_sync=2.0, k_opt=2e-3, k_opt_off=0.02, k_off=2.0, k_swap=3.0, k_const=0.03,
-                        b_intra=50.0 if caps else None, b_inter=5.0 if caps else None, k_share=share, k_parity=parity)
+                        b_intra=50.0 if caps else None, b_inter=5.0 if caps else None, k_share=share, k_parity=parity,
+                        k_offx=offx)
     plan = ExecutionPlan(dp=d, zero=zero)
     a = PlanArrays.from_plans([plan], 10.0, 100.0, 16.0, 8 * d, dp_inter=1.0, pp_inter=1.0,
                               dp_shape=(k, nmax, nmin, odd))
@@ -172,3 +173,28 @@ def test_hierarchical_terms_by_hand(toy):
     assert float(c["dp1"][0]) == pytest.approx(2e9 * 2 * 7 / 8 / 100e9)
     flat = PlanArrays.from_plans([ExecutionPlan(dp=8)], 10.0, 100.0, 32.0, 8)  # no counts: the flat formula
     assert float(components(toy, params, flat)["dp"][0]) == pytest.approx(2e9 * 2 * 7 / 8 / 10e9)
+
+
+def test_offload_inter_machine_factor_by_hand(toy):
+    """``k_offx`` scales the inter-machine phase of ZeRO-Offload rows only. k = 2 machines of 4 GPUs
+    (``44``), k_share 0.5, inter 10 GB/s, intra 100 GB/s: the DP-family inter phase is
+    2e9 * 2 * 1/2 / (10e9 * 4^0.5) = 0.1 s (the intra phase 0.03 s). With k_offx = 0.2 a ZeRO-Offload row's
+    inter phase is 0.02 s, so its T_dp is the intra phase, 0.03 s; with k_offx = 3, 0.3 s. The DP-family row
+    keeps 0.1 s, the offload term's one-machine all-reduce (0.035 s) is unchanged, and without counts (the
+    flat formula) k_offx does nothing."""
+    from schedlab.perfmodel.iteration import iteration_time_scalar
+    from schedlab.perfmodel.search import plan_to_row
+
+    off, dp = ExecutionPlan(dp=8, zero=ZeroMode.OFFLOAD), ExecutionPlan(dp=8)
+    for kx, want in ((0.2, 0.03), (3.0, 0.3), (None, 0.1)):
+        params = PerfParams(**{**P1.to_dict(), "k_share": 0.5, "k_offx": kx})
+        a = PlanArrays.from_plans([off, dp], 10.0, 100.0, 32.0, 64, dp_inter=1.0, dp_shape=(2, 4, 4, 0))
+        c = components(toy, params, a)
+        assert float(c["dp"][0]) == pytest.approx(want)
+        assert float(c["dp"][1]) == pytest.approx(0.1)
+        assert float(c["dp1"][0]) == pytest.approx(2e9 * 2 * 7 / 8 / 100e9)
+        one = iteration_time_scalar(toy, params, plan_to_row(off), 10.0, 100.0, 32.0, 64.0, 8, dp_inter=True,
+                                    pp_inter=True, dp_shape=(2, 4, 4, 0))
+        assert one == pytest.approx(float(c["iter"][0]))
+        flat = PlanArrays.from_plans([off], 10.0, 100.0, 32.0, 64)
+        assert float(components(toy, params, flat)["dp"][0]) == pytest.approx(2e9 * 2 * 7 / 8 / 10e9)

@@ -10,9 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from schedlab.perfmodel.plans import ExecutionPlan
-from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, Resources, SpecError
+from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, Resources
 from schedlab.scheduling.instance import JobProgress
 from schedlab.topology import preset
+from schedlab.topology.errors import SpecError
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [

@@ -4,8 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.scheduling import AllocationError, CapacityError, ClusterState, Resources
+from schedlab.scheduling import ClusterState, Resources
 from schedlab.topology import Cluster, TopologyError, spec_from_dict
+from schedlab.topology.errors import AllocationError, CapacityError
 
 
 def _cluster(racks: int, per_rack: int, gpus: int, cpus: int, mem: float) -> Cluster:

@@ -11,13 +11,13 @@ from schedlab.scheduling import (
     Job,
     JobAllocation,
     JobClass,
-    PolicyError,
     Resources,
     ViolationKind,
     assert_valid,
     validate_allocation,
 )
 from schedlab.topology import Tier, preset
+from schedlab.topology.errors import PolicyError
 
 R = Resources
 

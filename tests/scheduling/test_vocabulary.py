@@ -5,15 +5,13 @@ import pytest
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode, parse_plan
 from schedlab.scheduling import (
     Allocation,
-    AllocationError,
     Instance,
     Job,
     JobAllocation,
-    PlanError,
     Resources,
-    SpecError,
 )
 from schedlab.topology import preset
+from schedlab.topology.errors import AllocationError, PlanError, SpecError
 
 
 def test_resources_arithmetic_and_order():

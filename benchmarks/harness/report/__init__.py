@@ -7,6 +7,11 @@ vs jobs and GPUs with fitted exponents), online vs offline bound, trace replays 
 utilisation and queue length over time, a schedule picture per replay), reproduction tables (paper vs
 ours), failed runs. Only the current run of each (suite, label) is shown.
 
+A report records the digest it was rendered from (:func:`content_digest`: the store's records and
+reproduction rows and the report code) in ``report.digest``; :func:`render_if_changed` (what
+``schedlab bench`` calls) skips rendering while that digest is unchanged, so a rerun with nothing left
+to run does not redraw the plots. Its sessions table then shows the session that last changed results.
+
 ``report.html`` embeds its plots (base64 PNG), so the page alone is the whole report; ``report.md``
 links ``plots/*.png`` beside it. The store is only read: ``out`` writes the report elsewhere (a results
 folder one cannot write).
@@ -17,16 +22,19 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from schedlab.benchmarks.harness.analysis import export, frame
-from schedlab.benchmarks.harness.report import plots, tables
-from schedlab.benchmarks.harness.report.gantt import gantt
+from schedlab.benchmarks.harness.analysis import MIN_FIT_SIZES, MIN_FIT_SPAN, POOR_R2, export, frame
+from schedlab.benchmarks.harness.report import tables
 from schedlab.benchmarks.harness.store import Store
+
+# plots (matplotlib) are imported where a plot is drawn: a bench rerun that skips the report never pays for them
+DIGEST_NAME = "report.digest"
 
 
 @dataclass
@@ -127,11 +135,75 @@ def _code(df: pd.DataFrame, sessions: list[dict]) -> str:
     return code + (f" (git {', '.join(commits)})" if commits else " (no git commit: not run from a checkout)")
 
 
-def render_report(directory: str | Path, *, exports: bool = True, out: str | Path | None = None) -> Report:
+def _report_code() -> bytes:
+    """The report's own source (this package and the analysis it reads through): a changed table or plot
+    re-renders an unchanged store."""
+    from schedlab.benchmarks.harness import analysis
+
+    here = Path(__file__).resolve().parent
+    files = sorted(here.glob("*.py")) + [Path(analysis.__file__).resolve()]
+    return b"".join(f.name.encode() + f.read_bytes() for f in files)
+
+
+def content_digest(directory: str | Path) -> str:
+    """SHA-256 of what a report of ``directory`` shows that can change its results: every record (all
+    columns, in key order), the reproduction rows, the report code and the schedlab version. Sessions
+    are left out: a rerun that ran nothing adds a session and changes no result."""
+    from schedlab.benchmarks.harness.record import versions
+
+    h = hashlib.sha256()
+    with Store(directory, create=False) as store:
+        for table, order in (("records", "key"), ("repro", "suite, position")):
+            for row in store.conn.execute(f"SELECT * FROM {table} ORDER BY {order}"):
+                h.update(json.dumps(list(row), default=str).encode())
+                h.update(b"\n")
+            h.update(b"\x00")
+    h.update(_report_code())
+    h.update(versions().get("schedlab", "0").encode())
+    return h.hexdigest()
+
+
+def existing_report(directory: str | Path, digest: str | None = None) -> Report | None:
+    """The report in ``directory`` if it was rendered from ``digest`` (default: the store's
+    :func:`content_digest`) and its files are all there, else ``None``."""
+    dest = Path(directory)
+    md, page, stamp = dest / "report.md", dest / "report.html", dest / DIGEST_NAME
+    try:
+        meta = json.loads(stamp.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or not md.is_file() or not page.is_file():
+        return None
+    plots_ = [dest / p for p in meta.get("plots", [])]
+    exports_ = [str(dest / e) for e in meta.get("exports", [])]
+    if not all(p.is_file() for p in plots_) or not all(Path(e).is_file() for e in exports_):
+        return None
+    if meta.get("digest") != (digest if digest is not None else content_digest(dest)):
+        return None
+    return Report(page, md, plots_, exports_)
+
+
+def render_if_changed(directory: str | Path, *, force: bool = False) -> tuple[Report, bool]:
+    """``(report, rendered)``: the report of ``directory`` rendered only when the store's
+    :func:`content_digest` differs from the one the existing report was rendered from (or ``force``)."""
+    digest = content_digest(directory)
+    if not force and (rep := existing_report(directory, digest)) is not None:
+        return rep, False
+    return render_report(directory, digest=digest), True
+
+
+def render_report(directory: str | Path, *, exports: bool = True, out: str | Path | None = None,
+                  digest: str | None = None) -> Report:
     """Write ``report.html``, ``report.md`` and ``plots/*.png`` (and ``results.csv``/``.parquet``) into
-    ``out`` (default: ``directory``), reading the store of ``directory`` read-only."""
+    ``out`` (default: ``directory``), reading the store of ``directory`` read-only; then
+    ``report.digest`` (the :func:`content_digest` it was rendered from)."""
+    from schedlab.benchmarks.harness.report import plots
+
     root = Path(directory)
     dest = Path(out) if out is not None else root
+    digest = digest if digest is not None else content_digest(root)
+    stamp = dest / DIGEST_NAME
+    stamp.unlink(missing_ok=True)  # a report half rewritten is never taken for the old one
     with Store(root, create=False) as store:
         df = frame(store.records())
         all_sessions = store.sessions()
@@ -188,6 +260,8 @@ def render_report(directory: str | Path, *, exports: bool = True, out: str | Pat
     rep = Report(page, md, made)
     if exports and not df.empty:
         rep.exports = export(df, dest)
+    stamp.write_text(json.dumps({"digest": digest, "plots": [p.relative_to(dest).as_posix() for p in made],
+                                 "exports": [Path(e).relative_to(dest).as_posix() for e in rep.exports]}) + "\n")
     return rep
 
 
@@ -201,6 +275,8 @@ GAP_DEFINITION = ("Gap: signed, g = (B - v) / max(|B|, |v|) for a maximisation a
 
 
 def _gap_section(doc: _Doc, df, root, pdir, keep, skipped) -> None:
+    from schedlab.benchmarks.harness.report import plots
+
     gt = tables.gap_table(df)
     if gt.empty:
         return
@@ -237,11 +313,16 @@ def _gap_section(doc: _Doc, df, root, pdir, keep, skipped) -> None:
     st = tables.scale_table(df)
     if not st.empty:
         doc.p("Fitted exponent b of build + solve time t ~ a n^b (least squares in log-log space, over runs that "
-              "finished within their limit; 'unfinished' counts the runs cut by a limit).")
+              "finished within their limit; 'unfinished' counts the runs cut by a limit), given only from at least "
+              f"{MIN_FIT_SIZES} sizes spanning at least {MIN_FIT_SPAN:g}x, with R^2 and its 95 % interval (Student "
+              f"t); 'flag' says why a sweep has no exponent, or marks a poor fit (R^2 < {POOR_R2:g}). A policy's "
+              "time is its warm decide() inside the worker; the worker process's start is the record's process_s.")
         doc.table(st)
 
 
 def _bound_section(doc: _Doc, df, root, pdir, keep) -> None:
+    from schedlab.benchmarks.harness.report import plots
+
     bt = tables.bound_table(df)
     if bt.empty:
         return
@@ -256,6 +337,9 @@ def _bound_section(doc: _Doc, df, root, pdir, keep) -> None:
 
 
 def _replay_section(doc: _Doc, df, root, dest, pdir, keep) -> None:
+    from schedlab.benchmarks.harness.report import plots
+    from schedlab.benchmarks.harness.report.gantt import gantt
+
     rt = tables.replay_table(df)
     if rt.empty:
         return
@@ -282,4 +366,4 @@ def _repro_section(doc: _Doc, repro) -> None:
                                  "note": r.note} for r in rows]))
 
 
-__all__ = ["Report", "render_report"]
+__all__ = ["DIGEST_NAME", "Report", "content_digest", "existing_report", "render_if_changed", "render_report"]

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from schedlab.benchmarks.harness.analysis import fit_exponent, measured
+from schedlab.benchmarks.harness.analysis import POOR_R2, fit_admissible, fit_power_law, measured
 
 DPI = 110
 
@@ -141,8 +141,10 @@ def runtime_vs_size(df: pd.DataFrame, path: Path, axis: str = "jobs") -> Path | 
         for who, w in d.groupby("who"):
             fin = w[measured(w)]
             s = fin.groupby(axis)["time_s"].median()
-            b, _, _, n = fit_exponent(fin[axis], fin["time_s"])
-            lab = who + (f" (b={b:.2f})" if n >= 2 and np.isfinite(b) else "")
+            f = fit_power_law(fin[axis], fin["time_s"])
+            # an exponent only from >= 4 sizes spanning >= 8x; a poor fit (R^2 < 0.8) says so
+            ok = fit_admissible(f) is None and np.isfinite(f["exponent"])
+            lab = who + (f" (b={f['exponent']:.2f}" + (", poor fit" if f["r2"] < POOR_R2 else "") + ")" if ok else "")
             ax.plot(s.index, s.values, marker="o", color=col[who], label=lab)
             cut = w[~measured(w)]
             if len(cut):

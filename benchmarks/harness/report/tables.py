@@ -24,17 +24,22 @@ def _verdicts(v: pd.Series) -> str:
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (case type, kind, method@backend) — a method is never averaged across kinds: runs,
-    statuses, median time, mean/max signed gap to the best proven bound (gap cases; bound cases: online
-    vs the offline bound)."""
+    """One row per (case type, kind, decision set, objective, method@backend) — a method is never averaged
+    across kinds, decision sets or objectives, and each row names the decision set and objective its gap is
+    measured in: runs, statuses, median time (a policy: its warm ``decide()`` inside the worker), mean/max
+    signed gap to the best proven bound (gap cases; bound cases: online vs the offline bound)."""
     if df.empty:
         return pd.DataFrame()
     rows = []
     cur = df[df["current"]].copy()
     cur["kind"] = cur["kind"].fillna("")
-    for (ct, kind, who), g in cur.groupby(["case_type", "kind", "who"], sort=False):
+    for c in ("decision_set", "objective_name"):
+        cur[c] = cur[c].fillna("") if c in cur else ""
+    for (ct, kind, dset, obj, who), g in cur.groupby(["case_type", "kind", "decision_set", "objective_name", "who"],
+                                                     sort=False):
         gaps = g["gap"].dropna()
-        rows.append({"type": ct, "kind": kind, "method": who, "runs": len(g), "status": _fmt_status(g["status"]),
+        rows.append({"type": ct, "kind": kind, "decision set": dset, "objective": obj, "method": who, "runs": len(g),
+                     "status": _fmt_status(g["status"]),
                      "median time [s]": float(g["time_s"].median()),
                      "mean gap [%]": 100 * float(gaps.mean()) if len(gaps) else math.nan,
                      "max gap [%]": 100 * float(gaps.max()) if len(gaps) else math.nan,
@@ -142,8 +147,10 @@ def flexibility(df: pd.DataFrame) -> pd.DataFrame:
             if dset == kind:
                 continue
             gap = signed_gap(float(v), wide, sense)
+            names = d["objective_name"].dropna().unique() if "objective_name" in d else []
             rows.append({"kind": kind, "cluster": d["cluster"].iloc[0], "jobs": int(d["jobs"].iloc[0]),
-                         "seed": int(d["seed"].iloc[0]), "decision set": dset, "its optimum": float(v),
+                         "seed": int(d["seed"].iloc[0]), "objective": names[0] if len(names) else "",
+                         "decision set": dset, "its optimum": float(v),
                          "wider set": kind, "wider optimum": wide,
                          "value of flexibility [%]": math.nan if gap is None else 100 * gap,
                          "neutral: twin allocations [%]": _ngap(neutral, dset, kind)})
@@ -179,7 +186,8 @@ def bound_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, x in b.iterrows():
         ex = x["extra"] if isinstance(x["extra"], dict) else {}
-        rows.append({"policy": x["method"], "instance": x["instance"], "preemptive": ex.get("preemptive"),
+        rows.append({"policy": x["method"], "instance": x["instance"], "objective": ex.get("objective_name", ""),
+                     "decision set": ex.get("decision_set", ""), "preemptive": ex.get("preemptive"),
                      "online avg JCT [s]": x["objective"], "offline bound [s]": x["bound"],
                      "online / bound": x["objective"] / x["bound"] if x["bound"] else math.nan,
                      "bound": ex.get("bound_method"), "bound status": ex.get("bound_status"),
@@ -191,7 +199,8 @@ def scale_table(df: pd.DataFrame) -> pd.DataFrame:
     f = scale_fits(df)
     if f.empty:
         return f
-    return f.rename(columns={"method": "method", "exponent": "exponent b (t ~ n^b)", "r2": "R^2"})
+    return f.rename(columns={"method": "method", "exponent": "exponent b (t ~ n^b)", "ci_low": "b 95% low",
+                             "ci_high": "b 95% high", "r2": "R^2"})
 
 
 def failures(df: pd.DataFrame) -> pd.DataFrame:

@@ -12,7 +12,7 @@ def example_suite() -> Suite:
             cases += [GapCase("tier-placement", "dally-2", n, "largest-first", seed=s, time_limit_s=30),
                       GapCase("tier-placement", "dally-2", n, "fifo", seed=s, time_limit_s=30),
                       GapCase("tier-placement", "dally-2", n, "pack-first", "highs", seed=s, time_limit_s=30),
-                      GapCase("tier-placement", "dally-2", n, "tier-placement", "highs", seed=s, time_limit_s=30)]
+                      GapCase("tier-placement", "dally-2", n, "tier-ilp", "highs", seed=s, time_limit_s=30)]
     burst = WorkloadSource(workload="smoke-burst")
     cases += [ReplayCase(burst, p, label=f"smoke-burst/{p}") for p in ("largest-first", "fifo")]
     return Suite("example", "pack-first and largest-first vs the tier-aware optimum; a bursty replay", tuple(cases))
