@@ -23,13 +23,17 @@ class Executor(StrEnum):
     dask = "dask"
 
 
-def resolve_suite(ref: str):
-    """A registered suite name or a suite file (YAML/TOML)."""
+def resolve_suite(ref: str, options: list[str] | None = None):
+    """A registered suite name (built with ``options``, ``k=v`` strings) or a suite file (YAML/TOML)."""
+    from schedlab.benchmarks.cli.suite_options import parse_suite_options
     from schedlab.benchmarks.harness.suitefile import is_suite_file, load_suite_file
     from schedlab.benchmarks.harness.suites import SUITES
 
     if ref in SUITES:
-        return SUITES[ref]()
+        return SUITES[ref](**parse_suite_options(SUITES[ref], ref, options or []))
+    if options:
+        raise SpecError("--option applies to a registered suite, not a suite file (write the options into the file)",
+                        source="--option", field="option")
     if is_suite_file(ref):
         if not Path(ref).is_file():
             raise SpecError(f"suite file not found: {ref}", source=ref, field="SUITE")
@@ -134,6 +138,8 @@ def bench_command(
     force_report: bool = typer.Option(False, "--force-report",
                                       help="Rewrite the report even when the stored results did not change."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (tables) or json (the records)."),
+    option: list[str] = typer.Option([], "--option", help="KEY=VALUE option of a registered suite's builder "
+                                     "(repeatable; e.g. seeds=5, parts=testbed,reference, load=5)."),
 ) -> None:
     """Run a benchmark suite: every run in its own process with a hard timeout, one record each in a
     resumable SQLite store, then a report (HTML + Markdown + plots; kept as it is when the stored
@@ -150,7 +156,7 @@ def bench_command(
     t0 = time.perf_counter()
     add_env_plugins(plugin)
     load_plugins()
-    spec = resolve_suite(suite)
+    spec = resolve_suite(suite, option)
     directory = out if out is not None else Path("schedlab-results") / spec.name
     if directory.exists() and not directory.is_dir():
         raise SpecError(f"--out {directory} exists and is not a directory", source="--out", field="out")
