@@ -6,6 +6,10 @@ and events per second per window of the run (flat = a pass does not slow down as
                                          [--load 1.0] [--vc ID] [--profile] [--json]
 
 Skips cleanly (exit 0, a message) when the trace file is absent: the project does not ship it.
+
+For scripts: :func:`time_replay` times one speed row (policy x load on the Philly table: CPU and wall
+seconds of the replay, events); :func:`philly_workload` / :func:`philly_replay` / :func:`philly_window`
+build the replays that ``schedlab simulate --trace ... --trace-format philly`` runs.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import pstats
 import resource
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 DEFAULT_TRACES = ("../shared/traces/philly/sia_philly_jobs.csv", "/work/shared/traces/philly/sia_philly_jobs.csv")
@@ -39,6 +44,75 @@ def trace_or_skip(arg: str | None) -> Path | None:
         print("Philly trace not found (looked for --trace, then ../shared/traces/philly/sia_philly_jobs.csv); "
               "skipping.")
     return path
+
+
+def policy_semantics(policy: str) -> str:
+    """The semantics a policy replays under in the speed rows: the artifact policies (``gandiva``,
+    ``dlas-gpu*``, ``shortest*``) need ``tiresias``; the rest run ``realistic``."""
+    return "tiresias" if policy in TIRESIAS_ONLY else "realistic"
+
+
+TIRESIAS_ONLY = frozenset({"gandiva"})
+
+
+def philly_window(trace_path: str | Path, limit: int, dest: str | Path, *, offset: int = 0) -> Path:
+    """Write ``limit`` rows of the Philly table from the ``offset``-th by submit time (stable: file
+    order breaks ties) to ``dest``: the 2,000-job window of the byte-compare test."""
+    import csv
+
+    with open(trace_path, newline="") as f:
+        rows = list(csv.reader(f))
+    head, body = rows[0], [r for r in rows[1:] if r]
+    body = sorted(body, key=lambda r: r[0])[offset:offset + limit]
+    with open(dest, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(head)
+        w.writerows(body)
+    return Path(dest)
+
+
+def philly_workload(*, load: float = 1.0, trace_path: str | Path | None = None, seed: int = 0,
+                    cluster: str = "philly"):
+    """``(workload, cluster)`` of ``schedlab simulate --trace PATH --trace-format philly --cluster CLUSTER
+    --load L --seed S``."""
+    from schedlab.benchmarks.workloads.source import WorkloadSource
+    from schedlab.topology.errors import SpecError
+
+    path = find_trace(str(trace_path) if trace_path is not None else None)
+    if path is None:
+        raise SpecError("Philly trace not found", source="<bench>", field="trace_path")
+    return WorkloadSource(trace=str(path), trace_format="philly", cluster=cluster, seed=seed, load=load).build()
+
+
+def philly_replay(policy: str, workload, cluster, *, seed: int = 0, semantics: str | None = None,
+                  keep_segments: bool = False):
+    """A :class:`~schedlab.benchmarks.simulator.Simulator` replaying ``workload`` (from
+    :func:`philly_workload`) under ``policy`` (built with ``seed``), as ``schedlab simulate`` does."""
+    from schedlab.benchmarks.registry import all_policies
+    from schedlab.benchmarks.simulator import Recorder, Simulator
+
+    pol = all_policies().build(policy, {}, seed=seed)
+    return Simulator(cluster, workload.jobs, pol, semantics=semantics or policy_semantics(policy),
+                     quotas=workload.quotas, recorder=Recorder(keep_segments=keep_segments),
+                     small_gpus=workload.small_gpus, short_s=workload.short_s)
+
+
+def time_replay(policy: str, *, load: float = 1.0, trace_path: str | Path | None = None, seed: int = 0,
+                limit: int | None = None) -> dict:
+    """One speed row: the replay of the Philly table under ``policy`` at ``load`` x arrivals.
+    ``cpu_s``/``wall_s`` time the replay alone (``Simulator.run``: event loop and metrics), not the
+    trace load; ``events`` / ``passes`` count the replay's work; ``loadavg_1m`` is the machine's load."""
+    w, cl = philly_workload(load=load, trace_path=trace_path, seed=seed)
+    if limit is not None:
+        w = replace(w, jobs=w.jobs[:limit])
+    sim = philly_replay(policy, w, cl, seed=seed)
+    c0, w0 = time.process_time(), time.perf_counter()
+    res = sim.run()
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    return {"policy": policy, "load": load, "seed": seed, "jobs": len(sim.jobs), "cpu_s": round(cpu, 3),
+            "wall_s": round(wall, 3), "events": res.events, "passes": res.passes,
+            "unfinished": len(res.unfinished), "preemptions": sum(r.preemptions for r in res.jobs),
+            "loadavg_1m": round(os.getloadavg()[0], 2)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,8 @@ command line, ``run_bench``, a worker process, the conformance checks:
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from schedlab.benchmarks.harness.plugins import PLUGIN_KINDS, PLUGIN_POLICIES
@@ -17,11 +19,16 @@ if TYPE_CHECKING:
 def all_policies() -> PolicyRegistry:
     """Every registered policy: the heuristics' registry merged with the formulation-side one
     (policies that solve a model in the loop) and the plugins' (entry points, ``--plugin``). Duplicate
-    names are an error."""
+    names are an error. A policy with a ``warm_start`` parameter (``exact-joint``) is built with this
+    registry (``registry=``) to resolve the name: formulations never import heuristics."""
     from schedlab.formulations import POLICIES as EXACT  # lazy: start-up (solver layer)
     from schedlab.heuristics import POLICIES as HEURISTICS  # lazy: start-up (policy modules)
 
-    return PolicyRegistry.merged(HEURISTICS, EXACT, PLUGIN_POLICIES)
+    reg = PolicyRegistry.merged(HEURISTICS, EXACT, PLUGIN_POLICIES)
+    for name, spec in list(reg.items()):
+        if "warm_start" in spec.params.model_fields:  # exact-joint: a named heuristic hints its rounds
+            reg[name] = replace(spec, factory=partial(spec.factory, registry=reg))
+    return reg
 
 
 def all_kinds() -> KindRegistry:

@@ -13,6 +13,7 @@ from schedlab.formulations.joint_instance import (
     slo_violations,
 )
 from schedlab.formulations.joint_options import generate_joint
+from schedlab.formulations.joint_plan import PLAN_DECISIONS, solve_plan
 from schedlab.formulations.joint_rigid import RIGID_DECISIONS, solve_rigid
 from schedlab.formulations.joint_twostage import JointTwoStage
 from schedlab.formulations.kind_options import JointOptions, OfflineOptions, TierOptions, TiresiasOptions
@@ -125,6 +126,9 @@ JOINT = Kind(
         Method("joint-rigid", "joint", solve_rigid, Role.EXACT, WARM,
                "fixed-size twin: joint-2stage with GPU counts and plans at the request (admission, placement "
                "and preemption free)", decisions=RIGID_DECISIONS),
+        Method("joint-plan", "joint", solve_plan, Role.EXACT, WARM,
+               "plan-only twin: joint-2stage with GPU counts at the request and plans free (Rubick-E's set)",
+               decisions=PLAN_DECISIONS),
     ),
     containment=JointFormulation, relaxation=_joint_lp, gap_note=JOINT_GAP_NOTE, rules=slo_violations,
     default_cluster="rubick-64", default_jobs=30, default_exact=JOINT_DEFAULT_EXACT, neutral=_neutral(_joint_neutral),

@@ -64,7 +64,7 @@ from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
-from schedlab.topology.errors import SpecError
+from schedlab.topology.errors import SpecError, TopologyError
 from schedlab.topology.tiers import Tier
 
 _SRC = "<horizon>"
@@ -200,7 +200,11 @@ def horizon_violations(inst: HorizonInstance, plan: HorizonPlan) -> list[str]:
             out.append(f"[start] job {j.id!r} starts in slot {s}, allowed [{inst.release(j.id)}, {inst.slots})")
         if sum(pl.values()) != j.requested.gpus:
             out.append(f"[gang] job {j.id!r}: {sum(pl.values())} GPUs placed, needs {j.requested.gpus}")
-        tier = real_tier(inst, pl)
+        try:
+            tier = real_tier(inst, pl)
+        except TopologyError as e:  # a machine over its GPUs, an unknown machine: a violation, not a crash
+            out.append(f"[placement] job {j.id!r}: {e}")
+            continue
         if tier not in inst.levels(j.id):
             out.append(f"[tier] job {j.id!r} placed at {tier.name.lower()}, above its max_tier")
         for tau in range(s, min(inst.slots, s + inst.run_slots(j.id, tier))):

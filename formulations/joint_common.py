@@ -44,7 +44,11 @@ class JobRows:
 
 
 def option_value(inst: JointInstance, job: Job, o: JobOption) -> float:
-    return inst.weight(job.id) * o.throughput / inst.ref_throughput[job.id]
+    """The objective's value of ``job`` on option ``o`` (:meth:`JointInstance.gain`). A negative neutral
+    gain (a job slower than worth placing) is clamped to -1: any negative value makes the option
+    infeasible (``0 <= theta <= value``), and a bounded one keeps the model's coefficients sane."""
+    v = inst.gain(job.id, o.throughput / inst.ref_throughput[job.id])
+    return max(v, -1.0)
 
 
 def keep_value(inst: JointInstance, job: Job) -> float | None:
@@ -54,12 +58,13 @@ def keep_value(inst: JointInstance, job: Job) -> float | None:
     if cur is None or not inst.reconfig_penalty or not set(cur.placement) <= set(inst.eligible_machines):
         return None
     try:
-        v = inst.value(cur)
+        n = inst.norm(cur)
     except SolverError:
         return None
-    if job.guaranteed and v < inst.weight(job.id) * (1 - 1e-9):
+    if job.guaranteed and inst.weight(job.id) > 0 and n < 1 - 1e-9:
         return None
-    return v
+    v = inst.gain(job.id, n)
+    return v if v >= 0 else None  # a negative value could never be kept (0 <= theta <= value)
 
 
 def add_job_rows(inst: JointInstance, mdl: Model, job: Job, options: list[tuple[int, JobOption]],
@@ -195,7 +200,8 @@ def job_classes(inst: JointInstance, aggregate: bool = True) -> list[tuple[Job, 
             if id(opts) not in tables:  # hash a table once, not once per job
                 tables[id(opts)] = canon.setdefault(opts, len(canon))
             g = j.guaranteed
-            key = (tables[id(opts)], inst.ref_throughput[j.id], inst.weight(j.id), g, j.tenant,
+            key = (tables[id(opts)], inst.ref_throughput[j.id], inst.weight(j.id),
+                   inst.neutral_terms[j.id] if inst.objective is JointObjective.NEUTRAL else None, g, j.tenant,
                    j.quota_usage if g else None, j.reconfigurable, j.requested.gpus, j.min_resources if g else None)
         groups.setdefault(key, []).append(j)
     return [tuple(g) for g in groups.values()]

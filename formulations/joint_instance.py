@@ -27,6 +27,7 @@ of them, which is what makes ``gap >= 0`` hold against any heuristic (:mod:`form
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -150,6 +151,7 @@ class JointObjective(Enum):
     SUM = "sum"            # sum of normalised throughputs
     WEIGHTED = "weighted"  # sum of weight * normalised throughput
     MAXMIN = "max-min"     # min over jobs of weight * normalised throughput (queued jobs count 0)
+    NEUTRAL = "est-avg-jct"  # formulations.neutral's estimated average completion time, as gains (below)
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,10 @@ class JointInstance:
     machines: tuple[str, ...] | None = None
     pricing: str = "table"
     fixed_plans: bool = False
+    #: a :class:`~schedlab.perfmodel.PerfModel` of ``base.cluster`` that ``pricing="perfmodel"`` may reuse
+    #: (its caches survive from one instance to the next: exact-in-the-loop rounds); not part of the
+    #: instance's value (not compared, not saved)
+    perf_model: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", MappingProxyType({k: tuple(v) for k, v in self.options.items()}))
@@ -192,7 +198,38 @@ class JointInstance:
         return self.machines if self.machines is not None else self.base.cluster.machines
 
     def weight(self, job_id: str) -> float:
-        return self.weights.get(job_id, 1.0) if self.objective is not JointObjective.SUM else 1.0
+        if self.objective is JointObjective.SUM or self.objective is JointObjective.NEUTRAL:
+            return 1.0
+        return self.weights.get(job_id, 1.0)
+
+    @cached_property
+    def neutral_terms(self) -> Mapping[str, tuple[float, float]]:
+        r"""``JointObjective.NEUTRAL``: per job ``(a_j, b_j)`` with gain :math:`a_j - b_j / n` for a job run at
+        normalised throughput :math:`n`: :math:`a_j = C^q_j / s`, :math:`b_j = d_j / s`, where
+        :math:`d_j` and :math:`C^q_j` are :func:`formulations.neutral.job_terms` (remaining time at the
+        request; completion time charged when queued) and :math:`s` the mean :math:`d_j` (1 if 0). Then
+        ``est_avg_jct(A) = (sum_j C^q_j - s * sum_{j placed} gain_j) / |J|``: maximising the gains minimises
+        the neutral objective exactly (the reconfiguration penalty is charged in units of :math:`s`)."""
+        from schedlab.formulations.neutral import job_terms
+
+        def rate(ja: JobAllocation) -> float:
+            try:
+                return self.norm(ja)
+            except SolverError:
+                return 1.0
+
+        terms = job_terms(self.base, rate, lambda j: self.ref_throughput[j.id])
+        s = sum(d for d, _ in terms.values()) / len(terms) if terms else 0.0
+        s = s if s > 0 else 1.0
+        return MappingProxyType({j: (q / s, d / s) for j, (d, q) in terms.items()})
+
+    def gain(self, job_id: str, n: float) -> float:
+        """The objective's value of job ``job_id`` run at normalised throughput ``n`` (a queued job: 0):
+        ``weight * n`` (sum, weighted, max-min); ``a_j - b_j / n`` (neutral, :attr:`neutral_terms`)."""
+        if self.objective is JointObjective.NEUTRAL:
+            a, b = self.neutral_terms[job_id]
+            return a - b / n if n > 0 else -math.inf
+        return self.weight(job_id) * n
 
     def table(self, job: Job) -> tuple[JobOption, ...]:
         """The job's options as the models use them: a guaranteed job's option below its minRes CPUs
@@ -241,11 +278,32 @@ class JointInstance:
 
         return PRICERS[self.pricing](self)
 
+    def norm(self, ja: JobAllocation) -> float:
+        """Normalised throughput of one job's allocation (its price over its reference; raises
+        :class:`SolverError` when it cannot run: invalid plan, too little CPU or host memory, shape
+        outside the tables). Memoised per instance: the models, the verifier, the objective and a warm
+        start's check price the same allocations several times."""
+        key = (ja.job_id, ja.plan, tuple(sorted(ja.placement.items())))
+        hit = self._norms.get(key)
+        if hit is None:
+            job = self.base.job(ja.job_id)
+            try:
+                hit = self.pricer.price(job, ja, footprint(self, ja)) / self.ref_throughput[job.id]
+            except SolverError as e:
+                hit = e
+            self._norms[key] = hit
+        if isinstance(hit, SolverError):
+            raise hit.with_traceback(None)
+        return hit
+
+    @cached_property
+    def _norms(self) -> dict[tuple, float | SolverError]:
+        return {}
+
     def value(self, ja: JobAllocation) -> float:
-        """Weighted normalised throughput of one job's allocation (raises :class:`SolverError` when
-        it cannot run: invalid plan, too little CPU or host memory, shape outside the tables)."""
-        job = self.base.job(ja.job_id)
-        return self.weight(job.id) * self.pricer.price(job, ja, footprint(self, ja)) / self.ref_throughput[job.id]
+        """The objective's value of one job's allocation (:meth:`gain` of :meth:`norm`: the weighted
+        normalised throughput, or the neutral gain); raises :class:`SolverError` as :meth:`norm`."""
+        return self.gain(ja.job_id, self.norm(ja))
 
     # ------------------------------------------------------------------ json
     def to_dict(self) -> dict[str, Any]:
@@ -288,12 +346,13 @@ def covering_option(inst: JointInstance, ja: JobAllocation, value: float | None 
     as the allocation (its normalised ``value`` if given), or ``None``."""
     job = inst.base.job(ja.job_id)
     fp = footprint(inst, ja)
-    w = inst.weight(job.id) / inst.ref_throughput[job.id]
+    ref = inst.ref_throughput[job.id]
     best, best_t = None, -1.0
     for k, o in inst.admissible(job):
         if inst.pricing == "table" and o.plan != ja.plan:
             continue
-        if o.covers(fp) and (value is None or w * o.throughput >= value - 1e-9 * max(1.0, abs(value))) \
+        if o.covers(fp) and (value is None or inst.gain(job.id, o.throughput / ref)
+                             >= value - 1e-9 * max(1.0, abs(value))) \
                 and o.throughput > best_t:
             best, best_t = k, o.throughput
     return best
@@ -315,7 +374,9 @@ def joint_objective(inst: JointInstance, allocation: Allocation) -> float:
 
     ``SUM``/``WEIGHTED``: ``sum_j w_j * tput_j / ref_j - penalty * #changed running jobs``;
     ``MAXMIN``: ``min_j w_j * tput_j / ref_j`` (a queued job counts 0; no penalty term), where
-    ``tput_j`` is the allocation's price (module docstring).
+    ``tput_j`` is the allocation's price (module docstring); ``NEUTRAL``: ``sum_j gain_j - penalty *
+    #changed`` (:meth:`JointInstance.gain`; a queued job gains 0), an affine map of
+    ``formulations.neutral.est_avg_jct`` (see :attr:`JointInstance.neutral_terms`).
     """
     vals = [0.0 if allocation.get(job.id) is None else inst.value(allocation[job.id]) for job in inst.base.jobs]
     if inst.objective is JointObjective.MAXMIN:
@@ -334,12 +395,12 @@ def slo_violations(inst: JointInstance, allocation: Allocation) -> list[str]:
         if job is None or not job.guaranteed:
             continue
         try:
-            v = inst.value(ja)
+            v = inst.norm(ja)
         except SolverError:
             continue
-        if v < inst.weight(job.id) * (1 - 1e-9):
+        if inst.weight(job.id) > 0 and v < 1 - 1e-9:
             out.append(f"[slo] guaranteed job {job.id!r} runs below its requested throughput "
-                       f"({v / inst.weight(job.id):.4g} of it)")
+                       f"({v:.4g} of it)")
     return out
 
 
@@ -376,7 +437,8 @@ def split_evenly(amount: float, gpus: Mapping[str, int], *, integral: bool) -> d
 
 def make_allocation(job_id: str, plan: ExecutionPlan, gpus: Mapping[str, int], cpus: Mapping[str, float],
                     mem: Mapping[str, float]) -> JobAllocation:
-    return JobAllocation(job_id, plan, {m: Resources(int(g), int(round(cpus.get(m, 0))), float(mem.get(m, 0.0)))
+    return JobAllocation(job_id, plan, {m: Resources(int(g), int(round(cpus.get(m, 0))),
+                                                              max(0.0, float(mem.get(m, 0.0))))
                                         for m, g in gpus.items() if g > 0})
 
 

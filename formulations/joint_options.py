@@ -155,7 +155,8 @@ class PerfPricer:
         from schedlab.perfmodel import PerfModel
 
         self.inst = inst
-        self.pm = PerfModel(inst.base.cluster)
+        pm = inst.perf_model
+        self.pm = pm if pm is not None and pm.cluster is inst.base.cluster else PerfModel(inst.base.cluster)
 
     def problem(self, job: Job, plan: ExecutionPlan, fp: Footprint) -> tuple[str | None, int]:
         from schedlab.perfmodel.memory import plan_host_memory_gb

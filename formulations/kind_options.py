@@ -27,7 +27,7 @@ class JointOptions(Options):
     running_frac: float = Field(0.0, ge=0.0, le=1.0, description="fraction already running first-fit")
     reconfig_penalty: NonNegativeFloat = Field(0.0, description="penalty per changed running job")
     max_gpus: PositiveInt | None = Field(None, description="largest GPU count of an option (default: the cluster)")
-    objective: JointObjective = Field(JointObjective.SUM, description="sum, weighted or max-min")
+    objective: JointObjective = Field(JointObjective.SUM, description="sum, weighted, max-min or est-avg-jct (the neutral objective, exactly)")
     source: Literal["synthetic", "perfmodel"] = Field("synthetic", description="option tables: synthetic zoo or "
                                                       "PerfModel.options")
     busy: float = Field(0.0, ge=0.0, le=1.0, description="probability that a machine is partly used outside")

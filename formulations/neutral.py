@@ -87,25 +87,39 @@ def first_fit_time(base: Instance, gpus: int, finishes: list[tuple[float, int]],
     return horizon
 
 
+def job_terms(base: Instance, rate: RateFn, ref_rate: Callable[[Job], float]) -> dict[str, tuple[float, float]]:
+    """Per job of ``base``: ``(d_j, C_q)``, its remaining run time at the request and the completion
+    time it is charged when left queued (module docstring). Neither depends on the decision: a placed
+    job's term is ``d_j / r_j(A)``. What :func:`est_avg_jct` sums, and what an exact model of this
+    objective (``JointObjective.NEUTRAL``) takes as constants."""
+    jobs = base.jobs
+    if not jobs:
+        return {}
+    d = {j.id: remaining_time(base, j, ref_rate(j)) for j in jobs}
+    d_min, d_max = min(d.values()), max(d.values())
+    finishes = sorted((d[ja.job_id] / max(rate(ja), 1e-12), ja.gpus) for ja in base.current if ja.job_id in d)
+    horizon = (finishes[-1][0] if finishes else 0.0) + d_max
+    return {j.id: (d[j.id], max(d_min, first_fit_time(base, j.requested.gpus, finishes, horizon)) + d[j.id])
+            for j in jobs}
+
+
 def est_avg_jct(base: Instance, allocation: Allocation, rate: RateFn, ref_rate: Callable[[Job], float]) -> float:
     """The neutral objective (module docstring) of ``allocation`` on ``base``."""
     jobs = base.jobs
     if not jobs:
         return 0.0
-    d = {j.id: remaining_time(base, j, ref_rate(j)) for j in jobs}
-    d_min, d_max = min(d.values()), max(d.values())
-    finishes = sorted((d[ja.job_id] / max(rate(ja), 1e-12), ja.gpus) for ja in base.current if ja.job_id in d)
-    horizon = (finishes[-1][0] if finishes else 0.0) + d_max
+    terms = job_terms(base, rate, ref_rate)
     total = 0.0
     for j in jobs:
+        d, queued = terms[j.id]
         ja = allocation.get(j.id)
         if ja is not None:
             r = rate(ja)
-            total += d[j.id] / r if r > 0 else math.inf
+            total += d / r if r > 0 else math.inf
         else:
-            total += max(d_min, first_fit_time(base, j.requested.gpus, finishes, horizon)) + d[j.id]
+            total += queued
     return total / len(jobs)
 
 
-__all__ = ["NEUTRAL_NAME", "NEUTRAL_SUMMARY", "Objective", "RateFn", "est_avg_jct", "first_fit_time",
+__all__ = ["NEUTRAL_NAME", "NEUTRAL_SUMMARY", "Objective", "RateFn", "est_avg_jct", "first_fit_time", "job_terms",
            "remaining_time"]

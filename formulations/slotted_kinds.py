@@ -27,7 +27,7 @@ from schedlab.formulations.horizon import (
     horizon_objective,
 )
 from schedlab.formulations.kind_options import HorizonOptions, OfflineTIOptions, ResizableOptions
-from schedlab.formulations.kinds import Capability, Kind, Method, Role, Sense
+from schedlab.formulations.kinds import Capability, Kind, Method, Role, Sense, SuitePlan
 from schedlab.formulations.offline import generate_offline
 from schedlab.formulations.offline_fluid import FluidBoundMethod, fluid_bound
 from schedlab.formulations.offline_resizable import (
@@ -97,6 +97,8 @@ HORIZON = Kind(
               "and its plan scored by the model's objective: starts at slot boundaries, rigid gangs, no "
               "preemption, the same optimistic tail for jobs not started"),
     default_cluster="dally-2", default_jobs=6, snapshot=False,
+    # the built-in suites' sizes: HiGHS proves 30 jobs on 16 machines at 8 slots within 60 s (docs)
+    plan=SuitePlan("dally-2", (6,), (5, 10, 20, 30), (5, 10, 20, 30), scale_fixed_jobs=10),
 )
 
 OFFLINE_TI = Kind(

@@ -27,7 +27,7 @@ from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.zoo import get_model, resolve_name
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
-from schedlab.scheduling.policy import ClusterView, Decision, split_resources
+from schedlab.scheduling.policy import NO_DECISION, ClusterView, Decision, split_resources
 from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec, paper
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.snapshot import PolicyBase
@@ -54,7 +54,7 @@ class FifoPolicy(PolicyBase):
     def schedule(self, view: ClusterView) -> Decision:
         idx = view.index
         if idx.total == 0 or view.queue_length == 0:
-            return Decision()
+            return NO_DECISION  # (shared and immutable: no dictionaries built per idle pass)
         if self._mixed is None:
             c = view.cluster
             self._mixed = len({c.machine(m).gpu_memory_gb for m in c.machines if c.machine(m).gpus}) > 1
@@ -318,7 +318,7 @@ FIFO_POLICIES.register(PolicySpec(
     reference="Tiresias §6 (YARN-CS baseline); the floor of every gap suite"))
 FIFO_POLICIES.register(PolicySpec(
     "yarn-cs", FifoPolicy, "YARN-CS: FIFO with head-of-line blocking and strict consolidation (= fifo)",
-    PolicyFamily.BASELINE, FifoParams, preset={"blocking": True}, reference="Tiresias §6"))
+    PolicyFamily.BASELINE, FifoParams, preset={"blocking": True}, twins=("joint",), reference="Tiresias §6"))
 FIFO_POLICIES.register(PolicySpec(
     "fifo-backfill", FifoPolicy, "FIFO that skips jobs that do not fit (no head-of-line blocking)",
     PolicyFamily.BASELINE, FifoParams, preset={"blocking": False}, reference="Tiresias §6 (Best-effort)"))

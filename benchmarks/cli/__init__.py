@@ -139,6 +139,29 @@ def _on_sigterm_interrupt():
     return signal.signal(signal.SIGTERM, _interrupt)
 
 
+def _cached_listing(argv: list[str] | None) -> str | None:
+    """``schedlab list [REGISTRY] [--format F]`` whose listing is in the cache (``cli/list_cache.py``):
+    the text, printed without building the command tree (a key exists only for arguments a previous
+    ``list`` accepted); anything else, ``None``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] != "list":
+        return None
+    registry, fmt, rest = "", "text", args[1:]
+    while rest:
+        a = rest.pop(0)
+        if a == "--format" and rest:
+            fmt = rest.pop(0)
+        elif a.startswith("--format="):
+            fmt = a.partition("=")[2]
+        elif not a.startswith("-") and not registry:
+            registry = a
+        else:
+            return None
+    from schedlab.benchmarks.cli import list_cache
+
+    return list_cache.load(list_cache.key(("list", registry, fmt)))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Every refusal is one ``error: ...`` line on stderr (some messages add indented detail
     lines after it) and exit status 2: schedlab's own
@@ -152,6 +175,11 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover - older typer on click
         from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # lazy: start-up
 
+    listing = _cached_listing(argv)
+    if listing is not None:
+        sys.stdout.write(listing)
+        sys.stdout.flush()
+        return
     command = build_command()
     previous = _on_sigterm_interrupt()
     try:

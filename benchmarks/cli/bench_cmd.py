@@ -23,14 +23,18 @@ class Executor(StrEnum):
     dask = "dask"
 
 
-def resolve_suite(ref: str):
-    """A registered suite name or a suite file (YAML/TOML)."""
+def resolve_suite(ref: str, options: list[str] | None = None):
+    """A registered suite name (built with ``options``, ``k=v`` strings) or a suite file (YAML/TOML)."""
+    from schedlab.benchmarks.cli.suite_options import parse_suite_options  # lazy: start-up
     from schedlab.benchmarks.harness.suitefile import is_suite_file, load_suite_file  # lazy: start-up
     from schedlab.benchmarks.harness.suites import all_suites  # lazy: start-up (the harness)
 
     suites = all_suites()
     if ref in suites:
-        return suites[ref]()
+        return suites[ref](**parse_suite_options(suites[ref], ref, options or []))
+    if options:
+        raise SpecError("--option applies to a registered suite, not a suite file (write the options into the file)",
+                        source="--option", field="option")
     if is_suite_file(ref):
         if not Path(ref).is_file():
             raise SpecError(f"suite file not found: {ref}", source=ref, field="SUITE")
@@ -65,6 +69,8 @@ def _summary_table(console, runs, df) -> None:
         t = Table(title=f"{r.suite}: {r.total} runs ({r.ran} now, {r.stored_before} stored before, {r.failed} failed, "
                         f"{len(r.skipped)} skipped) in {r.wall_s:.1f} s", title_justify="left")
         s = summary(sub)
+        # each kind's objective is named once, in the lines below the table (its names are long)
+        s = s.drop(columns=["objective"], errors="ignore")
         for c in s.columns:
             left = c in ("type", "method", "status")  # names fold, never cut to "rubick…"
             t.add_column(escape(c), justify="left" if left else "right", overflow="fold" if left else "ellipsis")
@@ -122,7 +128,8 @@ def bench_command(
                                        help="Concurrent runs (default: cores / threads; never more)."),
     threads: int = typer.Option(1, "--threads", help="Solver threads per run (threads x workers <= cores)."),
     executor: Executor = typer.Option(Executor.local, "--executor", help="local (worker processes here) or dask."),
-    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address, tcp://HOST:PORT."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Dask scheduler address, tcp://HOST:PORT "
+                                         "(--executor dask without it: a LocalCluster of --workers processes here)."),
     time_limit: float | None = typer.Option(None, "--time-limit",
                                             help="Solver limit per run in seconds (overrides the suite's)."),
     seed: int = typer.Option(0, "--seed", help="Added to every case's seeds (instances, workloads, policies)."),
@@ -132,6 +139,8 @@ def bench_command(
     force_report: bool = typer.Option(False, "--force-report",
                                       help="Rewrite the report even when the stored results did not change."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (tables) or json (the records)."),
+    option: list[str] = typer.Option([], "--option", help="KEY=VALUE option of a registered suite's builder "
+                                     "(repeatable; e.g. seeds=5, parts=testbed,reference, load=5)."),
 ) -> None:
     """Run a benchmark suite: every run in its own process with a hard timeout, one record each in a
     resumable SQLite store, then a report (HTML + Markdown + plots; kept as it is when the stored
@@ -143,7 +152,7 @@ def bench_command(
     t0 = time.perf_counter()
     add_env_plugins(plugin)
     load_plugins()
-    spec = resolve_suite(suite)
+    spec = resolve_suite(suite, option)
     directory = out if out is not None else Path("schedlab-results") / spec.name
     if directory.exists() and not directory.is_dir():
         raise SpecError(f"--out {directory} exists and is not a directory", source="--out", field="out")

@@ -11,7 +11,8 @@ import typer
 from schedlab.topology.errors import SpecError
 
 # The registries (pydantic parameter models, the formulation and workload registries) are imported
-# inside the command so `schedlab --help` stays fast; tests/cli checks this list against REGISTRY_SOURCES.
+# inside the command so `schedlab --help` stays fast, and only on a miss of the listing cache
+# (benchmarks/cli/list_cache.py); tests/cli checks this list against REGISTRY_SOURCES.
 REGISTRY_NAMES = ("clusters", "workloads", "policies", "models", "kinds", "formulations", "backends", "suites")
 
 
@@ -62,6 +63,18 @@ def list_command(
     format: ListFormat = typer.Option(ListFormat.text, "--format", help="text, json or yaml."),
 ) -> None:
     """List the registered clusters, workloads, policies (with parameters), models, formulations and backends."""
+    from schedlab.benchmarks.cli import list_cache  # lazy: start-up
+
+    key = list_cache.key(("list", registry or "", format.value))
+    text = list_cache.load(key)
+    if text is None:
+        text = render_listing(registry, format)
+        list_cache.store(key, text)
+    typer.echo(text, nl=False)
+
+
+def render_listing(registry: str | None, format: ListFormat) -> str:
+    """What ``schedlab list [REGISTRY] --format FORMAT`` prints (computed from the live registries)."""
     from schedlab.benchmarks.registry import (  # lazy: start-up
         REGISTRY_SOURCES,
         all_kinds,
@@ -69,6 +82,7 @@ def list_command(
         registries,
     )
 
+    out: list[str] = []
     if registry is not None and registry not in REGISTRY_SOURCES:
         raise SpecError(f"unknown registry {registry!r}; known: {', '.join(REGISTRY_SOURCES)}",
                         source="<list>", field="registry")
@@ -88,24 +102,21 @@ def list_command(
         if "formulations" in data:
             data["formulations"] = {n: kinds.methods[n].describe() for n in regs["formulations"]}
         if format is ListFormat.json:
-            typer.echo(json.dumps(data, indent=2))
-        else:
-            import yaml  # lazy: start-up
+            return json.dumps(data, indent=2) + "\n"
+        import yaml  # lazy: start-up
 
-            typer.echo(yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
-        return
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip() + "\n"
     for name, items in regs.items():
-        typer.echo(f"{name} ({len(items)}):")
+        out.append(f"{name} ({len(items)}):")
         for item in items:
             if name == "policies":
-                for line in _policy_lines(policies[item]):
-                    typer.echo(line)
+                out.extend(_policy_lines(policies[item]))
             elif name == "kinds":
-                for line in _kind_lines(kinds[item]):
-                    typer.echo(line)
+                out.extend(_kind_lines(kinds[item]))
             elif name == "formulations":
-                typer.echo(_method_line(kinds.methods[item]))
+                out.append(_method_line(kinds.methods[item]))
             elif name == "backends" and item in missing:
-                typer.echo(f"  {item}  [unavailable: {missing[item]}]")
+                out.append(f"  {item}  [unavailable: {missing[item]}]")
             else:
-                typer.echo(f"  {item}")
+                out.append(f"  {item}")
+    return "".join(line + "\n" for line in out)

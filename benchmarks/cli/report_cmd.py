@@ -33,12 +33,50 @@ def report_command(
     out: Path | None = typer.Option(None, "--out", callback=output_dir(),
                                     help="Write the report here instead of into DIR (DIR is only read)."),
     format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text or json (the written paths)."),
+    reproduction: bool = typer.Option(False, "--reproduction",
+                                      help="Print the papers' reproduction tables (Markdown: paper figure, ours "
+                                           "over seeds with a 95 % interval, verdict, cases) of the tiresias, "
+                                           "dally and rubick records in DIR; with --out also write "
+                                           "reproduction.md there."),
+    micro: bool = typer.Option(True, "--micro/--no-micro",
+                               help="With --reproduction: also compute Rubick's Fig. 8 (from --placements and "
+                                    "our perf model)."),
+    placements: Path = typer.Option(Path("../shared/traces/rubick/placements"), "--placements",
+                                    help="The Rubick artifact's measured placement tables (for --micro)."),
+    depth: int = typer.Option(2, "--depth", min=1, max=5,
+                              help="With --reproduction: Markdown heading level of each paper (tables one deeper)."),
+    paper: list[str] = typer.Option([], "--paper", help="With --reproduction: only these papers' tables "
+                                    "(tiresias, dally, rubick; repeatable; default all)."),
+    add: list[Path] = typer.Option([], "--add", help="With --reproduction: another results directory whose "
+                                   "records join DIR's (runs made beside it; repeatable)."),
 ) -> None:
     """Write DIR/report.html (plots embedded), DIR/report.md, DIR/plots/*.png and DIR/results.csv
-    (+ .parquet); with --out, into that folder instead (the results store is only ever read)."""
+    (+ .parquet); with --out, into that folder instead (the results store is only ever read). With
+    --reproduction: print the papers' reproduction tables instead."""
     from schedlab.benchmarks.harness.report import render_report  # lazy: start-up
 
     directory_arg(directory, "DIR")
+    if reproduction:
+        from schedlab.benchmarks.harness.report.reproduction import render, runs_from_store
+
+        for d in add:
+            directory_arg(d, "--add")
+        from schedlab.benchmarks.harness.report.reproduction import SUITE_TITLES
+
+        bad = [p for p in paper if p not in SUITE_TITLES]
+        if bad:
+            raise SpecError(f"unknown paper {bad[0]!r}; known: {', '.join(SUITE_TITLES)}", source="--paper",
+                            field="paper")
+        text = render(runs_from_store(directory, *add), tuple(paper) or tuple(SUITE_TITLES),
+                      placements=placements if micro else None, depth=depth)
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "reproduction.md").write_text(text)
+        if format is OutputFormat.json:
+            typer.echo(json.dumps({"markdown": text, "written": None if out is None else str(out / "reproduction.md")}))
+        else:
+            typer.echo(text, nl=False)
+        return
     dest = out if out is not None else directory
     if out is None and not os.access(directory, os.W_OK | os.X_OK):
         raise SpecError(f"cannot write the report into {directory} (not writable); give --out FOLDER to write it "

@@ -69,7 +69,7 @@ def frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
 #: fields a gap record keeps in ``extra`` that the analysis lifts into columns
 MEASURE_FIELDS = ("decision_set", "objective_name", "neutral_name", "neutral_objective", "twin", "check",
-                  "first_call_s")
+                  "first_call_s", "instance_source", "origin")
 
 
 def with_measure(df: pd.DataFrame) -> pd.DataFrame:

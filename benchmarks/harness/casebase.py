@@ -104,10 +104,20 @@ def case_key(kind: str, d: dict[str, Any]) -> str:
     return kind + ":" + json.dumps(d, sort_keys=True, default=str)
 
 
-def sized_label(kind: str, cluster: str, jobs: int, seed: int, generator: Mapping[str, Any]) -> str:
-    """``kind/cluster/n=JOBS/s=SEED[/generator]``: a snapshot instance's id, and the head of its label."""
+def sized_label(kind: str, cluster: str, jobs: int | None, seed: int, generator: Mapping[str, Any], *,
+                state: str | None = None) -> str:
+    """``kind/cluster/n=JOBS/s=SEED[/generator]`` (``state=TAG`` for ``n=JOBS`` where the instance is a
+    replay's decision state): a snapshot instance's id, and the head of its label."""
     gen = options_label(generator)
-    return f"{kind}/{cluster}/n={jobs}/s={seed}" + (f"/{gen}" if gen else "")
+    size = f"state={state}" if state is not None else f"n={jobs}"
+    return f"{kind}/{cluster}/{size}/s={seed}" + (f"/{gen}" if gen else "")
+
+
+def state_tag(state: Mapping[str, Any]) -> str:
+    """A short name of a replay-state reference: ``WORKLOAD[xLOAD]@POLICY#INDEX``."""
+    load = state.get("load", 1.0)
+    return (f"{state.get('workload')}" + (f"x{load:g}" if load != 1.0 else "") + f"@{state.get('policy')}"
+            f"#{state.get('index', 0)}")
 
 
 def check_size(jobs: int, time_limit_s: float, source: str) -> None:
@@ -179,4 +189,4 @@ class Suite:
 SuiteBuilder = Callable[..., Suite]
 
 __all__ = ["Case", "CaseInfo", "ReproRow", "SolverLimited", "Suite", "SuiteBuilder", "case_key", "check_size", "frozen",
-           "hard_limit", "options_label", "plain", "sized_label", "with_params"]
+           "hard_limit", "options_label", "plain", "sized_label", "state_tag", "with_params"]

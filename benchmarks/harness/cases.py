@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from schedlab.benchmarks.harness.bound import BoundCase
-from schedlab.benchmarks.harness.casebase import Case, ReproRow, Suite, SuiteBuilder
+from schedlab.benchmarks.harness.casebase import Case, ReproRow, Suite, SuiteBuilder, state_tag
 from schedlab.benchmarks.harness.gap import GapCase
 from schedlab.benchmarks.harness.replay import ReplayCase
 
@@ -42,4 +42,4 @@ def case_from_spec(spec: Mapping[str, Any]) -> Case:
 
 
 __all__ = ["CASE_TYPES", "BoundCase", "Case", "GapCase", "ReplayCase", "ReproRow", "Suite", "SuiteBuilder",
-           "case_from_spec", "case_spec"]
+           "case_from_spec", "case_spec", "state_tag"]

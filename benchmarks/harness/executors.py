@@ -9,7 +9,9 @@ Both run every case in its own worker process with a hard timeout
 * :class:`DaskExecutor` — a task per run on the cluster at ``--scheduler tcp://HOST:PORT``; the task
   starts the worker process on the Dask worker, with the solver threads clamped so that threads x the
   Dask worker's task slots never exceed its cores. The address is checked (with a timeout) before any
-  run starts; an address that does not answer is an error naming it.
+  run starts; an address that does not answer is an error naming it. Without an address it starts a
+  ``LocalCluster`` here (``workers`` worker processes of one task slot each, on 127.0.0.1) and closes
+  it at the end.
 """
 
 from __future__ import annotations
@@ -117,12 +119,23 @@ def _probe(address: str, timeout_s: float) -> None:
 class DaskExecutor:
     name = "dask"
 
-    def __init__(self, address: str, *, threads: int = 1, connect_timeout_s: float = 10.0) -> None:
+    def __init__(self, address: str, *, threads: int = 1, connect_timeout_s: float = 10.0,
+                 local_workers: int | None = None) -> None:
         try:
             from distributed import Client  # lazy: optional dependency (dask.distributed)
         except ImportError:
             raise SpecError("the dask executor needs dask.distributed: pip install 'schedlab[distributed]'",
                             source="--executor", field="executor") from None
+        self.cluster = None
+        if not address and local_workers:
+            import logging
+
+            from distributed import LocalCluster
+
+            self.cluster = LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True,
+                                        host="127.0.0.1", protocol="tcp", dashboard_address=None,
+                                        silence_logs=logging.ERROR)
+            address = self.cluster.scheduler_address
         if not address:
             raise SpecError("--executor dask needs --scheduler tcp://HOST:PORT", source="--scheduler",
                             field="scheduler")
@@ -161,13 +174,17 @@ class DaskExecutor:
 
     def close(self, *, kill: bool = False) -> None:
         self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
 
 
 def make_executor(kind: str, *, workers: int, threads: int, scheduler: str | None, connect_timeout_s: float = 10.0):
+    """``dask`` without ``scheduler``: a LocalCluster of ``workers`` worker processes (see the module doc)."""
     if kind == "local":
         return LocalExecutor(workers)
     if kind == "dask":
-        return DaskExecutor(scheduler or "", threads=threads, connect_timeout_s=connect_timeout_s)
+        return DaskExecutor(scheduler or "", threads=threads, connect_timeout_s=connect_timeout_s,
+                            local_workers=None if scheduler else workers)
     raise SpecError(f"unknown executor {kind!r}; known: local, dask", source="--executor", field="executor")
 
 

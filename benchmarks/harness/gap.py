@@ -25,9 +25,13 @@ from schedlab.benchmarks.harness.casebase import (
     frozen,
     plain,
     sized_label,
+    state_tag,
     with_params,
 )
+from schedlab.benchmarks.harness.horizon_score import simulate_policy
+from schedlab.benchmarks.harness.instance_cache import cached
 from schedlab.benchmarks.harness.record import Outcome, Status
+from schedlab.benchmarks.harness.states import check_state, state_instance
 from schedlab.benchmarks.harness.validate import bad, check_backend, check_cluster, check_policy
 from schedlab.benchmarks.registry import all_kinds, all_policies
 from schedlab.formulations import SolveParams, relative_gap
@@ -51,7 +55,9 @@ class GapCase(SolverLimited):
     """One snapshot decision on a generated instance of ``kind`` (``Kind.generate``, ``generator``: its typed
     options): ``method`` is a registered policy (``backend=None``, configured by ``policy_params``) or a
     method of the kind solved on ``backend`` within ``time_limit_s`` of wall-clock time (configured by
-    ``solver_params``: ``rel_gap``, ``node_limit``, ``warm_start``, ...)."""
+    ``solver_params``: ``rel_gap``, ``node_limit``, ``warm_start``, ...). With ``state``, the instance is a
+    decision state sampled from a replay (:mod:`~schedlab.benchmarks.harness.states`: ``{"workload",
+    "policy", "index"[, "load", "k", "replay_seed"]}``, replayed on ``cluster``, sampled with ``seed``)."""
 
     TYPE: ClassVar[str] = "gap"
 
@@ -66,9 +72,10 @@ class GapCase(SolverLimited):
     generator: Mapping[str, Any] = field(default_factory=dict)
     time_limit_s: float = 60.0
     label: str = ""
+    state: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in ("policy_params", "solver_params", "generator"):
+        for name in ("policy_params", "solver_params", "generator", "state"):
             object.__setattr__(self, name, frozen(getattr(self, name)))
         check_size(self.jobs, self.time_limit_s, "<gap case>")
         wrong = "policy_params" if self.backend is not None else "solver_params"
@@ -77,8 +84,7 @@ class GapCase(SolverLimited):
                             source=f"<gap case {self.method}>", field=wrong)
         if not self.label:
             who = with_params(self.method if self.backend is None else f"{self.method}@{self.backend}", self.params)
-            object.__setattr__(self, "label", sized_label(self.kind, self.cluster, self.jobs, self.seed,
-                                                          self.generator) + f"/{who}")
+            object.__setattr__(self, "label", self.instance_id() + f"/{who}")
 
     @property
     def params(self) -> Mapping[str, Any]:
@@ -103,6 +109,8 @@ class GapCase(SolverLimited):
         return case_key("gap", self.spec())
 
     def instance_id(self) -> str:
+        if self.state:
+            return sized_label(self.kind, self.cluster, None, self.seed, self.generator, state=state_tag(self.state))
         return sized_label(self.kind, self.cluster, self.jobs, self.seed, self.generator)
 
     def info(self) -> CaseInfo:
@@ -128,6 +136,9 @@ def check_gap(case: GapCase) -> None:
     kind = kinds.kind(case.kind, source="<case>")
     check_cluster(case.cluster)
     kind.parse_options(case.generator, source="<case>")
+    if case.state:
+        st = check_state(case.kind, case.state, source="<case>")
+        check_policy(str(st["policy"]), {}, field="state.policy")
     check_backend(case.backend)
     if case.method == LP_BOUND:
         if kind.relaxation is None:
@@ -135,7 +146,7 @@ def check_gap(case: GapCase) -> None:
             raise bad("method", f"{LP_BOUND} has no relaxation for {case.kind!r} (it has: {have})")
         return
     if case.backend is None:
-        if not kind.snapshot:
+        if not kind.snapshot and case.kind not in SIMULATED:
             raise bad("method", f"a policy answers {case.kind} instances online: declare a bound case instead")
         if case.method in kinds.methods:
             raise bad("backend", f"formulation {case.method!r} needs a backend")
@@ -195,21 +206,36 @@ def run_gap(case: GapCase, *, threads: int = 1) -> Outcome:
     t0 = time.perf_counter()
     kinds = all_kinds()
     kind = kinds.kind(case.kind, source=f"<case {case.label}>")
-    inst = make_instance(case.kind, case.cluster, case.jobs, case.seed, case.generator)
+    inst, origin, hit = case_instance(case)
     role = method_role(case.method, case.backend)
     common = {"role": role, "sense": kind.sense(inst), **instance_size(inst)}
-    extra = {"generate_s": time.perf_counter() - t0, "objective_name": kind.objective_name,
-             "neutral_name": None if kind.neutral is None else kind.neutral.name}
+    extra = {"generate_s": time.perf_counter() - t0, "instance_cached": hit, **origin,
+             "objective_name": kind.objective_name, "neutral_name": None if kind.neutral is None else kind.neutral.name}
     if case.method == LP_BOUND:
         fields, more = _relaxation(kind, inst, case)
         extra["decision_set"] = kind.name
     elif role == "policy":
-        fields, more = _policy(kind, inst, case)
+        fields, more = _policy(kind, inst, case) if kind.snapshot else _simulated_policy(kind, inst, case)
     else:
         method = kinds.method(case.method, source=f"<case {case.label}>")
         extra["decision_set"] = kind.decision_set_of(method)
         fields, more = _method(kind, method, inst, case, threads)
     return Outcome(**common, **fields, extra=extra | more)
+
+
+def case_instance(case: GapCase) -> tuple[Any, dict[str, Any], bool]:
+    """The instance a gap case answers — generated (``Kind.generate``) or, with ``case.state``, a decision
+    state sampled from a replay (:mod:`~schedlab.benchmarks.harness.states`) — with its provenance
+    (``instance_source``, a state's ``origin``) and whether it came from the instance cache
+    (:mod:`~schedlab.benchmarks.harness.instance_cache`: every method of a sweep answers the same one)."""
+    what = {"kind": case.kind, "cluster": case.cluster, "jobs": case.jobs, "seed": case.seed,
+            "generator": dict(case.generator), "state": dict(case.state)}
+    if case.state:  # a decision state a replay met, not a generated instance
+        what.pop("jobs")
+        return cached(what, lambda: state_instance(case.kind, case.cluster, case.state, case.seed, case.generator,
+                                                   source=f"<case {case.label}>"))
+    return cached(what, lambda: (make_instance(case.kind, case.cluster, case.jobs, case.seed, case.generator),
+                                 {"instance_source": "generated"}))
 
 
 def _neutral(kind: Kind, inst: Any, allocation: Allocation | None) -> float | None:
@@ -237,22 +263,59 @@ def _policy(kind: Kind, inst: Any, case: GapCase) -> Parts:
     t2 = time.perf_counter()
     alloc = policy.decide(inst.base, seed=case.seed)
     first = time.perf_counter() - t2
-    decide_s, repeats = time_decide(spec, case, inst)
+    # a decision that takes seconds (exact-joint) is not timed again: a fresh process's warm-up is noise there
+    decide_s, repeats = (first, 0) if first >= SLOW_DECIDE_S else time_decide(spec, case, inst)
     wrong = [str(v) for v in validate_allocation(inst.base, alloc)] or kind.violations(inst, alloc)
-    twin = kind.twin_for(spec.decisions)
+    # a configurable exact policy (exact-joint decisions=rigid) says what this configuration decides
+    twin = kind.twin_for(getattr(policy, "decisions", None) or spec.decisions)
     return ({"build_s": t2 - t1, "solve_s": decide_s, "threads": 1, "violations": wrong, "verified": not wrong,
              "status": Status.OK if not wrong else Status.INVALID,
              "objective": kind.score(inst, alloc) if not wrong else None},
             {"first_call_s": first, "decide_repeats": repeats, "placed": len(alloc), "decision_set": kind.decision_set_of(twin), "twin": None if twin is None else twin.name,
-             # an exact policy (exact-joint) solves the twin itself: a check (its gap must be 0), not a result
-             "check": spec.family is PolicyFamily.EXACT,
+             # an exact policy (exact-joint) solving the twin itself under the family objective is a check
+             # (its gap must be 0), not a result; one solving the neutral objective is a result
+             "check": spec.family is PolicyFamily.EXACT and getattr(policy, "objective_name", "family") == "family",
              "neutral_objective": _neutral(kind, inst, alloc) if not wrong else None})
+
+
+def _horizon_score(inst: Any, policy: Any, name: str) -> tuple[Any, list[str], list[str]]:
+    sc = simulate_policy(inst, policy, name=name)
+    wrong = [n.removeprefix("violation: ") for n in sc.notes if n.startswith("violation: ")]
+    return sc.objective, wrong, [n for n in sc.notes if not n.startswith("violation: ")]
+
+
+#: kinds a policy answers by being replayed over the instance (not in snapshot form), with the scorer:
+#: ``(instance, policy, name) -> (objective, violations, notes)`` on the kind's own objective
+SIMULATED: Mapping[str, Any] = {"horizon-wait": _horizon_score}
+
+
+def _simulated_policy(kind: Kind, inst: Any, case: GapCase) -> Parts:
+    """A policy on a kind it answers over time (``horizon-wait``: replayed slot by slot by
+    :func:`~schedlab.benchmarks.harness.horizon_score.simulate_policy`, one policy object for the whole
+    horizon, scored by the kind's objective). ``solve_s`` is the whole replay."""
+    scorer = SIMULATED.get(case.kind)
+    if scorer is None:
+        raise SpecError(f"a policy answers {case.kind} instances online: declare a bound case instead",
+                        source=f"<case {case.label}>", field="method")
+    spec = all_policies().spec(case.method, source=f"<case {case.label}>")
+    t1 = time.perf_counter()
+    policy = spec.build(case.params, seed=case.seed, source=f"<case {case.label}>")
+    t2 = time.perf_counter()
+    objective, wrong, notes = scorer(inst, policy, case.method)
+    twin = kind.exact_method()
+    return ({"build_s": t2 - t1, "solve_s": time.perf_counter() - t2, "threads": 1, "violations": wrong,
+             "verified": not wrong, "status": Status.OK if not wrong else Status.INVALID,
+             "objective": objective if not wrong else None},
+            {"notes": notes, "decision_set": kind.name, "twin": None if twin is None else twin.name, "check": False})
 
 
 #: warm ``decide()`` calls timed per policy run (at most; fewer once :data:`DECIDE_BUDGET_S` is spent)
 DECIDE_REPEATS = 5
 #: seconds of warm ``decide()`` calls after which no further repeat is timed
 DECIDE_BUDGET_S = 0.2
+#: a first ``decide()`` call at least this long is the runtime itself (``decide_repeats`` 0): the process's
+#: warm-up (lazy imports, ~0.3 s) is small beside it and a repeat would double the run
+SLOW_DECIDE_S = 2.0
 
 
 def time_decide(spec: PolicySpec, case: GapCase, inst: Any) -> tuple[float, int]:
@@ -316,5 +379,6 @@ def warm_start(method: Method, inst: Any, case: GapCase, policy: str | None) -> 
     return spec.build({}, seed=case.seed, source=f"<case {case.label}>").decide(inst.base, seed=case.seed), []
 
 
-__all__ = ["DECIDE_BUDGET_S", "DECIDE_REPEATS", "LP_BOUND", "GapCase", "check_gap", "instance_size", "is_exact",
-           "make_instance", "method_of", "method_role", "run_gap", "score", "time_decide", "warm_start"]
+__all__ = ["DECIDE_BUDGET_S", "DECIDE_REPEATS", "LP_BOUND", "SIMULATED", "SLOW_DECIDE_S", "GapCase", "case_instance",
+           "check_gap", "instance_size", "is_exact", "make_instance", "method_of", "method_role", "run_gap", "score",
+           "time_decide", "warm_start"]

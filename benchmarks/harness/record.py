@@ -115,7 +115,7 @@ def versions() -> dict[str, str]:
 
 #: source that only presents results (the CLI, reports, comparisons): editing it keeps stored results
 PRESENTATION = ("benchmarks/cli/", "benchmarks/harness/report/", "benchmarks/harness/compare.py",
-                "benchmarks/harness/analysis.py")
+                "benchmarks/harness/analysis.py", "benchmarks/harness/suites/paper_figures.py")
 
 
 def code_version() -> str:

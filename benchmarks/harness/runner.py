@@ -386,8 +386,8 @@ def run_bench(suite: Suite, options: BenchOptions, *, progress: Progress | None 
     parts = suite.parts or (suite,)
     for p in parts:
         validate_suite(p)
-    if options.executor == "local":
-        workers, threads, notes = concurrency(options.workers, options.threads)
+    if options.executor == "local" or (options.executor == "dask" and not options.scheduler):
+        workers, threads, notes = concurrency(options.workers, options.threads)  # a LocalCluster: this machine
     else:
         workers, threads, notes = options.workers or 1, options.threads, []
     options = replace(options, workers=workers, threads=threads)

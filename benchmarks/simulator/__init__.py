@@ -1,8 +1,8 @@
 """Discrete-event cluster simulator: event core, rate models, costs, records, metrics."""
 
 from schedlab.benchmarks.simulator.costs import COSTS, SEMANTICS, CostModel, Semantics, cost_model, semantics
-from schedlab.benchmarks.simulator.engine import SimResult, Simulator, simulate
-from schedlab.benchmarks.simulator.metrics import summarize
+from schedlab.benchmarks.simulator.engine import SimResult, Simulator, StopReason, simulate
+from schedlab.benchmarks.simulator.metrics import RunMetrics, summarize
 from schedlab.benchmarks.simulator.rates import (
     PerfModelRates,
     RateModel,
@@ -14,6 +14,6 @@ from schedlab.benchmarks.simulator.records import JOB_FIELDS, SERIES_FIELDS, Job
 
 __all__ = [
     "COSTS", "JOB_FIELDS", "SEMANTICS", "cost_model", "SERIES_FIELDS", "CostModel", "JobRecord", "PerfModelRates", "RateModel",
-    "RealisticRates", "Recorder", "ReferenceRates", "Segment", "Semantics", "SimResult", "Simulator",
+    "RealisticRates", "Recorder", "ReferenceRates", "RunMetrics", "Segment", "Semantics", "SimResult", "Simulator", "StopReason",
     "TierRates", "semantics", "simulate", "summarize",
 ]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import time as _time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from types import MappingProxyType
 
 from schedlab.benchmarks.simulator.artifact import ArtifactNotes, artifact_jobs, pooled_cluster, snap
@@ -24,11 +25,12 @@ from schedlab.benchmarks.simulator.costs import CostModel, Semantics
 from schedlab.benchmarks.simulator.costs import semantics as get_semantics
 from schedlab.benchmarks.simulator.events import EventQueue
 from schedlab.benchmarks.simulator.guarantee import GuaranteeCheck
-from schedlab.benchmarks.simulator.metrics import summarize
+from schedlab.benchmarks.simulator.hooks import CountsFallbacks, PreparesJobs
+from schedlab.benchmarks.simulator.metrics import RunMetrics, summarize
 from schedlab.benchmarks.simulator.rates import RateModel, make_rates
 from schedlab.benchmarks.simulator.records import JobRecord, Recorder, Segment
 from schedlab.benchmarks.simulator.sharing import SharingMixin
-from schedlab.benchmarks.simulator.verifying import verify_decision
+from schedlab.benchmarks.simulator.verifying import DecisionVerifier
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import (
@@ -62,18 +64,33 @@ _KINDS = {k.value: k for k in EventKind}
 Progress = Callable[[float, int, int], None]  # (sim time, finished, total)
 
 
-@dataclass
+class StopReason(Enum):
+    """Why :meth:`Simulator.run` returned."""
+
+    DRAINED = "drained"          # no event left: every job that can finish did
+    UNTIL = "until"              # the next event is after ``until``
+    INTERRUPTED = "interrupted"  # Ctrl-C (KeyboardInterrupt): the records of what finished
+
+
+@dataclass(frozen=True)
 class SimResult:
+    """What a run gave: the records, the typed metrics, the jobs not finished and why it stopped."""
+
     policy: str
     recorder: Recorder
-    metrics: dict
+    metrics: RunMetrics
     unfinished: tuple[str, ...]
-    interrupted: bool
+    stop: StopReason
     events: int
     passes: int
     wall_s: float
     sim_time: float
     rate_sources: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def interrupted(self) -> bool:
+        """Stopped by Ctrl-C (``stop`` says why it stopped otherwise)."""
+        return self.stop is StopReason.INTERRUPTED
 
     @property
     def jobs(self) -> list[JobRecord]:
@@ -132,9 +149,8 @@ class Simulator(SharingMixin):
         total = cluster.total_gpus
         self.notes = ArtifactNotes()
         self.jobs = prepare_jobs(jobs, sem, total, self.notes)
-        prep = getattr(policy, "prepare_jobs", None)  # a policy's load-time fill-ins and checks (Rubick's minRes)
-        if prep is not None:
-            self.jobs = tuple(prep(self.jobs, cluster, self.quotas))
+        if isinstance(policy, PreparesJobs):  # a policy's load-time fill-ins and checks (Rubick's minRes)
+            self.jobs = tuple(policy.prepare_jobs(self.jobs, cluster, self.quotas))
         self._snap = sem.whole_seconds
         self._rt: dict[str, JobRuntime] = {}
         for i, j in enumerate(self.jobs):
@@ -146,6 +162,7 @@ class Simulator(SharingMixin):
             self._rt[j.id] = JobRuntime(j, i)
         self.guarantee = GuaranteeCheck(cluster, self._estimate)  # guaranteed jobs never below their SLO
         self.state = ClusterState(cluster)
+        self.verifier = DecisionVerifier(cluster)  # the verifier's checks on every decision, incrementally
         self.index = FreeIndex(cluster, {m: self.state.free(m).gpus for m in cluster.machines})
         self._queue: dict[str, JobRuntime] = {}
         self._holding: dict[str, JobRuntime] = {}
@@ -161,6 +178,7 @@ class Simulator(SharingMixin):
         self.events = EventQueue([(a, jid) for a, _, jid in arrivals])
         self._seg_start: dict[str, float] = {}
         self._slowdown = getattr(self.rates, "placement_slowdown", None)  # per allocation (realistic rates)
+        self._forget = getattr(self.rates, "forget", None)  # a rate model's per-job cache
         self._guest: dict[str, str] = {}  # host job -> its Share guest
         self.shared = 0                   # Share starts
         self.unshared = 0                 # guests suspended (host left, or preempted)
@@ -168,6 +186,8 @@ class Simulator(SharingMixin):
         self.finished = 0
         self.n_events = 0
         self.n_passes = 0
+        self._next_report = progress_every
+        self._wall = 0.0
 
     # ------------------------------------------------------------ helpers
     def _clock(self) -> float:
@@ -276,9 +296,8 @@ class Simulator(SharingMixin):
             trace_gpus=int(j.attrs.get("requested_gpus", j.requested.gpus)),
             granted_gpus=rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus),
             placement_slowdown=self._slow.pop(j.id, 1.0)))
-        forget = getattr(self.rates, "forget", None)
-        if forget is not None:
-            forget(j.id)
+        if self._forget is not None:
+            self._forget(j.id)
         self.guarantee.forget(j.id)
 
     def _handle(self, t: float, kind: int, jid: str | None, payload: object) -> SimEvent | None:
@@ -347,7 +366,7 @@ class Simulator(SharingMixin):
                                   f"{rts[jid].host!r} (preempt it first)")
         if changes:
             released = [j for j in d.preempt if self.costs.checkpoint_s == 0]
-            verify_decision(self.state, changes, rts, released=released, quotas=self.quotas,
+            self.verifier.verify(self.state, changes, rts, released=released, quotas=self.quotas,
                             holding=self._holding, policy=name, now=t)
         costs = self.costs
         for jid in d.preempt:
@@ -412,66 +431,93 @@ class Simulator(SharingMixin):
                               idx.largest_machine_block(), idx.largest_rack_block(), idx.total))
 
     # ----------------------------------------------------------------- run
+    def schedule(self, at: float, kind: EventKind, job_id: str | None = None, payload: object = None) -> None:
+        """Put an event on the queue (SimPy's ``Environment.schedule``); ``at`` is absolute and not in
+        the past. Policies ask for decision points through :class:`~scheduling.policy.Decision` timers."""
+        if not at >= self._now:
+            raise SpecError(f"event at t={at!r} s is in the past (now {self._now:g} s)", source="<simulator>",
+                            field="at")
+        self.events.push(at, kind, job_id, payload)
+
+    def peek(self) -> float:
+        """The time of the next event (``inf`` when none is left)."""
+        return self.events.peek_time() if len(self.events) else float("inf")
+
+    def step(self) -> bool:
+        """Process the next batch of same-time events, then the policy's decision point they cause;
+        ``False`` when no event was left."""
+        ev = self.events
+        if not len(ev):
+            return False
+        t, items = ev.pop_batch()
+        self._now = t
+        self.n_events += len(items)
+        handle = self._handle
+        batch = [se for se in (handle(t, kind, jid, payload) for kind, jid, payload in items) if se is not None]
+        if batch:  # (every event of the batch may be a superseded one)
+            self._decide(t, batch)
+        return True
+
+    def _decide(self, t: float, batch: list[SimEvent]) -> None:
+        view = self.view
+        view._now = t
+        view.events = tuple(batch)
+        self.n_passes += 1
+        d = self.policy.schedule(view)
+        if d is not None and not d.empty:
+            self._apply(d, t)
+        self._sample(t)
+        if self.progress is not None and self.n_events >= self._next_report:
+            self._next_report = self.n_events + self.progress_every
+            self.progress(t, self.finished, len(self.jobs))
+
     def run(self, until: float = float("inf")) -> SimResult:
-        """Run to the end (or to ``until``); Ctrl-C stops it with the records of what finished."""
+        """Process events up to and including time ``until`` (default: until none is left) and return
+        the result so far; call again with a later ``until`` to go on. Ctrl-C stops it with the records
+        of what finished. The recorder is closed once the run drains or is interrupted (flushed when
+        it stops at ``until``)."""
+        if until < self._now:
+            raise SpecError(f"run(until={until!r}): the simulation is already at t={self._now:g} s",
+                            source="<simulator>", field="until")
         start = _time.perf_counter()
         ev = self.events
-        handle = self._handle
-        view = self.view
-        policy = self.policy
-        interrupted = False
-        next_report = self.progress_every
+        step = self.step
+        stop = StopReason.DRAINED
         try:
             while len(ev):
                 if ev.peek_time() > until:
+                    stop = StopReason.UNTIL
                     break
-                t, items = ev.pop_batch()
-                self._now = t
-                self.n_events += len(items)
-                batch: list[SimEvent] = []
-                for kind, jid, payload in items:
-                    se = handle(t, kind, jid, payload)
-                    if se is not None:
-                        batch.append(se)
-                if not batch:
-                    continue
-                view._now = t
-                view.events = tuple(batch)
-                self.n_passes += 1
-                d = policy.schedule(view)
-                if d is not None and not d.empty:
-                    self._apply(d, t)
-                self._sample(t)
-                if self.progress is not None and self.n_events >= next_report:
-                    next_report = self.n_events + self.progress_every
-                    self.progress(t, self.finished, len(self.jobs))
+                step()
         except KeyboardInterrupt:
-            interrupted = True
+            stop = StopReason.INTERRUPTED
         finally:
-            self.recorder.close()
-        wall = _time.perf_counter() - start  # the event loop only (metrics below are not events)
-        if self.progress is not None and not interrupted:
+            if stop is StopReason.UNTIL:
+                self.recorder.flush()
+            else:
+                self.recorder.close()
+        self._wall += _time.perf_counter() - start  # the event loop only (metrics below are not events)
+        if self.progress is not None and stop is not StopReason.INTERRUPTED:
             self.progress(self._now, self.finished, len(self.jobs))
+        return self._result(stop)
+
+    def _result(self, stop: StopReason) -> SimResult:
         unfinished = tuple(jid for jid, rt in self._rt.items() if rt.status is not JobStatus.FINISHED)
-        metrics = summarize(self.recorder.jobs, total_gpus=self.cluster.total_gpus, small_gpus=self.small_gpus,
+        summary = summarize(self.recorder.jobs, total_gpus=self.cluster.total_gpus, small_gpus=self.small_gpus,
                             short_s=self.short_s)
-        metrics["unfinished"] = len(unfinished)
-        if self.shared:
-            metrics["shared_starts"] = self.shared          # Share guests started on a host's GPUs
-            metrics["shared_suspensions"] = self.unshared   # ... and suspended
         capped = getattr(self.rates, "capped", None)
-        if capped:  # Table 1 overheads bounded by the rates' max_overhead (docs/simulator.md)
-            metrics["comm_overhead_capped"] = dict(sorted(capped.items()))
-        metrics.update(self.guarantee.metrics())
-        counters = getattr(policy, "counters", None)  # fallbacks a policy applied, counted (e.g. Rubick's)
-        if counters:
-            metrics["policy_counters"] = dict(counters)
-        if self.semantics.keep_oversized or self.semantics.whole_seconds:
-            metrics["oversized_jobs"] = self.notes.oversized  # kept uncut: they never run
-            metrics["rounded_jobs"] = self.notes.rounded      # times floored to whole seconds
+        policy = self.policy
+        counters = policy.counters if isinstance(policy, CountsFallbacks) else None
+        artifact = self.semantics.keep_oversized or self.semantics.whole_seconds
+        metrics = RunMetrics(summary, len(unfinished), self.guarantee.metrics(),
+                             shared_starts=self.shared or None, shared_suspensions=self.unshared if self.shared else None,
+                             comm_overhead_capped=dict(sorted(capped.items())) if capped else None,
+                             policy_counters=dict(counters) if counters else None,
+                             oversized_jobs=self.notes.oversized if artifact else None,
+                             rounded_jobs=self.notes.rounded if artifact else None)
         sources = dict(getattr(self.rates, "sources", {}) or {})
-        return SimResult(self.policy_name, self.recorder, metrics, unfinished, interrupted, self.n_events,
-                         self.n_passes, wall, self._now, sources)
+        return SimResult(self.policy_name, self.recorder, metrics, unfinished, stop, self.n_events,
+                         self.n_passes, self._wall, self._now, sources)
 
 
 def simulate(cluster: Cluster, jobs: Iterable[Job], policy: Policy, **kwargs) -> SimResult:

@@ -16,11 +16,15 @@ allocations) exceeded :data:`SLOWED` = 2; ``max_placement_slowdown`` the largest
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from schedlab.benchmarks.simulator.records import JobRecord
+
+__all__ = ["SLOWED", "RunMetrics", "summarize"]
 
 SLOWED = 2.0  # a job counts as slowed by placement above this factor
 
@@ -78,4 +82,57 @@ def summarize(jobs: Sequence[JobRecord], *, total_gpus: int, small_gpus: int = 8
     return out
 
 
-__all__ = ["SLOWED", "summarize"]
+@dataclass(frozen=True)
+class RunMetrics(Mapping[str, Any]):
+    """The metrics of one run, typed: the records' summary (:func:`summarize`: JCT, queueing, waiting,
+    makespan, utilisation, Tiresias bins, job classes), what did not finish, the guarantee check, and
+    the optional parts (GPU sharing, capped communication overheads, a policy's counters, the Tiresias
+    artifact's job notes), ``None`` when a run has none. It reads as the flat dictionary
+    ``schedlab simulate --format json`` prints (``m["avg_jct"]``, ``dict(m)``, :meth:`as_dict`)."""
+
+    summary: Mapping[str, Any]
+    unfinished: int
+    guarantee: Mapping[str, float | int]
+    shared_starts: int | None = None        # Share guests started on a host's GPUs
+    shared_suspensions: int | None = None   # ... and suspended
+    comm_overhead_capped: Mapping[str, int] | None = None  # Table 1 overheads bounded by max_overhead
+    policy_counters: Mapping[str, int] | None = None       # fallbacks a policy applied, counted
+    oversized_jobs: int | None = None       # Tiresias artifact: kept uncut, they never run
+    rounded_jobs: int | None = None         # Tiresias artifact: times floored to whole seconds
+    _flat: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        flat = dict(self.summary)
+        flat["unfinished"] = self.unfinished
+        if self.shared_starts is not None:
+            flat["shared_starts"] = self.shared_starts
+            flat["shared_suspensions"] = self.shared_suspensions
+        if self.comm_overhead_capped is not None:
+            flat["comm_overhead_capped"] = dict(self.comm_overhead_capped)
+        flat.update(self.guarantee)
+        if self.policy_counters is not None:
+            flat["policy_counters"] = dict(self.policy_counters)
+        if self.oversized_jobs is not None:
+            flat["oversized_jobs"] = self.oversized_jobs
+            flat["rounded_jobs"] = self.rounded_jobs
+        object.__setattr__(self, "_flat", flat)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._flat[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._flat)
+
+    def __len__(self) -> int:
+        return len(self._flat)
+
+    def __getattr__(self, name: str) -> Any:
+        """A summary metric by attribute (``m.avg_jct``, ``m.makespan``)."""
+        flat = self.__dict__.get("_flat")
+        if flat is not None and name in flat:
+            return flat[name]
+        raise AttributeError(name)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A new flat dictionary (keys as in ``schedlab simulate --format json``)."""
+        return dict(self._flat)

@@ -21,6 +21,7 @@ from schedlab.benchmarks.workloads.convert import (
     consolidated_counts,
     trace_to_jobs,
 )
+from schedlab.benchmarks.workloads.tiresias_philly import tiresias_480_philly
 from schedlab.benchmarks.workloads.trace import Trace, Workload
 from schedlab.perfmodel.plans import parse_plan
 from schedlab.scheduling.resources import Resources
@@ -68,38 +69,47 @@ def tiresias_480(cluster: Cluster, *, seed: int = 0, load: float = 1.0) -> Workl
 DALLY_GPU_SHARES: Mapping[int, float] = {1: 0.45, 2: 0.1, 4: 0.12, 8: 0.18, 16: 0.08, 32: 0.05, 64: 0.02}  # ours
 
 
-def _dally(name: str, cluster: Cluster, *, n: int, poisson: bool, seed: int, load: float) -> Workload:
+def _dally(name: str, cluster: Cluster, *, n: int, poisson: bool, seed: int, load: float,
+           duration_scale: float = 1.0) -> Workload:
+    if not (duration_scale > 0 and np.isfinite(duration_scale)):
+        raise SpecError(f"duration_scale must be > 0, got {duration_scale!r}", source=f"<workload {name}>",
+                        field="duration_scale")
     gpus = gen.categorical(n, DALLY_GPU_SHARES, seed=seed)
     submits = gen.poisson_arrivals(n, 120.0, seed=seed + 1) if poisson else gen.batch_arrivals(n)
-    durations = gen.log_normal(n, 2 * 3600.0, 1.5, seed=seed + 2, lo=300.0, hi=14 * 86400.0)
+    durations = gen.log_normal(n, 2 * 3600.0, 1.5, seed=seed + 2, lo=300.0, hi=14 * 86400.0) * duration_scale
     trace = gen.synthetic_trace(name, submits, gpus, durations)
     jobs = trace_to_jobs(_scaled(trace, load), cluster, seed=seed + 3, model_pool=DALLY_MODELS, rates="tier")
     return Workload(name, jobs, cluster="dally-8", small_gpus=8, short_s=4 * 3600.0)
 
 
-def dally_batch(cluster: Cluster, *, seed: int = 0, load: float = 1.0) -> Workload:
+def dally_batch(cluster: Cluster, *, seed: int = 0, load: float = 1.0, duration_scale: float = 1.0) -> Workload:
     """Dally batch: 500 jobs all at t = 0 over Dally's 6 models (Table 1); GPU demand and durations
     Helios-like (ours: demand shares 1:45 %, 2:10 %, 4:12 %, 8:18 %, 16:8 %, 32:5 %, 64:2 %; log-normal
-    durations, median 2 h, sigma 1.5, in [5 min, 14 days]). Tier rates (compute x (1 + overhead))."""
-    return _dally("dally-batch", cluster, n=500, poisson=False, seed=seed, load=load)
+    durations, median 2 h, sigma 1.5, in [5 min, 14 days], times ``duration_scale``). Tier rates
+    (compute x (1 + overhead))."""
+    return _dally("dally-batch", cluster, n=500, poisson=False, seed=seed, load=load, duration_scale=duration_scale)
 
 
-def dally_poisson(cluster: Cluster, *, seed: int = 0, load: float = 1.0) -> Workload:
+def dally_poisson(cluster: Cluster, *, seed: int = 0, load: float = 1.0, duration_scale: float = 1.0) -> Workload:
     """Dally Poisson: 400 jobs, Poisson arrivals with mean inter-arrival 120 s (ours), otherwise as
     ``dally-batch``."""
-    return _dally("dally-poisson", cluster, n=400, poisson=True, seed=seed, load=load)
+    return _dally("dally-poisson", cluster, n=400, poisson=True, seed=seed, load=load, duration_scale=duration_scale)
 
 
 # -------------------------------------------------------------------- Rubick
 _RUBICK_3D = {"gpt2": {5: "151"}, "llama7": {8: "zero-offload", 16: "182", 32: "244"},
               "llama30": {24: "641", 40: "524", 48: "344"}}  # plans of Rubick's workload-base.csv
+#: what "large" means in the Rubick mixes' ``large_share``: ours (>= 1B parameters) or Fig. 11's (LLaMA only)
+LARGE_SETS: Mapping[str, tuple[str, ...]] = {"all": LARGE_MODELS, "llama": ("llama7", "llama30")}
 _RUBICK_GPUS = {"gpt2": gen.RUBICK_GPT2_GPUS, "llama7": gen.RUBICK_LLAMA7_GPUS, "llama30": gen.RUBICK_LLAMA30_GPUS}
 
 
 def rubick_trace(variant: str, cluster: Cluster, *, seed: int = 0, n: int = 406, hours: float = 12.0,
-                 large_share: float | None = None) -> tuple[Trace, dict[str, Resources]]:
+                 large_share: float | None = None,
+                 large_models: str = "all") -> tuple[Trace, dict[str, Resources]]:
     """The Rubick mix: ``n`` jobs over ``hours`` (Poisson), a model per job (uniform over the 7, or
-    ``large_share`` of them drawn from the >= 1B-parameter models), GPUs by model family as in the
+    ``large_share`` of them drawn from the large models: ``large_models`` ``"all"``, the >= 1B-parameter
+    ones (ours), or ``"llama"``, LLaMA-7B and -30B only (Rubick Fig. 11's definition)), GPUs by model family as in the
     artifact's trace, 8 CPUs per GPU, log-normal durations (median 4 min, sigma 1.5, in [30 s, 8 h];
     ours). Plans: ``base`` = a random plan of those the artifact uses that fits in memory; ``bp`` = the
     perf model's best plan for the request; ``mt`` = base plans, about half the jobs guaranteed in
@@ -108,8 +118,9 @@ def rubick_trace(variant: str, cluster: Cluster, *, seed: int = 0, n: int = 406,
     if large_share is None:
         models = [RUBICK_MODELS[int(i)] for i in rng.integers(len(RUBICK_MODELS), size=n)]
     else:
-        small = [m for m in RUBICK_MODELS if m not in LARGE_MODELS]
-        models = [(LARGE_MODELS[int(rng.integers(len(LARGE_MODELS)))] if rng.random() < large_share
+        large = LARGE_SETS[large_models]
+        small = [m for m in RUBICK_MODELS if m not in large]
+        models = [(large[int(rng.integers(len(large)))] if rng.random() < large_share
                    else small[int(rng.integers(len(small)))]) for _ in range(n)]
     gpus, plans = [], []
     pm = perf_adapter.perf_instance(cluster) if variant == "bp" else None
@@ -141,11 +152,15 @@ def rubick_trace(variant: str, cluster: Cluster, *, seed: int = 0, n: int = 406,
 
 
 def _rubick(variant: str) -> Callable[..., Workload]:
-    def make(cluster: Cluster, *, seed: int = 0, load: float = 1.0, large_share: float | None = None) -> Workload:
+    def make(cluster: Cluster, *, seed: int = 0, load: float = 1.0, large_share: float | None = None,
+             large_models: str = "all") -> Workload:
         if large_share is not None and not 0.0 <= large_share <= 1.0:
             raise SpecError("large_share must be in [0, 1]", source=f"<workload rubick-{variant}>",
                             field="large_share")
-        trace, quotas = rubick_trace(variant, cluster, seed=seed, large_share=large_share)
+        if large_models not in LARGE_SETS:
+            raise SpecError(f"large_models must be one of {', '.join(LARGE_SETS)}, got {large_models!r}",
+                            source=f"<workload rubick-{variant}>", field="large_models")
+        trace, quotas = rubick_trace(variant, cluster, seed=seed, large_share=large_share, large_models=large_models)
         jobs = trace_to_jobs(_scaled(trace, load), cluster, seed=seed, reconfigurable=True)
         return Workload(f"rubick-{variant}", jobs, cluster="rubick-64", quotas=quotas, small_gpus=8,
                         short_s=4 * 3600.0)
@@ -188,6 +203,8 @@ def smoke_mt(cluster: Cluster, *, seed: int = 0, load: float = 1.0) -> Workload:
 
 WORKLOADS: dict[str, WorkloadSpec] = {
     "tiresias-480": WorkloadSpec("tiresias-480", "tiresias-60", "Tiresias testbed mix, 480 jobs", tiresias_480),
+    "tiresias-480-philly": WorkloadSpec("tiresias-480-philly", "tiresias-60", "Tiresias testbed mix, 480 jobs, "
+                                        "durations drawn from the Philly table by GPU count", tiresias_480_philly),
     "dally-batch": WorkloadSpec("dally-batch", "dally-8", "Dally, ~500 jobs, batch arrival", dally_batch),
     "dally-poisson": WorkloadSpec("dally-poisson", "dally-8", "Dally, ~400 jobs, Poisson arrivals", dally_poisson),
     "rubick-base": WorkloadSpec("rubick-base", "rubick-64", "Rubick 406-job 12 h mix, random plans",

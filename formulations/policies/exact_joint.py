@@ -16,6 +16,28 @@ option tables from the perf model, reference throughputs, quotas left after rest
 preempted: a linear stand-in for Rubick's ``(T - N delta)/T > 0.97`` rule). Guaranteed jobs take only
 options at or above their SLO and minRes, within their tenant's quota (the joint model's rules).
 
+**A mirror of a heuristic** (issue 21 item 6): three parameters say which exact problem a round solves,
+so that "the exact per-round decision of policy P's own problem" replays on the same trace as P:
+
+* ``decisions``: ``resizable`` (the ``joint`` twin: admission, placement, GPU count, plan, preemption;
+  Rubick's set) or ``rigid`` (the ``joint-rigid`` twin, :func:`~schedlab.formulations.joint_rigid.rigid_instance`:
+  GPU counts and plans at the request; the set of FIFO, Synergy, AntMan, ...). The rigid model is built
+  from ``source="request"`` tables cached across rounds
+  (:func:`~schedlab.formulations.policies.joint_snapshot.rigid_snapshot`, tested equal to the twin's
+  restriction);
+* ``objective``: ``family`` (above) or ``neutral``: ``est-avg-jct`` (:mod:`~schedlab.formulations.neutral`)
+  minimised exactly (``JointObjective.NEUTRAL``: a placed job's term ``d_j / r_j`` is a constant per
+  option, so the model stays linear); the penalty is then charged in units of the snapshot's mean
+  remaining run time;
+* ``interval_s``: the round cadence.
+
+``warm_start=POLICY`` gives the solver the named heuristic's ``decide()`` on the same snapshot as its
+MIP start (else the running allocation); ``counters["warm-start:used"]`` / ``["warm-start:not-used"]``
+say whether the backend took it (``SolveResult.warm_start_used``). The name is resolved by the registry
+that builds the policy (:func:`schedlab.benchmarks.registry.all_policies` passes itself as
+``registry``): formulations never import heuristics. In gap tables this policy solving its twin under
+the family objective is a ``check`` (gap 0); with ``objective=neutral`` it is a result.
+
 **Preemptions**: a preempted job holds its resources until its checkpoint is saved (a reconfigured
 one frees them within the decision), which the joint model does not know. When the optimum preempts
 running jobs, the round is solved again with those jobs out and their resources held
@@ -32,9 +54,13 @@ spent before the solver could start (``kept-current:budget``) keeps the running 
 unchanged for the round; the simulation never stops on a solver failure. ``node_limit`` /
 ``work_limit`` add deterministic limits (same seed, same records even when they bind).
 
-**Steady rounds**: when the previous round was solved to proven optimality, changed nothing, and the
-snapshot (jobs, running allocation, reserved capacity, quotas) is the same, the model is the same
-and so is its optimum: the round is answered without solving (``rounds-unchanged``).
+**Settled rounds** (family objective only: the neutral one depends on progress and the clock): when the
+previous round was solved to proven optimality without preemption re-solves and the snapshot is what
+that decision made of it (every job holds what the decision gave it, the jobs it started or
+reconfigured possibly restoring; no arrival, completion, job back from restoring or quota change),
+its optimum is still optimal (:meth:`ExactJointPolicy._settled` proves it) and the round keeps the
+running allocation without solving (``rounds-unchanged`` when the decision changed nothing,
+``rounds-settled`` otherwise).
 
 Limitation: the objective is the instantaneous throughput (no fairness or waiting-time term), so a
 job whose GPUs are worth more to others waits until contention drops.
@@ -43,16 +69,25 @@ job whose GPUs are worth more to others waits until contention drops.
 from __future__ import annotations
 
 import time
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import field_validator
 
 from schedlab.formulations.backends import BACKENDS, quick_availability
 from schedlab.formulations.base import MIN_SOLVE_S
+from schedlab.formulations.joint_instance import JointInstance, JointObjective
+from schedlab.formulations.joint_rigid import RIGID_DECISIONS
 from schedlab.formulations.policies.base import RoundPolicy, ViewSnapshot
-from schedlab.formulations.policies.joint_snapshot import OptionTables, holding, joint_snapshot
+from schedlab.formulations.policies.joint_snapshot import (
+    OptionTables,
+    holding,
+    joint_snapshot,
+    rigid_snapshot,
+)
 from schedlab.formulations.result import SolveParams, Status
 from schedlab.scheduling.allocation import Allocation
+from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.registry import (
     BASE_DECISIONS,
     Decision,
@@ -62,10 +97,15 @@ from schedlab.scheduling.registry import (
     PolicySpec,
     ours,
 )
+from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
-from schedlab.topology.errors import SolverError
+from schedlab.topology.errors import SolverError, SpecError
 
 NODE_LIMIT_BACKENDS = ("highs", "scip", "cbc", "scipy")
+#: ``decisions`` -> what the round's model decides (``resizable``: the joint twin; ``rigid``: ``joint-rigid``)
+DECISION_SETS = {"resizable": BASE_DECISIONS | {Decision.PREEMPTION, Decision.GPUS, Decision.PLAN},
+                 "rigid": BASE_DECISIONS | RIGID_DECISIONS}
+OBJECTIVE_NAMES = ("family", "neutral")
 
 
 class ExactJointParams(PolicyParams):
@@ -91,6 +131,9 @@ class ExactJointParams(PolicyParams):
                                    description="objective charge per running job reconfigured, moved or "
                                                "preempted, in normalised-throughput units (a restart cost delta "
                                                "amortised over the time a change pays off: 78 s / ~26 min ~ 0.05)")
+    rel_gap: float = ours(1e-6, gt=0.0, lt=1.0, neutral="SolveParams' default: optimal within 1e-6",
+                          description="relative gap within which a round's solution counts as optimal (the "
+                                      "status rule's tolerance, passed to the solver; a wider one solves faster)")
     threads: int = ours(1, ge=1, neutral="solver threads: 1 is deterministic",
                         description="solver threads (1 = deterministic on every backend)")
     max_gpus: int = ours(0, ge=0, description="largest GPU count in a reconfigurable job's option table "
@@ -99,6 +142,27 @@ class ExactJointParams(PolicyParams):
         "perfmodel", neutral="perfmodel is the full joint model",
         description="option tables: perfmodel (plans and resources chosen from the perf model's "
         "tables) or request (every job keeps its requested GPUs and plan: placement only)")
+    decisions: Literal["resizable", "rigid"] = ours(
+        "resizable", neutral="resizable is the joint twin (Rubick's problem)",
+        description="decision set solved each round: resizable (the joint twin: admission, placement, GPU "
+        "count, plan, preemption) or rigid (the joint-rigid twin: GPU counts and plans at the request, the "
+        "set of FIFO, Synergy, AntMan, ...)")
+    objective: Literal["family", "neutral"] = ours(
+        "family", neutral="family is the joint kind's own objective",
+        description="objective solved each round: family (sum of normalised throughputs, Rubick's) or "
+        "neutral (est-avg-jct of formulations.neutral, minimised exactly; the penalty is then in units of "
+        "the snapshot's mean remaining run time)")
+    warm_start: str | None = ours(
+        None, description="a registered policy (e.g. rubick) whose decision on the same snapshot is the "
+        "solver's MIP start each round (None: the running allocation); resolved by the registry that "
+        "builds the policy (schedlab.benchmarks.registry.all_policies), never imported here")
+
+    @field_validator("warm_start")
+    @classmethod
+    def _warm_start(cls, v: str | None) -> str | None:
+        if v is not None and (not v.strip() or v == "exact-joint"):
+            raise ValueError("warm_start names another registered policy (a heuristic such as rubick)")
+        return v
 
     @field_validator("backend")
     @classmethod
@@ -129,40 +193,72 @@ class ExactJointParams(PolicyParams):
 
 
 class ExactJointPolicy(RoundPolicy):
-    """See the module docstring. ``last_result``: the latest round's :class:`SolveResult` (or None)."""
+    """See the module docstring. ``last_result``: the latest round's :class:`SolveResult` (or None).
+    ``registry``: the policy registry a ``warm_start`` name is resolved in (given by
+    :func:`schedlab.benchmarks.registry.all_policies`; formulations never import heuristics)."""
 
     name = "exact-joint"
     oracle = False
 
     def __init__(self, *, backend: str = "highs", method: str = "joint", time_limit_s: float = 10.0,
                  node_limit: int = 0, work_limit: float = 0.0, interval_s: float = 60.0,
-                 reconfig_penalty: float = 0.05, threads: int = 1, max_gpus: int = 0, source: str = "perfmodel",
-                 seed: int = 0) -> None:
+                 reconfig_penalty: float = 0.05, rel_gap: float = 1e-6, threads: int = 1, max_gpus: int = 0,
+                 source: str = "perfmodel",
+                 decisions: str = "resizable", objective: str = "family", warm_start: str | None = None,
+                 registry: Mapping[str, Any] | None = None, seed: int = 0) -> None:
         super().__init__(interval_s, seed=seed)
         self.backend, self.method, self.time_limit_s = backend, method, time_limit_s
         self.node_limit, self.work_limit = node_limit or None, work_limit or None
         self.reconfig_penalty, self.threads, self.max_gpus, self.source = reconfig_penalty, threads, max_gpus, source
+        self.rel_gap = rel_gap
+        if decisions not in DECISION_SETS:
+            raise SpecError(f"unknown decision set {decisions!r}; known: {', '.join(DECISION_SETS)}",
+                            source="<exact-joint>", field="exact-joint.decisions")
+        if objective not in OBJECTIVE_NAMES:
+            raise SpecError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVE_NAMES)}",
+                            source="<exact-joint>", field="exact-joint.objective")
+        self.decision_set, self.objective_name = decisions, objective
+        #: what this configuration decides (the gap harness measures it in this set's twin)
+        self.decisions = DECISION_SETS[decisions]
+        self.warm_start = warm_start
+        self._hint_policy = resolve_warm_start(warm_start, registry, seed)
+        self.hint_s = 0.0  # seconds spent in the warm-start heuristic's decisions
         self._tables: OptionTables | None = None
         self._steady: tuple | None = None
         self.last_result = None
+        #: ``(simulated time, termination)`` of every solve that did not prove optimality (a limit hit, no
+        #: solution, an error): which rounds' decisions are incumbents or kept the running allocation
+        self.limit_log: list[tuple[float, str]] = []
 
     def tables(self, cluster: Cluster) -> OptionTables:
         if self._tables is None or self._tables.cluster is not cluster:
-            self._tables = OptionTables(cluster, max_gpus=self.max_gpus, source=self.source, counters=self.counters)
+            source = "request" if self.decision_set == "rigid" else self.source
+            self._tables = OptionTables(cluster, max_gpus=self.max_gpus, source=source, counters=self.counters)
         return self._tables
+
+    def snapshot(self, snap: ViewSnapshot) -> JointInstance:
+        """The round's model instance: the snapshot's joint instance in this configuration's decision
+        set (rigid: :func:`~schedlab.formulations.policies.joint_snapshot.rigid_snapshot`, the
+        ``joint-rigid`` twin's restriction) under its objective."""
+        objective = JointObjective.NEUTRAL if self.objective_name == "neutral" else JointObjective.SUM
+        tables = self.tables(snap.instance.cluster)
+        jinst = joint_snapshot(snap, tables, self.reconfig_penalty, objective=objective)
+        return rigid_snapshot(jinst, tables) if self.decision_set == "rigid" else jinst
 
     def round(self, snap: ViewSnapshot) -> Allocation:
         t0 = time.perf_counter()
         inst = snap.instance
-        key = (tuple(j.id for j in inst.jobs), dict(inst.current.assignments), dict(inst.reserved), dict(inst.quotas))
-        if key == self._steady:
-            self.counters["rounds-unchanged"] += 1
+        settled = self._settled(inst)
+        if settled is not None:
+            self.counters[settled] += 1
             return inst.current
         self._steady, self.last_result = None, None
-        jinst = joint_snapshot(snap, self.tables(inst.cluster), self.reconfig_penalty)
+        jinst = self.snapshot(snap)
+        hint = self._hint(inst, jinst)
         left = self.time_limit_s - (time.perf_counter() - t0)
+        resolved = False
         while True:
-            res = self._solve(jinst, left)
+            res = self._solve(jinst, left, hint)
             if res is None:
                 return inst.current
             preempted = {ja.job_id for ja in jinst.base.current} - set(res.allocation.assignments)
@@ -171,30 +267,88 @@ class ExactJointPolicy(RoundPolicy):
             # the preempted jobs hold their resources until their checkpoint: solve again without
             # them, their resources held, so that no start uses what they still hold
             self.counters["re-solved:preemption"] += 1
+            resolved = True
             jinst = holding(jinst, preempted)
+            hint = None if hint is None else Allocation.of(ja for ja in hint if ja.job_id not in preempted)
             left = self.time_limit_s - (time.perf_counter() - t0)
-        term = res.status
         target = res.allocation
-        if term is Status.OPTIMAL and dict(target.assignments) == key[1]:
-            self._steady = key
+        if res.status is Status.OPTIMAL and not resolved and self.objective_name == "family":
+            cur = inst.current
+            changed = frozenset(ja.job_id for ja in target if cur.get(ja.job_id) != ja)
+            self._steady = (frozenset(j.id for j in inst.jobs), target, dict(inst.reserved), dict(inst.quotas),
+                            changed)
         return target
 
-    def _solve(self, jinst, left: float):
+    def _settled(self, inst: Instance) -> str | None:
+        """The counter of a round answered without solving, or ``None`` when it must be solved.
+
+        With the family objective the model depends only on the jobs, the running allocation, the
+        reserved capacity and the quotas (option tables are fixed per job; progress and the clock do
+        not enter it). Let the previous round be solved to proven optimality without preemption re-solves,
+        on jobs ``J1`` with running allocation ``C1``, giving ``T``. If now every job of ``J1`` still
+        holds what ``T`` gave it, except that jobs ``T`` started or reconfigured may be restoring (frozen:
+        out of the decision, their resources reserved), and nothing else changed (no arrival,
+        completion, job back from restoring, quota), then ``T`` is still optimal: an allocation ``A`` of
+        the new model with ``T``'s frozen jobs added is feasible for the old one, and the penalty counts
+        obey ``changed_C1(A) <= changed_C1(T) + changed_T(A)``, so ``A`` cannot beat keeping ``T``. The
+        round keeps the running allocation (``rounds-unchanged`` when ``T`` changed nothing and the
+        snapshot is the same, ``rounds-settled`` otherwise). The neutral objective depends on progress
+        and time: it is solved every round."""
+        last = self._steady
+        if last is None or self.objective_name != "family":
+            return None
+        jobs1, target, reserved1, quotas1, changed = last
+        ids = {j.id for j in inst.jobs}
+        if dict(inst.quotas) != quotas1 or not ids <= jobs1 or len(ids) != len(inst.jobs):
+            return None
+        gone = jobs1 - ids
+        if not gone <= changed:
+            return None
+        cur = inst.current
+        if len(cur) != sum(1 for j in ids if j in target.assignments) or any(
+                cur.get(j) != target.get(j) for j in ids):
+            return None
+        expect = dict(reserved1)
+        for jid in gone:
+            for m, r in target[jid].placement.items():
+                expect[m] = expect.get(m, Resources()) + r
+        if not _same_capacity(expect, dict(inst.reserved)):
+            return None
+        return "rounds-unchanged" if not changed and not gone else "rounds-settled"
+
+    def _hint(self, inst: Instance, jinst: JointInstance) -> Allocation | None:
+        """The named heuristic's decision on the same snapshot, restricted to the model's jobs (the
+        MIP start); ``None`` without ``warm_start`` (the running allocation is the start then)."""
+        if self._hint_policy is None:
+            return None
+        t0 = time.perf_counter()
+        alloc = self._hint_policy.decide(inst, seed=self.seed)
+        self.hint_s += time.perf_counter() - t0
+        ids = jinst.base.job_by_id
+        return Allocation.of(ja for ja in alloc if ja.job_id in ids)
+
+    def _solve(self, jinst: JointInstance, left: float, hint: Allocation | None = None):
         """One solve of ``jinst`` within ``left`` seconds; ``None`` (counted) when the round must keep
-        the running allocation."""
+        the running allocation. ``hint``: the warm-start heuristic's decision (else the running one)."""
         if left < MIN_SOLVE_S:
             self.counters["kept-current:budget"] += 1
             return None
         cur = jinst.base.current
+        start = hint if hint is not None else (cur if len(cur) else None)
         params = SolveParams(time_limit_s=left, node_limit=self.node_limit, work_limit=self.work_limit,
-                             threads=self.threads, seed=self.seed, warm_start=cur if len(cur) else None)
+                             threads=self.threads, seed=self.seed, warm_start=start, rel_gap=self.rel_gap)
         self.counters["solves"] += 1
         try:
             res = solver_of(self.method)(jinst, self.backend, params)
         except SolverError:
             self.counters["kept-current:solver-error"] += 1
+            self.limit_log.append((jinst.base.time, "solver-error"))
             return None
         self.last_result = res
+        if res.status is not Status.OPTIMAL:
+            self.limit_log.append((jinst.base.time, res.status.value))
+        if hint is not None:
+            self.counters[f"warm-start:{'used' if res.provenance.warm_start_used else 'not-used'}"] += 1
         if res.allocation is None:
             self.counters[f"kept-current:{res.status.value}"] += 1
             return None
@@ -204,6 +358,34 @@ class ExactJointPolicy(RoundPolicy):
         if res.status is not Status.OPTIMAL:
             self.counters[f"incumbent:{res.status.value}"] += 1
         return res
+
+
+def _same_capacity(a: Mapping[str, Resources], b: Mapping[str, Resources]) -> bool:
+    zero = Resources()
+    for m in set(a) | set(b):
+        x, y = a.get(m, zero), b.get(m, zero)
+        if x.gpus != y.gpus or x.cpus != y.cpus or abs(x.mem_gb - y.mem_gb) > 1e-6:
+            return False
+    return True
+
+
+def resolve_warm_start(name: str | None, registry: Mapping[str, Any] | None, seed: int):
+    """The policy object a ``warm_start`` name stands for, built from ``registry`` (a
+    :class:`~schedlab.scheduling.registry.PolicyRegistry`), or ``None`` without a name."""
+    if name is None:
+        return None
+    if registry is None:
+        raise SpecError(f"warm_start={name!r} needs the policy registry to resolve it: build exact-joint "
+                        "through schedlab.benchmarks.registry.all_policies()", source="<exact-joint>",
+                        field="exact-joint.warm_start")
+    if name not in registry:
+        raise SpecError(f"unknown warm-start policy {name!r}; known: {', '.join(sorted(registry))}",
+                        source="<exact-joint>", field="exact-joint.warm_start")
+    spec = registry[name]
+    if spec.family is PolicyFamily.EXACT:
+        raise SpecError(f"warm_start={name!r} solves a model itself; name a heuristic", source="<exact-joint>",
+                        field="exact-joint.warm_start")
+    return spec.build({}, seed=seed, source="<exact-joint warm_start>")
 
 
 def solver_of(method: str):
@@ -219,6 +401,6 @@ EXACT_POLICIES.register(PolicySpec(
     "(sum of normalised throughputs, reconfiguration penalty) on the snapshot and moves to its optimum",
     PolicyFamily.EXACT, ExactJointParams, preemptive=True, twins=("joint",),
     reference="Rubick (MLSys'25) Sec. 4 problem, solved exactly per round (issue 15)",
-    decisions=BASE_DECISIONS | {Decision.PREEMPTION, Decision.GPUS, Decision.PLAN}))
+    decisions=DECISION_SETS["resizable"]))
 
-__all__ = ["EXACT_POLICIES", "ExactJointParams", "ExactJointPolicy"]
+__all__ = ["DECISION_SETS", "EXACT_POLICIES", "ExactJointParams", "ExactJointPolicy", "resolve_warm_start"]

@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 
-from schedlab.formulations.joint_instance import JobOption, JointInstance
+from schedlab.formulations.joint_instance import JobOption, JointInstance, JointObjective
 from schedlab.formulations.joint_options import PerfOptions
 from schedlab.formulations.policies.base import ViewSnapshot
 from schedlab.perfmodel.environment import shape_placements
@@ -88,6 +88,12 @@ class OptionTables:
             self.counters[f"fallback:{why}"] += 1
         return opts, ref, perf_table
 
+    def from_perf(self, job: Job) -> bool:
+        """Whether ``job``'s table (already built) came from the perf model (no request-only fallback)."""
+        key = (job.model, job.global_batch, job.requested, job.requested_plan, job.reconfigurable)
+        hit = self._cache.get(key)
+        return hit is not None and (hit[3] is None or not hit[3].endswith("request-only"))
+
     def _table(self, job: Job) -> tuple[tuple[JobOption, ...], float, bool, str | None]:
         perf, req = self.perf, job.requested
         if perf is None:
@@ -120,9 +126,11 @@ class OptionTables:
                           Tier.RACK if in_rack else Tier.NETWORK),)
 
 
-def joint_snapshot(snap: ViewSnapshot, tables: OptionTables, reconfig_penalty: float) -> JointInstance:
-    """The joint instance of a snapshot (module docstring); objective: the sum of normalised
-    throughputs minus ``reconfig_penalty`` per changed running job."""
+def joint_snapshot(snap: ViewSnapshot, tables: OptionTables, reconfig_penalty: float,
+                   objective: JointObjective = JointObjective.SUM) -> JointInstance:
+    """The joint instance of a snapshot (module docstring); objective (``SUM``): the sum of normalised
+    throughputs minus ``reconfig_penalty`` per changed running job (``NEUTRAL``: the neutral
+    objective's gains, :meth:`~schedlab.formulations.JointInstance.gain`)."""
     inst = snap.instance
     quotas, out = quota_left(inst, snap.frozen)
     jobs = tuple(j for j in inst.jobs if j.id not in out)
@@ -135,8 +143,21 @@ def joint_snapshot(snap: ViewSnapshot, tables: OptionTables, reconfig_penalty: f
         perf_priced &= perf_table
     base = Instance(inst.cluster, jobs, current=inst.current, quotas=quotas, reserved=inst.reserved,
                     time=inst.time, progress={j: p for j, p in inst.progress.items() if j not in out})
-    return JointInstance(base, options, ref, reconfig_penalty=reconfig_penalty,
-                         pricing="perfmodel" if perf_priced and jobs else "table")
+    return JointInstance(base, options, ref, reconfig_penalty=reconfig_penalty, objective=objective,
+                         pricing="perfmodel" if perf_priced and jobs else "table",
+                         perf_model=None if tables.perf is None else tables.perf.pm)
+
+
+def rigid_snapshot(jinst: JointInstance, tables: OptionTables) -> JointInstance:
+    """The ``joint-rigid`` twin's restriction (:func:`~schedlab.formulations.joint_rigid.rigid_instance`)
+    of a snapshot built on ``source="request"`` ``tables``: every job non-reconfigurable, plans fixed,
+    each table its requested plan's options only (the tables already are: cached across rounds, where
+    ``rigid_instance`` would rebuild them), priced by the perf model when every table came from it (as
+    ``rigid_instance`` keeps the resizable snapshot's pricing). A test checks both give the same instance."""
+    jobs = tuple(dataclasses.replace(j, reconfigurable=False) if j.reconfigurable else j for j in jinst.base.jobs)
+    perf = bool(jobs) and all(tables.from_perf(j) for j in jinst.base.jobs)
+    return dataclasses.replace(jinst, base=dataclasses.replace(jinst.base, jobs=jobs), fixed_plans=True,
+                               pricing="perfmodel" if perf else jinst.pricing)
 
 
 def holding(jinst: JointInstance, preempted: set[str]) -> JointInstance:
@@ -173,4 +194,4 @@ def quota_left(inst: Instance, frozen: tuple[Job, ...]) -> tuple[dict[str, Resou
     return quotas, out
 
 
-__all__ = ["SOURCES", "OptionTables", "holding", "joint_snapshot", "quota_left"]
+__all__ = ["SOURCES", "OptionTables", "holding", "joint_snapshot", "quota_left", "rigid_snapshot"]

@@ -349,7 +349,7 @@ SIA_POLICIES = PolicyRegistry()
 SIA_POLICIES.register(PolicySpec(
     "sia", SiaPolicy, "Sia-like: round-based goodput-driven GPU scaling along DP, the artifact's configurations "
     "per GPU type and objective (p = -0.5, restart factor), one MIP per round solved exactly", PolicyFamily.BASELINE,
-    SiaParams, preemptive=True,
+    SiaParams, preemptive=True, twins=("joint",),
     reference="Rubick (MLSys'25) Sec. 7.3 baseline; Sia (SOSP'23) Sec. 4; siasosp23/artifacts sia-simulator/sia.py",
     decisions=BASE_DECISIONS | {Decision.PREEMPTION, Decision.GPUS}))
 

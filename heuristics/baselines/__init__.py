@@ -43,7 +43,7 @@ BASELINE_POLICIES.register(PolicySpec(
 BASELINE_POLICIES.register(PolicySpec(
     "gandiva-like", GandivaLike, "Gandiva-like: network-agnostic time-slicing of over-subscribed GPUs, packing, "
     "migration toward consolidation, with preemption costs", PolicyFamily.BASELINE, GandivaLikeParams,
-    preemptive=True, reference="Gandiva (OSDI'18) as compared in Tiresias (NSDI'19) §6; ours"))
+    preemptive=True, twins=("joint",), reference="Gandiva (OSDI'18) as compared in Tiresias (NSDI'19) §6; ours"))
 
 __all__ = ["BASELINE_POLICIES", "ArtifactGandiva", "ArtifactGandivaParams", "GandivaLike", "GandivaLikeParams",
            "ShortestParams", "ShortestRemaining"]

@@ -201,7 +201,7 @@ class ArtifactGandiva(PolicyBase):
                         run.append(jid)
                 if t_next < arrival and not (self.steady and self._ends_in() == self._rotates_in() == math.inf):
                     wake.add(int(t_next))  # else the arrival wakes it, or nothing will change
-        holding = {jv.id for jv in view.running()}
+        holding = {jv.id: None for jv in view.running()}  # ordered: the preemptions' order is deterministic
         want = set(run)
         preempt = tuple(j for j in holding if j not in want)
         starts: dict[str, JobAllocation] = {}

@@ -29,17 +29,18 @@ def test_registered_and_cases_are_valid():
     for c in suite.cases:
         reg.spec(c.policy).validate(c.params)  # every case's parameters validate
     gandiva = sum(1 for vc in GANDIVA_REFERENCE if vc in REFERENCE)  # the artifact's gandiva on Philly VCs
-    assert gandiva == 2 and {x for x in labels if x.endswith("/gandiva")} == {"reference/2869ce/gandiva",
-                                                                                 "reference/0e4a51/gandiva"}
+    assert gandiva == 2 and {x for x in labels if x.endswith("/gandiva")} == {
+        "reference/2869ce/gandiva", "reference/0e4a51/gandiva", "testbed/tiresias/gandiva"}
     assert sum(1 for x in labels if x.startswith("reference/")) == sum(len(f) for _, f in REFERENCE.values()) + gandiva
-    assert {x.split("/")[-1] for x in labels if x.startswith("testbed/")} == {*POLICIES_COMPARED, "2d-las-learned"}
+    assert {x.split("/")[-1] for x in labels if x.startswith("testbed/")} == {*POLICIES_COMPARED, "2d-las-learned",
+                                                                              "gandiva"}
     for spec, _ in REFERENCE.values():
         assert load_cluster(next(c.source.cluster for c in suite.cases if c.source.cluster.endswith(spec))).total_gpus
 
 
 def test_parts_and_options():
     s = tiresias_suite(parts=("testbed",), semantics=("tiresias",))
-    assert len(s.cases) == len(POLICIES_COMPARED) and all(c.semantics == "tiresias" for c in s.cases)
+    assert len(s.cases) == len(POLICIES_COMPARED) + 1 and all(c.semantics == "tiresias" for c in s.cases)  # + gandiva
     las = next(c for c in s.cases if c.policy == "2d-las")
     assert las.params == {"threshold": 3200.0}
     loaded = tiresias_suite(parts=("loaded",), load=8)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from schedlab.benchmarks.simulator.verifying import verify_decision
+from schedlab.benchmarks.simulator.verifying import DecisionVerifier, verify_decision
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling import (
     Allocation,
@@ -71,16 +71,18 @@ def test_incremental_equals_full(running, new, preempt_mask, quota, moves):
         if i < len(ids) and ids[i] not in preempted:
             g = sum(pl.values())
             changes[ids[i]] = JobAllocation(ids[i], ExecutionPlan(dp=g), {m: Resources(x) for m, x in pl.items()})
-    quotas = {"A": Resources(quota)}
-    inst = Instance(CLUSTER, tuple(rt.job for rt in runtimes.values()), quotas=quotas)
-    assume(validate_allocation(inst, Allocation(current)) == [])  # the simulator only reaches valid states
-    full = {jid: ja for jid, ja in current.items() if jid not in preempted}
-    full.update(changes)
-    expected_ok = validate_allocation(inst, Allocation(full)) == []
-    try:
-        verify_decision(state, changes, runtimes, released=preempted, quotas=quotas, holding=holding,
-                        policy="p", now=0.0)
-        ok = True
-    except PolicyError:
-        ok = False
-    assert ok == expected_ok
+    for quotas in ({"A": Resources(quota)}, {}):
+        inst = Instance(CLUSTER, tuple(rt.job for rt in runtimes.values()), quotas=quotas)
+        assume(validate_allocation(inst, Allocation(current)) == [])  # the simulator only reaches valid states
+        full = {jid: ja for jid, ja in current.items() if jid not in preempted}
+        full.update(changes)
+        expected_ok = validate_allocation(inst, Allocation(full)) == []
+        # the one-shot check and the incremental verifier (its clean verdicts skip the instance)
+        for verify in (verify_decision, DecisionVerifier(CLUSTER).verify):
+            try:
+                verify(state, changes, runtimes, released=preempted, quotas=quotas, holding=holding,
+                       policy="p", now=0.0)
+                ok = True
+            except PolicyError:
+                ok = False
+            assert ok == expected_ok

@@ -192,6 +192,7 @@ def test_a_failed_round_keeps_the_running_allocation_and_is_counted(make_cluster
     alloc, pol = decide(inst)
     assert dict(alloc.assignments) == dict(cur.assignments)
     assert pol.counters[counter] == 1
+    assert pol.limit_log == [(60.0, counter.split(":", 1)[1])]  # which round did not prove optimality
 
 
 def test_replay_finishes_every_job_same_seed_same_records(make_cluster):

@@ -44,7 +44,7 @@ def test_roles_are_declared_not_read_from_names():
         "pop-joint", "pop-tier-ilp", "pop-tiresias-ilp"}
     assert {m.name for m in METHODS.values() if m.role is Role.RELAXATION} == {"offline-preemptive", "offline-fluid"}
     assert {m.name for m in METHODS.values() if m.role is Role.EXACT} == {
-        "joint", "joint-machines", "joint-2stage", "joint-rigid", "tiresias-ilp", "tier-ilp",
+        "joint", "joint-machines", "joint-2stage", "joint-rigid", "joint-plan", "tiresias-ilp", "tier-ilp",
         "offline-nonpreemptive", "horizon-wait", "offline-preemptive-ti", "offline-resizable-ti"}
     # joint-rigid is exact over its own, narrower decision set only
     assert METHODS["joint-rigid"].decisions is not None and METHODS["joint"].decisions is None

@@ -46,12 +46,13 @@ CASES = [GapCase("joint", "rubick-64", 4, "joint-machines", "highs", seed=1, sol
          GapCase("joint", "rubick-64", 4, "fifo", seed=1, policy_params={"blocking": False}),
          ReplayCase(SMOKE, "fifo", seed=3, hard_limit_s=5),
          BoundCase("fifo", "tiresias-60", 30, seed=1)]
-#: the keys these cases had before issue 27 (stored records are found by them: a resumed sweep reuses them)
+#: the keys these cases have on main without issue 27's harness (stored records are found by them: a resumed
+#: sweep reuses them)
 OLD_KEYS = [
     'gap:{"backend": "highs", "cluster": "rubick-64", "generator": {}, "jobs": 4, "kind": "joint", "method": '
-    '"joint-machines", "params": {"warm_start": "rubick"}, "seed": 1, "time_limit_s": 60.0}',
+    '"joint-machines", "params": {"warm_start": "rubick"}, "seed": 1, "state": {}, "time_limit_s": 60.0}',
     'gap:{"backend": null, "cluster": "rubick-64", "generator": {}, "jobs": 4, "kind": "joint", "method": "fifo", '
-    '"params": {"blocking": false}, "seed": 1, "time_limit_s": 60.0}',
+    '"params": {"blocking": false}, "seed": 1, "state": {}, "time_limit_s": 60.0}',
     'replay:{"costs": null, "params": {}, "policy": "fifo", "seed": 3, "semantics": "realistic", "source": '
     '{"cluster": null, "columns": null, "default_duration": null, "end": null, "gpus_per_machine": null, '
     '"lenient": false, "load": 1.0, "machines_per_rack": null, "models": "trace", "params": {}, "sample": null, '

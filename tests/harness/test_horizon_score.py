@@ -55,3 +55,38 @@ def test_generated_policy_never_beats_the_optimum(policy):
         g = horizon_gap(inst, policy_by_name(policy), params=P)
         assert g.bounded and horizon_violations(inst, g.score.plan) == []
         assert g.score.objective >= g.best - 1e-6 and g.gap >= -1e-9
+
+
+def test_the_harness_scores_waiting_policies_on_horizon_gap_cases(tmp_path, monkeypatch):
+    """Issue 21.4/D: a GapCase naming a policy on ``horizon-wait`` replays it over the horizon and records
+    the horizon objective in decision set horizon-wait; the exact method's proven optimum bounds it, and
+    the analysis turns both into a signed gap (minimised)."""
+    from schedlab.benchmarks.harness.analysis import frame
+    from schedlab.benchmarks.harness.cases import GapCase
+    from schedlab.benchmarks.harness.gap import run_gap
+    from schedlab.benchmarks.harness.runner import instance_id
+    from schedlab.benchmarks.harness.validate import check_gap
+    from schedlab.topology.errors import SpecError
+
+    monkeypatch.setenv("SCHEDLAB_INSTANCE_CACHE", str(tmp_path))
+    cases = [GapCase("horizon-wait", "dally-2", 4, m, b, seed=1, time_limit_s=60)
+             for m, b in (("fifo", None), ("2d-las", None), ("dally", None), ("horizon-wait", "highs"))]
+    for c in cases:
+        check_gap(c)
+    with pytest.raises(SpecError, match="online"):
+        check_gap(GapCase("offline-ti", "rubick-64", 4, "fifo"))
+    recs = []
+    for c in cases:
+        r = run_gap(c)
+        recs.append({**{k: v for k, v in r.items() if k not in ("decision_set", "twin", "check", "notes")},
+                     "extra": {k: r.get(k) for k in ("decision_set", "twin", "check", "objective_name")},
+                     "case_type": "gap", "kind": c.kind, "method": c.method, "backend": c.backend, "seed": c.seed,
+                     "label": c.label, "instance": instance_id(c), "suite": "s", "cluster": c.cluster,
+                     "finished_at": "2026-01-01", "params": {}})
+    df = frame(recs).set_index("method")
+    assert (df["decision_set"] == "horizon-wait").all() and df.loc["horizon-wait", "proven"]
+    opt = df.loc["horizon-wait", "objective"]
+    assert (df["best_bound"] - opt).abs().max() < 1e-6 and df.loc["horizon-wait", "gap"] == 0
+    for p in ("fifo", "2d-las", "dally"):
+        assert df.loc[p, "status"] == "ok" and df.loc[p, "objective"] >= opt - 1e-6
+        assert df.loc[p, "gap"] == pytest.approx((df.loc[p, "objective"] - opt) / df.loc[p, "objective"], abs=1e-9)

@@ -36,7 +36,7 @@ def test_one_complete_record_per_run(small_run):
         assert r["instance"] and r["jobs"] >= 1 and r["gpus"] >= 1
         assert r["process_s"] >= 0  # the worker process's start, apart from the run (issue 21.7)
         if r["role"] == "policy":  # warm decide() timed inside the worker; the first call kept apart
-            assert r["extra"]["first_call_s"] > 0 and 1 <= r["extra"]["decide_repeats"] <= 5
+            assert r["extra"]["first_call_s"] > 0 and 0 <= r["extra"]["decide_repeats"] <= 5
         if r["role"] != "relaxation":  # lp-bound: a bound, no allocation to verify
             assert r["verified"] is True
     exact = df[df["role"] == "exact"]

@@ -109,3 +109,11 @@ def test_bench_prints_each_kinds_gap_note_from_the_kind():
     k = all_kinds()["joint"]
     assert len(lines) == 1 and lines[0].startswith(f"joint: objective {k.objective_name}")
     assert "joint-rigid = {" in lines[0] and k.gap_note in lines[0]
+
+
+def test_a_slow_first_decision_is_the_runtime_itself(monkeypatch):
+    import schedlab.benchmarks.harness.gap as gap
+
+    monkeypatch.setattr(gap, "SLOW_DECIDE_S", 0.0)  # every first call counts as slow
+    rec = run_gap(GapCase("joint", "rubick-64", 4, "fifo", seed=0))
+    assert rec["decide_repeats"] == 0 and rec["solve_s"] == rec["first_call_s"]

@@ -82,7 +82,7 @@ def test_toml_suite_file(tmp_path):
     ("kind: joint", "kind: joint\n    extra: 1", "gap[0].extra", 5, "Extra inputs"),
     # typed generator and method options (issue 20, defect 2): an enum value out of range is an error
     ("sizes: [4, 8]", "sizes: [4, 8]\n    generator: {objective: maxmin}", "gap[0].generator.objective", 7,
-     "'sum', 'weighted' or 'max-min'"),
+     "'sum', 'weighted', 'max-min' or 'est-avg-jct'"),
     ("sizes: [4, 8]", "sizes: [4, 8]\n    generator: {source: perf}", "gap[0].generator.source", 7, "'perfmodel'"),
     ("backends: [highs]}", "backends: [highs], params: {rel_gap: -1}}", "gap[0].formulations[1].params.rel_gap", 8,
      "greater than or equal to 0"),

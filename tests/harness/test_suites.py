@@ -24,13 +24,31 @@ def test_quick_pairs_every_twin_with_its_exact_formulation_on_two_backends():
     gap = [c for c in quick.cases if isinstance(c, GapCase)]
     for kind, exact in (("joint", "joint-2stage"), ("tiresias-placement", "tiresias-ilp"), ("tier-placement",
                                                                                        "tier-ilp")):
-        mine = [c for c in gap if c.kind == kind]
+        mine = [c for c in gap if c.kind == kind and not c.state]
         assert {c.method for c in mine if c.backend is None} >= {"fifo"}
         assert {c.backend for c in mine if c.method == exact} == {"cpsat", "highs"}
         assert len({(c.jobs, c.seed) for c in mine}) == 4  # 2 sizes x 2 seeds
     replays = [c for c in quick.cases if isinstance(c, ReplayCase)]
     assert {(c.source.workload, c.policy) for c in replays} >= {("smoke", "fifo"), ("smoke-mt", "fifo")}
     assert [c.policy for c in quick.cases if isinstance(c, BoundCase)][0] == "fifo"
+
+
+def test_quick_shows_contention_on_sampled_states_and_busy_replays():
+    """Issue 21.7: replays at a load where jobs queue (arrivals compressed 4x; the rigid mix on 16 GPUs),
+    the joint gap part also on decision states sampled from a FIFO replay (every joint policy and twin on
+    the same states), each policy beside its own decision set's twin, the bound on a busy 32-GPU cluster."""
+    quick = builtin.quick()
+    replays = [c for c in quick.cases if isinstance(c, ReplayCase)]
+    assert {c.source.load for c in replays} == {4.0}
+    assert {c.source.cluster for c in replays if c.source.workload == "smoke"} == {builtin.BUSY_CLUSTER}
+    states = [c for c in quick.cases if isinstance(c, GapCase) and c.state]
+    assert {c.kind for c in states} == {"joint"} and {c.state["index"] for c in states} == {0, 1}
+    policies = set(builtin.twin_kinds()["joint"])
+    assert {c.method for c in states if c.backend is None} == policies
+    assert {c.method for c in states if c.backend is not None} == {"joint-2stage", "joint-rigid", "joint-plan"}
+    assert {"yarn-cs", "gandiva-like", "sia", "rubick-e"} <= policies
+    bound = [c for c in quick.cases if isinstance(c, BoundCase)]
+    assert {c.cluster for c in bound} == {builtin.BOUND_WORKLOAD["cluster"]}
 
 
 def test_a_policy_registered_later_joins_quick(monkeypatch):

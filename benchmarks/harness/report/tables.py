@@ -88,7 +88,8 @@ def _warm(d: pd.DataFrame) -> str:
 
 
 def gap_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (kind, cluster, jobs, decision set, method@backend): its role, seeds, mean and max signed gap
+    """Per (kind, cluster, jobs, instances (``generated`` or the replay state's origin), decision set,
+    method@backend): its role, seeds, mean and max signed gap
     to the best bound of its decision set under the kind's (family) objective, the neutral objective's
     mean gap to the twin's allocation (a reference, not a bound), share of instances whose bound is the
     proven optimum, how many runs' warm start the backend took (warm-started series only), median
@@ -101,13 +102,19 @@ def gap_table(df: pd.DataFrame) -> pd.DataFrame:
     if "decision_set" not in g:
         g = g.assign(decision_set=g["kind"], objective_name=None, neutral_name=None, neutral_gap=np.nan)
     rows = []
-    for (kind, cluster, n, dset, who), d in g.groupby(["kind", "cluster", "jobs", "decision_set", "who"]):
+    # where the instances came from: generated, or the replay state (workload, policy, decision, time)
+    src = [o if s == "replay" and isinstance(o, str) else "generated" for s, o in
+           zip(g.get("instance_source", [None] * len(g)), g.get("origin", [None] * len(g)), strict=True)]
+    g = g.assign(source=src)
+    for (kind, cluster, n, source, dset, who), d in g.groupby(["kind", "cluster", "jobs", "source", "decision_set",
+                                                               "who"]):
         gaps = d["gap"].dropna()
         ng = d["neutral_gap"].dropna() if "neutral_gap" in d else pd.Series(dtype=float)
         roles = sorted(d["role"].dropna().astype(str).unique())
         names = d["objective_name"].dropna().unique()
         neutral = d["neutral_name"].dropna().unique()
-        rows.append({"kind": kind, "cluster": cluster, "jobs": int(n), "decision set": dset, "method": who,
+        rows.append({"kind": kind, "cluster": cluster, "jobs": int(n), "instances": source, "decision set": dset,
+                     "method": who,
                      "role": ",".join(roles),
                      "check": (bool(roles) and all(r in CHECK_ROLES for r in roles))
                      or bool(d["check"].all() if "check" in d else False),
@@ -119,7 +126,7 @@ def gap_table(df: pd.DataFrame) -> pd.DataFrame:
                      "bound proven optimal": f"{int(d['bound_optimal'].sum())}/{len(d)}",
                      "warm start used": _warm(d),
                      "median time [s]": d["time_s"].median(), "status": _fmt_status(d["status"])})
-    out = pd.DataFrame(rows).sort_values(["kind", "cluster", "jobs", "decision set", "check", "method"])
+    out = pd.DataFrame(rows).sort_values(["kind", "cluster", "instances", "jobs", "decision set", "check", "method"])
     return out.reset_index(drop=True)
 
 

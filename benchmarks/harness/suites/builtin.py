@@ -16,10 +16,13 @@ registered by plugins) join without an edit here:
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 from schedlab.benchmarks import merged
 from schedlab.benchmarks.harness.bound import BoundCase, bound_refusal
 from schedlab.benchmarks.harness.casebase import Case, Suite
-from schedlab.benchmarks.harness.gap import LP_BOUND, GapCase
+from schedlab.benchmarks.harness.gap import LP_BOUND, SIMULATED, GapCase
 from schedlab.benchmarks.harness.replay import ReplayCase
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.formulations import BACKENDS
@@ -33,10 +36,31 @@ SCALE_CLUSTERS = ("dally-2", "dally-4", "dally-8", "dally-16")
 DEFAULT_PLAN = SuitePlan("rubick-64", (4, 8), (4, 8, 16, 32, 64), (4, 8, 16, 32, 64))
 #: the floor every gap suite and replay compares with
 FLOOR = "fifo"
-#: family -> nothing special: every representative replays both workloads
-REPLAY_WORKLOADS = ("smoke", "smoke-mt")
-#: the small online-vs-offline-bound workload (offline generator on a 60-GPU cluster, arrivals 10 s apart)
-BOUND_WORKLOAD = {"cluster": "tiresias-60", "jobs": 30, "generator": {"mean_gap": 10}}
+HERE = Path(__file__).resolve().parent
+#: the quick suite's solver limit (s); on a loaded machine Tiresias' ILP and the horizon model need more
+#: than 10 s on some quick instances
+QUICK_LIMIT_S = 30.0
+#: per-kind quick limits: joint at 10 s (HiGHS proves every quick joint instance in about a second;
+#: single-threaded CP-SAT stops at any limit on the 16-job joint-rigid / joint-plan instance of seed 0)
+QUICK_LIMITS = {"joint": 10.0}
+#: a 16-GPU cluster (1 switch x 4 nodes x 4 GPUs, Tiresias' spec format) on which the smoke mix queues
+BUSY_CLUSTER = str(HERE / "tiresias_1x4x4.csv")
+#: the quick suite's replays, ``(workload, load, cluster or None for the workload's own)``: every
+#: representative replays both, at a load where most jobs queue (arrivals compressed 4x; the rigid smoke
+#: mix on 16 GPUs): measured utilisation 0.61-0.82 and average JCT 632-1,025 s on smoke (docs/harness.md)
+REPLAYS: tuple[tuple[str, float, str | None], ...] = (("smoke", 4.0, BUSY_CLUSTER), ("smoke-mt", 4.0, None))
+#: the named workloads of :data:`REPLAYS` (kept for callers of the earlier constant)
+REPLAY_WORKLOADS = tuple(w for w, _, _ in REPLAYS)
+#: the decision states the quick gap part samples from a replay (harness.states): the multi-tenant
+#: reconfigurable mix at load 4 under FIFO, 2 states with >= 3 queued jobs; every joint policy and twin
+#: answers them beside the generated instances
+QUICK_STATES: dict[str, dict] = {"joint": {"workload": "smoke-mt", "load": 4.0, "policy": FLOOR, "k": 2,
+                                           "min_queued": 3}}
+#: where the states' replays run (the workload's own cluster)
+STATE_CLUSTER = {"joint": "rubick-64"}
+#: the small online-vs-offline-bound workload (offline generator on a 32-GPU cluster, arrivals 10 s apart:
+#: jobs queue, so the policies' ratios to the bound differ)
+BOUND_WORKLOAD = {"cluster": str(HERE / "tiresias_1x8x4.csv"), "jobs": 30, "generator": {"mean_gap": 10}}
 BACKEND_PREFERENCE = ("cpsat", "highs", "scip", "scipy", "cbc")
 
 
@@ -71,21 +95,34 @@ def pop_method(kind: str) -> str | None:
     return None if m is None else m.name
 
 
+@functools.cache
+def _available(name: str) -> bool:
+    """A backend's availability (a smoke solve), checked once per process: a suite asks per kind."""
+    return BACKENDS[name]().availability().ok
+
+
 def backends(n: int = 2, needs: str = "mip") -> tuple[str, ...]:
     """The first ``n`` available backends (in :data:`BACKEND_PREFERENCE` order) with capability ``needs``."""
     names = [b for b in BACKEND_PREFERENCE if b in BACKENDS] + [b for b in BACKENDS if b not in BACKEND_PREFERENCE]
     out = []
     for name in names:
-        be = BACKENDS[name]()
-        if needs in be.capabilities and be.availability().ok:
+        if needs in BACKENDS[name]().capabilities and _available(name):
             out.append(name)
         if len(out) == n:
             break
     return tuple(out)
 
 
+#: kinds a policy answers by being replayed over the instance (``gap.SIMULATED``) -> the policies scored
+#: there: ``horizon-wait`` scores the waiting of Dally (delay timers) and Tiresias (skew-based consolidation
+#: waits) against the horizon optimum, with FIFO as the floor
+SIMULATED_POLICIES: dict[str, tuple[str, ...]] = {
+    "horizon-wait": (FLOOR, "dally", "dally-manual", "2d-las", "2d-gittins")}
+
+
 def twin_kinds() -> dict[str, list[str]]:
-    """kind -> the policies whose snapshot decisions it scores (FIFO first)."""
+    """kind -> the policies whose decisions it scores (FIFO first): in snapshot form (``PolicySpec.twins``),
+    or replayed over the instance for the kinds of :data:`SIMULATED_POLICIES`."""
     kinds = _kinds()
     out: dict[str, list[str]] = {}
     reg = _policies()
@@ -93,6 +130,9 @@ def twin_kinds() -> dict[str, list[str]]:
         for kind in reg[name].twins:
             if kind in kinds and kinds[kind].snapshot:
                 out.setdefault(kind, []).append(name)
+    for kind, names in SIMULATED_POLICIES.items():
+        if kind in kinds and kind in SIMULATED:
+            out[kind] = [n for n in names if n in reg]
     return out
 
 
@@ -142,8 +182,26 @@ def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, tim
 
 
 def replay_cases(seed: int = 0) -> list[Case]:
-    return [ReplayCase(WorkloadSource(workload=w, seed=seed), p, seed=seed, label=f"replay/{w}/{p}")
-            for w in REPLAY_WORKLOADS for p in representatives()]
+    """Every representative on every workload of :data:`REPLAYS`."""
+    return [ReplayCase(WorkloadSource(workload=w, seed=seed, load=load, cluster=cl), p, seed=seed,
+                       label=f"replay/{w}" + (f"x{load:g}" if load != 1.0 else "") + f"/{p}")
+            for w, load, cl in REPLAYS for p in representatives()]
+
+
+def state_cases(kind: str, state: dict, cluster: str, seeds=(0,), *, n_backends: int = 2,
+                time_limit_s: float = 30.0) -> list[Case]:
+    """Every policy of ``kind`` and its exact twins (two backends) on each of the ``state["k"]`` decision
+    states sampled from the replay ``state`` names (:mod:`~schedlab.benchmarks.harness.states`)."""
+    policies = twin_kinds().get(kind, [])
+    bes = backends(n_backends)
+    cases: list[Case] = []
+    for s in seeds:
+        for i in range(int(state.get("k", 2))):
+            ref = {**state, "index": i}
+            kw = {"seed": s, "time_limit_s": time_limit_s, "state": ref}
+            cases += [GapCase(kind, cluster, 1, p, **kw) for p in policies]
+            cases += [GapCase(kind, cluster, 1, m, b, **kw) for m in twin_methods(kind) for b in bes]
+    return cases
 
 
 def bound_refused() -> dict[str, str]:
@@ -172,11 +230,16 @@ def quick() -> Suite:
     cases: list[Case] = []
     for kind in twin_kinds():
         p = _plan(kind)
-        cases += gap_cases(kind, p.cluster, p.quick, (0, 1), time_limit_s=30.0)
+        cases += gap_cases(kind, p.cluster, p.quick, (0, 1), time_limit_s=QUICK_LIMITS.get(kind, QUICK_LIMIT_S))
+        if kind in QUICK_STATES:
+            cases += state_cases(kind, QUICK_STATES[kind], STATE_CLUSTER[kind],
+                                 time_limit_s=QUICK_LIMITS.get(kind, QUICK_LIMIT_S))
     cases += replay_cases()
     cases += bound_cases()
-    return Suite("quick", "Snapshot gap of every heuristic vs its exact twin on two backends; one short replay per "
-                 "policy family; online vs the offline bound." + _refused_note(), tuple(cases))
+    return Suite("quick", "Snapshot gap of every heuristic vs its own decision set's exact twin on two backends, on "
+                 "generated instances and on decision states sampled from a FIFO replay (joint); one replay per "
+                 "policy family at a load where jobs queue; online vs the offline bound on a busy 32-GPU cluster."
+                 + _refused_note(), tuple(cases))
 
 
 def gap() -> Suite:
@@ -205,4 +268,4 @@ def scale() -> Suite:
 BUILTIN = {"quick": quick, "gap": gap, "scale": scale}
 
 __all__ = ["BUILTIN", "DEFAULT_PLAN", "FLOOR", "backends", "bound_cases", "bound_refused", "exact_method",
-           "gap_cases", "representatives", "replay_cases", "twin_kinds", "twin_methods"]
+           "gap_cases", "representatives", "replay_cases", "state_cases", "twin_kinds", "twin_methods"]

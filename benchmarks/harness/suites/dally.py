@@ -46,6 +46,8 @@ from typing import Any
 
 from schedlab.benchmarks.harness.casebase import ReproRow, Suite
 from schedlab.benchmarks.harness.replay import ReplayCase, run_replay
+from schedlab.benchmarks.harness.suites.paper_figures import TABLE2, TABLE3
+from schedlab.benchmarks.harness.suites.seeds import SEED_TAG, over_seeds, seed_values
 from schedlab.benchmarks.merged import all_policies
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.topology.errors import SpecError
@@ -61,6 +63,9 @@ HOUR = 3600.0
 WINDOWS_H = (1.0, 6.0, 24.0, 72.0, 168.0)
 MANUAL_TIMERS_H = (1.0, 6.0, 12.0, 24.0)
 NO_PREEMPT = "[no-preemption]"
+#: the duration scale at which Dally's average JCT at 8 racks, batch (seed 0) is the paper's Table 2
+#: 2,828,955 s (``python -m schedlab.benchmarks.harness.suites.calibrate dally``: 57.739 -> 2,860,995 s)
+PAPER_CONTENTION_SCALE = 57.739
 # our additions to Dally (each off by default: the paper's algorithm), one ablation row each and all
 # together (= our defaults before issue 22)
 ADDITIONS: dict[str, dict[str, Any]] = {
@@ -70,15 +75,7 @@ ADDITIONS: dict[str, dict[str, Any]] = {
     "[+ours]": {"upgrade": True, "preempt_margin": 0.1, "lease": HOUR},
 }
 
-# Table 2 / Table 3 (8 racks), seconds: {statistic: {system: value}}
-TABLE2 = {"avg_jct": {"Gandiva": 5828719, "Tiresias": 4461998, "Dally-manual": 3128566, "Dally": 2828955},
-          "median_jct": {"Gandiva": 183717, "Tiresias": 2547080, "Dally-manual": 2552189, "Dally": 2401390},
-          "p95_jct": {"Gandiva": 17485823, "Tiresias": 17841606, "Dally-manual": 7097646, "Dally": 5983042},
-          "p99_jct": {"Gandiva": 39214710, "Tiresias": 25696135, "Dally-manual": 8868401, "Dally": 8395214}}
-TABLE3 = {"avg_jct": {"Gandiva": 17371514, "Tiresias": 4329941, "Dally-manual": 4960727, "Dally": 2831880},
-          "median_jct": {"Gandiva": 22722917, "Tiresias": 4212795, "Dally-manual": 2787855, "Dally": 2595529},
-          "p95_jct": {"Gandiva": 71362014, "Tiresias": 15059080, "Dally-manual": 39298828, "Dally": 16469069},
-          "p99_jct": {"Gandiva": 208939883, "Tiresias": 15390860, "Dally-manual": 39817762, "Dally": 16681241}}
+# Table 2 / Table 3 (8 racks), seconds: {statistic: {system: value}}, from the one module of paper figures
 SYSTEMS = {"Dally": "dally", "Dally-manual": "dally-manual", **BASELINES}
 # headline improvements of Dally, as the paper states them (ranges over 2..16 racks): quantity, metric,
 # baseline, arrival, the paper's words
@@ -97,10 +94,14 @@ def registered(names: Sequence[str]) -> list[str]:
 
 
 def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIVALS), seed: int = 0,
-          load: float = 1.0, sweep: bool = True, reference: bool = True, ablation: bool = True) -> Suite:
+          load: float = 1.0, sweep: bool = True, reference: bool = True, ablation: bool = True,
+          seeds: int | Sequence[int] = 1, duration_scale: float = 1.0) -> Suite:
     """The ``dally`` suite. ``racks``/``arrivals`` select part of the grid; ``load`` compresses arrival
     times (> 1: busier); ``sweep`` adds the sensitivity sweeps; ``reference`` the ``yarn-cs`` rows;
-    ``ablation`` the preemption-off runs of Dally and Dally-manual."""
+    ``ablation`` the preemption-off runs of Dally and Dally-manual; ``seeds`` the seeds every case runs
+    under (a count from ``seed`` or the seeds; workload and policy seed together); ``duration_scale``
+    multiplies every job's duration (the paper's contention: :data:`PAPER_CONTENTION_SCALE`, at which
+    Dally's average JCT at 8 racks, batch, is the paper's Table 2 figure)."""
     src = "<suite dally>"
     racks = tuple(racks)
     if not racks or any(not isinstance(r, int) or isinstance(r, bool) or r not in RACKS for r in racks):
@@ -113,11 +114,24 @@ def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIV
         raise SpecError(f"seed must be an integer >= 0, got {seed!r}", source=src, field="seed")
     if not (isinstance(load, (int, float)) and load > 0 and math.isfinite(load)):
         raise SpecError(f"load must be a number > 0, got {load!r}", source=src, field="load")
+    if not (isinstance(duration_scale, (int, float)) and duration_scale > 0 and math.isfinite(duration_scale)):
+        raise SpecError(f"duration_scale must be a number > 0, got {duration_scale!r}", source=src,
+                        field="duration_scale")
     policies = list(OURS) + registered(list(BASELINES.values())) + (list(REFERENCE) if reference else [])
+    cases = over_seeds(lambda s: _seeded_cases(racks, arrivals, policies, s, load, sweep, ablation, duration_scale),
+                       seed_values(seeds, seed, suite="dally"))
+    return Suite("dally", "Dally §5: dally-R (R = 2, 4, 8, 16) x batch/Poisson; Dally, Dally-manual, Tiresias, "
+                 "Gandiva-like, YARN-CS reference; history-window and manual-timer sweeps",
+                 tuple(cases), reproduce=reproduce, paper=PAPER)
+
+
+def _seeded_cases(racks: Sequence[int], arrivals: Sequence[str], policies: Sequence[str], seed: int, load: float,
+                  sweep: bool, ablation: bool, duration_scale: float = 1.0) -> list[ReplayCase]:
     cases: list[ReplayCase] = []
+    params = {} if duration_scale == 1.0 else {"duration_scale": float(duration_scale)}
     for r in racks:
         for a in arrivals:
-            ws = WorkloadSource(workload=ARRIVALS[a], cluster=f"dally-{r}", seed=seed, load=float(load))
+            ws = WorkloadSource(workload=ARRIVALS[a], cluster=f"dally-{r}", seed=seed, load=float(load), params=params)
             cases += [ReplayCase(ws, p, seed=seed, label=label(p, r, a)) for p in policies]
             if ablation:
                 cases += [ReplayCase(ws, p, {"preemption": False}, seed=seed, label=label(p, r, a, NO_PREEMPT))
@@ -125,7 +139,7 @@ def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIV
                 cases += [ReplayCase(ws, "dally", params, seed=seed, label=label("dally", r, a, tag))
                           for tag, params in ADDITIONS.items()]
     if sweep:
-        ws = WorkloadSource(workload="dally-batch", cluster="dally-8", seed=seed, load=float(load))
+        ws = WorkloadSource(workload="dally-batch", cluster="dally-8", seed=seed, load=float(load), params=params)
         for pre in (True, False):
             tag = "" if pre else NO_PREEMPT
             cases += [ReplayCase(ws, "dally", {"history_window": h * HOUR, "preemption": pre}, seed=seed,
@@ -134,9 +148,7 @@ def build(*, racks: Sequence[int] = RACKS, arrivals: Sequence[str] = tuple(ARRIV
                                                       "preemption": pre}, seed=seed,
                                  label=label("dally-manual", 8, "batch", f"[timers={h:g}h+{h:g}h]{tag}"))
                       for h in MANUAL_TIMERS_H]
-    return Suite("dally", "Dally §5: dally-R (R = 2, 4, 8, 16) x batch/Poisson; Dally, Dally-manual, Tiresias, "
-                 "Gandiva-like, YARN-CS reference; history-window and manual-timer sweeps",
-                 tuple(cases), reproduce=reproduce, paper=PAPER)
+    return cases
 
 
 # ---------------------------------------------------------------------- reproduction rows
@@ -171,7 +183,7 @@ def reproduce(results: Mapping[str, Mapping[str, Any]]) -> list[ReproRow]:
                 ours = _get(results, label(SYSTEMS[system], 8, arrival), stat)
                 rows.append(ReproRow(f"{name} {stat} {system} (8 racks, {arrival})", float(paper), ours, "s",
                                      _missing(system) if ours is None else workload))
-    racks = sorted({int(k.split("/")[1].split("-")[1]) for k in results if k.count("/") == 2})
+    racks = sorted({int(k.split("/")[1].split("-")[1]) for k in results if k.count("/") == 2 and SEED_TAG not in k})
     for what, key, base, arrival, paper in HEADLINES:
         for r in racks:
             ours = _improvement(_get(results, label("dally", r, arrival), key),
@@ -206,7 +218,7 @@ def reproduce(results: Mapping[str, Mapping[str, Any]]) -> list[ReproRow]:
                 rows.append(ReproRow(f"{what}: Dally vs YARN-CS, {r} racks, batch", None, ours, "%",
                                      "reference only (not in the paper)"))
     for lab, m in sorted(results.items()):
-        if "window=" in lab or "timers=" in lab:
+        if ("window=" in lab or "timers=" in lab) and SEED_TAG not in lab:
             rows.append(ReproRow(f"sweep {lab}: average JCT", None, _get(results, lab, "avg_jct"), "s",
                                  f"makespan {m.get('makespan', float('nan')):.4g} s, comm overhead "
                                  f"{m.get('comm_overhead', float('nan')):.3f}"))

@@ -17,11 +17,13 @@ Case labels: ``<workload>/<policy>`` (``base-trace/rubick``, ``mt-gen/antman``),
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from schedlab.benchmarks.harness.cases import ReplayCase, ReproRow, Suite
+from schedlab.benchmarks.harness.suites.paper_figures import MICRO_PAPER, TABLE4, TABLE4_MT_CLASSES
+from schedlab.benchmarks.harness.suites.seeds import over_seeds, seed_values
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.heuristics import POLICIES
 from schedlab.perfmodel import PerfModel, parse_plan
@@ -30,27 +32,30 @@ from schedlab.topology.cluster import Cluster
 from schedlab.topology.loaders import spec_from_dict
 
 H = 3600.0
-#: Table 4 (hours): (avg JCT, P99 JCT, makespan) per trace and scheduler; MT adds per-class rows
-TABLE4: dict[str, dict[str, tuple[float, float, float]]] = {
-    "base": {"rubick": (0.96, 7.1, 15.3), "sia": (2.5, 12.2, 18.8), "synergy": (3.1, 13.5, 21.5),
-             "rubick-e": (2.4, 10.9, 20.2), "rubick-r": (1.6, 9.9, 19.8), "rubick-n": (3.1, 12.8, 22.0)},
-    "bp": {"rubick": (0.96, 7.1, 15.3), "sia": (1.8, 9.0, 16.5), "synergy": (2.3, 10.8, 20.5)},
-    "mt": {"rubick": (1.1, 11.4, 17.9), "antman": (1.75, 13.4, 19.6)},
-}
-#: MT per class (hours): (avg JCT, P99 JCT)
-TABLE4_MT_CLASSES = {("rubick", "guaranteed"): (0.85, 10.9), ("rubick", "best-effort"): (1.34, 11.8),
-                     ("antman", "guaranteed"): (1.41, 11.7), ("antman", "best-effort"): (2.1, 14.1)}
 LOADS = (0.5, 1.0, 2.0, 3.0)
 LARGE_SHARES = (0.25, 0.5, 0.75)
-MICRO_PAPER = {"equal split": 0.78, "rubick": 1.44}
 
 
-def rubick_suite(*, traces: str | None = "../shared/traces", sweeps: bool = True, seed: int = 0) -> Suite:
+def rubick_suite(*, traces: str | None = "../shared/traces", sweeps: bool = True, seed: int = 0,
+                 seeds: int | Sequence[int] = 1, paper_settings: bool = True) -> Suite:
     """The suite; trace cases are included when ``<traces>/rubick/workloads/`` exists (the package never
-    needs the traces: without them only the generator's workloads run)."""
+    needs the traces: without them only the generator's workloads run). ``seeds``: a count from
+    ``seed`` or the seeds (workload and policy seed together; the artifact's trace files are fixed, so
+    their cases vary only the policy seed). ``paper_settings``: also the paper's own definition of
+    "large" in Fig. 11 (the LLaMA models only: ``large-llama=<s>/<policy>``)."""
+    seed_list = seed_values(seeds, seed, suite="rubick")
+    folder = Path(traces) / "rubick" / "workloads" if traces else None
+    have_trace = folder is not None and all((folder / f"workload-{v}.csv").is_file() for v in TABLE4)
+    cases = over_seeds(lambda s: _seeded_cases(folder, sweeps, paper_settings, s), seed_list)
+    note = "" if have_trace else " (trace files not found: generator workloads only)"
+    return Suite("rubick", "Rubick (MLSys'25): Table 4 on rubick-64, the two-job micro-benchmark, load and "
+                 "large-model sweeps" + note, tuple(cases), reproduce=reproduce,
+                 paper="Rubick: Exploiting Job Reconfigurability for Deep Learning Cluster Scheduling (MLSys'25)")
+
+
+def _seeded_cases(folder: Path | None, sweeps: bool, paper_settings: bool, seed: int) -> list[ReplayCase]:
     cases: list[ReplayCase] = []
     sources: dict[str, WorkloadSource] = {}
-    folder = Path(traces) / "rubick" / "workloads" if traces else None
     for variant in TABLE4:
         if folder is not None and (folder / f"workload-{variant}.csv").is_file():
             sources[f"{variant}-trace"] = WorkloadSource(trace=str(folder / f"workload-{variant}.csv"),
@@ -67,10 +72,12 @@ def rubick_suite(*, traces: str | None = "../shared/traces", sweeps: bool = True
         for share in LARGE_SHARES:
             src = WorkloadSource(workload="rubick-base", seed=seed, params={"large_share": share})
             cases += [ReplayCase(src, p, seed=seed, label=f"large={share:g}/{p}") for p in ("rubick", "synergy")]
-    note = "" if "base-trace" in sources else " (trace files not found: generator workloads only)"
-    return Suite("rubick", "Rubick (MLSys'25): Table 4 on rubick-64, the two-job micro-benchmark, load and "
-                 "large-model sweeps" + note, tuple(cases), reproduce=reproduce,
-                 paper="Rubick: Exploiting Job Reconfigurability for Deep Learning Cluster Scheduling (MLSys'25)")
+            if paper_settings:  # Fig. 11's "large": the LLaMA models only (the paper's definition)
+                src = WorkloadSource(workload="rubick-base", seed=seed,
+                                     params={"large_share": share, "large_models": "llama"})
+                cases += [ReplayCase(src, p, seed=seed, label=f"large-llama={share:g}/{p}")
+                          for p in ("rubick", "synergy")]
+    return cases
 
 
 def _fields(src: WorkloadSource) -> dict[str, Any]:

@@ -18,7 +18,9 @@ Parts (option ``parts``, all by default):
 * ``sensitivity`` — 2D-LAS and 2D-Gittins on the loaded replay (``tiresias`` semantics): K = 2, 3, 4
   (thresholds 1 h, then doubling), the threshold 0.5 / 1 / 2 / 4 GPU-hours, PROMOTEKNOB 1, 2, 4, 8.
 * ``sensitivity-testbed`` — the same variants on the testbed workload (seconds instead of the loaded
-  replay's tens of minutes per run), with its own base (K = 2, 1 h, no knob); under ``tiresias``
+  replay's tens of minutes per run), with its own base (K = 2, 1 h, no knob), and for 2D-Gittins the
+  knob again with our same-queue preemption margin 0.5 (``margin=0.5``, ``margin=0.5,knob=K``: does the
+  knob hurt through same-queue swaps?); under ``tiresias``
   semantics, and (when ``semantics`` includes it) again under ``realistic`` with ``--costs tiresias``
   (``sensitivity-testbed-realistic/...``).
 
@@ -34,11 +36,13 @@ Run it: ``schedlab bench tiresias`` (the harness runner), or from Python::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from schedlab.benchmarks.harness.cases import ReplayCase, ReproRow, Suite
+from schedlab.benchmarks.harness.suites.seeds import SEED_TAG, over_seeds, seed_values
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.topology.errors import SpecError
 
@@ -66,7 +70,17 @@ GANDIVA_REFERENCE: Mapping[str, tuple[str, float, float, int, float]] = {
 PHILLY_TABLE = "philly/sia_philly_jobs.csv"
 YARN_GPUT = "tiresias/yarn-gput1000.csv"
 POLICIES_COMPARED = ("2d-las", "2d-gittins", "yarn-cs", "best-effort", "srtf", "srsf", "gandiva-like")
-PARTS = ("reference", "testbed", "philly", "loaded", "sensitivity", "sensitivity-testbed")
+PARTS = ("reference", "testbed", "philly", "loaded", "sensitivity", "sensitivity-testbed", "testbed-philly",
+         "philly-vc", "loaded-paper")
+#: ``tiresias-480-philly``'s duration scale at which 2D-LAS's testbed makespan is the paper's 27,400 s
+#: (``python -m schedlab.benchmarks.harness.suites.calibrate scale``: 0.0076351 -> 27,357 s, seed 0)
+PHILLY_TESTBED_SCALE = 0.0076351
+#: the Philly table's arrival compression at which YARN-CS's average queueing delay is the paper's 4,102 s
+#: (Appendix A; ``python -m schedlab.benchmarks.harness.suites.calibrate load``, 6 bisection steps in [1, 5]:
+#: 4.193 -> 3,534 s, the nearest; 4.2997 -> 4,914 s; seed 0)
+PAPER_LOAD = 4.193
+#: the per-VC part's policies (the artifact's VCs and cluster specs, ``tiresias`` semantics)
+VC_POLICIES = ("yarn-cs", "best-effort", "2d-las", "2d-gittins")
 TESTBED_THRESHOLD = 3200.0  # GPU-s, the paper's testbed (§5.2)
 HOUR = 3600.0
 #: the loaded replay's SRTF/SRSF refresh every running job's key at every event (about 1,000 running):
@@ -97,15 +111,17 @@ def _reference_cases(traces: str | Path) -> list[ReplayCase]:
 
 
 def _compared(source: WorkloadSource, prefix: str, semantics: Iterable[str], las_params: Mapping[str, Any],
-              costs: str | None, oracle_hard_limit_s: float | None = None) -> list[ReplayCase]:
+              costs: str | None, oracle_hard_limit_s: float | None = None,
+              policies: Iterable[str] = POLICIES_COMPARED) -> list[ReplayCase]:
     out = []
+    policies = tuple(policies)
     for sem in semantics:
-        for pol in POLICIES_COMPARED:
+        for pol in (p for p in POLICIES_COMPARED if p in policies):
             params = dict(las_params) if pol in ("2d-las", "2d-gittins") else {}
             out.append(ReplayCase(source, pol, params, semantics=sem, costs=costs if sem == "realistic" else None,
                                   label=f"{prefix}/{sem}/{pol}",
                                   hard_limit_s=oracle_hard_limit_s if pol in ("srtf", "srsf") else None))
-        if sem == "realistic":  # placement matters only here: PACKLIMIT learned from measured slowdowns
+        if sem == "realistic" and "2d-las" in policies:  # placement matters only here: PACKLIMIT learned
             out.append(ReplayCase(source, "2d-las", {**las_params, "learn_packlimit": True}, semantics=sem,
                                   costs=costs, label=f"{prefix}/{sem}/2d-las-learned"))
     return out
@@ -119,37 +135,87 @@ def _sensitivity_cases(source: WorkloadSource, prefix: str, *, with_base: bool =
         variants += [("K=3", {"queues": 3, "threshold": HOUR}), ("K=4", {"queues": 4, "threshold": HOUR})]
         variants += [(f"threshold={h:g}h", {"threshold": h * HOUR}) for h in (0.5, 2.0, 4.0)]
         variants += [(f"knob={k}", {"knob": float(k)}) for k in (1, 2, 4, 8)]
+        if with_base and pol == "2d-gittins":  # PROMOTEKNOB with our same-queue margin (tests why it hurts)
+            variants += [("margin=0.5", {"threshold": HOUR, "preempt_margin": 0.5})]
+            variants += [(f"margin=0.5,knob={k}", {"knob": float(k), "preempt_margin": 0.5}) for k in (1, 2, 4, 8)]
         out += [ReplayCase(source, pol, p, semantics=semantics, costs=costs, label=f"{prefix}/{pol}/{name}")
                 for name, p in variants]
     return out
 
 
 def tiresias_suite(*, traces: str = "../shared/traces", parts: Iterable[str] = PARTS,
-                   semantics: Iterable[str] = ("realistic", "tiresias"), load: float = 5.0, seed: int = 0) -> Suite:
+                   semantics: Iterable[str] = ("realistic", "tiresias"), load: float = 5.0, seed: int = 0,
+                   seeds: int | Sequence[int] = 1, policies: Iterable[str] = POLICIES_COMPARED,
+                   paper_load: float = PAPER_LOAD) -> Suite:
     """The suite (see the module docstring); ``parts`` selects experiments, ``load`` the loaded replay's
-    time compression."""
+    time compression, ``seeds`` the seeds every non-artifact case runs under (a count from ``seed`` or
+    the seeds; the workload's and the policy's seed move together; the ``reference`` part, the
+    artifact's deterministic figures, runs once), ``policies`` the compared policies of the
+    ``testbed``/``philly``/``loaded``/``testbed-philly``/``loaded-paper`` parts, ``paper_load`` the
+    compression of ``loaded-paper``.
+
+    The paper's own settings, each its own part: ``testbed-philly`` (the testbed's 480 jobs with
+    durations drawn from the Philly table by GPU count, scaled to the paper's 27,400 s makespan),
+    ``philly-vc`` (the Philly table per virtual cluster, as the paper simulates it: the artifact's VCs
+    and cluster specs, ``VC_POLICIES`` under ``tiresias`` semantics) and ``loaded-paper`` (the table at
+    the compression where YARN-CS queues 4,102 s on average)."""
     parts = tuple(parts)
     semantics = tuple(semantics)
     bad = [p for p in parts if p not in PARTS]
     if bad:
         raise SpecError(f"unknown part {bad[0]!r}; known: {', '.join(PARTS)}", source="<suite tiresias>",
                         field="parts")
-    if not load > 0:
-        raise SpecError(f"load must be > 0, got {load!r}", source="<suite tiresias>", field="load")
+    bad = [s for s in semantics if s not in ("realistic", "tiresias")]
+    if bad or not semantics:
+        raise SpecError(f"semantics must be among realistic, tiresias; got {semantics!r}",
+                        source="<suite tiresias>", field="semantics")
+    if not load > 0 or not paper_load > 0:
+        raise SpecError(f"load and paper_load must be > 0, got {load!r}, {paper_load!r}", source="<suite tiresias>",
+                        field="load")
+    policies = tuple(policies)
+    bad = [p for p in policies if p not in POLICIES_COMPARED]
+    if bad or not policies:
+        raise SpecError(f"policies must be among {', '.join(POLICIES_COMPARED)}; got {policies!r}",
+                        source="<suite tiresias>", field="policies")
+    seed_list = seed_values(seeds, seed, suite="tiresias")
+    cases: list[ReplayCase] = _reference_cases(traces) if "reference" in parts else []
+    cases += over_seeds(lambda s: _seeded_cases(traces, parts, semantics, load, s, policies, paper_load), seed_list)
+    return Suite("tiresias", "Tiresias (NSDI'19): the artifact's figures, the testbed and Philly comparisons, "
+                 "sensitivity", tuple(cases), reproduce=lambda r: reproduce(r, load=load), paper=PAPER)
+
+
+def _seeded_cases(traces: str, parts: tuple[str, ...], semantics: tuple[str, ...], load: float,
+                  seed: int, policies: tuple[str, ...], paper_load: float) -> list[ReplayCase]:
     cases: list[ReplayCase] = []
     table = str(Path(traces) / PHILLY_TABLE)
     philly = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed)
     loaded = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed, load=load)
     sim_defaults = {"threshold": HOUR}
-    if "reference" in parts:
-        cases += _reference_cases(traces)
     if "testbed" in parts:
-        cases += _compared(WorkloadSource(workload="tiresias-480", seed=seed), "testbed", semantics,
-                           {"threshold": TESTBED_THRESHOLD}, "tiresias")
+        testbed = WorkloadSource(workload="tiresias-480", seed=seed)
+        cases += _compared(testbed, "testbed", semantics, {"threshold": TESTBED_THRESHOLD}, "tiresias",
+                           policies=policies)
+        if "tiresias" in semantics:  # the artifact's Gandiva (it models no placement: tiresias semantics only)
+            cases.append(ReplayCase(testbed, "gandiva", semantics="tiresias", label="testbed/tiresias/gandiva"))
+    if "testbed-philly" in parts:
+        src = WorkloadSource(workload="tiresias-480-philly", seed=seed,
+                             params={"duration_scale": PHILLY_TESTBED_SCALE, "table": table})
+        cases += _compared(src, "testbed-philly", semantics, {"threshold": TESTBED_THRESHOLD}, "tiresias",
+                           policies=policies)
     if "philly" in parts:
-        cases += _compared(philly, "philly", semantics, sim_defaults, "tiresias")
+        cases += _compared(philly, "philly", semantics, sim_defaults, "tiresias", policies=policies)
     if "loaded" in parts:
-        cases += _compared(loaded, f"philly-x{load:g}", semantics, sim_defaults, "tiresias", ORACLE_HARD_LIMIT_S)
+        cases += _compared(loaded, f"philly-x{load:g}", semantics, sim_defaults, "tiresias", ORACLE_HARD_LIMIT_S,
+                           policies=policies)
+    if "loaded-paper" in parts:
+        paper = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed, load=paper_load)
+        cases += _compared(paper, "philly-paper-load", semantics, sim_defaults, "tiresias", ORACLE_HARD_LIMIT_S,
+                           policies=policies)
+    if "philly-vc" in parts:
+        for vc, (spec, _) in REFERENCE.items():
+            src = dataclasses.replace(vc_source(traces, vc, spec), seed=seed)
+            cases += [ReplayCase(src, pol, sim_defaults if pol.startswith("2d-") else {}, semantics="tiresias",
+                                 label=f"philly-vc/{vc}/{pol}") for pol in VC_POLICIES]
     if "sensitivity" in parts:
         cases += _sensitivity_cases(loaded, f"sensitivity-x{load:g}")
     if "sensitivity-testbed" in parts:
@@ -158,8 +224,7 @@ def tiresias_suite(*, traces: str = "../shared/traces", parts: Iterable[str] = P
         if "realistic" in semantics:  # placement-dependent speed and the measured preemption cost
             cases += _sensitivity_cases(testbed, "sensitivity-testbed-realistic", with_base=True,
                                         semantics="realistic", costs="tiresias")
-    return Suite("tiresias", "Tiresias (NSDI'19): the artifact's figures, the testbed and Philly comparisons, "
-                 "sensitivity", tuple(cases), reproduce=lambda r: reproduce(r, load=load), paper=PAPER)
+    return [dataclasses.replace(c, seed=seed) for c in cases]
 
 
 PAPER = ("Tiresias: A GPU Cluster Manager for Distributed Deep Learning (NSDI'19) §5.2-5.4; the artifact's "
@@ -200,7 +265,7 @@ def reproduce(results: Mapping[str, Mapping[str, Any]], *, load: float = 5.0) ->
     for prefix in (f"sensitivity-x{load:g}", "sensitivity-testbed", "sensitivity-testbed-realistic"):
         if prefix.startswith("sensitivity-testbed"):
             base = {pol: _get(results, f"{prefix}/{pol}/K=2", "avg_jct") for pol in ("2d-las", "2d-gittins")}
-        for label in sorted(k for k in results if k.startswith(prefix + "/")):
+        for label in sorted(k for k in results if k.startswith(prefix + "/") and SEED_TAG not in k):
             _, pol, var = label.split("/")
             paper = {"K=3": 0.99, "K=4": 0.99, "threshold=0.5h": "slightly > 1"}.get(var, "about 1")
             rows.append(ReproRow(f"{prefix}, {pol} {var}: avg JCT / (K=2, 1 h, no knob)", paper,

@@ -1,0 +1,104 @@
+"""Exact-in-the-loop vs its heuristic on the same replay (issue 25's exact-joint row).
+
+``python -m schedlab.benchmarks.bench_exact_loop [--jobs N] [--policy rubick --policy exact-joint]
+[-P exact-joint.PARAM=VALUE ...] [--profile exact-joint] [--json]`` replays the ``rubick-base``
+workload (generator, ``--seed``, default 0; the workload and cluster of the ``rubick`` suite's
+``base-gen`` cases) under each policy, one after the other in this process, and prints per policy the
+wall and CPU seconds of the replay (``simulate`` end to end, the perf model's first curve evaluations
+included), average JCT, makespan, and the policy's counters (``metrics["policy_counters"]``: rounds,
+solves, rounds answered from the steady state, solves ended at a limit with an incumbent, ...), with
+the load average beside each figure. ``--jobs N`` keeps the first N jobs by arrival (a prefix of the
+same replay; 0 = all 406) and says so in the output. ``--profile POLICY`` runs that policy's replay
+under cProfile (timer: the process's CPU time, so that waiting for a core on a loaded machine does not
+count) and prints the top entries by internal and by cumulative time.
+
+The ratios ``exact-joint / rubick`` of CPU and of wall seconds are the figure issue 25 targets (< 10);
+on a shared, loaded machine the CPU ratio is the one that measures the code (wall time there is mostly
+waiting for a core, and the longer replay waits longer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import time
+from typing import Any
+
+from schedlab.benchmarks.registry import all_policies
+from schedlab.benchmarks.simulator import simulate
+from schedlab.benchmarks.workloads.source import WorkloadSource
+from schedlab.scheduling.registry import parse_assignments
+
+
+def replay(policy: str, params: dict[str, Any], *, jobs: int = 0, seed: int = 0,
+           profile: bool = False, top: int = 25) -> dict[str, Any]:
+    """One replay of ``rubick-base`` (first ``jobs`` jobs by arrival; 0 = all) under ``policy``."""
+    w, cluster = WorkloadSource(workload="rubick-base", seed=seed).build()
+    js = sorted(w.jobs, key=lambda j: (j.arrival, j.id))
+    if jobs:
+        js = js[:jobs]
+    pol = all_policies().build(policy, params, seed=seed, source="<bench_exact_loop>")
+    # CPU-time profile (all threads of the process): on a shared, loaded machine wall time mostly
+    # measures waiting for a core
+    prof = cProfile.Profile(time.process_time) if profile else None
+    load0 = os.getloadavg()
+    c0, t0 = time.process_time(), time.perf_counter()
+    if prof is not None:
+        prof.enable()
+    res = simulate(cluster, js, pol, quotas=w.quotas)
+    if prof is not None:
+        prof.disable()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    recs = list(res.jobs)
+    out: dict[str, Any] = {
+        "policy": policy, "params": params, "workload": "rubick-base", "seed": seed, "jobs": len(js),
+        "prefix": bool(jobs), "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+        "avg_jct_h": round(sum(r.end - r.arrival for r in recs) / len(recs) / 3600, 4) if recs else None,
+        "makespan_h": round(max(r.end for r in recs) / 3600, 4) if recs else None,
+        "unfinished": len(res.unfinished), "counters": dict(res.metrics.get("policy_counters", {})),
+        # solves that did not prove optimality: (simulated time, termination)
+        "not_optimal": [[round(t, 1), why] for t, why in getattr(pol, "limit_log", [])],
+        "load_avg_before": [round(x, 2) for x in load0], "load_avg_after": [round(x, 2) for x in os.getloadavg()]}
+    if prof is not None:
+        for key in ("tottime", "cumulative"):
+            s = io.StringIO()
+            pstats.Stats(prof, stream=s).sort_stats(key).print_stats(top)
+            out[f"profile_{key}"] = s.getvalue()
+    return out
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=0, help="first N jobs by arrival (0 = all 406)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--policy", action="append", help="repeatable (default: rubick, exact-joint)")
+    ap.add_argument("-P", "--param", action="append", default=[], help="POLICY.PARAM=VALUE (repeatable)")
+    ap.add_argument("--profile", action="append", default=[], help="run this policy under cProfile")
+    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    params = parse_assignments(a.param, source="<bench_exact_loop -P>")
+    rows = [replay(p, params.get(p, {}), jobs=a.jobs, seed=a.seed, profile=p in a.profile, top=a.top)
+            for p in a.policy or ["rubick", "exact-joint"]]
+    by = {r["policy"]: r for r in rows}
+    if "rubick" in by and "exact-joint" in by and by["rubick"]["wall_s"] > 0 and by["rubick"]["cpu_s"] > 0:
+        for what in ("cpu", "wall"):
+            ratio = by["exact-joint"][f"{what}_s"] / by["rubick"][f"{what}_s"]
+            rows.append({"ratio": f"exact-joint {what} / rubick {what}", "value": round(ratio, 2), "target": "< 10"})
+    if a.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        for r in rows:
+            prof = {k: r.pop(k) for k in list(r) if k.startswith("profile_")}
+            print(json.dumps(r))
+            for k, v in prof.items():
+                print(f"--- {k}\n{v}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()

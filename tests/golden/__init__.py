@@ -1,0 +1,1 @@
+"""Golden digests of replays (byte-compare of records before and after speed work)."""

@@ -1,0 +1,82 @@
+"""Issue 21.3/21.7: gap cases on decision states sampled from a replay (harness.states) beside generated
+instances, and the instance cache every method of a sweep shares."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedlab.benchmarks.harness.cases import GapCase, case_from_spec, case_spec
+from schedlab.benchmarks.harness.gap import case_instance, run_gap
+from schedlab.benchmarks.harness.runner import instance_id
+from schedlab.benchmarks.harness.states import check_state
+from schedlab.benchmarks.harness.validate import check_gap
+from schedlab.topology.errors import SpecError
+
+STATE = {"workload": "smoke-mt", "load": 4.0, "policy": "fifo", "k": 2, "min_queued": 3, "index": 1}
+
+
+def test_a_state_reference_is_checked_before_anything_runs():
+    with pytest.raises(SpecError, match="joint only") as e:
+        check_state("tier-placement", STATE)
+    assert e.value.field == "state"
+    with pytest.raises(SpecError) as e:
+        check_state("joint", {**STATE, "index": 2})
+    assert e.value.field == "state.index"
+    with pytest.raises(SpecError) as e:
+        check_state("joint", {**STATE, "wokload": "x"})
+    assert e.value.field == "state.wokload"
+    with pytest.raises(SpecError) as e:
+        check_gap(GapCase("joint", "rubick-64", 1, "fifo", state={**STATE, "policy": "nope"}))
+    assert e.value.field == "state.policy"
+
+
+def test_a_state_case_round_trips_and_has_its_own_instance_id():
+    c = GapCase("joint", "rubick-64", 1, "fifo", state=STATE)
+    assert case_from_spec(case_spec(c)) == c and "state=smoke-mtx4@fifo#1" in c.label
+    gen = GapCase("joint", "rubick-64", 1, "fifo")
+    assert instance_id(c) != instance_id(gen) and c.key != gen.key
+
+
+def test_policies_and_twins_answer_the_same_sampled_state(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCHEDLAB_INSTANCE_CACHE", str(tmp_path))
+    fifo = run_gap(GapCase("joint", "rubick-64", 1, "fifo", state=STATE))
+    rigid = run_gap(GapCase("joint", "rubick-64", 1, "joint-rigid", "highs", state=STATE, time_limit_s=30))
+    assert not fifo["instance_cached"] and rigid["instance_cached"]  # built once, read back by the twin
+    assert fifo["instance_source"] == rigid["instance_source"] == "replay"
+    assert fifo["origin"] == rigid["origin"] and fifo["origin"].startswith("smoke-mt under fifo (seed 0)")
+    assert fifo["jobs"] == rigid["jobs"] >= 3 and fifo["status"] == "ok" and rigid["status"] == "optimal"
+    assert fifo["decision_set"] == rigid["decision_set"] == "joint-rigid"
+    assert fifo["objective"] <= rigid["bound"] + 1e-6  # the rigid optimum bounds FIFO on the state it met
+
+
+def test_the_cache_returns_the_same_instance_and_can_be_turned_off(tmp_path, monkeypatch):
+    from schedlab.benchmarks.registry import all_kinds, all_policies
+
+    monkeypatch.setenv("SCHEDLAB_INSTANCE_CACHE", str(tmp_path))
+    case = GapCase("tier-placement", "dally-2", 4, "fifo", seed=1)
+    a, pa, hit_a = case_instance(case)
+    b, pb, hit_b = case_instance(case)
+    assert (hit_a, hit_b) == (False, True) and pa == pb == {"instance_source": "generated"}
+    kind = all_kinds()["tier-placement"]
+    alloc = all_policies()["fifo"].build({}, seed=0).decide(a.base, seed=0)
+    assert alloc == all_policies()["fifo"].build({}, seed=0).decide(b.base, seed=0)
+    assert kind.score(a, alloc) == kind.score(b, alloc)
+    monkeypatch.setenv("SCHEDLAB_INSTANCE_CACHE", "off")
+    assert case_instance(case)[2] is False and case_instance(case)[2] is False
+
+
+def test_the_gap_table_says_where_each_instance_came_from():
+    from schedlab.benchmarks.harness.analysis import frame
+    from schedlab.benchmarks.harness.report.tables import gap_table
+
+    def rec(label, inst, extra, objective):
+        return {"case_type": "gap", "suite": "s", "label": label, "kind": "joint", "cluster": "rubick-64", "jobs": 12,
+                "seed": 0, "method": "fifo", "backend": None, "role": "policy", "instance": inst, "status": "ok",
+                "objective": objective, "bound": None, "sense": "max", "verified": True, "params": {},
+                "finished_at": "2026-01-01", "build_s": 0.0, "solve_s": 0.0,
+                "extra": {"decision_set": "joint-rigid", **extra}}
+
+    origin = "smoke-mt under fifo (seed 0), decision 2/29 at t=582.471 s"
+    gt = gap_table(frame([rec("a", "gen", {"instance_source": "generated"}, 5.0),
+                          rec("b", "st", {"instance_source": "replay", "origin": origin}, 6.0)]))
+    assert sorted(gt["instances"]) == ["generated", origin] and len(gt) == 2
