@@ -157,7 +157,7 @@ def _cached_listing(argv: list[str] | None) -> str | None:
             registry = a
         else:
             return None
-    from schedlab.benchmarks.cli import list_cache
+    from schedlab.benchmarks.cli import list_cache  # lazy: start-up
 
     return list_cache.load(list_cache.key(("list", registry, fmt)))
 

@@ -42,7 +42,7 @@ def cache_dir() -> Path:
 
 
 def _source_root() -> Path:
-    import schedlab.benchmarks as bench
+    import schedlab.benchmarks as bench  # lazy: start-up
 
     return Path(bench.__file__).resolve().parent.parent
 

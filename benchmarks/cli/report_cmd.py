@@ -57,11 +57,11 @@ def report_command(
 
     directory_arg(directory, "DIR")
     if reproduction:
-        from schedlab.benchmarks.harness.report.reproduction import render, runs_from_store
+        from schedlab.benchmarks.harness.report.reproduction import render, runs_from_store  # lazy: start-up
 
         for d in add:
             directory_arg(d, "--add")
-        from schedlab.benchmarks.harness.report.reproduction import SUITE_TITLES
+        from schedlab.benchmarks.harness.report.reproduction import SUITE_TITLES  # lazy: start-up
 
         bad = [p for p in paper if p not in SUITE_TITLES]
         if bad:

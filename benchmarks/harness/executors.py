@@ -128,9 +128,9 @@ class DaskExecutor:
                             source="--executor", field="executor") from None
         self.cluster = None
         if not address and local_workers:
-            import logging
+            import logging  # lazy: optional dependency (dask.distributed)
 
-            from distributed import LocalCluster
+            from distributed import LocalCluster  # lazy: optional dependency (dask.distributed)
 
             self.cluster = LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True,
                                         host="127.0.0.1", protocol="tcp", dashboard_address=None,

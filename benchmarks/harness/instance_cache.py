@@ -19,10 +19,13 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from schedlab.benchmarks.harness.record import code_version
+from schedlab.benchmarks.merged import all_kinds
 from schedlab.topology.errors import SchedlabError
 
 
@@ -36,16 +39,12 @@ def cache_dir() -> Path | None:
 
 
 def cache_key(what: Mapping[str, Any]) -> str:
-    from schedlab.benchmarks.harness.record import code_version
-
     blob = json.dumps({**dict(what), "code": code_version()}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
 def cached(what: Mapping[str, Any], build: Callable[[], tuple[Any, dict[str, Any]]]) -> tuple[Any, dict[str, Any], bool]:
     """``(instance, provenance, hit)``: the cached instance of ``what`` or ``build()``'s, then cached."""
-    from schedlab.benchmarks.registry import all_kinds
-
     d = cache_dir()
     if d is None:
         return (*build(), False)
@@ -78,8 +77,6 @@ MAX_AGE_S = 24 * 3600.0
 
 def prune(d: Path, max_age_s: float = MAX_AGE_S) -> None:
     """Remove cached files (and torn temporaries) older than ``max_age_s``."""
-    import time
-
     now = time.time()
     for f in d.iterdir():
         try:

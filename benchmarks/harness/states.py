@@ -18,8 +18,18 @@ a case asking for one is a :class:`SpecError` naming ``state``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from schedlab.benchmarks.harness.sampler import StateSampler
+from schedlab.benchmarks.merged import all_policies
+from schedlab.benchmarks.workloads.source import WorkloadSource
+from schedlab.formulations.policies.base import ViewSnapshot
+from schedlab.formulations.policies.joint_snapshot import OptionTables, joint_snapshot
+from schedlab.perfmodel import PerfModel
+from schedlab.perfmodel.memory import plan_host_memory_gb
+from schedlab.perfmodel.zoo import resolve_name
+from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.topology.errors import SpecError
 
 #: what a ``state`` reference may name, with defaults
@@ -49,11 +59,6 @@ def check_state(kind: str, state: Mapping[str, Any], source: str = "<gap case>")
 
 def sample(cluster: str, state: Mapping[str, Any], seed: int, source: str = "<gap case>") -> tuple[Any, Any, Any]:
     """Replay and sample: ``(SampledState, its ViewSnapshot, cluster)`` of the reference ``state``."""
-    from schedlab.benchmarks.harness.sampler import StateSampler
-    from schedlab.benchmarks.registry import all_policies
-    from schedlab.benchmarks.workloads.source import WorkloadSource
-    from schedlab.formulations.policies.base import ViewSnapshot
-
     st = {**STATE_DEFAULTS, **dict(state)}
     w, cl = WorkloadSource(workload=st["workload"], load=float(st["load"]), cluster=cluster,
                            seed=int(st["replay_seed"])).build()
@@ -75,7 +80,6 @@ def state_instance(kind: str, cluster: str, state: Mapping[str, Any], seed: int,
     """The kind's instance of the sampled state and its provenance (``origin``: where it came from)."""
     check_state(kind, state, source)
     s, snap, cl = sample(cluster, state, seed, source)
-    from schedlab.formulations.policies.joint_snapshot import OptionTables, joint_snapshot
 
     unknown = sorted(set(generator) - {"reconfig_penalty"})
     if unknown:
@@ -93,12 +97,6 @@ def with_host_memory(snap: Any) -> tuple[Any, int]:
     over machines in proportion to GPUs, and how many jobs were completed. Workload requests often state
     no host memory (the Rubick mix: 0 GB, which the simulator does not charge) while the joint model prices
     ZeRO-offload plans by it; without this a state's running jobs could not be priced at all."""
-    from dataclasses import replace
-
-    from schedlab.perfmodel import PerfModel
-    from schedlab.perfmodel.memory import plan_host_memory_gb
-    from schedlab.perfmodel.zoo import resolve_name
-    from schedlab.scheduling.allocation import Allocation, JobAllocation
 
     inst = snap.instance
     pm = PerfModel(inst.cluster)

@@ -38,7 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from schedlab.benchmarks.harness.store import Store
 from schedlab.benchmarks.harness.suites import paper_figures as pf
+from schedlab.benchmarks.harness.suites.rubick import micro_benchmark
+from schedlab.benchmarks.harness.suites.rubick_micro import measured_micro
 from schedlab.benchmarks.harness.suites.seeds import split_seed
 
 SUITE_TITLES = {"tiresias": "Tiresias (NSDI'19)", "dally": "Dally", "rubick": "Rubick (MLSys'25)"}
@@ -70,7 +73,7 @@ class Interval:
 
 def t_interval(values: Sequence[float], level: float = 0.95) -> Interval:
     """Mean and two-sided Student t interval (``lo == hi == mean`` for one value)."""
-    from scipy import stats
+    from scipy import stats  # lazy: start-up (scipy)
 
     n = len(values)
     if n == 0:
@@ -122,8 +125,6 @@ def _alias(out: dict[str, dict[str, dict[int | None, dict]]]) -> None:
 
 def runs_from_store(*directories: str | Path) -> dict[str, dict[str, dict[int | None, dict]]]:
     """The runs of one results directory, or of several together (runs made beside each other)."""
-    from schedlab.benchmarks.harness.store import Store
-
     records: list[dict[str, Any]] = []
     for d in directories:
         with Store(d, create=False) as store:
@@ -246,9 +247,6 @@ def _run_command(suite: str, title: str) -> str:
 def micro_section(placements: str | Path, heading: str = "###") -> list[str]:
     """Rubick Fig. 8, computed (deterministic, no replay): from the artifact's measured tables (T5-3B, the
     paper's model) and from our perf model (T5 1.2B, the default ``flat`` calibration)."""
-    from schedlab.benchmarks.harness.suites.rubick import micro_benchmark
-    from schedlab.benchmarks.harness.suites.rubick_micro import measured_micro
-
     src = f"{pf.RUBICK} §7.4, Fig. 8"
     lines = [f"{heading} Micro-benchmark (Fig. 8): two jobs on one 4-GPU A800 server, total normalised speedup", "",
              "Computed when the report is made (deterministic, no replay, no seed).", "",

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 
 from schedlab.benchmarks.harness.cases import ReplayCase
+from schedlab.benchmarks.harness.replay import run_replay
+from schedlab.benchmarks.harness.suites.tiresias import PHILLY_TABLE, TESTBED_THRESHOLD
 from schedlab.benchmarks.workloads.source import WorkloadSource
 
 PAPER_YARN_QUEUE_S = 4102.0  # Tiresias Appendix A: YARN-CS average queueing delay in the Philly simulation
@@ -35,9 +37,6 @@ PAPER_TESTBED_MAKESPAN_S = 27400.0  # Tiresias §5.2: 2D-LAS's makespan on the t
 def las_makespan(scale: float, *, seed: int = 0) -> float:
     """2D-LAS's makespan (s) on ``tiresias-480-philly`` at ``duration_scale`` (the testbed part's setting:
     K = 2, 3,200 GPU-s, ``realistic`` semantics with the measured preemption cost)."""
-    from schedlab.benchmarks.harness.replay import run_replay
-    from schedlab.benchmarks.harness.suites.tiresias import TESTBED_THRESHOLD
-
     src = WorkloadSource(workload="tiresias-480-philly", seed=seed, params={"duration_scale": scale})
     case = ReplayCase(src, "2d-las", {"threshold": TESTBED_THRESHOLD}, semantics="realistic", costs="tiresias",
                       seed=seed)
@@ -46,9 +45,6 @@ def las_makespan(scale: float, *, seed: int = 0) -> float:
 
 def yarn_queue(load: float, *, traces: str = "../shared/traces", seed: int = 0) -> float:
     """YARN-CS's average queueing delay (s) on the Philly table compressed ``load``-fold."""
-    from schedlab.benchmarks.harness.replay import run_replay
-    from schedlab.benchmarks.harness.suites.tiresias import PHILLY_TABLE
-
     src = WorkloadSource(trace=str(Path(traces) / PHILLY_TABLE), trace_format="philly", cluster="philly", seed=seed,
                          load=load)
     return float(run_replay(ReplayCase(src, "yarn-cs", semantics="tiresias", seed=seed)).metrics["avg_queue"])
@@ -67,8 +63,6 @@ PAPER_DALLY_AVG_JCT_S = 2828955.0  # Dally Table 2: Dally's average JCT, 8 racks
 
 def dally_avg_jct(scale: float, *, seed: int = 0) -> float:
     """Dally's average JCT (s) on ``dally-batch`` at ``duration_scale`` on ``dally-8`` (the paper's algorithm)."""
-    from schedlab.benchmarks.harness.replay import run_replay
-
     src = WorkloadSource(workload="dally-batch", cluster="dally-8", seed=seed, params={"duration_scale": scale})
     return float(run_replay(ReplayCase(src, "dally", seed=seed)).metrics["avg_jct"])
 
