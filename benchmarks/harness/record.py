@@ -245,6 +245,12 @@ class Outcome:
     def failure(cls, status: Status, message: str) -> Outcome:
         return cls(status, message=message)
 
+    def flat(self) -> dict[str, Any]:
+        """The record fields it sets and its ``extra``, in one flat dict (for inspection: a test, a
+        notebook); ``files`` left out."""
+        out = {f: getattr(self, f) for f in self.__dataclass_fields__ if f not in ("extra", "files")}
+        return out | dict(self.extra)
+
 
 @dataclass(frozen=True)
 class Process:

@@ -178,7 +178,7 @@ def test_gap_harness_lists_a_rigid_exact_joint_as_a_check_of_joint_rigid():
 
     gen = {"source": "perfmodel"}
     out = {p.get("decisions", "resizable") + "/" + p.get("objective", "family"):
-           run_gap(GapCase("joint", "rubick-64", 4, "exact-joint", None, seed=0, params=p, generator=gen))
+           run_gap(GapCase("joint", "rubick-64", 4, "exact-joint", None, seed=0, policy_params=p, generator=gen)).flat()
            for p in ({"node_limit": 10_000}, {"decisions": "rigid", "node_limit": 10_000},
                      {"objective": "neutral", "node_limit": 10_000})}
     assert out["resizable/family"]["twin"] == "joint-2stage" and out["resizable/family"]["check"]

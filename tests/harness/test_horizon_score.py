@@ -64,24 +64,22 @@ def test_the_harness_scores_waiting_policies_on_horizon_gap_cases(tmp_path, monk
     from schedlab.benchmarks.harness.analysis import frame
     from schedlab.benchmarks.harness.cases import GapCase
     from schedlab.benchmarks.harness.gap import run_gap
-    from schedlab.benchmarks.harness.runner import instance_id
-    from schedlab.benchmarks.harness.validate import check_gap
     from schedlab.topology.errors import SpecError
 
     monkeypatch.setenv("SCHEDLAB_INSTANCE_CACHE", str(tmp_path))
     cases = [GapCase("horizon-wait", "dally-2", 4, m, b, seed=1, time_limit_s=60)
              for m, b in (("fifo", None), ("2d-las", None), ("dally", None), ("horizon-wait", "highs"))]
     for c in cases:
-        check_gap(c)
+        c.check()
     with pytest.raises(SpecError, match="online"):
-        check_gap(GapCase("offline-ti", "rubick-64", 4, "fifo"))
+        GapCase("offline-ti", "rubick-64", 4, "fifo").check()
     recs = []
     for c in cases:
-        r = run_gap(c)
+        r = run_gap(c).flat()
         recs.append({**{k: v for k, v in r.items() if k not in ("decision_set", "twin", "check", "notes")},
                      "extra": {k: r.get(k) for k in ("decision_set", "twin", "check", "objective_name")},
                      "case_type": "gap", "kind": c.kind, "method": c.method, "backend": c.backend, "seed": c.seed,
-                     "label": c.label, "instance": instance_id(c), "suite": "s", "cluster": c.cluster,
+                     "label": c.label, "instance": c.instance_id(), "suite": "s", "cluster": c.cluster,
                      "finished_at": "2026-01-01", "params": {}})
     df = frame(recs).set_index("method")
     assert (df["decision_set"] == "horizon-wait").all() and df.loc["horizon-wait", "proven"]

@@ -7,9 +7,7 @@ import pytest
 
 from schedlab.benchmarks.harness.cases import GapCase, case_from_spec, case_spec
 from schedlab.benchmarks.harness.gap import case_instance, run_gap
-from schedlab.benchmarks.harness.runner import instance_id
 from schedlab.benchmarks.harness.states import check_state
-from schedlab.benchmarks.harness.validate import check_gap
 from schedlab.topology.errors import SpecError
 
 STATE = {"workload": "smoke-mt", "load": 4.0, "policy": "fifo", "k": 2, "min_queued": 3, "index": 1}
@@ -26,7 +24,7 @@ def test_a_state_reference_is_checked_before_anything_runs():
         check_state("joint", {**STATE, "wokload": "x"})
     assert e.value.field == "state.wokload"
     with pytest.raises(SpecError) as e:
-        check_gap(GapCase("joint", "rubick-64", 1, "fifo", state={**STATE, "policy": "nope"}))
+        GapCase("joint", "rubick-64", 1, "fifo", state={**STATE, "policy": "nope"}).check()
     assert e.value.field == "state.policy"
 
 
@@ -34,13 +32,13 @@ def test_a_state_case_round_trips_and_has_its_own_instance_id():
     c = GapCase("joint", "rubick-64", 1, "fifo", state=STATE)
     assert case_from_spec(case_spec(c)) == c and "state=smoke-mtx4@fifo#1" in c.label
     gen = GapCase("joint", "rubick-64", 1, "fifo")
-    assert instance_id(c) != instance_id(gen) and c.key != gen.key
+    assert c.instance_id() != gen.instance_id() and c.key() != gen.key()
 
 
 def test_policies_and_twins_answer_the_same_sampled_state(tmp_path, monkeypatch):
     monkeypatch.setenv("SCHEDLAB_INSTANCE_CACHE", str(tmp_path))
-    fifo = run_gap(GapCase("joint", "rubick-64", 1, "fifo", state=STATE))
-    rigid = run_gap(GapCase("joint", "rubick-64", 1, "joint-rigid", "highs", state=STATE, time_limit_s=30))
+    fifo = run_gap(GapCase("joint", "rubick-64", 1, "fifo", state=STATE)).flat()
+    rigid = run_gap(GapCase("joint", "rubick-64", 1, "joint-rigid", "highs", state=STATE, time_limit_s=30)).flat()
     assert not fifo["instance_cached"] and rigid["instance_cached"]  # built once, read back by the twin
     assert fifo["instance_source"] == rigid["instance_source"] == "replay"
     assert fifo["origin"] == rigid["origin"] and fifo["origin"].startswith("smoke-mt under fifo (seed 0)")
