@@ -38,7 +38,8 @@ COMMANDS: dict[str, typer.Typer] = {
 
 
 #: commands that resolve a registered name (policy, kind, workload, suite): the plugins load first
-RESOLVING = frozenset({"list", "simulate", "solve", "bench", "report", "compare", "workload"})
+#: (``list`` loads them itself, when its listing is not in the cache: ``cli/list_cache.py``)
+RESOLVING = frozenset({"simulate", "solve", "bench", "report", "compare", "workload"})
 
 
 def plugin_option(

@@ -74,7 +74,11 @@ def list_command(
 
 
 def render_listing(registry: str | None, format: ListFormat) -> str:
-    """What ``schedlab list [REGISTRY] --format FORMAT`` prints (computed from the live registries)."""
+    """What ``schedlab list [REGISTRY] --format FORMAT`` prints (computed from the live registries, the
+    plugins loaded first)."""
+    from schedlab.benchmarks.harness.plugins import load_plugins  # lazy: start-up
+
+    load_plugins()
     from schedlab.benchmarks.registry import (  # lazy: start-up
         REGISTRY_SOURCES,
         all_kinds,

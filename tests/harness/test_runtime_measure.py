@@ -115,5 +115,5 @@ def test_a_slow_first_decision_is_the_runtime_itself(monkeypatch):
     import schedlab.benchmarks.harness.gap as gap
 
     monkeypatch.setattr(gap, "SLOW_DECIDE_S", 0.0)  # every first call counts as slow
-    rec = run_gap(GapCase("joint", "rubick-64", 4, "fifo", seed=0))
+    rec = run_gap(GapCase("joint", "rubick-64", 4, "fifo", seed=0)).flat()
     assert rec["decide_repeats"] == 0 and rec["solve_s"] == rec["first_call_s"]
