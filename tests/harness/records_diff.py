@@ -20,13 +20,16 @@ from typing import Any
 IGNORED = {"key", "build_s", "solve_s", "wall_s", "peak_mem_mb", "started_at", "finished_at", "code_version",
            "records_dir", "host", "executor", "process_s"}
 #: keys inside JSON columns (extra, metrics) that are timings or process facts
-#: (``decide_repeats``: how many warm decide() calls fit the timing budget)
+#: (``decide_repeats``: how many warm decide() calls fit the timing budget; ``instance_cached``: which of the
+#: concurrent runs of an instance built it first)
 IGNORED_NESTED = {"generate_s", "bound_solve_s", "start_mem_mb", "pid", "wall_s", "events_per_s", "solve_s",
-                  "build_s", "first_call_s", "decide_repeats"}
+                  "build_s", "first_call_s", "decide_repeats", "instance_cached"}
 JSON_COLUMNS = ("params", "violations", "versions", "metrics", "extra", "spec")
 RENAMED = {"limit_s": "hard_limit_s"}
 #: a duration inside a note ("stage 1 ...: optimal, 0.31 s")
 SECONDS = re.compile(r"\d+(\.\d+)? s\b")
+#: the checkout a path points into (two checkouts of the code differ there only)
+CHECKOUT = re.compile(r"/[^\s'\",]*?/(?=benchmarks/)")
 
 
 def _clean(x: Any) -> Any:
@@ -35,7 +38,7 @@ def _clean(x: Any) -> Any:
     if isinstance(x, list):
         return [_clean(v) for v in x]
     if isinstance(x, str):
-        return SECONDS.sub("T s", x)
+        return CHECKOUT.sub("ROOT/", SECONDS.sub("T s", x))
     return x
 
 
@@ -44,7 +47,7 @@ def load(directory: str | Path) -> dict[tuple[str, str], dict[str, Any]]:
     con.row_factory = sqlite3.Row
     out = {}
     for r in con.execute("SELECT * FROM records"):
-        row = {k: r[k] for k in r.keys() if k not in IGNORED}
+        row = {k: _clean(r[k]) for k in r.keys() if k not in IGNORED}
         for k in JSON_COLUMNS:
             if row.get(k) is not None:
                 row[k] = _clean(json.loads(row[k]))
@@ -59,7 +62,11 @@ def diff(before: dict, after: dict) -> list[str]:
     for k in sorted(before.keys() & after.keys()):
         a, b = before[k], after[k]
         for col in sorted(a.keys() | b.keys()):
-            if a.get(col) != b.get(col):
+            if isinstance(a.get(col), dict) and isinstance(b.get(col), dict) and a[col] != b[col]:
+                x, y = a[col], b[col]
+                lines += [f"{k[1]}: {col}.{f}: {x.get(f)!r} != {y.get(f)!r}" for f in sorted(x.keys() | y.keys())
+                          if x.get(f) != y.get(f)]
+            elif a.get(col) != b.get(col):
                 lines.append(f"{k[1]} [{a.get('status')}/{b.get('status')}]: {col}: {a.get(col)!r} != {b.get(col)!r}")
     return lines
 
