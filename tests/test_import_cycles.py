@@ -15,10 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("topology", "perfmodel", "scheduling", "formulations", "heuristics", "benchmarks")
 MARK = "# lazy:"
 #: in-function imports that close a cycle today, outside the harness, each to be removed by a module split
-#: (the loaders' format detection; formulations modules whose helpers import back). The list may only
+#: (formulations modules whose helpers import back). The list may only
 #: shrink: a new cycle anywhere fails.
 KNOWN_BACK_EDGES = {
-    ("schedlab.benchmarks.workloads.loaders", "schedlab.benchmarks.workloads.detect"),
     ("schedlab.formulations.joint_instance", "schedlab.formulations.joint_options"),
     ("schedlab.formulations.tiresias", "schedlab.formulations.tiresias_gen"),
 }

@@ -272,10 +272,24 @@ def _policy(kind: Kind, inst: Any, case: GapCase) -> Parts:
              "status": Status.OK if not wrong else Status.INVALID,
              "objective": kind.score(inst, alloc) if not wrong else None},
             {"first_call_s": first, "decide_repeats": repeats, "placed": len(alloc), "decision_set": kind.decision_set_of(twin), "twin": None if twin is None else twin.name,
-             # an exact policy (exact-joint) solving the twin itself under the family objective is a check
-             # (its gap must be 0), not a result; one solving the neutral objective is a result
-             "check": spec.family is PolicyFamily.EXACT and getattr(policy, "objective_name", "family") == "family",
-             "neutral_objective": _neutral(kind, inst, alloc) if not wrong else None})
+             **_check(spec, policy), "neutral_objective": _neutral(kind, inst, alloc) if not wrong else None})
+
+
+def _check(spec: Any, policy: Any) -> dict[str, Any]:
+    """Whether a policy row is a check: an exact policy (exact-joint) that solved the twin itself under the
+    family objective, to proven optimality, so its gap must be 0. Not a check (a result, with the reason
+    in ``notes``): the neutral objective; a solve stopped at a limit; a decision re-solved with the
+    preempted jobs holding their resources until their checkpoint (the simulator's rule, which the
+    snapshot twin does not have: it may hand a preempted job's GPUs to another job at once)."""
+    if spec.family is not PolicyFamily.EXACT or getattr(policy, "objective_name", "family") != "family":
+        return {"check": False}
+    if getattr(policy, "counters", {}).get("re-solved:preemption", 0):
+        return {"check": False, "notes": ["not a check: re-solved with preempted jobs holding their resources "
+                                          "until their checkpoint, a rule the snapshot twin does not have"]}
+    last = getattr(policy, "last_result", None)
+    if last is not None and last.status is not SolveStatus.OPTIMAL:
+        return {"check": False, "notes": [f"not a check: its solve ended {last.status.value}, not optimal"]}
+    return {"check": True}
 
 
 def _horizon_score(inst: Any, policy: Any, name: str) -> tuple[Any, list[str], list[str]]:

@@ -10,7 +10,8 @@ from schedlab.benchmarks.workloads.convert import (
     trace_to_jobs,
     trace_workload,
 )
-from schedlab.benchmarks.workloads.loaders import LOADERS, load_trace, parse_mapping
+from schedlab.benchmarks.workloads.detect import load_trace
+from schedlab.benchmarks.workloads.loaders import LOADERS, parse_mapping
 from schedlab.benchmarks.workloads.named import WORKLOADS, WorkloadSpec, get_workload
 from schedlab.benchmarks.workloads.trace import Trace, TraceJob, Workload
 

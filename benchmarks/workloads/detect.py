@@ -17,6 +17,7 @@ from pathlib import Path
 from schedlab.benchmarks.workloads.loaders import (
     ALIBABA_COLUMNS,
     HELIOS_COLUMNS,
+    LOADERS,
     PAI_JOB_COLUMNS,
     PHILLY_COLUMNS,
     POLLUX_COLUMNS,
@@ -24,6 +25,7 @@ from schedlab.benchmarks.workloads.loaders import (
     TIRESIAS_COLUMNS,
 )
 from schedlab.benchmarks.workloads.plausibility import delimiter_problem
+from schedlab.benchmarks.workloads.trace import Trace
 from schedlab.topology.errors import TraceError
 from schedlab.topology.files import read_text
 
@@ -174,4 +176,17 @@ def detect_format(path: str | Path, *, mapping: str | Mapping[str, str] | None =
                      source=str(path), line=1)
 
 
-__all__ = ["SIGNATURES", "detect_format", "guess_mapping", "mapping_text", "suggestion"]
+def load_trace(path: str | Path, fmt: str | None = None, **options) -> Trace:
+    """Load ``path`` as ``fmt`` (``None``: detected from the header,
+    :func:`detect_format`). Lives beside the detection it uses, so ``loaders`` never imports back."""
+    if fmt is None:
+        fmt = detect_format(path, mapping=options.get("mapping"))
+    try:
+        loader = LOADERS[fmt]
+    except KeyError:
+        raise TraceError(f"unknown trace format {fmt!r}; known: {', '.join(LOADERS)}", source=str(path),
+                         field="format") from None
+    return loader(path, **options)
+
+
+__all__ = ["SIGNATURES", "detect_format", "guess_mapping", "load_trace", "mapping_text", "suggestion"]

@@ -403,22 +403,7 @@ LOADERS: dict[str, Callable[..., Trace]] = {
 }
 
 
-def load_trace(path: str | Path, fmt: str | None = None, **options) -> Trace:
-    """Load ``path`` as ``fmt`` (``None``: detected from the header,
-    :func:`~schedlab.benchmarks.workloads.detect.detect_format`)."""
-    if fmt is None:
-        from schedlab.benchmarks.workloads.detect import detect_format
-
-        fmt = detect_format(path, mapping=options.get("mapping"))
-    try:
-        loader = LOADERS[fmt]
-    except KeyError:
-        raise TraceError(f"unknown trace format {fmt!r}; known: {', '.join(LOADERS)}", source=str(path),
-                         field="format") from None
-    return loader(path, **options)
-
-
 __all__ = ["ALIBABA_COLUMNS", "GENERIC_FIELDS", "GENERIC_REQUIRED", "HELIOS_COLUMNS", "LOADERS", "PAI_JOB_COLUMNS",
            "PAI_TASK_COLUMNS", "PHILLY_COLUMNS", "POLLUX_COLUMNS", "RUBICK_COLUMNS", "TIRESIAS_COLUMNS",
            "load_alibaba", "load_generic", "load_helios", "load_pai", "load_philly", "load_pollux", "load_rubick",
-           "load_tiresias", "load_trace", "parse_mapping"]
+           "load_tiresias", "parse_mapping"]

@@ -95,3 +95,35 @@ def test_run_gap_records_the_set_objective_and_neutral_value():
     assert all(e["neutral_name"] == "est-avg-jct" and e["neutral_objective"] > 0 for e in ex.values())
     assert out["joint-rigid"].proven and out["fifo"].objective == pytest.approx(out["joint-rigid"].bound)
     assert out["joint-2stage"].bound > out["joint-rigid"].bound
+
+
+def test_a_check_with_a_nonzero_gap_is_reported_as_failed():
+    """A check solves the twin itself: a gap above zero is a defect and the gap table says so, while a
+    heuristic's gap and a check at zero stay plain."""
+    bad = _rec("exact-joint", "policy", 9.0, backend=None, neutral=1.0)
+    bad["extra"]["check"] = True
+    gt = tables.gap_table(frame([*_records(), bad]))
+    ex = gt[gt["method"] == "exact-joint"].iloc[0]
+    assert ex["check"] and ex["mean gap [%]"] == pytest.approx(10.0) and "CHECK FAILED" in ex["status"]
+    assert not gt[gt["method"] != "exact-joint"]["status"].str.contains("CHECK FAILED").any()
+
+
+def test_exact_joint_is_a_check_only_when_it_solved_the_twin_itself():
+    """Held preempted resources (a re-solve) or a solve stopped at a limit make exact-joint a result."""
+    from types import SimpleNamespace
+
+    from schedlab.benchmarks.harness.gap import _check
+    from schedlab.formulations import Status as SolveStatus
+    from schedlab.scheduling.registry import PolicyFamily
+
+    spec = SimpleNamespace(family=PolicyFamily.EXACT)
+    ok = SimpleNamespace(objective_name="family", counters={"solves": 1},
+                         last_result=SimpleNamespace(status=SolveStatus.OPTIMAL))
+    assert _check(spec, ok) == {"check": True}
+    held = SimpleNamespace(objective_name="family", counters={"re-solved:preemption": 1}, last_result=None)
+    assert _check(spec, held)["check"] is False and "holding" in _check(spec, held)["notes"][0]
+    limited = SimpleNamespace(objective_name="family", counters={},
+                              last_result=SimpleNamespace(status=SolveStatus.FEASIBLE_AT_LIMIT))
+    assert _check(spec, limited)["check"] is False
+    assert _check(spec, SimpleNamespace(objective_name="neutral", counters={})) == {"check": False}
+    assert _check(SimpleNamespace(family=PolicyFamily.BASELINE), ok) == {"check": False}

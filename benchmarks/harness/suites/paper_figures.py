@@ -16,6 +16,7 @@ own ``reproduce`` rows read them from here too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # ---------------------------------------------------------------------------------------------- sources
@@ -103,12 +104,14 @@ class Trend:
 
 
 # ---------------------------------------------------------------------------------------------- Tiresias
+def _per_semantics(prefix: str, what: str, rows: Callable[[str, str, str], list[Figure]]) -> list[Figure]:
+    """``rows(title, case prefix, semantics)`` under both cost semantics, realistic first."""
+    return [f for sem in ("realistic", "tiresias") for f in rows(f"{what}, {sem} semantics", f"{prefix}/{sem}/", sem)]
+
+
 def _testbed(prefix: str, what: str) -> list[Figure]:
-    out: list[Figure] = []
-    for sem in ("realistic", "tiresias"):
-        t = f"{what}, {sem} semantics"
-        p = f"{prefix}/{sem}/"
-        out += [
+    def rows(t: str, p: str, sem: str) -> list[Figure]:
+        out = [
             Figure("tiresias", t, "avg JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.2, Fig. 8 / Table 3", p + "yarn-cs",
                    p + "2d-las", "avg_jct", point(5.5), "5.5x"),
             Figure("tiresias", t, "median JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.2, Table 3", p + "yarn-cs",
@@ -126,15 +129,14 @@ def _testbed(prefix: str, what: str) -> list[Figure]:
             out.append(Figure("tiresias", t, "avg JCT Gandiva (artifact port) / 2D-LAS",
                               f"{TIRESIAS} §5.3 (Philly simulation: 2x)", p + "gandiva", p + "2d-las", "avg_jct",
                               point(2.0), "2x"))
-    return out
+        return out
+
+    return _per_semantics(prefix, what, rows)
 
 
 def _philly(prefix: str, what: str) -> list[Figure]:
-    out: list[Figure] = []
-    for sem in ("realistic", "tiresias"):
-        t = f"{what}, {sem} semantics"
-        p = f"{prefix}/{sem}/"
-        out += [
+    def rows(t: str, p: str, sem: str) -> list[Figure]:
+        return [
             Figure("tiresias", t, "avg JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11", p + "yarn-cs",
                    p + "2d-las", "avg_jct", point(2.4), "2.4x"),
             Figure("tiresias", t, "avg JCT Best-effort / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11",
@@ -148,7 +150,8 @@ def _philly(prefix: str, what: str) -> list[Figure]:
             Figure("tiresias", t, "avg JCT 2D-Gittins / SRSF", f"{TIRESIAS} §5.3, Fig. 12", p + "2d-gittins",
                    p + "srsf", "avg_jct", point(1.1, 0.1), "about 1.1"),
         ]
-    return out
+
+    return _per_semantics(prefix, what, rows)
 
 
 #: the Tiresias artifact's virtual clusters of the suite's reference / philly-vc parts
