@@ -63,13 +63,13 @@ from schedlab.formulations.result import (
 from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, generate_tier, tier_objective
 from schedlab.formulations.tiresias import (
     PSJob,
-    TiresiasFormulation,
     TiresiasInstance,
     TiresiasSolution,
     tiresias_objective,
 )
-from schedlab.formulations.tiresias_gen import complete as complete_tiresias
+from schedlab.formulations.tiresias import complete as complete_tiresias
 from schedlab.formulations.tiresias_gen import generate_tiresias
+from schedlab.formulations.tiresias_ilp import TiresiasFormulation
 from schedlab.scheduling.registry import PolicyRegistry
 
 #: method name -> :class:`Method` (built-in kinds; read-only)

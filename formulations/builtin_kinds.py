@@ -39,8 +39,9 @@ from schedlab.formulations.tier import (
     tier_objective,
     tier_relaxation_bound,
 )
-from schedlab.formulations.tiresias import TiresiasFormulation, TiresiasInstance, tiresias_objective
-from schedlab.formulations.tiresias_gen import complete, generate_tiresias
+from schedlab.formulations.tiresias import TiresiasInstance, complete, tiresias_objective
+from schedlab.formulations.tiresias_gen import generate_tiresias
+from schedlab.formulations.tiresias_ilp import TiresiasFormulation
 from schedlab.scheduling.registry import Decision
 
 D = Decision
@@ -150,7 +151,7 @@ TIRESIAS = Kind(
     # unpruned: the configuration model otherwise drops placements a greedy one beats (never optimal)
     containment=lambda: TiresiasFormulation(prune=False),
     gap_note=("tiresias: a heuristic's worker-only allocation is completed with parameter servers by the "
-              "consolidation rule (formulations.tiresias_gen.complete: PS on the job's worker machines in "
+              "consolidation rule (formulations.tiresias.complete: PS on the job's worker machines in "
               "proportion to their workers); the ILP places workers and PS jointly"),
     default_cluster="philly", default_jobs=1, neutral=_neutral(_tiresias_neutral),
     plan=SuitePlan("tiresias-60", (1, 2), (1, 2, 4, 8, 16, 32), (1, 2, 4, 8, 16, 32), scale_fixed_jobs=2),

@@ -13,7 +13,7 @@ confirms that
 The model, the objective and the completion rule come from the instance's
 :class:`~formulations.kinds.Kind` (``containment``, ``objective``, ``complete``): e.g. a Tiresias
 allocation places workers only; it is completed with parameter servers by
-:func:`formulations.tiresias_gen.complete` (the rule is stated there) before it is mapped.
+:func:`formulations.tiresias.complete` (the rule is stated there) before it is mapped.
 """
 
 from __future__ import annotations

@@ -48,7 +48,8 @@ from schedlab.formulations.result import (
     termination_of,
 )
 from schedlab.formulations.tier import TierFormulation, TierInstance, TierMode, tier_relaxation_bound
-from schedlab.formulations.tiresias import TiresiasFormulation, TiresiasInstance, TiresiasSolution
+from schedlab.formulations.tiresias import TiresiasInstance, TiresiasSolution
+from schedlab.formulations.tiresias_ilp import TiresiasFormulation
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.resources import Resources

@@ -15,7 +15,7 @@ from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
-from schedlab.topology.errors import SolverError, SpecError
+from schedlab.topology.errors import SpecError
 
 
 def greedy_placement(inst: TiresiasInstance) -> TiresiasSolution | None:
@@ -100,59 +100,6 @@ def generate_tiresias(cluster: Cluster, n_jobs: int = 1, *, seed: int = 0, gpus:
         jobs.append(Job(id=jid, requested=Resources(g, g * cpus_per_worker), model=model, global_batch=32 * g))
         ps[jid] = PSJob(split_tensors(tuple(t / 1e6 for t in tensor_sizes(model)), k), cpus_per_worker, cpus_per_ps)
     return TiresiasInstance(Instance(cluster, tuple(jobs), reserved=reserved), ps, traffic)
-
-
-def complete(inst: TiresiasInstance, allocation: Allocation, *, allow_missing: bool = False) -> TiresiasSolution:
-    """Parameter servers for a worker-only allocation (a heuristic's), by the consolidation
-    convention Tiresias describes for its baseline ("all components of a job on the same or the
-    fewest servers", §2.2; one PS per worker in its runs): each worker machine hosts a share of the
-    job's ``K`` PS proportional to its workers (largest remainders first, ties to the machine with
-    more workers, then cluster order), larger PS on machines with more workers. A PS whose host has
-    no CPU left (after every job's workers and earlier PS) goes to the job's next worker machine
-    with room, else to the machine with the least existing traffic that has a CPU free.
-
-    It is a fixed rule, not an optimisation: the heuristic is neither given the best PS placement
-    (which would credit it with a decision it never makes) nor the worst. Every job must be placed
-    (the ILP places all of them); otherwise :class:`SolverError`, unless ``allow_missing`` (the objective
-    prices unplaced jobs: :func:`formulations.tiresias.unplaced_penalty`), when they are skipped."""
-    missing = [j.id for j in inst.base.jobs if j.id not in allocation]
-    if missing and not allow_missing:
-        raise SolverError(f"the Tiresias objective scores complete placements; not placed: {', '.join(missing[:5])}")
-    order = {m: i for i, m in enumerate(inst.base.cluster.machines)}
-    free_cpu = {m: inst.base.capacity(m).cpus for m in inst.base.cluster.machines}
-    for ja in allocation:
-        for m, r in ja.placement.items():
-            free_cpu[m] -= r.cpus
-    hosts, out = {}, []
-    for job in inst.base.jobs:
-        if job.id not in allocation:
-            continue
-        ja = allocation[job.id]
-        ps = inst.ps[job.id]
-        K = len(ps.ps_sizes)
-        workers = sorted(((m, r.gpus) for m, r in ja.placement.items() if r.gpus > 0), key=lambda x: (-x[1], order[x[0]]))
-        W = sum(w for _, w in workers)
-        share = [K * w / W for _, w in workers]
-        n = [int(s) for s in share]
-        for i in sorted(range(len(workers)), key=lambda i: (-(share[i] - n[i]), i))[:K - sum(n)]:
-            n[i] += 1
-        slots = [m for (m, _), c in zip(workers, n, strict=True) for _ in range(c)]
-        where: list[str] = [""] * K
-        for s, j in zip(slots, sorted(range(K), key=lambda j: (-ps.ps_sizes[j], j)), strict=True):
-            m = s if free_cpu[s] >= ps.cpus_per_ps else None
-            m = m or next((w for w, _ in workers if free_cpu[w] >= ps.cpus_per_ps), None)
-            m = m or min((x for x in inst.eligible_machines if free_cpu[x] >= ps.cpus_per_ps),
-                         key=lambda x: (inst.traffic.get(x, 0), order[x]), default=None)
-            if m is None:
-                raise SolverError(f"job {job.id!r}: no machine has a CPU free for parameter server {j}")
-            free_cpu[m] -= ps.cpus_per_ps
-            where[j] = m
-        hosts[job.id] = tuple(where)
-        pl = dict(ja.placement)
-        for m in where:
-            pl[m] = pl.get(m, Resources()) + Resources(0, ps.cpus_per_ps, 0.0)
-        out.append(JobAllocation(job.id, ja.plan, pl))
-    return TiresiasSolution(Allocation.of(out), hosts)
 
 
 def _usage(inst: TiresiasInstance, sol: TiresiasSolution) -> tuple[dict[str, int], dict[str, int]]:
@@ -241,5 +188,5 @@ def point_configs(inst: TiresiasInstance, built: Built, sol: TiresiasSolution) -
     return vals, problems
 
 
-__all__ = ["PS_MODELS", "complete", "generate_tiresias", "greedy_placement", "point_bilinear", "point_configs",
+__all__ = ["PS_MODELS", "generate_tiresias", "greedy_placement", "point_bilinear", "point_configs",
            "split_tensors"]

@@ -20,8 +20,8 @@ from schedlab.formulations.containment import check
 from schedlab.formulations.joint import JointFormulation
 from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.tier import TierFormulation, TierMode, generate_tier
-from schedlab.formulations.tiresias import TiresiasFormulation
 from schedlab.formulations.tiresias_gen import generate_tiresias
+from schedlab.formulations.tiresias_ilp import TiresiasFormulation
 from schedlab.scheduling import Instance, Resources, validate_allocation
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError

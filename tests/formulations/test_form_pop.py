@@ -11,7 +11,7 @@ from schedlab.formulations import pop as pop_mod
 from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.pop import partition
 from schedlab.formulations.tier import TierFormulation, TierMode, generate_tier
-from schedlab.formulations.tiresias import TiresiasFormulation
+from schedlab.formulations.tiresias_ilp import TiresiasFormulation
 from schedlab.formulations.tiresias_gen import generate_tiresias
 from schedlab.scheduling import validate_allocation
 from schedlab.topology import preset

@@ -13,12 +13,12 @@ from schedlab.formulations import SolveParams, Status, load_instance, save_insta
 from schedlab.formulations.backends import BACKENDS
 from schedlab.formulations.tiresias import (
     PSJob,
-    TiresiasFormulation,
     TiresiasInstance,
     TiresiasSolution,
     tiresias_objective,
 )
 from schedlab.formulations.tiresias_gen import generate_tiresias, greedy_placement, split_tensors
+from schedlab.formulations.tiresias_ilp import TiresiasFormulation
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation
 from schedlab.topology import preset
