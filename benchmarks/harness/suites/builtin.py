@@ -177,9 +177,10 @@ def _plan(kind: str) -> SuitePlan:
 
 
 def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, time_limit_s: float = 60.0,
-              pop: bool = False, lp: bool = False, all_backends: bool = False) -> list[Case]:
-    """Twin policies, the exact formulation on ``n_backends`` backends (or every capable one), and
-    optionally POP and the relaxation bound, at every size x seed."""
+              pop: bool = False, lp: bool = False, all_backends: bool = False, neutral: bool = True) -> list[Case]:
+    """Twin policies, the exact formulation on ``n_backends`` backends (or every capable one), the twins
+    under the neutral objective (``neutral``: :func:`neutral_twins`), and optionally POP and the relaxation
+    bound, at every size x seed."""
     policies = twin_kinds().get(kind, [])
     exacts = twin_methods(kind)
     bes = backends(99 if all_backends else n_backends)
@@ -190,7 +191,8 @@ def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, tim
             kw = {"seed": s, "time_limit_s": time_limit_s, "generator": gen}
             cases += [GapCase(kind, cluster, n, p, **kw) for p in policies]
             cases += [GapCase(kind, cluster, n, exact, b, **kw) for exact in exacts for b in bes]
-            cases += neutral_twins(kind, bes, cluster, n, **kw)
+            if neutral:
+                cases += neutral_twins(kind, bes, cluster, n, **kw)
             if pop and pop_method(kind) is not None:
                 cases.append(GapCase(kind, cluster, n, pop_method(kind), bes[0], **kw))
             if lp and _kinds()[kind].relaxation is not None:
@@ -277,9 +279,10 @@ def scale() -> Suite:
     for kind in twin_kinds() or {k: [] for k, v in _kinds().items() if v.snapshot}:
         p = _plan(kind)
         first, *rest = SCALE_CLUSTERS
-        cases += gap_cases(kind, first, p.scale_jobs, (0,), time_limit_s=60.0, pop=True, all_backends=True)
+        kw = {"time_limit_s": 60.0, "pop": True, "all_backends": True, "neutral": False}  # runtime, not gaps
+        cases += gap_cases(kind, first, p.scale_jobs, (0,), **kw)
         for cl in rest:
-            cases += gap_cases(kind, cl, (p.scale_fixed_jobs,), (0,), time_limit_s=60.0, pop=True, all_backends=True)
+            cases += gap_cases(kind, cl, (p.scale_fixed_jobs,), (0,), **kw)
     return Suite("scale", scale.__doc__ or "", tuple(cases), until_unproven=True)
 
 
