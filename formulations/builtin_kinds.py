@@ -4,10 +4,13 @@ as :class:`~formulations.kinds.Kind` objects, and :data:`KINDS`, their registry.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from schedlab.formulations.joint import JointFormulation, relaxation_bound
 from schedlab.formulations.joint_instance import GAP_NOTE as JOINT_GAP_NOTE
 from schedlab.formulations.joint_instance import (
     JointInstance,
+    JointObjective,
     joint_objective,
     option_throughput,
     slo_violations,
@@ -96,8 +99,18 @@ def _tiresias_neutral(inst: TiresiasInstance, allocation) -> float:
     return est_avg_jct(inst.base, allocation, lambda ja: 1.0, lambda j: 1.0)
 
 
-def _neutral(fn) -> Objective:
-    return Objective(NEUTRAL_NAME, fn, "min", NEUTRAL_SUMMARY)
+def _neutral(fn, exact_instance=None, value_of=None) -> Objective:
+    return Objective(NEUTRAL_NAME, fn, "min", NEUTRAL_SUMMARY, exact_instance=exact_instance, value_of=value_of)
+
+
+def _joint_neutral_instance(inst: JointInstance) -> JointInstance:
+    """The joint instance whose objective is est-avg-jct exactly (``JointObjective.NEUTRAL``, gains; no
+    reconfiguration penalty: the neutral objective charges none)."""
+    return replace(inst, objective=JointObjective.NEUTRAL, reconfig_penalty=0.0)
+
+
+def _joint_neutral_value(ninst: JointInstance, gains: float) -> float:
+    return ninst.neutral_value(gains)
 
 
 def _max(inst: object) -> Sense:
@@ -132,7 +145,7 @@ JOINT = Kind(
                decisions=PLAN_DECISIONS),
     ),
     containment=JointFormulation, relaxation=_joint_lp, gap_note=JOINT_GAP_NOTE, rules=slo_violations,
-    default_cluster="rubick-64", default_jobs=30, default_exact=JOINT_DEFAULT_EXACT, neutral=_neutral(_joint_neutral),
+    default_cluster="rubick-64", default_jobs=30, default_exact=JOINT_DEFAULT_EXACT, neutral=_neutral(_joint_neutral, _joint_neutral_instance, _joint_neutral_value),
     # perf-model option tables: the models Rubick knows (on the synthetic zoo it would keep every job rigid),
     # on a fragmented cluster (a third of the machines partly busy)
     plan=SuitePlan("rubick-64", (8, 16), (8, 16, 32, 64, 128, 256), (8, 16, 32, 64, 128, 256),

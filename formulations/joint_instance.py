@@ -219,9 +219,26 @@ class JointInstance:
                 return 1.0
 
         terms = job_terms(self.base, rate, lambda j: self.ref_throughput[j.id])
-        s = sum(d for d, _ in terms.values()) / len(terms) if terms else 0.0
-        s = s if s > 0 else 1.0
+        s = self.neutral_scale
         return MappingProxyType({j: (q / s, d / s) for j, (d, q) in terms.items()})
+
+    @cached_property
+    def neutral_scale(self) -> float:
+        """:math:`s` of :attr:`neutral_terms`: the mean remaining run time at the request (1 if 0)."""
+        from schedlab.formulations.neutral import remaining_time
+
+        d = [remaining_time(self.base, j, self.ref_throughput[j.id]) for j in self.base.jobs]
+        s = sum(d) / len(d) if d else 0.0
+        return s if s > 0 else 1.0
+
+    def neutral_value(self, gains: float) -> float:
+        r"""``est_avg_jct`` (:mod:`~schedlab.formulations.neutral`) of an allocation whose placed jobs' gains
+        sum to ``gains`` (:attr:`neutral_terms`): :math:`s (\sum_j a_j - G) / |J|` (0 with no jobs). A dual
+        bound on the gains maps to a lower bound on ``est_avg_jct``."""
+        n = len(self.base.jobs)
+        if n == 0:
+            return 0.0
+        return self.neutral_scale * (sum(a for a, _ in self.neutral_terms.values()) - gains) / n
 
     def gain(self, job_id: str, n: float) -> float:
         """The objective's value of job ``job_id`` run at normalised throughput ``n`` (a queued job: 0):

@@ -82,10 +82,15 @@ class SolverOptions(Options):
     rel_gap: NonNegativeFloat = Field(1e-6, description="tolerance of the status rule")
     warm_start: str | None = Field(None, description="a registered policy whose snapshot decision warm-starts the "
                                    "solve (methods with the warm-start capability; not a SolveParams field)")
+    objective: Literal["family", "neutral"] = Field(
+        "family", description="the objective solved: the kind's own, or its neutral one (est-avg-jct) where the kind "
+        "gives it an exact form (joint: JointObjective.NEUTRAL); the harness solves the instance it maps to "
+        "(not a SolveParams field)")
 
     def solve_fields(self) -> dict[str, object]:
-        """The fields that are :class:`~formulations.SolveParams` parameters (all but ``warm_start``)."""
-        return {k: getattr(self, k) for k in type(self).model_fields if k != "warm_start"}
+        """The fields that are :class:`~formulations.SolveParams` parameters (all but ``warm_start`` and
+        ``objective``)."""
+        return {k: getattr(self, k) for k in type(self).model_fields if k not in ("warm_start", "objective")}
 
 
 __all__ = ["HorizonOptions", "JointOptions", "OfflineOptions", "OfflineTIOptions", "Options",

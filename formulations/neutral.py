@@ -27,9 +27,10 @@ that long. The objective is :math:`\frac{1}{|J|}\sum_j C_j` (0 with no jobs).
 
 Because :math:`w_q` does not depend on the decision, starting a queued job at its request on idle
 GPUs (:math:`r_j = 1`) changes only its own term, from :math:`w_j + d_j` to :math:`d_j < w_j + d_j`:
-the objective never prefers leaving it queued (property P2). It is a scoring function only: no
-exact method optimises it, so a gap under it is measured against the exact twin's allocation (a
-reference), never against a bound.
+the objective never prefers leaving it queued (property P2). Where a kind gives it an exact form
+(:attr:`Objective.exact_instance`: the joint kind, ``JointObjective.NEUTRAL``), the harness solves each
+decision set's twin under it and measures a gap to that proven optimum; elsewhere, or where no optimum
+was proven, a gap under it is measured against the exact twin's allocation (a reference, not a bound).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.instance import Instance
@@ -54,13 +56,20 @@ RateFn = Callable[[JobAllocation], float]
 @dataclass(frozen=True)
 class Objective:
     """A named scoring objective of a kind: ``fn(instance, allocation) -> value``; ``sense`` min/max;
-    ``optimised_by`` names the methods whose optimum is this objective (empty: scoring only)."""
+    ``optimised_by`` names the methods whose optimum is this objective (empty: scoring only).
+
+    ``exact_instance`` (optional): the instance whose *kind* objective is an increasing or decreasing
+    affine map of this one, so the kind's exact methods solved on it optimise this objective exactly (the
+    joint kind: ``JointObjective.NEUTRAL``, no reconfiguration penalty); ``value_of(exact_instance,
+    value)`` maps that instance's objective value or dual bound back to this objective's units."""
 
     name: str
     fn: Callable[..., float]
     sense: str
     summary: str = ""
     optimised_by: tuple[str, ...] = ()
+    exact_instance: Callable[[Any], Any] | None = None
+    value_of: Callable[[Any, float], float] | None = None
 
 
 def remaining_time(base: Instance, job: Job, ref_rate: float = 1.0) -> float:

@@ -69,7 +69,7 @@ def frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
 #: fields a gap record keeps in ``extra`` that the analysis lifts into columns
 MEASURE_FIELDS = ("decision_set", "objective_name", "neutral_name", "neutral_objective", "twin", "check",
-                  "first_call_s", "instance_source", "origin")
+                  "first_call_s", "instance_source", "origin", "optimises", "neutral_bound", "neutral_proven")
 
 
 def with_measure(df: pd.DataFrame) -> pd.DataFrame:
@@ -84,9 +84,10 @@ def with_measure(df: pd.DataFrame) -> pd.DataFrame:
     own = df["kind"] if "kind" in df else pd.Series([""] * len(df), index=df.index)
     old = (df["case_type"] == "gap") & df["decision_set"].isna()
     df.loc[old, "decision_set"] = own[old].fillna("")
-    for f in ("neutral_objective", "first_call_s"):
+    for f in ("neutral_objective", "first_call_s", "neutral_bound"):
         df[f] = pd.to_numeric(df[f], errors="coerce")
     df["check"] = [c is True for c in df["check"]]
+    df["neutral_proven"] = [c is True for c in df["neutral_proven"]]
     return df
 
 
@@ -118,6 +119,8 @@ def with_best_bound(df: pd.DataFrame) -> pd.DataFrame:
     df["gap_note"] = ""
     df["bound_violation"] = ""
     df["neutral_gap"] = np.nan
+    df["neutral_reference"] = ""
+    df["neutral_optimum"] = np.nan
     if "decision_set" not in df:
         df = with_measure(df)
     snap = df["case_type"] == "gap"
@@ -133,7 +136,7 @@ def with_best_bound(df: pd.DataFrame) -> pd.DataFrame:
         src_rows = g_all[wider & g_all["role"].isin(BOUNDING_ROLES) & g_all["bound"].notna()]
         best = _best(src_rows["bound"], sense)
         idx = df.index[snap & (df["instance"] == inst) & (df["decision_set"] == dset)]
-        _neutral_gaps(df, g_own, idx)
+        _neutral_gaps(df, g_own, g, idx)
         if best is None:
             df.loc[idx, "gap_note"] = "no bound for this instance (no exact or relaxation run with a bound)"
             continue
@@ -166,20 +169,53 @@ def with_best_bound(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _neutral_gaps(df: pd.DataFrame, g: pd.DataFrame, idx: pd.Index) -> None:
-    """``neutral_gap``: each run's neutral objective (minimised) against the exact twin's allocation of its
-    decision set scored the same way (a reference, not a bound: no method optimises the neutral objective,
-    so it may be negative)."""
-    ref = g[(g["role"] == "exact") & g["neutral_objective"].notna() & (g["verified"] != False)]  # noqa: E712
-    if ref.empty:
+def _neutral_gaps(df: pd.DataFrame, g_own: pd.DataFrame, g: pd.DataFrame, idx: pd.Index) -> None:
+    """``neutral_gap``: each run's neutral objective (minimised) against, in order of preference,
+
+    * ``neutral_reference = "optimum"``: the proven neutral optimum of its decision set (the smallest
+      verified neutral value of a twin of this set solved under the neutral objective, ``optimises``, to
+      proven optimality). A verified run of this set or a narrower one with a smaller neutral value is
+      ``bound-violated`` (an error record) and the set gets no neutral gap on this instance;
+    * ``"twin allocation"``: the family-objective exact twin's allocation of the set scored the same way
+      (a reference, not a bound: it may be negative), where no neutral optimum was proven."""
+    ok = g_own["neutral_objective"].notna() & (g_own["verified"] != False)  # noqa: E712 - pandas column
+    solves = g_own[g_own["optimises"].notna()] if "optimises" in g_own else g_own[:0]
+    opt = solves[solves["neutral_proven"] & solves["neutral_objective"].notna()]
+    if not opt.empty:
+        b = float(opt["neutral_objective"].min())
+        tol = VIOLATION_TOL * max(1.0, abs(b))
+        src = opt.loc[opt["neutral_objective"].idxmin(), "who"]
+        if _neutral_violations(df, g, b, src, tol):
+            df.loc[idx, "neutral_reference"] = "none: optimum beaten (bound-violated)"
+            return
+        _set_neutral(df, idx, b, "optimum")
         return
-    ref = ref.sort_values(["proven", "who"], ascending=[False, True])
-    r = float(ref["neutral_objective"].iloc[0])
+    ref = g_own[ok & (g_own["role"] == "exact") & g_own["optimises"].isna()] if "optimises" in g_own else g_own[:0]
+    if not ref.empty:
+        ref = ref.sort_values(["proven", "who"], ascending=[False, True])
+        _set_neutral(df, idx, float(ref["neutral_objective"].iloc[0]), "twin allocation")
+
+
+def _set_neutral(df: pd.DataFrame, idx: pd.Index, r: float, reference: str) -> None:
     for i in idx:
         v = df.at[i, "neutral_objective"]
+        df.at[i, "neutral_reference"] = reference
+        df.at[i, "neutral_optimum"] = r if reference == "optimum" else np.nan
         if pd.notna(v):
             gg = signed_gap(float(v), r, "min")
             df.at[i, "neutral_gap"] = np.nan if gg is None else (0.0 if abs(gg) < GAP_TOL else gg)
+
+
+def _neutral_violations(df: pd.DataFrame, g: pd.DataFrame, b: float, src: str, tol: float) -> bool:
+    """Mark the verified runs of ``g`` whose neutral value is below the proven neutral optimum ``b``; any?"""
+    bad = g[g["neutral_objective"].notna() & (g["verified"] != False) & (b - g["neutral_objective"] > tol)]  # noqa: E712
+    for i, r in bad.iterrows():
+        df.at[i, "status"] = Status.BOUND_VIOLATED.value
+        msg = (f"{r['who']} reached est-avg-jct {r['neutral_objective']:.6g}, below the proven neutral optimum "
+               f"{b:.6g} of {src}: the twin's model does not contain this allocation, or it is wrong")
+        df.at[i, "bound_violation"] = msg
+        df.at[i, "message"] = msg
+    return not bad.empty
 
 
 def _violations(df: pd.DataFrame, g: pd.DataFrame, best: float, sense: str, src: str, tol: float) -> bool:

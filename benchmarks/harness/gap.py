@@ -12,6 +12,7 @@ The online-vs-offline-bound case is :mod:`~schedlab.benchmarks.harness.bound`.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -358,10 +359,19 @@ def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) 
     start, start_note = warm_start(method, inst, case, opts.warm_start)
     if start is not None:
         params = params.with_(warm_start=start)
+    solved = inst
+    if opts.objective == "neutral":
+        if kind.neutral is None or kind.neutral.exact_instance is None:
+            raise SpecError(f"kind {case.kind!r} has no exact form of its neutral objective: params.objective "
+                            "neutral is for kinds that give one (joint)", source=f"<case {case.label}>",
+                            field="params.objective")
+        solved = kind.neutral.exact_instance(inst)
     try:
-        res = method.solve(inst, case.backend, params)
+        res = method.solve(solved, case.backend, params)
     except Unsupported as e:
         return {"status": Status.UNSUPPORTED, "message": str(e), "warm_start": opts.warm_start}, {}
+    if solved is not inst:
+        return _neutral_solve(kind, inst, solved, res, opts, start_note, params)
     objective = None
     wrong = list(res.violations or ())
     if res.solution is not None:
@@ -378,6 +388,33 @@ def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) 
              "warm_start": opts.warm_start, "warm_start_used": False if start_note else res.provenance.warm_start_used},
             {"primal": res.bounds.primal, "notes": [*start_note, *res.notes], "model": dict(res.provenance.model_stats),
              "placed": None if res.allocation is None else len(res.allocation),
+             "neutral_objective": _neutral(kind, inst, res.allocation) if good else None})
+
+
+def _neutral_solve(kind: Kind, inst: Any, solved: Any, res: Any, opts: Any, start_note: list[str], params: Any) -> Parts:
+    """A twin solved under the kind's neutral objective (``params.objective: neutral``): the neutral optimum of
+    its decision set. Its neutral value and proven bound go to ``extra`` (``neutral_objective``,
+    ``neutral_bound``, ``neutral_proven``; ``optimises`` names the objective); the record's ``objective`` is
+    the family objective of the same allocation (a feasible point of the family model), its ``bound`` None:
+    a neutral bound never bounds the family objective."""
+    assert kind.neutral is not None and kind.neutral.value_of is not None
+    wrong = list(res.violations or ())
+    if res.allocation is not None:
+        wrong += [str(v) for v in validate_allocation(inst.base, res.allocation) if str(v) not in wrong]
+        wrong += [w for w in kind.violations(inst, res.allocation) if w not in wrong]
+    good = res.allocation is not None and not wrong
+    dual = res.bounds.dual
+    nbound = None if dual is None or not math.isfinite(dual) else kind.neutral.value_of(solved, dual)
+    return ({"status": Status(res.status.value), "objective": kind.score(inst, res.allocation) if good else None,
+             "bound": None, "own_gap": None, "proven": res.status is SolveStatus.OPTIMAL,
+             "build_s": res.timing.build_s, "solve_s": res.timing.solve_s,
+             "threads": res.provenance.threads if res.provenance.threads is not None else params.effective_threads,
+             "backend_version": res.provenance.backend_version, "violations": wrong,
+             "verified": None if res.allocation is None else not wrong, "message": res.termination.detail,
+             "warm_start": opts.warm_start, "warm_start_used": False if start_note else res.provenance.warm_start_used},
+            {"notes": [*start_note, *res.notes], "model": dict(res.provenance.model_stats), "optimises": kind.neutral.name,
+             "placed": None if res.allocation is None else len(res.allocation), "neutral_bound": nbound,
+             "neutral_proven": res.status is SolveStatus.OPTIMAL and good,
              "neutral_objective": _neutral(kind, inst, res.allocation) if good else None})
 
 

@@ -299,8 +299,11 @@ def _gap_section(doc: _Doc, df, root, pdir, keep, skipped) -> None:
         doc.p(f"Objective: {head['objective']}. Decision set of the exact model: {head['decisions']}.")
         if head.get("sets"):
             doc.p(f"Decision sets (each policy is measured in the smallest containing what it decides): "
-                  f"{head['sets']}. Neutral objective: {head.get('neutral') or 'none'} (its gap is to the twin's "
-                  "allocation, not a bound). Rows marked 'check' solve the twin themselves: their gap must be 0.")
+                  f"{head['sets']}. Neutral objective: {head.get('neutral') or 'none'}; its gap is to what "
+                  "'neutral reference' names: 'optimum', the proven neutral optimum of the row's decision set (its "
+                  "twin solved under the neutral objective, rows 'solved for' it), else 'twin allocation', the "
+                  "family twin's allocation scored the same way (a reference, not a bound). Rows marked 'check' "
+                  "solve the twin themselves: their gap (a neutral solve's: its neutral gap) must be 0.")
         if head["note"]:
             doc.p(f"Note: {head['note']}")
         doc.table(part.reset_index(drop=True))

@@ -93,7 +93,10 @@ def gap_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per (kind, cluster, jobs, instances (``generated`` or the replay state's origin), decision set,
     method@backend): its role, seeds, mean and max signed gap
     to the best bound of its decision set under the kind's (family) objective, the neutral objective's
-    mean gap to the twin's allocation (a reference, not a bound), share of instances whose bound is the
+    mean gap and what it is measured against (``neutral reference``: ``optimum``, the proven neutral optimum
+    of the set, where a twin was solved under it, else ``twin allocation``, the family twin's allocation
+    scored the same way: a reference, not a bound; ``solved for`` names the neutral objective on the rows
+    of such solves, whose check is their neutral gap), share of instances whose bound is the
     proven optimum, how many runs' warm start the backend took (warm-started series only), median
     time, statuses. Methods that solve a twin themselves (``exact``, relaxations)
     and exact policies (``exact-joint``) are ``check`` rows, listed after the heuristics: their gap must be
@@ -121,16 +124,24 @@ def gap_table(df: pd.DataFrame) -> pd.DataFrame:
         # a nonzero gap is a defect of the model or the harness, said loudly (a relaxation's or a time-limited
         # solve's gap is not)
         proven = policy_check or (roles == ["exact"] and (d["status"].astype(str) == "optimal").all())
-        failed = bool(proven and len(gaps) and gaps.abs().max() > CHECK_TOL)
+        # a twin solved under the neutral objective: its check is its neutral gap (0 to its own optimum)
+        optimises = d["optimises"].dropna().unique() if "optimises" in d else []
+        failed = bool(proven and len(gaps) and gaps.abs().max() > CHECK_TOL) if not len(optimises) else \
+            bool(proven and len(ng) and ng.abs().max() > CHECK_TOL)
+        refs = d["neutral_reference"].fillna("").astype(str) if "neutral_reference" in d else pd.Series(dtype=str)
+        ref_count = refs[refs != ""].value_counts()
         rows.append({"kind": kind, "cluster": cluster, "jobs": int(n), "instances": source, "decision set": dset,
                      "method": who,
                      "role": ",".join(roles),
                      "check": check,
                      "seeds": len(d), "objective": names[0] if len(names) else "",
+                     "solved for": optimises[0] if len(optimises) else "",
                      "mean gap [%]": 100 * gaps.mean() if len(gaps) else math.nan,
                      "max gap [%]": 100 * gaps.max() if len(gaps) else math.nan,
                      "neutral objective": neutral[0] if len(neutral) else "",
-                     "neutral vs twin [%]": 100 * ng.mean() if len(ng) else math.nan,
+                     "neutral gap [%]": 100 * ng.mean() if len(ng) else math.nan,
+                     "neutral reference": ", ".join(f"{r} {c}/{len(d)}" if c < len(d) else r
+                                                    for r, c in ref_count.items()),
                      "bound proven optimal": f"{int(d['bound_optimal'].sum())}/{len(d)}",
                      "warm start used": _warm(d),
                      "median time [s]": d["time_s"].median(),
@@ -142,9 +153,10 @@ def gap_table(df: pd.DataFrame) -> pd.DataFrame:
 def flexibility(df: pd.DataFrame) -> pd.DataFrame:
     """The value of flexibility: per instance, each narrower decision set's proven optimum against the
     kind's own (wider) set's, as the signed gap of the narrow optimum to the wide one (what resizing and
-    re-planning would add), under the family objective. Only proven optima are compared. ``neutral`` compares
-    the two twins' allocations under the neutral objective (minimised; neither optimises it: a comparison of
-    allocations, not of optima)."""
+    re-planning would add), under the family objective. Only proven optima are compared. ``neutral: twin
+    allocations`` compares the two family twins' allocations under the neutral objective (minimised; neither
+    optimises it: a comparison of allocations, not of optima); ``neutral: optima`` the two sets' proven
+    neutral optima (where both twins were solved under it)."""
     g = df[(df["case_type"] == "gap") & df["current"]]
     if g.empty or "decision_set" not in g:
         return pd.DataFrame()
@@ -158,7 +170,11 @@ def flexibility(df: pd.DataFrame) -> pd.DataFrame:
         wide = float(opt[kind])
         sense = d["sense"].dropna().iloc[0]
         twin = d[(d["role"] == "exact") & d["neutral_objective"].notna()] if "neutral_objective" in d else d[:0]
+        if "optimises" in twin:
+            twin = twin[twin["optimises"].isna()]
         neutral = twin.sort_values("who").groupby("decision_set")["neutral_objective"].first()
+        nopt = (d[d["neutral_optimum"].notna()].groupby("decision_set")["neutral_optimum"].first()
+                if "neutral_optimum" in d else pd.Series(dtype=float))
         for dset, v in opt.items():
             if dset == kind:
                 continue
@@ -169,7 +185,8 @@ def flexibility(df: pd.DataFrame) -> pd.DataFrame:
                          "decision set": dset, "its optimum": float(v),
                          "wider set": kind, "wider optimum": wide,
                          "value of flexibility [%]": math.nan if gap is None else 100 * gap,
-                         "neutral: twin allocations [%]": _ngap(neutral, dset, kind)})
+                         "neutral: twin allocations [%]": _ngap(neutral, dset, kind),
+                         "neutral: optima [%]": _ngap(nopt, dset, kind)})
     if not rows:
         return pd.DataFrame()
     return pd.DataFrame(rows).sort_values(["kind", "cluster", "jobs", "decision set", "seed"]).reset_index(drop=True)

@@ -7,6 +7,8 @@ registered by plugins) join without an edit here:
   exact twin (``Kind.exact_method()``: its ``default_exact``, else its first ``exact`` method) and the
   exact twin of every narrower decision set one of its policies is measured in (``joint-rigid`` for
   fixed-size policies; :func:`twin_methods`), each on two backends; sizes and clusters come from the kind's :class:`~schedlab.formulations.kinds.SuitePlan`;
+  where the kind gives its neutral objective an exact form (joint), each twin is also solved under it
+  once (:func:`neutral_twins`): the neutral optimum of each decision set;
 * each policy family (``PolicySpec.family``) replays through its representative (FIFO first fit is
   the floor of the baseline family), on a rigid and a multi-tenant reconfigurable workload;
 * each representative runs online against the offline bound valid for it (:class:`BoundCase`); one
@@ -62,6 +64,8 @@ STATE_CLUSTER = {"joint": "rubick-64"}
 #: jobs queue, so the policies' ratios to the bound differ)
 BOUND_WORKLOAD = {"cluster": str(HERE / "tiresias_1x8x4.csv"), "jobs": 30, "generator": {"mean_gap": 10}}
 BACKEND_PREFERENCE = ("cpsat", "highs", "scip", "scipy", "cbc")
+#: the backend of the neutral twin solves (HiGHS proves each quick joint one in well under a second)
+NEUTRAL_BACKENDS = ("highs", "scip", "cpsat")
 
 
 def _policies():
@@ -155,15 +159,28 @@ def representatives() -> list[str]:
     return sorted(out, key=lambda n: (n != FLOOR, reg[n].family.value, n))
 
 
+def neutral_twins(kind: str, bes: tuple[str, ...], cluster: str, n: int, **kw) -> list[Case]:
+    """Each exact twin of ``kind`` (:func:`twin_methods`) solved under the kind's neutral objective
+    (``params.objective: neutral``), once, on the first backend of :data:`NEUTRAL_BACKENDS` available (else
+    ``bes[0]``), where the kind gives that objective an exact form (joint): the neutral optimum of each
+    decision set, which the report's neutral gap is measured against."""
+    k = _kinds().get(kind)
+    if k is None or k.neutral is None or k.neutral.exact_instance is None or not bes:
+        return []
+    b = next((x for x in NEUTRAL_BACKENDS if x in bes), bes[0])
+    return [GapCase(kind, cluster, n, m, b, solver_params={"objective": "neutral"}, **kw) for m in twin_methods(kind)]
+
+
 def _plan(kind: str) -> SuitePlan:
     k = _kinds().get(kind)
     return k.plan if k is not None and k.plan is not None else DEFAULT_PLAN
 
 
 def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, time_limit_s: float = 60.0,
-              pop: bool = False, lp: bool = False, all_backends: bool = False) -> list[Case]:
-    """Twin policies, the exact formulation on ``n_backends`` backends (or every capable one), and
-    optionally POP and the relaxation bound, at every size x seed."""
+              pop: bool = False, lp: bool = False, all_backends: bool = False, neutral: bool = True) -> list[Case]:
+    """Twin policies, the exact formulation on ``n_backends`` backends (or every capable one), the twins
+    under the neutral objective (``neutral``: :func:`neutral_twins`), and optionally POP and the relaxation
+    bound, at every size x seed."""
     policies = twin_kinds().get(kind, [])
     exacts = twin_methods(kind)
     bes = backends(99 if all_backends else n_backends)
@@ -174,6 +191,8 @@ def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, tim
             kw = {"seed": s, "time_limit_s": time_limit_s, "generator": gen}
             cases += [GapCase(kind, cluster, n, p, **kw) for p in policies]
             cases += [GapCase(kind, cluster, n, exact, b, **kw) for exact in exacts for b in bes]
+            if neutral:
+                cases += neutral_twins(kind, bes, cluster, n, **kw)
             if pop and pop_method(kind) is not None:
                 cases.append(GapCase(kind, cluster, n, pop_method(kind), bes[0], **kw))
             if lp and _kinds()[kind].relaxation is not None:
@@ -201,6 +220,7 @@ def state_cases(kind: str, state: dict, cluster: str, seeds=(0,), *, n_backends:
             kw = {"seed": s, "time_limit_s": time_limit_s, "state": ref}
             cases += [GapCase(kind, cluster, 1, p, **kw) for p in policies]
             cases += [GapCase(kind, cluster, 1, m, b, **kw) for m in twin_methods(kind) for b in bes]
+            cases += neutral_twins(kind, bes, cluster, 1, **kw)
     return cases
 
 
@@ -259,13 +279,14 @@ def scale() -> Suite:
     for kind in twin_kinds() or {k: [] for k, v in _kinds().items() if v.snapshot}:
         p = _plan(kind)
         first, *rest = SCALE_CLUSTERS
-        cases += gap_cases(kind, first, p.scale_jobs, (0,), time_limit_s=60.0, pop=True, all_backends=True)
+        kw = {"time_limit_s": 60.0, "pop": True, "all_backends": True, "neutral": False}  # runtime, not gaps
+        cases += gap_cases(kind, first, p.scale_jobs, (0,), **kw)
         for cl in rest:
-            cases += gap_cases(kind, cl, (p.scale_fixed_jobs,), (0,), time_limit_s=60.0, pop=True, all_backends=True)
+            cases += gap_cases(kind, cl, (p.scale_fixed_jobs,), (0,), **kw)
     return Suite("scale", scale.__doc__ or "", tuple(cases), until_unproven=True)
 
 
 BUILTIN = {"quick": quick, "gap": gap, "scale": scale}
 
-__all__ = ["BUILTIN", "DEFAULT_PLAN", "FLOOR", "backends", "bound_cases", "bound_refused", "exact_method",
-           "gap_cases", "representatives", "replay_cases", "state_cases", "twin_kinds", "twin_methods"]
+__all__ = ["BUILTIN", "DEFAULT_PLAN", "FLOOR", "NEUTRAL_BACKENDS", "backends", "bound_cases", "bound_refused", "exact_method",
+           "gap_cases", "neutral_twins", "representatives", "replay_cases", "state_cases", "twin_kinds", "twin_methods"]
