@@ -26,8 +26,8 @@ from schedlab.formulations.joint import JointFormulation
 from schedlab.formulations.joint_instance import footprint
 from schedlab.formulations.joint_options import _syn_plans, generate_joint
 from schedlab.formulations.tier import TierFormulation, generate_tier
-from schedlab.formulations.tiresias_ilp import TiresiasFormulation
 from schedlab.formulations.tiresias_gen import generate_tiresias
+from schedlab.formulations.tiresias_ilp import TiresiasFormulation
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
 from schedlab.scheduling import Allocation, Instance, JobAllocation, Resources, validate_allocation
 from schedlab.topology import preset

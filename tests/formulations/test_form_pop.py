@@ -11,8 +11,8 @@ from schedlab.formulations import pop as pop_mod
 from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.pop import partition
 from schedlab.formulations.tier import TierFormulation, TierMode, generate_tier
-from schedlab.formulations.tiresias_ilp import TiresiasFormulation
 from schedlab.formulations.tiresias_gen import generate_tiresias
+from schedlab.formulations.tiresias_ilp import TiresiasFormulation
 from schedlab.scheduling import validate_allocation
 from schedlab.topology import preset
 
