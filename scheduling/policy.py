@@ -25,6 +25,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from schedlab.perfmodel.params import DEFAULT_CALIBRATION
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
@@ -361,17 +362,20 @@ class ClusterView:
     Tiresias artifact's pooling; empty = those of ``cluster``). ``next_arrival()`` is the time of the next
     arrival, given only under ``tiresias`` semantics (None otherwise): the artifact's loops step to
     ``min(T + 10, next arrival)``, so reproducing them needs it; no other policy may look ahead.
+    ``calibration`` names the perf-model calibration the simulator's rates use (``perfmodel.params``'s
+    ``CALIBRATIONS``): a policy that builds its own ``PerfModel`` builds it under this one.
     """
 
     __slots__ = ("_now", "cluster", "_queue", "_holding", "_views", "_state_free", "index", "events",
-                 "quotas", "_estimate", "semantics", "checkpoint_s", "machine_gpus", "next_arrival")
+                 "quotas", "_estimate", "semantics", "checkpoint_s", "machine_gpus", "next_arrival",
+                 "calibration")
 
     def __init__(self, *, cluster: Cluster, queue: Mapping[str, JobRuntime], holding: Mapping[str, JobRuntime],
                  views: Mapping[str, JobView], free: Mapping[str, Resources], index: FreeIndex,
                  quotas: Mapping[str, Resources], estimate: Callable[[Job, ExecutionPlan, Mapping[str, Resources]],
                                                                       float], semantics: str,
                  checkpoint_s: float = 0.0, machine_gpus: tuple[int, ...] = (),
-                 next_arrival: Callable[[], float] | None = None) -> None:
+                 next_arrival: Callable[[], float] | None = None, calibration: str = DEFAULT_CALIBRATION) -> None:
         self._now = 0.0
         self.cluster = cluster
         self._queue = queue
@@ -386,6 +390,7 @@ class ClusterView:
         self.checkpoint_s = checkpoint_s
         self.machine_gpus = machine_gpus or tuple(g for g in (cluster.machine(m).gpus for m in cluster.machines) if g)
         self.next_arrival = next_arrival
+        self.calibration = calibration
 
     @property
     def now(self) -> float:

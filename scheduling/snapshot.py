@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from schedlab.perfmodel.params import DEFAULT_CALIBRATION
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.instance import Instance
@@ -36,9 +37,9 @@ from schedlab.topology.errors import AllocationError, CapacityError, PolicyError
 Estimate = Callable[[Job, ExecutionPlan, Mapping[str, Resources]], float]
 
 
-def default_estimate(cluster: Cluster) -> Estimate:
-    """Seconds per iteration: the perf model for zoo models, else ``duration / iterations`` scaled
-    linearly by GPUs, else 1 s."""
+def default_estimate(cluster: Cluster, calibration: str = DEFAULT_CALIBRATION) -> Estimate:
+    """Seconds per iteration: the perf model (under ``calibration``) for zoo models, else
+    ``duration / iterations`` scaled linearly by GPUs, else 1 s."""
     from schedlab.perfmodel.facade import PerfModel
     from schedlab.perfmodel.zoo import resolve_name
 
@@ -50,7 +51,7 @@ def default_estimate(cluster: Cluster) -> Estimate:
         name = resolve_name(job.model)
         if name is not None and g > 0:
             if not pm:
-                pm.append(PerfModel(cluster))
+                pm.append(PerfModel(cluster, calibration=calibration))
             cpus = sum(r.cpus for r in placement.values())
             try:
                 t = pm[0].iteration_time(name, plan, counts, cpus)
@@ -66,10 +67,11 @@ def default_estimate(cluster: Cluster) -> Estimate:
 
 
 def snapshot_view(instance: Instance, *, estimate: Estimate | None = None,
-                  semantics: str = "realistic") -> ClusterView:
-    """The read-only view a policy would see at ``instance.time`` (see the module docstring)."""
+                  semantics: str = "realistic", calibration: str = DEFAULT_CALIBRATION) -> ClusterView:
+    """The read-only view a policy would see at ``instance.time`` (see the module docstring), with the
+    perf model's ``calibration`` (the default estimate's and the view's)."""
     cluster = instance.cluster
-    est = estimate if estimate is not None else default_estimate(cluster)
+    est = estimate if estimate is not None else default_estimate(cluster, calibration)
     now = instance.time
     free = {m: instance.capacity(m) for m in cluster.machines}
     for ja in instance.current:
@@ -106,7 +108,7 @@ def snapshot_view(instance: Instance, *, estimate: Estimate | None = None,
         views[job.id] = JobView(rt, clock)
     index = FreeIndex(cluster, {m: r.gpus for m, r in free.items()})
     view = ClusterView(cluster=cluster, queue=queue, holding=holding, views=views, free=free, index=index,
-                       quotas=instance.quotas, estimate=est, semantics=semantics)
+                       quotas=instance.quotas, estimate=est, semantics=semantics, calibration=calibration)
     view._now = now
     return view
 

@@ -86,6 +86,8 @@ def simulate_command(
     semantics: str = typer.Option("realistic", "--semantics", help="realistic or tiresias (reference semantics)."),
     costs: str | None = typer.Option(None, "--costs", help="Preemption costs: rubick, tiresias, free "
                                                             "(default: the semantics')."),
+    calibration: str = typer.Option("flat", "--calibration", help="Perf-model calibration of the simulator's rates "
+                                    "and the policies alike: flat (default), fitted, measured, artifact."),
     seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, help="Seed of generators and model draws."),
     load: float = typer.Option(1.0, "--load", callback=number(gt=0, le=LOAD_MAX),
                                help="Time-compression factor of arrivals (> 1: more load)."),
@@ -131,6 +133,7 @@ class SimulateOptions:
     param: list[str]
     semantics: str
     costs: str | None
+    calibration: str
     seed: int
     load: float
     large_share: float | None
@@ -158,6 +161,7 @@ class SimulateOptions:
 def check_options(o: SimulateOptions) -> dict[str, dict]:
     """Every policy and its parameters, the output folder and format, before any run; the parameters
     per policy."""
+    from schedlab.benchmarks.harness.replay import check_calibration  # lazy: start-up
     from schedlab.benchmarks.merged import all_policies  # lazy: start-up
     from schedlab.benchmarks.simulator import semantics as get_semantics  # lazy: start-up
     from schedlab.benchmarks.simulator.costs import cost_model  # lazy: start-up
@@ -165,6 +169,7 @@ def check_options(o: SimulateOptions) -> dict[str, dict]:
     from schedlab.scheduling.registry import parse_assignments  # lazy: start-up
 
     get_semantics(o.semantics)  # unknown names fail first, as they always did
+    check_calibration(o.calibration)
     if o.costs is not None:
         cost_model(o.costs)
     registry = all_policies()
@@ -199,6 +204,8 @@ def _write_run_info(o: SimulateOptions, source: WorkloadSource, w, c, settings: 
                 "setting": dict(w.setting), "cluster": c.name, "cluster_gpus": c.total_gpus, "semantics": sem.name,
                 "costs": o.costs or sem.name, "jobs": len(w.jobs),
                 "policies": {p: registry.spec(p).validate(settings.get(p)) for p in o.policy}}
+    if o.calibration != "flat":  # the default's run.json stays as it was
+        run_info["calibration"] = o.calibration
     o.out.mkdir(parents=True, exist_ok=True)
     (o.out / "run.json").write_text(json.dumps(run_info, indent=2, sort_keys=True, default=str))
     (o.out / "assumptions.json").write_text(json.dumps(w.assumptions.to_dict(), indent=2))
@@ -217,7 +224,7 @@ def _replay_all(o: SimulateOptions, w, c, settings: dict[str, dict]) -> tuple[di
     for name in o.policy:
         rec = Recorder(o.out / name if o.out is not None else None, out_format=o.out_format.value)
         res, m = replay_policy(w, c, name, settings.get(name), seed=o.seed, semantics=o.semantics, costs=o.costs,
-                               recorder=rec, progress=progress, source="<simulate>")
+                               recorder=rec, progress=progress, source="<simulate>", calibration=o.calibration)
         m.update(costs=o.costs or m["semantics"], events_per_s=res.events_per_s,
                  assumed_jobs={n.kind: n.count for n in w.assumptions if n.assumption})
         results[name] = finite(m)

@@ -32,6 +32,7 @@ from schedlab.benchmarks.simulator import semantics as get_semantics
 from schedlab.benchmarks.simulator.costs import cost_model
 from schedlab.benchmarks.workloads import WORKLOADS
 from schedlab.benchmarks.workloads.source import WorkloadSource
+from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION
 from schedlab.topology.errors import SpecError
 
 #: hard wall-clock limit of a replay (no solver limit of its own) unless ``--time-limit`` is given
@@ -49,21 +50,33 @@ def finite(x: Any) -> Any:
 
 def replay_policy(w: Any, cluster: Any, policy: str, params: Mapping[str, Any] | None, *, seed: int,
                   semantics: str = "realistic", costs: str | None = None, recorder: Recorder | None = None,
-                  progress: Any = None, source: str = "<replay>") -> tuple[SimResult, dict[str, Any]]:
+                  progress: Any = None, source: str = "<replay>",
+                  calibration: str = DEFAULT_CALIBRATION) -> tuple[SimResult, dict[str, Any]]:
     """Replay workload ``w`` (a built :class:`~schedlab.benchmarks.workloads.trace.Workload`) on ``cluster``
     under ``policy`` with ``params``: the simulator's result and the metrics with what was run
-    (workload, cluster, semantics, validated parameters, seed, event counts, wall time)."""
+    (workload, cluster, semantics, validated parameters, seed, event counts, wall time). ``calibration``
+    is the perf model's (``perfmodel.params.CALIBRATIONS``), for the simulator's rates and the policy
+    alike (the view carries it); the metrics name it when it is not the default."""
+    check_calibration(calibration)
     registry = all_policies()
     pol = registry.build(policy, params, seed=seed, source=source)
     sem = get_semantics(semantics)
     sim = Simulator(cluster, w.jobs, pol, semantics=sem, costs=cost_model(costs) if costs else None,
-                    recorder=recorder, progress=progress, **w.simulator_args())
+                    recorder=recorder, progress=progress, calibration=calibration, **w.simulator_args())
     res = sim.run()
     m = dict(res.metrics)
     m.update(workload=w.name, cluster=cluster.name, semantics=sem.name, seed=seed, events=res.events,
              params=registry.spec(policy).validate(params), passes=res.passes, wall_s=res.wall_s,
              interrupted=res.interrupted, skipped_rows=w.skipped, rate_sources=res.rate_sources)
+    if calibration != DEFAULT_CALIBRATION:  # the default's records stay as they were
+        m["calibration"] = calibration
     return res, m
+
+
+def check_calibration(calibration: Any) -> None:
+    """An unknown perf-model calibration is an error naming the known ones."""
+    if calibration not in CALIBRATIONS:
+        raise bad("calibration", f"unknown calibration {calibration!r}; known: {', '.join(CALIBRATIONS)}")
 
 
 @dataclass(frozen=True)
@@ -71,7 +84,8 @@ class ReplayCase:
     """One trace replay: a workload source under one registered policy (with parameters), semantics and
     seed. ``seed`` seeds the policy (the workload's seed is ``source.seed``); ``hard_limit_s`` is its
     hard wall-clock limit in the harness (None: :data:`REPLAY_LIMIT_S`; a ``--time-limit`` given to the
-    run overrides both)."""
+    run overrides both). ``calibration`` is the perf model's for the simulator and the policy (default
+    ``flat``: the spec, hence the store key, leaves the default out, so stores from before still match)."""
 
     TYPE: ClassVar[str] = "replay"
 
@@ -83,17 +97,24 @@ class ReplayCase:
     seed: int = 0
     label: str = ""
     hard_limit_s: float | None = None
+    calibration: str = DEFAULT_CALIBRATION
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", frozen(self.params))
         if not self.label:
             object.__setattr__(self, "label", with_params(self.policy, self.params))
+        if self.calibration not in CALIBRATIONS:
+            raise SpecError(f"unknown calibration {self.calibration!r}; known: {', '.join(CALIBRATIONS)}",
+                            source=f"<case {self.label}>", field="calibration")
         if self.hard_limit_s is not None and not (isinstance(self.hard_limit_s, int | float) and self.hard_limit_s > 0):
             raise SpecError(f"replay limit must be > 0 seconds, got {self.hard_limit_s!r}",
                             source=f"<case {self.label}>", field="hard_limit_s")
 
     def spec(self) -> dict[str, Any]:
-        return plain(self)
+        d = plain(self)
+        if d.get("calibration") == DEFAULT_CALIBRATION:
+            del d["calibration"]
+        return d
 
     @classmethod
     def from_spec(cls, d: Mapping[str, Any]) -> ReplayCase:
@@ -140,6 +161,7 @@ class ReplayCase:
 
 def check_replay(case: ReplayCase) -> None:
     check_policy(case.policy, case.params)
+    check_calibration(case.calibration)
     if case.semantics not in SEMANTICS:
         raise bad("semantics", f"unknown semantics {case.semantics!r}; known: {', '.join(SEMANTICS)}")
     if case.costs is not None and case.costs not in COSTS:
@@ -184,7 +206,7 @@ def run_replay(case: ReplayCase, *, out_dir: str | Path | None = None) -> Replay
     out = Path(out_dir) if out_dir is not None else None
     res, m = replay_policy(w, cluster, case.policy, case.params, seed=case.seed, semantics=case.semantics,
                            costs=case.costs, recorder=Recorder(out, keep_segments=out is not None),
-                           source=f"<case {case.label}>")
+                           source=f"<case {case.label}>", calibration=case.calibration)
     spec = all_policies().spec(case.policy)
     m.update(policy=case.policy, oracle=spec.oracle, family=spec.family.value, total_gpus=cluster.total_gpus)
     m = finite(m)
@@ -202,5 +224,5 @@ def run_suite_replays(suite: Suite) -> tuple[dict[str, dict[str, Any]], list[Rep
     return results, rows
 
 
-__all__ = ["REPLAY_LIMIT_S", "SEGMENT_FIELDS", "ReplayCase", "ReplayOutcome", "check_replay", "finite",
+__all__ = ["REPLAY_LIMIT_S", "SEGMENT_FIELDS", "ReplayCase", "ReplayOutcome", "check_calibration", "check_replay", "finite",
            "replay_policy", "run_replay", "run_suite_replays", "write_segments"]

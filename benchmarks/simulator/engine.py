@@ -31,6 +31,7 @@ from schedlab.benchmarks.simulator.rates import RateModel, make_rates
 from schedlab.benchmarks.simulator.records import JobRecord, Recorder, Segment
 from schedlab.benchmarks.simulator.sharing import SharingMixin
 from schedlab.benchmarks.simulator.verifying import DecisionVerifier
+from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import (
@@ -119,7 +120,9 @@ class Simulator(SharingMixin):
     """Replay ``jobs`` on ``cluster`` under ``policy``.
 
     ``semantics``: ``"realistic"`` (default) or ``"tiresias"`` (see :mod:`benchmarks.simulator.costs`);
-    ``rates``/``costs`` override its rate and cost models. ``recorder`` receives the records
+    ``rates``/``costs`` override its rate and cost models. ``calibration`` (a name of
+    ``perfmodel.params.CALIBRATIONS``) is the perf model's calibration, for the rate model and for the
+    policy (the view's ``calibration``). ``recorder`` receives the records
     (pass one with ``out_dir`` to stream them to CSV). ``progress(t, finished, total)`` is called
     every ``progress_every`` events.
     """
@@ -129,7 +132,11 @@ class Simulator(SharingMixin):
                  costs: CostModel | None = None, quotas: Mapping[str, Resources] | None = None,
                  recorder: Recorder | None = None, progress: Progress | None = None,
                  progress_every: int = 50_000, small_gpus: int | None = None,
-                 short_s: float = 4 * 3600.0) -> None:
+                 short_s: float = 4 * 3600.0, calibration: str = DEFAULT_CALIBRATION) -> None:
+        if calibration not in CALIBRATIONS:
+            raise SpecError(f"unknown calibration {calibration!r}; known: {', '.join(CALIBRATIONS)}",
+                            source="<simulator>", field="calibration")
+        self.calibration = calibration
         sem = get_semantics(semantics) if isinstance(semantics, str) else semantics
         self.semantics = sem
         machine_gpus = tuple(g for g in (cluster.machine(m).gpus for m in cluster.machines) if g > 0)
@@ -138,7 +145,8 @@ class Simulator(SharingMixin):
         self.cluster = cluster
         self.policy = policy
         self.policy_name = getattr(policy, "name", type(policy).__name__)
-        self.rates = rates if rates is not None else make_rates(cluster, placement_speed=sem.placement_speed)
+        self.rates = rates if rates is not None else make_rates(cluster, placement_speed=sem.placement_speed,
+                                                                     calibration=calibration)
         self.costs = costs if costs is not None else sem.costs
         self.quotas = dict(quotas or {})
         self.recorder = recorder if recorder is not None else Recorder()
@@ -150,7 +158,7 @@ class Simulator(SharingMixin):
         self.notes = ArtifactNotes()
         self.jobs = prepare_jobs(jobs, sem, total, self.notes)
         if isinstance(policy, PreparesJobs):  # a policy's load-time fill-ins and checks (Rubick's minRes)
-            self.jobs = tuple(policy.prepare_jobs(self.jobs, cluster, self.quotas))
+            self.jobs = tuple(policy.prepare_jobs(self.jobs, cluster, self.quotas, calibration=calibration))
         self._snap = sem.whole_seconds
         self._rt: dict[str, JobRuntime] = {}
         for i, j in enumerate(self.jobs):
@@ -173,7 +181,8 @@ class Simulator(SharingMixin):
                                 free=self.state.free_map, index=self.index, quotas=MappingProxyType(self.quotas),
                                 estimate=self._estimate, semantics=sem.name, checkpoint_s=self.costs.checkpoint_s,
                                 machine_gpus=machine_gpus,
-                                next_arrival=self._next_arrival if sem.whole_seconds else None)
+                                next_arrival=self._next_arrival if sem.whole_seconds else None,
+                                calibration=calibration)
         arrivals = sorted(((j.arrival, rt.seq, j.id) for j, rt in ((j, self._rt[j.id]) for j in self.jobs)))
         self.events = EventQueue([(a, jid) for a, _, jid in arrivals])
         self._seg_start: dict[str, float] = {}

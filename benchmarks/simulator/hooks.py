@@ -14,10 +14,11 @@ __all__ = ["CountsFallbacks", "PreparesJobs"]
 
 @runtime_checkable
 class PreparesJobs(Protocol):
-    """A policy that fills in or checks the jobs once, at load time (Rubick's minRes)."""
+    """A policy that fills in or checks the jobs once, at load time (Rubick's minRes), under the perf
+    model's ``calibration`` (the one the view will carry)."""
 
     def prepare_jobs(self, jobs: tuple[Job, ...], cluster: Cluster,
-                     quotas: Mapping[str, Resources]) -> Iterable[Job]: ...
+                     quotas: Mapping[str, Resources], *, calibration: str = ...) -> Iterable[Job]: ...
 
 
 @runtime_checkable

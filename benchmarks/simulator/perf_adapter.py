@@ -14,6 +14,7 @@ from functools import cache
 from schedlab.perfmodel import PerfModel
 from schedlab.perfmodel.memory import plan_memory_violation
 from schedlab.perfmodel.network import comm_overhead as _comm_overhead
+from schedlab.perfmodel.params import DEFAULT_CALIBRATION
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.zoo import resolve_name
 from schedlab.topology.cluster import Cluster
@@ -38,14 +39,14 @@ def comm_overhead(model: str, tier: Tier) -> float | None:
         return None
 
 
-def perf_model(cluster: Cluster) -> Callable[..., float]:
+def perf_model(cluster: Cluster, calibration: str = DEFAULT_CALIBRATION) -> Callable[..., float]:
     """``iteration_time(model, plan, {machine: gpus}, cpus, *, global_batch=None)`` of the perf model."""
-    return perf_instance(cluster).iteration_time
+    return perf_instance(cluster, calibration).iteration_time
 
 
-def perf_instance(cluster: Cluster) -> PerfModel:
-    """A new ``perfmodel.PerfModel(cluster)`` (it caches per instance)."""
-    return PerfModel(cluster)
+def perf_instance(cluster: Cluster, calibration: str = DEFAULT_CALIBRATION) -> PerfModel:
+    """A new ``perfmodel.PerfModel(cluster, calibration=calibration)`` (it caches per instance)."""
+    return PerfModel(cluster, calibration=calibration)
 
 
 def best_plan(pm: PerfModel | None, model: str, counts: Mapping[str, int], cpus: int, *,

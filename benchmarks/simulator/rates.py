@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from schedlab.benchmarks.simulator import perf_adapter
+from schedlab.perfmodel.params import DEFAULT_CALIBRATION
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
@@ -173,9 +174,10 @@ class TierRates:
 
 
 class PerfModelRates:
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, *, calibration: str = DEFAULT_CALIBRATION) -> None:
         self.cluster = cluster
-        self._fn = perf_adapter.perf_model(cluster)
+        self.pm = perf_adapter.perf_instance(cluster, calibration)
+        self._fn = self.pm.iteration_time
         self._cache: dict[tuple, float] = {}
         self._counts: dict[int, dict[str, int]] = {}
 
@@ -212,8 +214,10 @@ class PerfModelRates:
 class RealisticRates:
     """Per-job choice of rate model (see the module docstring); ``sources`` counts the choices."""
 
-    def __init__(self, cluster: Cluster, *, max_overhead: float = MAX_COMM_OVERHEAD) -> None:
+    def __init__(self, cluster: Cluster, *, max_overhead: float = MAX_COMM_OVERHEAD,
+                 calibration: str = DEFAULT_CALIBRATION) -> None:
         self.cluster = cluster
+        self.calibration = calibration
         self.reference = ReferenceRates()
         self.tiers = TierRates(cluster, max_overhead=max_overhead)
         self._perf: PerfModelRates | None = None
@@ -222,7 +226,7 @@ class RealisticRates:
 
     def perfmodel(self) -> PerfModelRates:
         if self._perf is None:
-            self._perf = PerfModelRates(self.cluster)
+            self._perf = PerfModelRates(self.cluster, calibration=self.calibration)
         return self._perf
 
     def kind(self, job: Job) -> str:
@@ -277,8 +281,9 @@ class RealisticRates:
         return iter_time / self.speed(job, plan, best)[0]
 
 
-def make_rates(cluster: Cluster, *, placement_speed: bool) -> RateModel:
-    return RealisticRates(cluster) if placement_speed else ReferenceRates()
+def make_rates(cluster: Cluster, *, placement_speed: bool, calibration: str = DEFAULT_CALIBRATION) -> RateModel:
+    """The semantics' rate model; ``calibration`` is the perf model's (for the jobs it times)."""
+    return RealisticRates(cluster, calibration=calibration) if placement_speed else ReferenceRates()
 
 
 __all__ = ["MAX_COMM_OVERHEAD", "PerfModelRates", "RateModel", "RealisticRates", "ReferenceRates", "TierRates",

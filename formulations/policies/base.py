@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from schedlab.perfmodel.params import DEFAULT_CALIBRATION
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.instance import Instance, JobProgress
 from schedlab.scheduling.job import Job
@@ -38,10 +39,12 @@ from schedlab.scheduling.state import machine_capacity
 @dataclass(frozen=True)
 class ViewSnapshot:
     """``instance``: what the policy may decide on; ``frozen``: the jobs holding resources that may not
-    change now (their resources are ``instance.reserved``; they are not in ``instance.jobs``)."""
+    change now (their resources are ``instance.reserved``; they are not in ``instance.jobs``);
+    ``calibration``: the perf-model calibration of the view (:attr:`ClusterView.calibration`)."""
 
     instance: Instance
     frozen: tuple[Job, ...]
+    calibration: str = DEFAULT_CALIBRATION
 
 
 def view_instance(view: ClusterView) -> ViewSnapshot:
@@ -71,7 +74,7 @@ def view_instance(view: ClusterView) -> ViewSnapshot:
             reserved[m] = Resources(max(held.gpus, 0), max(held.cpus, 0), max(held.mem_gb, 0.0))
     inst = Instance(view.cluster, tuple(jobs), current=Allocation.of(current), quotas=view.quotas,
                     reserved=reserved, time=view.now, progress=progress)
-    return ViewSnapshot(inst, tuple(frozen))
+    return ViewSnapshot(inst, tuple(frozen), view.calibration)
 
 
 def decision_to(instance: Instance, target: Allocation, timers: tuple[Timer, ...] = ()) -> Decision:

@@ -47,6 +47,7 @@ from schedlab.formulations.policies.base import RoundPolicy, ViewSnapshot
 from schedlab.formulations.result import Reason, SolveParams
 from schedlab.perfmodel.environment import shape_placements
 from schedlab.perfmodel.facade import PerfModel
+from schedlab.perfmodel.params import DEFAULT_CALIBRATION
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.zoo import resolve_name
 from schedlab.scheduling.allocation import Allocation, JobAllocation
@@ -120,9 +121,10 @@ class SiaPolicy(RoundPolicy):
         """The artifact's GPU counts for a type: powers of two up to ``per``, then whole machines."""
         return [2 ** i for i in range(per.bit_length()) if 2 ** i <= per] + [j * per for j in range(2, machines + 1)]
 
-    def configs(self, job: Job, cluster: Cluster) -> tuple[Config, ...]:
-        """The job's configurations ``(type, GPUs, plan, throughput)`` (module docstring), cached."""
-        self._bind(cluster)
+    def configs(self, job: Job, cluster: Cluster, calibration: str | None = None) -> tuple[Config, ...]:
+        """The job's configurations ``(type, GPUs, plan, throughput)`` (module docstring) under the perf
+        model's ``calibration`` (None: the one bound last, else the default), cached."""
+        self._bind(cluster, calibration)
         key = (job.model, job.global_batch, job.requested, job.requested_plan, job.reconfigurable)
         hit = self._configs.get(key)
         if hit is not None:
@@ -156,9 +158,11 @@ class SiaPolicy(RoundPolicy):
         self._rigid[key] = family is None
         return hit
 
-    def _bind(self, cluster: Cluster) -> None:
-        if self._pm is None or self._pm.cluster is not cluster:
-            self._pm, self._configs, self._rigid = PerfModel(cluster), {}, {}
+    def _bind(self, cluster: Cluster, calibration: str | None = None) -> None:
+        if calibration is None:
+            calibration = self._pm.calibration if self._pm is not None else DEFAULT_CALIBRATION
+        if self._pm is None or self._pm.cluster is not cluster or self._pm.calibration != calibration:
+            self._pm, self._configs, self._rigid = PerfModel(cluster, calibration=calibration), {}, {}
             self._types = self.gpu_types(cluster)
 
     def rigid(self, job: Job) -> bool:
@@ -192,7 +196,7 @@ class SiaPolicy(RoundPolicy):
         cluster = inst.cluster
         m = Model("sia-round")
         xs: dict[str, list[tuple]] = {}
-        self._bind(cluster)
+        self._bind(cluster, snap.calibration)
         type_of = {mm: t for t, ms in self._types.items() for mm in ms}
         for job in inst.jobs:
             cfgs = [c for c in self.configs(job, cluster) if self._admissible(job, c)]

@@ -59,8 +59,8 @@ class SynergyPolicy(PolicyBase):
     def schedule(self, view: ClusterView) -> Decision:
         if view.queue_length == 0 or view.index.total == 0:
             return Decision()
-        if self._pm is None or self._pm.cluster is not view.cluster:
-            self._pm, self._demand = PerfModel(view.cluster), {}
+        if self._pm is None or self._pm.cluster is not view.cluster or self._pm.calibration != view.calibration:
+            self._pm, self._demand = PerfModel(view.cluster, calibration=view.calibration), {}
         ps = PassState(view)
         ledger = QuotaLedger(view) if view.quotas else None
         starts: dict[str, JobAllocation] = {}

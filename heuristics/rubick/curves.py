@@ -37,6 +37,7 @@ from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
 from schedlab.perfmodel.environment import shape_placements
 from schedlab.perfmodel.facade import PerfModel
 from schedlab.perfmodel.memory import plan_host_memory_gb
+from schedlab.perfmodel.params import DEFAULT_CALIBRATION
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
 from schedlab.perfmodel.search import structural_problem
 from schedlab.perfmodel.zoo import resolve_name
@@ -185,9 +186,9 @@ class JobModel:
 class CurveBook:
     """Curves, slopes, SLOs and plan choices for every job, cached (one per cluster and policy)."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, calibration: str = DEFAULT_CALIBRATION) -> None:
         self.cluster = cluster
-        self.pm = PerfModel(cluster)
+        self.pm = PerfModel(cluster, calibration=calibration)
         gpm = cluster.max_gpus_per_machine
         self.gpus_per_machine = gpm
         self.cpus_per_machine = max(cluster.machine(m).cpus for m in cluster.machines)

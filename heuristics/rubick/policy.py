@@ -46,6 +46,7 @@ from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infe
 from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offload
 from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
+from schedlab.perfmodel.params import DEFAULT_CALIBRATION
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, JobStatus, JobView, Timer
 from schedlab.scheduling.registry import PolicyParams, ours, paper
@@ -105,6 +106,7 @@ class RubickPolicy(PolicyBase):
         self.count_preemptions = penalty_counts == "restarts"
         self.counters: Counter[str] = Counter()
         self._book: CurveBook | None = None
+        self._given = False  # the book came from use_curves (kept whatever the calibration)
         self._models: dict[str, tuple[Job, JobModel, tuple[int, int], bool]] = {}
         self._starve_timer = -math.inf
         # deferred claims (Algorithm 1's decision kept across passes): job id -> (the job, the allocation
@@ -116,11 +118,15 @@ class RubickPolicy(PolicyBase):
         """Answer from ``book`` (a :class:`CurveBook` or a subclass: hand-written curves in tests, a
         refitted perf model) on its cluster instead of building one from the perf model's defaults."""
         self._book = book
+        self._given = True
         self._models = {}
 
-    def book(self, cluster: Cluster) -> CurveBook:
-        if self._book is None or self._book.cluster is not cluster:
-            self._book = CurveBook(cluster)
+    def book(self, cluster: Cluster, calibration: str = DEFAULT_CALIBRATION) -> CurveBook:
+        """The curve book of ``cluster`` under the perf model's ``calibration`` (the view's); a book given
+        by :meth:`use_curves` is kept whatever its calibration."""
+        if self._book is None or self._book.cluster is not cluster or (
+                not self._given and self._book.pm.calibration != calibration):
+            self._book = CurveBook(cluster, calibration)
             self._models = {}
         return self._book
 
@@ -129,15 +135,15 @@ class RubickPolicy(PolicyBase):
         hit = self._models.get(job.id)
         if hit is not None and hit[0] is job:
             return hit[1], hit[2], hit[3]
-        jm, floor, slo = self._resolve(job, view.cluster, view.quotas)
+        jm, floor, slo = self._resolve(job, view.cluster, view.quotas, view.calibration)
         if len(self._models) > 4 * (view.queue_length + view.running_count) + 1024:
             self._models = {}
         self._models[job.id] = (job, jm, floor, slo)
         return jm, floor, slo
 
-    def _resolve(self, job: Job, cluster: Cluster, quotas: Mapping[str, Resources]
-                 ) -> tuple[JobModel, tuple[int, int], bool]:
-        book = self.book(cluster)
+    def _resolve(self, job: Job, cluster: Cluster, quotas: Mapping[str, Resources],
+                 calibration: str = DEFAULT_CALIBRATION) -> tuple[JobModel, tuple[int, int], bool]:
+        book = self.book(cluster, calibration)
         src = f"<job {job.id!r}>"
         if job.guaranteed and job.tenant not in quotas:
             raise SpecError(f"job {job.id!r} is guaranteed but its tenant {job.tenant!r} has no quota "
@@ -182,8 +188,8 @@ class RubickPolicy(PolicyBase):
         req = job.requested
         return Resources(min(g, req.gpus), min(c, req.cpus), 0.0)
 
-    def prepare_jobs(self, jobs: Iterable[Job], cluster: Cluster, quotas: Mapping[str, Resources]
-                     ) -> tuple[Job, ...]:
+    def prepare_jobs(self, jobs: Iterable[Job], cluster: Cluster, quotas: Mapping[str, Resources], *,
+                     calibration: str = DEFAULT_CALIBRATION) -> tuple[Job, ...]:
         """Load-time fill-in and check (the simulator calls it once, before the first event): a
         guaranteed job without ``min_resources`` gets its searched minRes (never above the request;
         counted as ``minres-searched``), so the verifier's quota ledger charges what the policy does;
@@ -192,7 +198,7 @@ class RubickPolicy(PolicyBase):
         out = []
         for job in jobs:
             if job.guaranteed:
-                jm, (g, c), _ = self._resolve(job, cluster, quotas)
+                jm, (g, c), _ = self._resolve(job, cluster, quotas, calibration)
                 if job.min_resources is None:
                     req = job.requested
                     job = replace(job, min_resources=Resources(min(g, req.gpus), min(c, req.cpus), 0.0))

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION
+
 # ---------------------------------------------------------------------------------------------- sources
 TIRESIAS = "Tiresias (NSDI'19)"
 DALLY = "Dally (Sharma et al.)"
@@ -83,6 +85,7 @@ class Figure:
     claim: str
     show: str = "ratio"
     exact: bool = False  # deterministic cases (the artifact's schedulers): one run is the figure, no interval
+    optional: bool = False  # a table of such figures is left out of the report while none has a run
 
 
 @dataclass(frozen=True)
@@ -258,21 +261,38 @@ def _dally() -> list[Figure]:
 # ---------------------------------------------------------------------------------------------- Rubick
 def _rubick() -> tuple[list[Figure], list[Trend]]:
     out: list[Figure] = []
+    for cal in CALIBRATIONS:  # the default's tables first, unlabelled; the others' only once they have runs
+        out += _table4(cal)
+    return out, _rubick_trends()
+
+
+def _table4(cal: str) -> list[Figure]:
+    """Table 4's ratios under the perf-model calibration ``cal`` (the rubick suite's ``calibrations``
+    option): the default's cases are ``<workload>/<policy>``, another's ``cal=<name>/<workload>/<policy>``."""
+    out: list[Figure] = []
+    opt = cal != DEFAULT_CALIBRATION
+    pre, tag = (f"cal={cal}/", f", perf-model calibration `{cal}`") if opt else ("", "")
     for what in ("trace", "gen"):
-        t = f"Table 4 ({'the artifact trace' if what == 'trace' else 'our generator'}): average JCT over Rubick's"
+        t = (f"Table 4 ({'the artifact trace' if what == 'trace' else 'our generator'}{tag}): average JCT over "
+             "Rubick's")
         for variant, per in TABLE4.items():
             for policy, (avg, _, _) in per.items():
                 if policy == "rubick":
                     continue
                 v = avg / per["rubick"][0]
                 out.append(Figure("rubick", t, f"{variant.upper()} {policy} / rubick", f"{RUBICK} §7.2, Table 4",
-                                  f"{variant}-{what}/{policy}", f"{variant}-{what}/rubick", "avg_jct", point(v),
-                                  f"{v:.2f}x"))
+                                  f"{pre}{variant}-{what}/{policy}", f"{pre}{variant}-{what}/rubick", "avg_jct",
+                                  point(v), f"{v:.2f}x", optional=opt))
         for cls in ("guaranteed", "best-effort"):
             v = TABLE4_MT_CLASSES[("antman", cls)][0] / TABLE4_MT_CLASSES[("rubick", cls)][0]
-            out.append(Figure("rubick", t, f"MT {cls} antman / rubick", f"{RUBICK} §7.2, Table 4", f"mt-{what}/antman",
-                              f"mt-{what}/rubick", f"classes.{cls}.avg_jct", point(v), f"{v:.2f}x"))
-    trends = [
+            out.append(Figure("rubick", t, f"MT {cls} antman / rubick", f"{RUBICK} §7.2, Table 4", f"{pre}mt-{what}/antman",
+                              f"{pre}mt-{what}/rubick", f"classes.{cls}.avg_jct", point(v), f"{v:.2f}x",
+                              optional=opt))
+    return out
+
+
+def _rubick_trends() -> list[Trend]:
+    return [
         Trend("rubick", "Sweeps (Figs. 10, 11): average JCT Synergy-like / Rubick", "load (Fig. 10)",
               f"{RUBICK} §7.3, Fig. 10", "load={x}/{policy}", ("0.5", "1", "2", "3"), "synergy", "rubick", "avg_jct",
               True, "grows with load, up to 3.5x"),
@@ -284,7 +304,6 @@ def _rubick() -> tuple[list[Figure], list[Trend]]:
               "large-llama={x}/{policy}", ("0.25", "0.5", "0.75"), "synergy", "rubick", "avg_jct", True,
               "2.6x -> 3.4x"),
     ]
-    return out, trends
 
 
 def figures() -> list[Figure]:

@@ -12,7 +12,8 @@
   workload, and with a growing share of large models (generator ``large_share``).
 
 Case labels: ``<workload>/<policy>`` (``base-trace/rubick``, ``mt-gen/antman``), ``load=<f>/<policy>``,
-``large=<s>/<policy>``.
+``large=<s>/<policy>``; Table 4 under a perf-model calibration other than the default ``flat`` (option
+``calibrations``): ``cal=<name>/<workload>/<policy>`` (``cal=fitted/base-trace/rubick``).
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.benchmarks.harness.cases import ReplayCase, ReproRow, Suite
+from schedlab.benchmarks.harness.replay import check_calibration
 from schedlab.benchmarks.harness.suites.paper_figures import MICRO_PAPER, TABLE4, TABLE4_MT_CLASSES
 from schedlab.benchmarks.harness.suites.seeds import over_seeds, seed_values
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.heuristics import POLICIES
 from schedlab.perfmodel import PerfModel, parse_plan
+from schedlab.perfmodel.params import DEFAULT_CALIBRATION
 from schedlab.scheduling import Instance, Job, Resources
 from schedlab.topology.cluster import Cluster
+from schedlab.topology.errors import SpecError
 from schedlab.topology.loaders import spec_from_dict
 
 H = 3600.0
@@ -37,23 +41,43 @@ LARGE_SHARES = (0.25, 0.5, 0.75)
 
 
 def rubick_suite(*, traces: str | None = "../shared/traces", sweeps: bool = True, seed: int = 0,
-                 seeds: int | Sequence[int] = 1, paper_settings: bool = True) -> Suite:
+                 seeds: int | Sequence[int] = 1, paper_settings: bool = True,
+                 calibrations: Sequence[str] = (DEFAULT_CALIBRATION,), variants: Sequence[str] = tuple(TABLE4),
+                 sources: Sequence[str] = ("trace", "gen")) -> Suite:
     """The suite; trace cases are included when ``<traces>/rubick/workloads/`` exists (the package never
     needs the traces: without them only the generator's workloads run). ``seeds``: a count from
     ``seed`` or the seeds (workload and policy seed together; the artifact's trace files are fixed, so
     their cases vary only the policy seed). ``paper_settings``: also the paper's own definition of
-    "large" in Fig. 11 (the LLaMA models only: ``large-llama=<s>/<policy>``)."""
+    "large" in Fig. 11 (the LLaMA models only: ``large-llama=<s>/<policy>``). ``calibrations``: the
+    perf-model calibrations Table 4 runs under (simulator and policies alike; the sweeps run under the
+    default, ``flat``); ``variants`` (``base``, ``bp``, ``mt``) and ``sources`` (``trace``, ``gen``): the
+    Table 4 workloads to run."""
+    for c in calibrations:
+        check_calibration(c)
+    if not calibrations or len(set(calibrations)) != len(calibrations):
+        raise SpecError(f"calibrations wants distinct names, got {list(calibrations)!r}", source="<rubick>",
+                        field="calibrations")
+    for v in variants:
+        if v not in TABLE4:
+            raise SpecError(f"unknown Table 4 variant {v!r}; known: {', '.join(TABLE4)}", source="<rubick>",
+                            field="variants")
+    for w in sources:
+        if w not in ("trace", "gen"):
+            raise SpecError(f"unknown Table 4 source {w!r}; known: trace, gen", source="<rubick>", field="sources")
     seed_list = seed_values(seeds, seed, suite="rubick")
     folder = Path(traces) / "rubick" / "workloads" if traces else None
     have_trace = folder is not None and all((folder / f"workload-{v}.csv").is_file() for v in TABLE4)
-    cases = over_seeds(lambda s: _seeded_cases(folder, sweeps, paper_settings, s), seed_list)
+    cases = over_seeds(lambda s: _seeded_cases(folder, sweeps, paper_settings, s, tuple(calibrations),
+                                               tuple(variants), tuple(sources)), seed_list)
     note = "" if have_trace else " (trace files not found: generator workloads only)"
     return Suite("rubick", "Rubick (MLSys'25): Table 4 on rubick-64, the two-job micro-benchmark, load and "
                  "large-model sweeps" + note, tuple(cases), reproduce=reproduce,
                  paper="Rubick: Exploiting Job Reconfigurability for Deep Learning Cluster Scheduling (MLSys'25)")
 
 
-def _seeded_cases(folder: Path | None, sweeps: bool, paper_settings: bool, seed: int) -> list[ReplayCase]:
+def _seeded_cases(folder: Path | None, sweeps: bool, paper_settings: bool, seed: int,
+                  calibrations: tuple[str, ...] = (DEFAULT_CALIBRATION,), variants: tuple[str, ...] = tuple(TABLE4),
+                  kinds: tuple[str, ...] = ("trace", "gen")) -> list[ReplayCase]:
     cases: list[ReplayCase] = []
     sources: dict[str, WorkloadSource] = {}
     for variant in TABLE4:
@@ -61,9 +85,15 @@ def _seeded_cases(folder: Path | None, sweeps: bool, paper_settings: bool, seed:
             sources[f"{variant}-trace"] = WorkloadSource(trace=str(folder / f"workload-{variant}.csv"),
                                                          trace_format="rubick", seed=seed)
         sources[f"{variant}-gen"] = WorkloadSource(workload=f"rubick-{variant}", seed=seed)
-    for label, src in sources.items():
-        for policy in TABLE4[label.split("-")[0]]:
-            cases.append(ReplayCase(src, policy, seed=seed, label=f"{label}/{policy}"))
+    for cal in calibrations:
+        prefix = "" if cal == DEFAULT_CALIBRATION else f"cal={cal}/"
+        for label, src in sources.items():
+            variant, kind = label.split("-")
+            if variant not in variants or kind not in kinds:
+                continue
+            for policy in TABLE4[variant]:
+                cases.append(ReplayCase(src, policy, seed=seed, label=f"{prefix}{label}/{policy}",
+                                        calibration=cal))
     if sweeps:
         base = sources.get("base-trace", sources["base-gen"])
         for f in LOADS:
