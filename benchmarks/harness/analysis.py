@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -209,24 +209,25 @@ def _set_neutral(df: pd.DataFrame, idx: pd.Index, r: float, reference: str) -> N
 def _neutral_violations(df: pd.DataFrame, g: pd.DataFrame, b: float, src: str, tol: float) -> bool:
     """Mark the verified runs of ``g`` whose neutral value is below the proven neutral optimum ``b``; any?"""
     bad = g[g["neutral_objective"].notna() & (g["verified"] != False) & (b - g["neutral_objective"] > tol)]  # noqa: E712
-    for i, r in bad.iterrows():
-        df.at[i, "status"] = Status.BOUND_VIOLATED.value
-        msg = (f"{r['who']} reached est-avg-jct {r['neutral_objective']:.6g}, below the proven neutral optimum "
-               f"{b:.6g} of {src}: the twin's model does not contain this allocation, or it is wrong")
-        df.at[i, "bound_violation"] = msg
-        df.at[i, "message"] = msg
-    return not bad.empty
+    return _mark_violated(df, bad, lambda r: (
+        f"{r['who']} reached est-avg-jct {r['neutral_objective']:.6g}, below the proven neutral optimum "
+        f"{b:.6g} of {src}: the twin's model does not contain this allocation, or it is wrong"))
 
 
 def _violations(df: pd.DataFrame, g: pd.DataFrame, best: float, sense: str, src: str, tol: float) -> bool:
     """Mark the runs of ``g`` whose verified objective beats the proven bound ``best``; any?"""
     ok = g["objective"].notna() & (g["verified"] != False)  # noqa: E712 - pandas column
     better = (g["objective"] - best) > tol if sense == "max" else (best - g["objective"]) > tol
-    bad = g[ok & better]
+    return _mark_violated(df, g[ok & better], lambda r: (
+        f"{r['who']} reached {r['objective']:.6g}, better than the proven {'upper' if sense == 'max' else 'lower'} "
+        f"bound {best:.6g} of {src}: the bound's model does not contain this allocation, or it is wrong"))
+
+
+def _mark_violated(df: pd.DataFrame, bad: pd.DataFrame, message: Callable[[pd.Series], str]) -> bool:
+    """Turn the runs ``bad`` into ``bound-violated`` error records (never gaps), each with its message; any?"""
     for i, r in bad.iterrows():
+        msg = message(r)
         df.at[i, "status"] = Status.BOUND_VIOLATED.value
-        msg = (f"{r['who']} reached {r['objective']:.6g}, better than the proven {'upper' if sense == 'max' else 'lower'} "
-               f"bound {best:.6g} of {src}: the bound's model does not contain this allocation, or it is wrong")
         df.at[i, "bound_violation"] = msg
         df.at[i, "message"] = msg
     return not bad.empty
