@@ -36,14 +36,19 @@ def _rows(db) -> dict:
         return {k: (s, t) for k, s, t in c.execute("SELECT key, status, started_at FROM records")}
 
 
-def test_kill_9_mid_sweep_then_resume(tmp_path, plugin_dir):
-    psutil = pytest.importorskip("psutil")
+def _bench(tmp_path, plugin_dir):
+    """The suite file written; the results folder, its store, the environment and the bench command."""
     (tmp_path / "suite.yaml").write_text(SUITE)
     out = tmp_path / "out"
-    db = out / "results.sqlite"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(plugin_dir), os.environ.get("PYTHONPATH", "")]))
     cmd = [sys.executable, "-m", "schedlab", "--plugin", "schedlab_test_plugin", "bench", str(tmp_path / "suite.yaml"),
            "--out", str(out), "--workers", "1", "--no-report"]
+    return out, out / "results.sqlite", env, cmd
+
+
+def test_kill_9_mid_sweep_then_resume(tmp_path, plugin_dir):
+    psutil = pytest.importorskip("psutil")
+    out, db, env, cmd = _bench(tmp_path, plugin_dir)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 90
     while _count(db) < 2 and time.monotonic() < deadline and proc.poll() is None:
@@ -75,12 +80,7 @@ def test_kill_9_mid_sweep_then_resume(tmp_path, plugin_dir):
 def test_sigterm_is_handled_as_ctrl_c(tmp_path, plugin_dir):
     """Issue 26 item 8: SIGTERM printed nothing and left the session running; now it stops the workers,
     says so, exits 130 and closes the session as interrupted with its counts."""
-    (tmp_path / "suite.yaml").write_text(SUITE)
-    out = tmp_path / "out"
-    db = out / "results.sqlite"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(plugin_dir), os.environ.get("PYTHONPATH", "")]))
-    cmd = [sys.executable, "-m", "schedlab", "--plugin", "schedlab_test_plugin", "bench", str(tmp_path / "suite.yaml"),
-           "--out", str(out), "--workers", "1", "--no-report"]
+    out, db, env, cmd = _bench(tmp_path, plugin_dir)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 90
     while _count(db) < 2 and time.monotonic() < deadline and proc.poll() is None:
