@@ -209,7 +209,7 @@ class _Space:
         return np.array(out)
 
 
-def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool, start: PerfParams
+def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool, start: PerfParams, hold: Sequence[str] = ()
            ) -> tuple[_Space, dict[str, float]]:
     """The free parameters: the 4 that every sample informs, the 3 ZeRO-Offload ones when some sample
     is ZeRO-Offload, each effective bandwidth when some sample communicates over it (and
@@ -234,6 +234,8 @@ def _space(cluster: Cluster, design: _Design, fit_bandwidths: bool, start: PerfP
         free["k_parity"] = PARITY_BOUNDS
     if design.offx and fit_bandwidths:
         free["k_offx"] = OFFX_BOUNDS
+    for n in hold:  # held at their value in ``start`` (e.g. a profiled k_opt)
+        free.pop(n, None)
     fixed = tuple((n, v) for n, v in start.to_dict().items() if n not in free)
     names = tuple(free)
     return (_Space(names, np.log([free[n][0] for n in names]), np.log([free[n][1] for n in names]), fixed),
@@ -248,14 +250,15 @@ def rmsle(spec: ModelSpec, params: PerfParams, samples: Sequence[Sample], cluste
 
 def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: int = 0, starts: int = 8,
         require_offload: bool = True, initial: PerfParams | None = None, fit_bandwidths: bool = True,
-        hierarchical: bool = True) -> FitResult:
+        hierarchical: bool = True, hold: Sequence[str] = ()) -> FitResult:
     """Fit the parameters the samples inform to ``samples`` (see the module docstring and
     :func:`_space`: the 3 ZeRO-Offload parameters only with ZeRO-Offload samples, ``b_intra`` /
     ``b_inter`` (with ``fit_bandwidths``) when some sample communicates inside a machine / across
     machines, ``k_fwd3d`` when TP/PP and DP-family samples mix); the others keep their values in
     ``initial`` (default: the model's ``fitted`` calibration). ``FitResult.free`` names the fitted ones.
     ``hierarchical`` False fits the flat model (calibration ``flat``: no per-machine counts, no ``k_share``
-    / ``k_parity``; default start ``FLAT_PARAMS``). Deterministic for a seed."""
+    / ``k_parity``; default start ``FLAT_PARAMS``). ``hold``: parameters kept at their value in ``initial``
+    (a profiled ``k_opt``). Deterministic for a seed."""
     samples = list(samples)
     if len(samples) < MIN_SAMPLES:
         raise SpecError(f"fitting needs >= {MIN_SAMPLES} samples, got {len(samples)}", source="<fit samples>")
@@ -266,7 +269,7 @@ def fit(spec: ModelSpec, samples: Sequence[Sample], cluster: Cluster, *, seed: i
                         "without them", source="<fit samples>")
     design = _design(spec, samples, cluster, hierarchical)
     start = initial or default_params(spec.name, "fitted" if hierarchical else "flat")
-    space, figures = _space(cluster, design, fit_bandwidths, start)
+    space, figures = _space(cluster, design, fit_bandwidths, start, hold)
 
     def residuals(u: np.ndarray) -> np.ndarray:
         r = predict_log_throughput(spec, space.raw(u), design) - design.log_meas

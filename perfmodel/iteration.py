@@ -70,8 +70,6 @@ GB = 1e9
 def overlap(x: np.ndarray, y: np.ndarray, k: float | np.ndarray) -> np.ndarray:
     """``f_k(x, y) = (x^k + y^k)^(1/k)``, overflow-free: ``M (1 + (m / M)^k)^(1/k)`` with ``M`` the larger
     and ``m`` the smaller of the two; ``k = 1`` is the sum, large ``k`` the max."""
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
     big = np.maximum(x, y)
     ratio = np.minimum(x, y) / np.where(big > 0, big, 1.0)
     return big * (1.0 + ratio ** k) ** (1.0 / np.asarray(k, dtype=float))
@@ -143,6 +141,20 @@ def effective_bandwidths(params, a: PlanArrays) -> tuple[np.ndarray, np.ndarray,
             np.minimum(bw_pp, np.where(pp_x, be, bi)))
 
 
+def _capped(params, tm: Terms) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`effective_bandwidths` with the crossing masks precomputed in ``tm``."""
+    a = tm.links
+    bw_pp = a.bw_dp if a.bw_pp is None else a.bw_pp
+    bi = getattr(params, "b_intra", None)
+    be = getattr(params, "b_inter", None)
+    if bi is None and be is None:
+        return a.bw_dp, a.bw_tp, bw_pp
+    bi = np.inf if bi is None else bi
+    be = np.inf if be is None else be
+    return (np.minimum(a.bw_dp, np.where(tm.dp_x, be, bi)), np.minimum(a.bw_tp, bi),
+            np.minimum(bw_pp, np.where(tm.pp_x, be, bi)) if tm.any_pp else bw_pp)
+
+
 @dataclass(frozen=True, slots=True)
 class Terms:
     """The parameter-independent part of :func:`components` for a set of rows (computed once, e.g. for
@@ -169,6 +181,13 @@ class Terms:
     n_min: np.ndarray | None = None
     odd: np.ndarray | None = None      # 0/1 on hierarchical rows
     v_full: np.ndarray | None = None   # GB: e P 2 / (t p), the parity term's volume
+    # parameter-independent masks and flags that :func:`combine` would otherwise recompute per call
+    dp_x: np.ndarray | None = None     # bool: the slowest DP group crosses machines (b_inter caps it)
+    pp_x: np.ndarray | None = None     # bool: some pipeline crosses machines
+    any_hier: bool = False
+    any_offload: bool = False
+    any_tp: bool = True
+    any_pp: bool = True
 
 
 def terms(spec: ModelSpec, a: PlanArrays, *, global_batch: int | None = None) -> Terms:
@@ -196,8 +215,13 @@ def terms(spec: ModelSpec, a: PlanArrays, *, global_batch: int | None = None) ->
         n_min = np.maximum(a.n_min, 1.0)
         odd = np.where(hier & (a.zero != 2), a.odd if a.odd is not None else 0.0, 0.0)  # not ZeRO-Offload
     v_full = e * P * 2.0 / (t * p) / GB
+    bw_pp = a.bw_dp if a.bw_pp is None else a.bw_pp
     return Terms(fwd=fwd, ga=ga, gc=a.gc, hier=hier, v_hi=v_hi, v_he=v_he, n_min=n_min, odd=odd,
                  v_full=None if hier is None else v_full,
+                 dp_x=(a.bw_dp < a.bw_tp) if a.dp_inter is None else a.dp_inter > 0,
+                 pp_x=(bw_pp < a.bw_tp) if a.pp_inter is None else a.pp_inter > 0,
+                 any_hier=hier is not None and bool(hier.any()), any_offload=bool(off_mode.any()),
+                 any_tp=bool((t > 1).any()), any_pp=bool((p > 1).any()),
                  v_dp=np.where(d > 1, e * P * 2.0 * (d - 1.0) / (d * t * p) / GB, 0.0),
                  v_tp=np.where(t > 1, e * 8.0 * (t - 1.0) * b * sh * spec.layers / (d * t) / GB, 0.0),
                  v_pp=np.where(p > 1, e * 2.0 * p * b * sh / (d * t) / GB, 0.0),
@@ -212,25 +236,31 @@ def combine(params, tm: Terms) -> dict[str, np.ndarray]:
     if k3 is not None:
         fwd = np.where(tm.is_3d, fwd * k3, fwd)
     bwd = params.k_bwd * fwd + tm.gc * fwd
-    bw_dp, bw_tp, bw_pp = effective_bandwidths(params, tm.links)
-    t_dp, t_tp, t_pp = tm.v_dp / bw_dp, tm.v_tp / bw_tp, tm.v_pp / bw_pp
-    if tm.hier is not None and tm.hier.any():
+    bw_dp, bw_tp, bw_pp = _capped(params, tm)
+    t_dp = tm.v_dp / bw_dp
+    t_tp = tm.v_tp / bw_tp if tm.any_tp else tm.v_tp  # all 0 without TP / PP rows
+    t_pp = tm.v_pp / bw_pp if tm.any_pp else tm.v_pp
+    if tm.any_hier:
         s = getattr(params, "k_share", None)
         s = 0.0 if s is None else s
         kp = getattr(params, "k_parity", None)
         kp = 0.0 if kp is None else kp
         kx = getattr(params, "k_offx", None)
         share = tm.v_he / tm.n_min ** s
-        if kx is not None and tm.offload.any():
+        if kx is not None and tm.any_offload:
             share = np.where(tm.offload, kx * share, share)
         inter = (share + kp * tm.odd * tm.v_full) / bw_dp
         t_dp = np.where(tm.hier, np.maximum(tm.v_hi / bw_tp, inter), t_dp)
-    cc = ga * fwd + (ga - 1.0) * bwd + overlap(bwd, t_dp, params.k_sync) + t_tp + t_pp
+    cc = ga * fwd + (ga - 1.0) * bwd + overlap(bwd, t_dp, params.k_sync)
+    if tm.any_tp:
+        cc = cc + t_tp
+    if tm.any_pp:
+        cc = cc + t_pp
     opt = np.where(tm.zero_dp_or_plain, params.k_opt, params.k_opt_off) * tm.opt_scale
     # the ZeRO-Offload term's all-reduce: as on one machine (placement-independent) with the per-machine
     # counts; without them (the flat model) the DP group's own T_dp
     t_dp1 = tm.v_dp / bw_tp if tm.hier is not None else t_dp
-    if tm.offload.any():
+    if tm.any_offload:
         oo = np.where(tm.offload, overlap(t_dp1, tm.off, params.k_off) + overlap(opt, tm.off, params.k_swap), opt)
     else:
         oo = opt

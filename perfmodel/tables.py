@@ -1,7 +1,8 @@
 """Measured placement tables (the Rubick artifact's ``placements/<model>.csv``) and fitting samples.
 
 A table has columns ``exec_plan, placement, iter_time`` (seconds) and optionally ``cpu_threads`` (per
-GPU worker) and ``forward`` (measured forward time). ``placement`` has one digit per machine = GPUs on
+GPU worker), ``forward`` (measured forward time) and ``optimize`` (measured optimizer step; in ms where
+its median ratio to the iteration time exceeds 1, :func:`optimize_scale`). ``placement`` has one digit per machine = GPUs on
 it (``44`` = 2 machines x 4). A row with ``iter_time <= 0`` is a failed run (the artifact records OOM
 that way). CPUs per job when the table does not say: 8 per GPU with ZeRO-Offload, else 1 per GPU (the
 artifact's allocation rule).
@@ -54,6 +55,7 @@ class Row:
     iter_time: float
     cpu_threads: int | None
     forward_s: float | None = None  # measured forward time (s) when the table has it and it is > 0
+    optimize_s: float | None = None  # measured optimizer-step time (s) when the table has it and it is > 0
 
 
 def read_table(path: str | Path) -> list[Row]:
@@ -82,12 +84,28 @@ def _read(path: str | Path) -> tuple[list[Row], str]:
         except ValueError:
             raise SpecError(f"forward must be a number, got {r['forward']!r}", source=str(p), line=i,
                             column="forward") from None
+        try:
+            opt = float(r["optimize"]) if r.get("optimize") not in (None, "") else 0.0
+        except ValueError:
+            raise SpecError(f"optimize must be a number, got {r['optimize']!r}", source=str(p), line=i,
+                            column="optimize") from None
         raw.append((Row(i, r["exec_plan"].strip(), r["placement"].strip(), t,
-                        int(ct) if ct not in (None, "") else None), fwd))
-    scale = forward_scale([f for _, f in raw], [r.iter_time for r, _ in raw])
-    rows = [replace(r, forward_s=f * scale if f > 0 and r.iter_time > 0 else None) for r, f in raw]
+                        int(ct) if ct not in (None, "") else None), fwd, opt))
+    scale = forward_scale([f for _, f, _ in raw], [r.iter_time for r, _, _ in raw])
+    oscale = optimize_scale([o for _, _, o in raw], [r.iter_time for r, _, _ in raw])
+    rows = [replace(r, forward_s=f * scale if f > 0 and r.iter_time > 0 else None,
+                    optimize_s=o * oscale if o > 0 and r.iter_time > 0 else None) for r, f, o in raw]
     unit = "none" if not any(r.forward_s for r in rows) else ("ms" if scale < 1 else "s")
     return rows, unit
+
+
+def optimize_scale(optimize: list[float], iter_times: list[float]) -> float:
+    """Seconds per unit of a table's ``optimize`` column: 1e-3 when the median ratio of ``optimize`` to
+    the iteration time exceeds 1 (a step cannot outlast its iteration: the column is in ms), else 1."""
+    ratios = [o / t for o, t in zip(optimize, iter_times, strict=True) if o > 0 and t > 0]
+    if not ratios:
+        return 1.0
+    return 1e-3 if statistics.median(ratios) > 1.0 else 1.0
 
 
 def forward_scale(forward: list[float], iter_times: list[float]) -> float:
@@ -149,6 +167,7 @@ class TableRow:
     anomaly: str = ""      # the anomaly rule's verdict ("" = none)
     eligible: bool = True  # inside our plan space (structure; memory is only noted)
     note: str = ""
+    optimize_s: float | None = None  # measured optimizer step (s), when the table has it
 
     @property
     def plan(self) -> ExecutionPlan:
@@ -218,7 +237,7 @@ def load_table(path: str | Path, cluster: Cluster, *, name: str | None = None, m
             note = (note + "; " if note else "") + "memory model: does not fit"
         sample = Sample(plan, counts, default_cpus(plan, r.cpu_threads), batch / r.iter_time, batch)
         rows.append(TableRow(r.line, r.plan_name, r.placement, c, sample, r.iter_time, r.forward_s, r.cpu_threads,
-                             base_category(plan.is_3d, c), eligible=eligible, note=note))
+                             base_category(plan.is_3d, c), eligible=eligible, note=note, optimize_s=r.optimize_s))
     measured = [Measured(x.plan_name, x.counts, x.plan.is_3d, x.iter_time, x.cpu_threads) for x in rows]
     for a in find_anomalies(measured):
         rows[a.index] = replace(rows[a.index], anomaly=a.describe())

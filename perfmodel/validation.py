@@ -28,6 +28,11 @@ batch (the paper's rule); ``profiled`` reads the measured ``forward`` column *of
 and interpolates it log-log over the per-GPU batch ``b / d`` (linear extrapolation of the end segments;
 3D rows keep the zoo's), as a profiler run on the fit configurations would. :data:`FORWARD_DEFAULT`
 says which one each table uses (measured: ``docs/perfmodel-validation.md``).
+
+Optimizer step (``optimizer``, issue 24, third round): ``fitted`` (the default) fits ``k_opt`` with the
+others; ``profiled`` sets it from the measured ``optimize`` column of the fit rows only
+(:func:`profiled_k_opt`), as the paper profiles the optimizer. Measured and not adopted as the default
+(``docs/perfmodel.md``, *Decisions made after seeing errors*).
 """
 
 from __future__ import annotations
@@ -47,6 +52,11 @@ from schedlab.perfmodel.environment import odd_counts
 from schedlab.perfmodel.fitting import MIN_OFFLOAD_SAMPLES, MIN_SAMPLES, fit, predict
 from schedlab.perfmodel.params import PerfParams, default_params
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
+from schedlab.perfmodel.profiling import (  # noqa: F401 - re-exported (public API of this module)
+    OPT_PROFILE_SPREAD,
+    profiled_forward,
+    profiled_k_opt,
+)
 from schedlab.perfmodel.tables import (  # noqa: F401 - re-exported (public API of this module)
     OFFLOAD_CPUS_PER_GPU,
     TABLES,
@@ -68,6 +78,7 @@ DEFAULT_FIT_ROWS = 7
 DEFAULT_FOLDS = 5
 HOLDOUT_EXTRA = 2
 FORWARD_SOURCES: tuple[str, ...] = ("zoo", "profiled")
+OPTIMIZER_SOURCES: tuple[str, ...] = ("fitted", "profiled")
 # The tables do not record the 1F1B micro-batch count m of PP rows: "2p" = 2 x PP lowered to divide the
 # per-replica batch (tables.with_valid_micro_batches), "1" = no micro-batching (the whole per-replica
 # batch at once). Where the fit rows hold PP rows, both are fitted and the lower fit RMSLE (on the fit
@@ -349,34 +360,6 @@ def protocol_folds(table: Table, protocol: str, *, fit_rows: int = DEFAULT_FIT_R
                     field="protocol")
 
 
-# ---------------------------------------------------------------------------------- forward times
-def profiled_forward(rows: Sequence[TableRow], fit_idx: Sequence[int], batch: int) -> list[float | None]:
-    """Forward time (s, whole iteration) of every non-3D row, interpolated log-log over the per-GPU
-    batch ``b / d`` between the measured forward times of the fit rows (module docstring); None where
-    nothing was profiled (then the zoo's is used)."""
-    pts: dict[float, list[float]] = {}
-    for i in fit_idx:
-        r = rows[i]
-        if r.forward_s and not r.plan.is_3d:
-            pts.setdefault(batch / r.plan.dp, []).append(math.log(r.forward_s))
-    if not pts:
-        return [None] * len(rows)
-    xs = np.log(sorted(pts))
-    ys = np.array([float(np.mean(pts[x])) for x in sorted(pts)])
-
-    def at(x: float) -> float:
-        lx = math.log(x)
-        if len(xs) == 1:
-            return math.exp(ys[0] + lx - xs[0])  # one profile point: linear scaling
-        if lx < xs[0]:
-            return math.exp(ys[0] + (lx - xs[0]) * (ys[1] - ys[0]) / (xs[1] - xs[0]))
-        if lx > xs[-1]:
-            return math.exp(ys[-1] + (lx - xs[-1]) * (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]))
-        return math.exp(float(np.interp(lx, xs, ys)))
-
-    return [None if r.plan.is_3d else at(batch / r.plan.dp) for r in rows]
-
-
 # ---------------------------------------------------------------------------------- running
 def with_micro_batch_rule(plan: ExecutionPlan, rule: str) -> ExecutionPlan:
     """``plan`` under a micro-batch rule of :data:`MICRO_BATCH_RULES` (``"1"``: one micro-batch per PP)."""
@@ -394,19 +377,24 @@ def _artifact_times(table: Table) -> list[float]:
 
 def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit_rows: int = DEFAULT_FIT_ROWS,
                  folds: int = DEFAULT_FOLDS, seed: int = 0, starts: int = 8, forward: str | None = None,
-                 initial: PerfParams | None = None, hierarchical: bool = True, final_fit: bool = True
-                 ) -> ValidationResult:
+                 initial: PerfParams | None = None, hierarchical: bool = True, final_fit: bool = True,
+                 optimizer: str = "fitted") -> ValidationResult:
     """Run ``protocol`` on a loaded table (module docstring). Every fit starts from ``initial`` (default:
     the artifact's calibration, :data:`VALIDATION_START`, never the shipped measured fits, which saw
     every row), which also supplies the parameters a fit's rows do not inform. ``hierarchical`` False
     validates the flat model (calibration ``flat``): no per-machine counts, and no anomaly row is fitted
     (it has no parity term); the scored rows are the same. ``final_fit`` False skips ``kfold``'s extra fit
-    on every pool row (``params`` are then the last fold's; the scored rows do not change)."""
+    on every pool row (``params`` are then the last fold's; the scored rows do not change). ``optimizer``:
+    ``fitted`` (the default) fits ``k_opt``; ``profiled`` holds it at :func:`profiled_k_opt` of each fit's
+    rows where that exists (else fitted)."""
     initial = initial or default_params(table.model, VALIDATION_START)
     forward = forward or FORWARD_DEFAULT.get(table.name, "zoo")
     if forward not in FORWARD_SOURCES:
         raise SpecError(f"forward must be one of {FORWARD_SOURCES}, got {forward!r}", source="<validate>",
                         field="forward")
+    if optimizer not in OPTIMIZER_SOURCES:
+        raise SpecError(f"optimizer must be one of {OPTIMIZER_SOURCES}, got {optimizer!r}", source="<validate>",
+                        field="optimizer")
     spec = get_model(table.model)
     rows = table.rows
     plan = protocol_folds(table, protocol, fit_rows=fit_rows, folds=folds, seed=seed)
@@ -421,12 +409,15 @@ def run_protocol(table: Table, cluster: Cluster, protocol: str = "paper", *, fit
         n_off = sum(rows[i].plan.zero is ZeroMode.OFFLOAD for i in idx)
         rules = MICRO_BATCH_RULES if any(rows[i].plan.pp > 1 for i in idx) else MICRO_BATCH_RULES[:1]
         t0 = time.perf_counter()
+        k_opt = profiled_k_opt(rows, idx, spec.params) if optimizer == "profiled" else None
+        start, hold = (initial, ()) if k_opt is None else (replace(initial, k_opt=k_opt), ("k_opt",))
         best = None
         for rule in rules:
             samples = [replace(r.sample, fwd_time_s=f, plan=with_micro_batch_rule(r.plan, rule))
                        for r, f in zip(rows, fwd, strict=True)]
             res = fit(spec, [samples[i] for i in idx], cluster, seed=seed, starts=starts,
-                      require_offload=n_off >= MIN_OFFLOAD_SAMPLES, initial=initial, hierarchical=hierarchical)
+                      require_offload=n_off >= MIN_OFFLOAD_SAMPLES, initial=start, hierarchical=hierarchical,
+                      hold=hold)
             if best is None or res.rmsle < best[0].rmsle - 1e-12:
                 best = (res, samples, rule)
         return (*best, time.perf_counter() - t0)
@@ -461,13 +452,13 @@ def validate_table(path: str | Path, cluster: Cluster, *, name: str | None = Non
                    global_batch: int | None = None, fit_rows: int = DEFAULT_FIT_ROWS, seed: int = 0,
                    starts: int = 8, profiled_forward: bool = False, protocol: str = "paper",
                    folds: int = DEFAULT_FOLDS, forward: str | None = None, initial: PerfParams | None = None,
-                   hierarchical: bool = True, final_fit: bool = True) -> ValidationResult:
+                   hierarchical: bool = True, final_fit: bool = True, optimizer: str = "fitted") -> ValidationResult:
     """Load the table at ``path`` and run ``protocol`` on it (module docstring). ``profiled_forward``
     = ``forward="profiled"``."""
     table = load_table(path, cluster, name=name, model=model, global_batch=global_batch)
     return run_protocol(table, cluster, protocol, fit_rows=fit_rows, folds=folds, seed=seed, starts=starts,
                         forward=forward or ("profiled" if profiled_forward else None), initial=initial,
-                        hierarchical=hierarchical, final_fit=final_fit)
+                        hierarchical=hierarchical, final_fit=final_fit, optimizer=optimizer)
 
 
 def validate_directory(directory: str | Path, cluster: Cluster, **kw) -> tuple[dict[str, ValidationResult],
@@ -492,7 +483,7 @@ def validate_directory(directory: str | Path, cluster: Cluster, **kw) -> tuple[d
 
 
 __all__ = ["DEFAULT_FIT_ROWS", "DEFAULT_FOLDS", "FORWARD_DEFAULT", "FORWARD_SOURCES", "Fold", "HOLDOUT_EXTRA",
-           "MICRO_BATCH_RULES", "MODELLED_ANOMALIES", "NotApplicable", "PROTOCOLS", "RowResult",
-           "VALIDATION_START", "ValidationResult", "choose_fit_rows", "pool_rows", "profiled_forward",
+           "MICRO_BATCH_RULES", "MODELLED_ANOMALIES", "NotApplicable", "OPTIMIZER_SOURCES", "OPT_PROFILE_SPREAD", "PROTOCOLS", "RowResult",
+           "VALIDATION_START", "ValidationResult", "choose_fit_rows", "pool_rows", "profiled_forward", "profiled_k_opt",
            "protocol_folds", "regular_placement", "run_protocol", "summarise", "validate_directory",
            "validate_table", "with_micro_batch_rule"]

@@ -143,6 +143,11 @@ class Forward(StrEnum):
     profiled = "profiled"
 
 
+class Optimizer(StrEnum):
+    fitted = "fitted"
+    profiled = "profiled"
+
+
 class Predictor(StrEnum):
     ours = "ours"
     artifact = "artifact"
@@ -171,6 +176,9 @@ def validate_command(
                              help="Seed of the fit's multi-start design and of the kfold shuffle."),
     forward: Forward = typer.Option(Forward.auto, "--forward", help="Forward time: zoo (linear scaling), profiled "
                                     "(the fit rows' measured forward column, interpolated) or auto (per table)."),
+    optimizer: Optimizer = typer.Option(Optimizer.fitted, "--optimizer", help="k_opt: fitted (the default) or "
+                                        "profiled (the fit rows' measured optimize column, where their plain-DP "
+                                        "steps agree across DP degrees; else fitted)."),
     predictor: Predictor = typer.Option(Predictor.ours, "--predictor", help="JSON: whose errors to print (ours, "
                                         "or the Rubick artifact's model on the same rows)."),
     format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
@@ -191,7 +199,8 @@ def validate_command(
                         "give --dir)", source=str(directory))
     results, skipped = validate_directory(directory, load_cluster(cluster), protocol=protocol.value,
                                           fit_rows=fit_rows, folds=folds, seed=seed,
-                                          forward=None if forward is Forward.auto else forward.value)
+                                          forward=None if forward is Forward.auto else forward.value,
+                                          optimizer=optimizer.value)
     if format is Fmt.json:
         typer.echo(json.dumps({"protocol": protocol.value,
                                "models": {k: v.summary(predictor.value) for k, v in results.items()}}, indent=2))
