@@ -7,9 +7,12 @@ line and the column. A wrong number of fields is an error naming the line (or, l
 dropped and listed). Rows whose fields are all empty are skipped. Typed, validated access to the columns
 is the caller's (traces: :mod:`schedlab.benchmarks.workloads.csvio`).
 
-Why pandas' C engine rather than the stdlib ``csv`` module: on the 82,247-row Philly table it tokenises
-and converts typed columns faster (see ``docs/workloads.md``, *Performance*). pandas is imported when a
-table is read, so importing this module stays cheap.
+Two tokenisers, one result. A plain table (no quote character, every non-blank line with the header's
+number of fields, unique column names) is split with ``str.split`` -- there is nothing for a CSV
+parser to interpret in it, and that skips importing pandas (and pyarrow, which it loads), which costs
+more than reading the 82,247-row Philly table. Every other table goes through pandas' C engine
+(quoted fields, ragged rows and their error messages). Either way ``data`` holds one ``object`` array of
+``str`` per column.
 """
 
 from __future__ import annotations
@@ -18,18 +21,14 @@ import csv
 import io
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from schedlab.topology.errors import SpecError, TraceError
 from schedlab.topology.files import read_text
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 _BAD_LINE = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _SKIP_LINE = re.compile(r"Skipping line (\d+): expected (\d+) fields, saw (\d+)")
@@ -37,13 +36,13 @@ _SKIP_LINE = re.compile(r"Skipping line (\d+): expected (\d+) fields, saw (\d+)"
 
 @dataclass(frozen=True)
 class Table:
-    """A CSV file as string columns: ``data[column]`` (a pandas Series of ``str``), ``lines[i]`` the
+    """A CSV file as string columns: ``data[column]`` (an ``object`` array of ``str``), ``lines[i]`` the
     1-based line of row ``i``. Blank rows are already removed; ``malformed`` rows (a wrong number of
     fields, dropped in lenient mode) are ``(line, message)``."""
 
     source: str
     columns: tuple[str, ...]
-    data: pd.DataFrame
+    data: Mapping[str, np.ndarray]
     lines: np.ndarray
     malformed: tuple[tuple[int, str], ...] = ()
 
@@ -52,9 +51,9 @@ class Table:
 
     def records(self):
         """``(line, {column: stripped text})`` per row, for readers that go row by row (small files)."""
-        cols = list(self.data.columns)
-        for ln, values in zip(self.lines.tolist(), self.data.itertuples(index=False, name=None), strict=True):
-            yield ln, {c: str(v).strip() for c, v in zip(cols, values, strict=True)}
+        cols = list(self.data)
+        for i, ln in enumerate(self.lines.tolist()):
+            yield ln, {c: str(self.data[c][i]).strip() for c in cols}
 
 
 def _record_lines(text: str, first: int) -> np.ndarray:
@@ -72,8 +71,6 @@ def read_table(path: str | Path, *, what: str = "trace", header: Sequence[str] |
                lenient: bool = False, text: str | None = None, error: type[SpecError] = TraceError) -> Table:
     """Read ``path`` (or ``text``). With ``header`` the file has no header row and these are its columns.
     A wrong number of fields is an ``error`` naming the line (dropped and listed with ``lenient``)."""
-    import pandas as pd
-
     source = str(path)
     if text is None:
         text = read_text(path, what=what)
@@ -84,6 +81,11 @@ def read_table(path: str | Path, *, what: str = "trace", header: Sequence[str] |
     if not body.strip():
         raise error(f"{what} is empty", source=source)
     first = lead + (1 if header is None else 0) + 1  # line of the first data row
+    plain = _plain_table(body, header, first, source)
+    if plain is not None:
+        return plain
+    import pandas as pd
+
     skipped: list[tuple[int, str]] = []
     kw = dict(dtype=str, keep_default_na=False, na_filter=False, skip_blank_lines=False, engine="c")
     try:
@@ -132,7 +134,48 @@ def read_table(path: str | Path, *, what: str = "trace", header: Sequence[str] |
         if blank.any():
             df = df.loc[~blank].reset_index(drop=True)
             lines = lines[~blank]
-    return Table(source, cols, df, lines, tuple(skipped))
+    data = {c: df[c].to_numpy(dtype=object) for c in df.columns}
+    return Table(source, cols, data, lines, tuple(skipped))
+
+
+def _plain_table(body: str, header: Sequence[str] | None, first: int, source: str) -> Table | None:
+    """The table of ``body`` when it is plain (no quote character; every line blank or with exactly the
+    header's number of fields; unique column names), else ``None`` (pandas reads it). Blank lines are
+    dropped, as pandas' rows of empty fields are below."""
+    if '"' in body:
+        return None
+    parts = body.split("\n")
+    if parts and parts[-1] == "":
+        parts.pop()
+    if header is None:
+        names = parts[0].split(",")
+        rows = parts[1:]
+    else:
+        names = list(header)
+        rows = parts
+    cols = tuple(str(c).strip() for c in names)
+    if len(set(names)) != len(names) or len(set(cols)) != len(cols):
+        return None  # pandas' duplicate handling and its error message
+    if not all(cols):
+        return None  # pandas names an empty header "Unnamed: i"
+    n = len(names)
+    fields: list[list[str]] = []
+    keep: list[int] = []
+    for i, line in enumerate(rows):
+        if not line:
+            continue  # an empty line: pandas' row of empty fields, dropped as blank below
+        f = line.split(",")
+        if len(f) != n:
+            return None
+        if not any(x.strip() for x in f):
+            continue  # every field blank: dropped, as below
+        fields.append(f)
+        keep.append(first + i)
+    if fields:
+        data = {c: np.array(col, dtype=object) for c, col in zip(cols, zip(*fields, strict=True), strict=True)}
+    else:
+        data = {c: np.array([], dtype=object) for c in cols}
+    return Table(source, cols, data, np.asarray(keep, dtype=np.int64))
 
 
 __all__ = ["Table", "read_table"]

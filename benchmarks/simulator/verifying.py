@@ -82,9 +82,11 @@ class DecisionVerifier:
     """:func:`verify_decision` for one simulator, with per-cluster tables and cached memory verdicts."""
 
     def __init__(self, cluster: Cluster) -> None:
+        # the machine nodes' data of ``cluster.graph``, read from the spec (the graph, and networkx, are
+        # only built when a decision needs the full verifier)
         self._m: dict[str, tuple[int, int, float, object, float]] = {
-            m: (d["gpus"], d["cpus"], d["host_memory_gb"], d.get("rack"), d.get("gpu_memory_gb", 0.0))
-            for m, d in cluster.graph.nodes(data=True) if d.get("kind") == "machine"}
+            m.name: (m.gpus, m.cpus, float(m.host_memory_gb), m.rack, float(m.gpu_memory_gb))
+            for m in cluster.spec.machines}
         self._memory: dict[tuple, str | None] = {}
         self.fast = 0  # decisions cleared by the incremental checks
         self.full = 0  # decisions sent through verify_decision

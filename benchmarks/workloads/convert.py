@@ -29,6 +29,7 @@ as the simulator bounds it, ``rates.MAX_COMM_OVERHEAD``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -118,6 +119,12 @@ def trace_to_jobs(trace: Trace, cluster: Cluster, *, seed: int = 0, model_pool: 
     return tuple(out)
 
 
+@cache
+def _dp_plan(g: int) -> ExecutionPlan:
+    """``ExecutionPlan(dp=g)``, built once per GPU count (plans are immutable)."""
+    return ExecutionPlan(dp=g)
+
+
 class _Converter:
     """One trace's conversion, with caches of the perf model's answers."""
 
@@ -183,7 +190,7 @@ class _Converter:
         b = self._batches.get(key)
         if b is None:
             per = CNN_BATCH_PER_GPU
-            while per > 1 and perf_adapter.memory_problem(model, ExecutionPlan(dp=g), self.min_gpu_mem, per * g):
+            while per > 1 and perf_adapter.memory_problem(model, _dp_plan(g), self.min_gpu_mem, per * g):
                 per //= 2
             b = self._batches[key] = per * g
         return b
@@ -270,7 +277,7 @@ class _Converter:
             log.add("batch-default", "global batch assumed: the zoo's default for the model", job=tj.id,
                     line=tj.line, field="batch", detail=model)
         if zoo and batch is not None or plan is not None:
-            why = perf_adapter.memory_problem(model, plan or ExecutionPlan(dp=g), self.max_gpu_mem, batch)
+            why = perf_adapter.memory_problem(model, plan or _dp_plan(g), self.max_gpu_mem, batch)
             if why:
                 raise SpecError(f"job {tj.id!r}: {why}; no GPU of cluster {self.cluster.name!r} holds it",
                                 field="batch" if tj.batch_size is not None else "plan", **where)
@@ -286,12 +293,12 @@ class _Converter:
             cpus = 0
         req = Resources(g, cpus, (tj.mem_gb or 0.0) if self.keep_cpus else 0.0)
         if zoo and (duration is None or tj.iterations is None):
-            t_model = self.model_time(model, plan or ExecutionPlan(dp=g), g, cpus, batch)
+            t_model = self.model_time(model, plan or _dp_plan(g), g, cpus, batch)
         else:
             t_model = NOMINAL_ITER_S
         if kind == "perfmodel" and zoo and duration is not None and tj.iterations is not None:
             self._check_duration(tj, duration, float(tj.iterations) * self.model_time(
-                model, plan or ExecutionPlan(dp=g), g, cpus, batch))
+                model, plan or _dp_plan(g), g, cpus, batch))
         if duration is None:
             iterations = float(tj.iterations)
             duration = iterations * t_model
