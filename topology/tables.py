@@ -45,6 +45,7 @@ class Table:
     data: Mapping[str, np.ndarray]
     lines: np.ndarray
     malformed: tuple[tuple[int, str], ...] = ()
+    stripped: frozenset[str] = frozenset()  # columns where ``str.strip`` leaves every value as it is
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -138,6 +139,19 @@ def read_table(path: str | Path, *, what: str = "trace", header: Sequence[str] |
     return Table(source, cols, data, lines, tuple(skipped))
 
 
+#: bytes that are neither whitespace for ``str.strip`` (ASCII ones; every non-ASCII byte counts as
+#: possibly whitespace) nor a comma
+_CONTENT = np.ones(256, dtype=np.int64)
+_CONTENT[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 44]] = 0
+_CONTENT[128:] = 0
+#: bytes that may be whitespace for ``str.strip`` inside a line
+_SPACE = np.zeros(256, dtype=bool)
+_SPACE[[9, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+_SPACE[128:] = True
+_SEP = np.zeros(256, dtype=bool)
+_SEP[[10, 44]] = True
+
+
 def _plain_table(body: str, header: Sequence[str] | None, first: int, source: str) -> Table | None:
     """The table of ``body`` when it is plain (no quote character; every line blank or with exactly the
     header's number of fields; unique column names), else ``None`` (pandas reads it). Blank lines are
@@ -159,6 +173,36 @@ def _plain_table(body: str, header: Sequence[str] | None, first: int, source: st
     if not all(cols):
         return None  # pandas names an empty header "Unnamed: i"
     n = len(names)
+    core = body.rstrip("\n")  # trailing empty lines are blank rows: dropped
+    k = core.count("\n") + 1  # lines up to the last non-empty one
+    head = len(parts) - len(rows)  # 1 with a header row, else 0
+    if k > head and "\n\n" not in core:
+        # the usual table: count each line's commas and content at once (bytes; UTF-8 never puts an
+        # ASCII byte inside a multi-byte character)
+        data_rows = rows[:k - head]
+        b = np.frombuffer(core.encode("utf-8"), dtype=np.uint8)
+        ends = np.append(np.flatnonzero(b == 10), len(b))
+        starts = np.concatenate(([0], ends[:-1] + 1))[head:]
+        ends = ends[head:]
+        commas = np.concatenate(([0], np.cumsum(b == 44)))
+        # bytes that are surely neither whitespace (str.strip) nor commas: a line with one is not blank
+        content = np.concatenate(([0], np.cumsum(_CONTENT[b])))
+        if np.all(commas[ends] - commas[starts] == n - 1) and np.all(content[ends] - content[starts] > 0):
+            flat = ",".join(data_rows).split(",")
+            arr = np.empty(len(flat), dtype=object)
+            arr[:] = flat
+            arr = arr.reshape(len(data_rows), n)
+            data = {c: arr[:, j].copy() for j, c in enumerate(cols)}
+            # each field's first and last byte: whitespace there means the column needs stripping
+            seps = starts[0] + np.flatnonzero(_SEP[b[starts[0]:]])
+            f0 = np.concatenate(([starts[0]], seps + 1))
+            f1 = np.append(seps, len(b))
+            full = f1 > f0
+            last = np.minimum(f1 - 1, len(b) - 1)
+            spaced = (full & (_SPACE[b[np.minimum(f0, len(b) - 1)]] | _SPACE[b[last]])).reshape(len(data_rows), n)
+            clean = frozenset(c for c, sp in zip(cols, spaced.any(axis=0).tolist(), strict=True) if not sp)
+            return Table(source, cols, data, np.arange(first, first + len(data_rows), dtype=np.int64),
+                         stripped=clean)
     fields: list[list[str]] = []
     keep: list[int] = []
     for i, line in enumerate(rows):

@@ -45,7 +45,7 @@ def time_unit(unit: str | float) -> float:
     return TIME_UNITS[unit]
 
 
-_PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}:\d{2})?")
+_PLAIN_DATES = re.compile(r"(?:\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}:\d{2})?\n)*")
 
 
 def _seconds(values: np.ndarray) -> np.ndarray:
@@ -54,10 +54,14 @@ def _seconds(values: np.ndarray) -> np.ndarray:
     Cells that are all ``YYYY-MM-DD[ HH:MM:SS]`` (no zone: UTC) and valid dates are read by numpy
     (``datetime64[s]``, the same seconds as pandas gives them; a date numpy rejects, e.g. day 30 of
     February, sends the whole column to pandas); anything else by pandas' ISO 8601 reader."""
-    match = _PLAIN_DATE.fullmatch
-    if all(type(c) is str and match(c) for c in values.tolist()):
+    cells = values.tolist()
+    try:
+        plain = _PLAIN_DATES.fullmatch("\n".join(cells) + "\n") is not None  # one pass over every cell
+    except TypeError:  # a cell that is not a string
+        plain = False
+    if plain:
         try:
-            return np.array(values.tolist(), dtype="datetime64[s]").astype(np.int64).astype(float)
+            return np.array(cells, dtype="datetime64[s]").astype(np.int64).astype(float)
         except ValueError:
             pass
     import pandas as pd
@@ -104,8 +108,9 @@ class Rows:
         if s is None:
             if not self.has(column):
                 self.require([column])
-            s = self._strip[column] = np.array([x.strip() if type(x) is str else x
-                                                for x in self.table.data[column].tolist()], dtype=object)
+            col = self.table.data[column]
+            s = self._strip[column] = col if column in self.table.stripped else np.array(
+                [x.strip() if type(x) is str else x for x in col.tolist()], dtype=object)
         return s
 
     def fail(self, mask: np.ndarray, column: str | None, kind: str, message: Callable[[int], str]) -> None:

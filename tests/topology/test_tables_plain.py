@@ -19,6 +19,12 @@ PLAIN = [
     "t,d,g\n2017-10-09 07:01:55,66.0,1\n2017-10-09 06:13:03,2951.0,1\n",
     "a,b\n",
     "a,b,c\n1,,3\n,,x\n",
+    "name,v\n\u00f1and\u00fa,1\n\u00fc,2\n\u00e9t\u00e9,3",
+    "a,b\n1,2\n , \n3,4\n",
+    "a,b\n1,2\n\u00a0,\u00a0\n3,4\n",
+    "a,b\n 1 ,\t2\n3,4\n",
+    "a,b\n1,2\n3,4\n\n\n",
+    "a\n1\n2",
 ]
 NOT_PLAIN = [
     'a,b\n"1,5",2\n',          # quoted field
@@ -51,6 +57,9 @@ def test_plain_path_equals_pandas(text, header, monkeypatch):
     for c in ref.columns:
         assert plain.data[c].dtype == object and plain.data[c].tolist() == ref.data[c].tolist(), c
     assert list(plain.records()) == list(ref.records())
+    for c in plain.columns:
+        if c in plain.stripped:
+            assert all(v == v.strip() for v in plain.data[c].tolist()), c
 
 
 @pytest.mark.parametrize("text", NOT_PLAIN)
@@ -69,6 +78,7 @@ def test_ragged_row_error_unchanged():
     ["2017-10-09 07:01:55", "2017-10-09T07:01:55", "2017-10-09", "1970-01-01 00:00:00"],
     ["2017-10-09 07:01:55", "2017-02-30 00:00:00"],      # an impossible day: NaN (pandas)
     ["2017-10-09 24:00:00", "2017-10-09 07:01:55+02:00"],  # hour 24, a zone: pandas
+    ["2017-10-09\n2017-10-10", "2017-10-09"],              # a newline inside a cell
 ])
 def test_date_times_read_as_pandas_reads_them(cells, monkeypatch):
     from schedlab.benchmarks.workloads import csvio
@@ -76,6 +86,6 @@ def test_date_times_read_as_pandas_reads_them(cells, monkeypatch):
     v = np.array(cells, dtype=object)
     fast = csvio._seconds(v)
     with monkeypatch.context() as m:
-        m.setattr(csvio, "_PLAIN_DATE", __import__("re").compile(r"(?!)"))
+        m.setattr(csvio, "_PLAIN_DATES", __import__("re").compile(r"(?!)"))
         ref = csvio._seconds(v)
     assert np.array_equal(fast, ref, equal_nan=True)
