@@ -262,7 +262,8 @@ class FreeIndex:
     that reached that free count first; deterministic).
     """
 
-    __slots__ = ("_cluster", "_free", "_buckets", "_rack_of", "_rack_free", "_total", "_max_cap", "_top")
+    __slots__ = ("_cluster", "_free", "_buckets", "_rack_of", "_rack_free", "_total", "_max_cap", "_top",
+                 "_rack_max")
 
     def __init__(self, cluster: Cluster, free: Mapping[str, int]) -> None:
         self._cluster = cluster
@@ -278,6 +279,7 @@ class FreeIndex:
             self._rack_free[self._rack_of[m]] += g
         self._total = sum(self._free.values())
         self._top = max(self._free.values(), default=0)  # >= every machine's free GPUs (lowered lazily)
+        self._rack_max: int | None = None  # the largest rack's free GPUs, None when it must be recomputed
 
     def _set(self, machine: str, gpus: int) -> None:
         old = self._free[machine]
@@ -288,7 +290,15 @@ class FreeIndex:
         if gpus > self._top:
             self._top = gpus
         self._free[machine] = gpus
-        self._rack_free[self._rack_of[machine]] += gpus - old
+        rack = self._rack_of[machine]
+        was = self._rack_free[rack]
+        now = self._rack_free[rack] = was + gpus - old
+        top = self._rack_max
+        if top is not None:
+            if now > top:
+                self._rack_max = now
+            elif was == top and now < was:
+                self._rack_max = None  # the largest may have shrunk: recomputed when asked
         self._total += gpus - old
 
     # ------------------------------------------------------------- queries
@@ -328,7 +338,11 @@ class FreeIndex:
         return 0
 
     def largest_rack_block(self) -> int:
-        return max(self._rack_free.values(), default=0)
+        """The most free GPUs in one rack (kept by :meth:`_set`; recomputed only after the largest shrank)."""
+        top = self._rack_max
+        if top is None:
+            top = self._rack_max = max(self._rack_free.values(), default=0)
+        return top
 
     def machines_with(self, gpus: int) -> Iterator[str]:
         """Machines with exactly ``gpus`` free GPUs."""
