@@ -95,6 +95,9 @@ class Share:
     speed: float
 
 
+_EMPTY: Mapping = MappingProxyType({})  # the empty parts of every Decision (read-only, shared)
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     start: Mapping[str, JobAllocation] = field(default_factory=dict)
@@ -103,10 +106,13 @@ class Decision:
     share: Mapping[str, Share] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "start", MappingProxyType(dict(self.start)))
-        object.__setattr__(self, "preempt", tuple(self.preempt))
-        object.__setattr__(self, "timers", tuple(self.timers))
-        object.__setattr__(self, "share", MappingProxyType(dict(self.share)))
+        # (empty parts share one read-only empty mapping; tuples are kept as given)
+        object.__setattr__(self, "start", MappingProxyType(dict(self.start)) if self.start else _EMPTY)
+        if type(self.preempt) is not tuple:
+            object.__setattr__(self, "preempt", tuple(self.preempt))
+        if type(self.timers) is not tuple:
+            object.__setattr__(self, "timers", tuple(self.timers))
+        object.__setattr__(self, "share", MappingProxyType(dict(self.share)) if self.share else _EMPTY)
 
     @property
     def empty(self) -> bool:

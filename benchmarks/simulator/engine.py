@@ -71,6 +71,7 @@ _E_TIMER = EventKind.TIMER
 _FINISHED = JobStatus.FINISHED
 _T_MACHINE = Tier.MACHINE
 _TIER_LABEL = {t: t.label for t in Tier}
+_MACHINE_LABEL = Tier.MACHINE.label
 
 Progress = Callable[[float, int, int], None]  # (sim time, finished, total)
 
@@ -286,7 +287,10 @@ class Simulator(SharingMixin):
             slow = self._slowdown(rt.job, ja.plan, ja.placement, rt.iter_time)
             if slow > self._slow.get(rt.job.id, 1.0):
                 self._slow[rt.job.id] = slow
-        rt.tiers.add(_TIER_LABEL[self.cluster.tier_of(ja.placement, default=_T_MACHINE)])
+        if len(ja.placement) == 1:  # one machine (verified): the machine tier, GPUs or not
+            rt.tiers.add(_MACHINE_LABEL)
+        else:
+            rt.tiers.add(_TIER_LABEL[self.cluster.tier_of(ja.placement, default=_T_MACHINE)])
 
     # ------------------------------------------------------------- events
     def _finish(self, rt: JobRuntime, t: float) -> None:

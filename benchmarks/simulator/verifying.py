@@ -88,6 +88,7 @@ class DecisionVerifier:
             m.name: (m.gpus, m.cpus, float(m.host_memory_gb), m.rack, float(m.gpu_memory_gb))
             for m in cluster.spec.machines}
         self._memory: dict[tuple, str | None] = {}
+        self._by_id: dict[tuple, tuple[object, str | None]] = {}
         self.fast = 0  # decisions cleared by the incremental checks
         self.full = 0  # decisions sent through verify_decision
 
@@ -178,8 +179,16 @@ class DecisionVerifier:
             mr = job.min_resources
             if g < mr.gpus or cpus < mr.cpus:
                 return False
-        key = (job.model, job.global_batch, p, gpu_mem)
-        msg = self._memory.get(key, False)
+        # keyed by the plan object (policies reuse theirs; hashing a plan's fields is a Python call per
+        # decision); the entry keeps the plan, so an id is only trusted while that object is the one
+        key = (job.model, job.global_batch, id(p), gpu_mem)
+        hit = self._by_id.get(key)
+        if hit is not None and hit[0] is p:
+            return hit[1] is None
+        vkey = (job.model, job.global_batch, p, gpu_mem)
+        msg = self._memory.get(vkey, False)
         if msg is False:
-            msg = self._memory[key] = plan_memory_violation(job.model, job.global_batch, p, gpu_mem)
+            msg = self._memory[vkey] = plan_memory_violation(job.model, job.global_batch, p, gpu_mem)
+        if len(self._by_id) < 65536:
+            self._by_id[key] = (p, msg)
         return msg is None
