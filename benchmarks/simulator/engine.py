@@ -28,7 +28,7 @@ from schedlab.benchmarks.simulator.guarantee import GuaranteeCheck
 from schedlab.benchmarks.simulator.hooks import CountsFallbacks, PreparesJobs
 from schedlab.benchmarks.simulator.metrics import RunMetrics, summarize
 from schedlab.benchmarks.simulator.rates import RateModel, make_rates
-from schedlab.benchmarks.simulator.records import JobRecord, Recorder, Segment
+from schedlab.benchmarks.simulator.records import JobRecord, Recorder, Segment, job_record
 from schedlab.benchmarks.simulator.sharing import SharingMixin
 from schedlab.benchmarks.simulator.verifying import DecisionVerifier
 from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION
@@ -312,13 +312,12 @@ class Simulator(SharingMixin):
         if ideal is None:
             it = j.attrs.get("iter_time")
             ideal = j.iterations * it if it is not None else float("nan")
-        self.recorder.job(JobRecord(
+        self.recorder.job(job_record(
             j.id, j.model, j.tenant, j.job_class._value_, j.requested.gpus, j.iterations, j.arrival,
             rt.first_start, t, t - j.arrival, rt.first_start - j.arrival, rt.waited, rt.held, rt.executed,
             rt.overhead, rt.comm, rt.preemptions, rt.reconfigurations, "|".join(sorted(rt.tiers)), ideal,
-            trace_gpus=int(j.attrs.get("requested_gpus", j.requested.gpus)),
-            granted_gpus=rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus),
-            placement_slowdown=self._slow.pop(j.id, 1.0)))
+            int(j.attrs.get("requested_gpus", j.requested.gpus)),
+            rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus), self._slow.pop(j.id, 1.0)))
         if self._forget is not None:
             self._forget(j.id)
         self.guarantee.forget(j.id)
