@@ -5,6 +5,7 @@ command line, ``run_bench``, a worker process, the conformance checks:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -31,10 +32,24 @@ def all_policies() -> PolicyRegistry:
     return reg
 
 
+def policies_for(names: Iterable[str]) -> PolicyRegistry:
+    """A registry that holds (at least) the policies ``names``, as :func:`all_policies` gives them.
+    Built-in heuristics (``heuristics.POLICY_HOMES``) come from their family registry alone, so that
+    replaying one policy imports neither the other policies nor the solver layer; any other name (a
+    formulation-side or plugin policy, an unknown name and its error), or any loaded plugin policy,
+    gives :func:`all_policies`."""
+    from schedlab.heuristics import policy_specs  # lazy: start-up (policy modules)
+
+    specs = None if PLUGIN_POLICIES else policy_specs(names)
+    if specs is None or any("warm_start" in s.params.model_fields for s in specs.values()):
+        return all_policies()
+    return PolicyRegistry.merged(specs)
+
+
 def all_kinds() -> KindRegistry:
     """Every instance kind with its methods: the built-in ``formulations.KINDS`` merged with the
     plugins' kinds and methods (entry points, ``--plugin``). A name taken twice is an error."""
     return PLUGIN_KINDS.merged()
 
 
-__all__ = ["all_kinds", "all_policies"]
+__all__ = ["all_kinds", "all_policies", "policies_for"]

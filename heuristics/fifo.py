@@ -251,7 +251,7 @@ def place_consolidated(view: ClusterView, job: Job, ps: PassState, *,
         def fits(m: str) -> bool:
             return need <= ps.free(m) and (not min_gpu_mem or cluster.machine(m).gpu_memory_gb >= min_gpu_mem)
 
-        if not ps:  # fast path: nothing placed yet in this pass
+        if not ps.eff:  # fast path: nothing placed yet in this pass
             best = idx.best_fit(g) if simple else idx.best_fit(g, accept=fits)
             return {best: need} if best is not None else None
         untouched = ps.eff.__contains__

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 
 from schedlab.perfmodel import architectures as arch
@@ -180,7 +181,13 @@ _ALIASES: MappingProxyType[str, str] = MappingProxyType({
 
 def resolve_name(name: str) -> str | None:
     """The zoo name of ``name`` (case-insensitive, ``-``/``_``/spaces ignored), or None."""
-    return _ALIASES.get(_key(str(name)))
+    return _resolve(name) if isinstance(name, str) else _ALIASES.get(_key(str(name)))
+
+
+@lru_cache(maxsize=4096)
+def _resolve(name: str) -> str | None:
+    """:func:`resolve_name` of a string, memoised (a pure function of the read-only alias table)."""
+    return _ALIASES.get(_key(name))
 
 
 def get_model(name: str) -> ModelSpec:

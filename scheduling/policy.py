@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from schedlab.perfmodel.params import DEFAULT_CALIBRATION
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.free_index import FreeIndex
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
@@ -95,6 +96,9 @@ class Share:
     speed: float
 
 
+_EMPTY: Mapping = MappingProxyType({})  # the empty parts of every Decision (read-only, shared)
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     start: Mapping[str, JobAllocation] = field(default_factory=dict)
@@ -103,10 +107,13 @@ class Decision:
     share: Mapping[str, Share] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "start", MappingProxyType(dict(self.start)))
-        object.__setattr__(self, "preempt", tuple(self.preempt))
-        object.__setattr__(self, "timers", tuple(self.timers))
-        object.__setattr__(self, "share", MappingProxyType(dict(self.share)))
+        # (empty parts share one read-only empty mapping; tuples are kept as given)
+        object.__setattr__(self, "start", MappingProxyType(dict(self.start)) if self.start else _EMPTY)
+        if type(self.preempt) is not tuple:
+            object.__setattr__(self, "preempt", tuple(self.preempt))
+        if type(self.timers) is not tuple:
+            object.__setattr__(self, "timers", tuple(self.timers))
+        object.__setattr__(self, "share", MappingProxyType(dict(self.share)) if self.share else _EMPTY)
 
     @property
     def empty(self) -> bool:
@@ -250,104 +257,6 @@ class JobView:
 
     def __repr__(self) -> str:
         return f"JobView({self.id!r}, {self.status.value}, progress={self.progress:.3g})"
-
-
-class FreeIndex:
-    """Free GPUs per machine and rack, kept incrementally (O(1) updates; best-fit and largest-block
-    queries scan free counts up to an upper bound of the largest, which updates raise and queries
-    lower: O(max free GPUs on a machine), amortised O(change) for a one-pool cluster's thousands of
-    GPUs on one machine). The simulator calls :meth:`_set`; policies only query.
-
-    ``best_fit(g)``: the machine with the fewest free GPUs that still has ``>= g`` (ties: the machine
-    that reached that free count first; deterministic).
-    """
-
-    __slots__ = ("_cluster", "_free", "_buckets", "_rack_of", "_rack_free", "_total", "_max_cap", "_top")
-
-    def __init__(self, cluster: Cluster, free: Mapping[str, int]) -> None:
-        self._cluster = cluster
-        self._max_cap = cluster.max_gpus_per_machine
-        self._buckets: list[dict[str, None]] = [dict() for _ in range(self._max_cap + 1)]
-        self._rack_of = {m: cluster.rack_of(m) for m in cluster.machines}
-        self._rack_free = {r: 0 for r in cluster.racks}
-        self._free: dict[str, int] = {}
-        for m in cluster.machines:
-            g = free[m]
-            self._free[m] = g
-            self._buckets[g][m] = None
-            self._rack_free[self._rack_of[m]] += g
-        self._total = sum(self._free.values())
-        self._top = max(self._free.values(), default=0)  # >= every machine's free GPUs (lowered lazily)
-
-    def _set(self, machine: str, gpus: int) -> None:
-        old = self._free[machine]
-        if old == gpus:
-            return
-        del self._buckets[old][machine]
-        self._buckets[gpus][machine] = None
-        if gpus > self._top:
-            self._top = gpus
-        self._free[machine] = gpus
-        self._rack_free[self._rack_of[machine]] += gpus - old
-        self._total += gpus - old
-
-    # ------------------------------------------------------------- queries
-    @property
-    def cluster(self) -> Cluster:
-        return self._cluster
-
-    @property
-    def total(self) -> int:
-        return self._total
-
-    def machine(self, machine: str) -> int:
-        return self._free[machine]
-
-    def rack(self, rack: str) -> int:
-        return self._rack_free[rack]
-
-    def rack_of(self, machine: str) -> str:
-        return self._rack_of[machine]
-
-    @property
-    def per_machine(self) -> Mapping[str, int]:
-        return MappingProxyType(self._free)
-
-    @property
-    def per_rack(self) -> Mapping[str, int]:
-        return MappingProxyType(self._rack_free)
-
-    def largest_machine_block(self) -> int:
-        """The most free GPUs on one machine; scans down from an upper bound kept by :meth:`_set`
-        (amortised O(change), not O(GPUs per machine): one-pool clusters have thousands)."""
-        for g in range(self._top, 0, -1):
-            if self._buckets[g]:
-                self._top = g
-                return g
-        self._top = 0
-        return 0
-
-    def largest_rack_block(self) -> int:
-        return max(self._rack_free.values(), default=0)
-
-    def machines_with(self, gpus: int) -> Iterator[str]:
-        """Machines with exactly ``gpus`` free GPUs."""
-        if 0 <= gpus <= self._max_cap:
-            yield from self._buckets[gpus]
-
-    def best_fit(self, gpus: int, accept: Callable[[str], bool] | None = None) -> str | None:
-        """Machine with the fewest free GPUs ``>= gpus`` (and ``accept(machine)`` if given)."""
-        for g in range(max(gpus, 1), self._top + 1):
-            for m in self._buckets[g]:
-                if accept is None or accept(m):
-                    return m
-        return None
-
-    def machines_by_free(self, rack: str | None = None) -> list[str]:
-        """Machines with free GPUs, most free first (ties: cluster order), optionally in one rack."""
-        ms = self._cluster.machines if rack is None else self._cluster.machines_in(rack)
-        idx = self._cluster.machine_index
-        return sorted((m for m in ms if self._free[m] > 0), key=lambda m: (-self._free[m], idx[m]))
 
 
 class ClusterView:

@@ -162,7 +162,7 @@ def check_options(o: SimulateOptions) -> dict[str, dict]:
     """Every policy and its parameters, the output folder and format, before any run; the parameters
     per policy."""
     from schedlab.benchmarks.harness.replay import check_calibration  # lazy: start-up
-    from schedlab.benchmarks.merged import all_policies  # lazy: start-up
+    from schedlab.benchmarks.merged import policies_for  # lazy: start-up
     from schedlab.benchmarks.simulator import semantics as get_semantics  # lazy: start-up
     from schedlab.benchmarks.simulator.costs import cost_model  # lazy: start-up
     from schedlab.benchmarks.simulator.records import require_parquet  # lazy: start-up
@@ -172,7 +172,7 @@ def check_options(o: SimulateOptions) -> dict[str, dict]:
     check_calibration(o.calibration)
     if o.costs is not None:
         cost_model(o.costs)
-    registry = all_policies()
+    registry = policies_for(o.policy)
     settings = parse_assignments(o.param, source="<simulate --param>")
     for name in settings:
         if name not in o.policy:
@@ -194,10 +194,10 @@ def check_options(o: SimulateOptions) -> dict[str, dict]:
 
 
 def _write_run_info(o: SimulateOptions, source: WorkloadSource, w, c, settings: dict[str, dict]) -> None:
-    from schedlab.benchmarks.merged import all_policies  # lazy: start-up
+    from schedlab.benchmarks.merged import policies_for  # lazy: start-up
     from schedlab.benchmarks.simulator import semantics as get_semantics  # lazy: start-up
 
-    registry = all_policies()
+    registry = policies_for(o.policy)
     sem = get_semantics(o.semantics)
     run_info = {"command": "schedlab simulate", "argv": sys.argv[1:], "seed": o.seed, "workload": w.name,
                 "source": {k: v for k, v in vars(source).items() if k != "params"} | {"params": dict(source.params)},

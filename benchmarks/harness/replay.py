@@ -26,7 +26,7 @@ from schedlab.benchmarks.harness.casebase import (
 )
 from schedlab.benchmarks.harness.record import Outcome, Status
 from schedlab.benchmarks.harness.validate import bad, check_cluster, check_policy
-from schedlab.benchmarks.registry import all_policies
+from schedlab.benchmarks.merged import all_policies, policies_for
 from schedlab.benchmarks.simulator import COSTS, SEMANTICS, Recorder, SimResult, Simulator
 from schedlab.benchmarks.simulator import semantics as get_semantics
 from schedlab.benchmarks.simulator.costs import cost_model
@@ -58,7 +58,7 @@ def replay_policy(w: Any, cluster: Any, policy: str, params: Mapping[str, Any] |
     is the perf model's (``perfmodel.params.CALIBRATIONS``), for the simulator's rates and the policy
     alike (the view carries it); the metrics name it when it is not the default."""
     check_calibration(calibration)
-    registry = all_policies()
+    registry = policies_for([policy])
     pol = registry.build(policy, params, seed=seed, source=source)
     sem = get_semantics(semantics)
     sim = Simulator(cluster, w.jobs, pol, semantics=sem, costs=cost_model(costs) if costs else None,

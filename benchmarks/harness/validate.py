@@ -12,7 +12,6 @@ from typing import Any
 
 from schedlab.benchmarks.harness.casebase import Case, Suite
 from schedlab.benchmarks.merged import all_policies
-from schedlab.formulations import BACKENDS
 from schedlab.topology.errors import SchedlabError, SpecError
 from schedlab.topology.presets import load_cluster
 
@@ -54,6 +53,8 @@ def check_policy(name: str, params: Mapping[str, Any], field: str = "policy") ->
 
 
 def check_backend(name: str | None) -> None:
+    from schedlab.formulations import BACKENDS  # lazy: start-up (the solver layer)
+
     if name is not None and name not in BACKENDS:
         raise bad("backend", f"unknown backend {name!r}; known: {', '.join(BACKENDS)}")
 

@@ -28,7 +28,7 @@ from schedlab.benchmarks.simulator.guarantee import GuaranteeCheck
 from schedlab.benchmarks.simulator.hooks import CountsFallbacks, PreparesJobs
 from schedlab.benchmarks.simulator.metrics import RunMetrics, summarize
 from schedlab.benchmarks.simulator.rates import RateModel, make_rates
-from schedlab.benchmarks.simulator.records import JobRecord, Recorder, Segment
+from schedlab.benchmarks.simulator.records import JobRecord, Recorder, Segment, job_record
 from schedlab.benchmarks.simulator.sharing import SharingMixin
 from schedlab.benchmarks.simulator.verifying import DecisionVerifier
 from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION
@@ -61,6 +61,17 @@ _K_PREEMPT = EventKind.PREEMPT_DONE.value
 _K_RECONF = EventKind.RECONF_DONE.value
 _K_TIMER = EventKind.TIMER.value
 _KINDS = {k.value: k for k in EventKind}
+# enum members as module constants: reading ``EventKind.X`` or ``member.value`` in the hot loop is a
+# descriptor call each time
+_E_ARRIVAL = EventKind.ARRIVAL
+_E_COMPLETION = EventKind.COMPLETION
+_E_PREEMPT = EventKind.PREEMPT_DONE
+_E_RECONF = EventKind.RECONF_DONE
+_E_TIMER = EventKind.TIMER
+_FINISHED = JobStatus.FINISHED
+_T_MACHINE = Tier.MACHINE
+_TIER_LABEL = {t: t.label for t in Tier}
+_MACHINE_LABEL = Tier.MACHINE.label
 
 Progress = Callable[[float, int, int], None]  # (sim time, finished, total)
 
@@ -247,7 +258,7 @@ class Simulator(SharingMixin):
         end = t + max(remaining, 0.0) * rt.iter_time
         if self._snap:
             end = snap(end)  # whole-second clock (tiresias semantics): float error must not split a batch
-        self.events.push(end, EventKind.COMPLETION, rt.job.id, rt.version)
+        self.events.push(end, _E_COMPLETION, rt.job.id, rt.version)
 
     def _release(self, rt: JobRuntime) -> None:
         placement = self.state.release(rt.job.id)
@@ -276,7 +287,10 @@ class Simulator(SharingMixin):
             slow = self._slowdown(rt.job, ja.plan, ja.placement, rt.iter_time)
             if slow > self._slow.get(rt.job.id, 1.0):
                 self._slow[rt.job.id] = slow
-        rt.tiers.add(self.cluster.tier_of(ja.placement, default=Tier.MACHINE).label)
+        if len(ja.placement) == 1:  # one machine (verified): the machine tier, GPUs or not
+            rt.tiers.add(_MACHINE_LABEL)
+        else:
+            rt.tiers.add(_TIER_LABEL[self.cluster.tier_of(ja.placement, default=_T_MACHINE)])
 
     # ------------------------------------------------------------- events
     def _finish(self, rt: JobRuntime, t: float) -> None:
@@ -289,7 +303,7 @@ class Simulator(SharingMixin):
         else:
             self._unshare_host(rt.job.id, t)
             self._release(rt)
-        rt.status = JobStatus.FINISHED
+        rt.status = _FINISHED
         rt.rate = 0.0
         rt.end = t
         self.finished += 1
@@ -298,13 +312,12 @@ class Simulator(SharingMixin):
         if ideal is None:
             it = j.attrs.get("iter_time")
             ideal = j.iterations * it if it is not None else float("nan")
-        self.recorder.job(JobRecord(
-            j.id, j.model, j.tenant, j.job_class.value, j.requested.gpus, j.iterations, j.arrival,
+        self.recorder.job(job_record(
+            j.id, j.model, j.tenant, j.job_class._value_, j.requested.gpus, j.iterations, j.arrival,
             rt.first_start, t, t - j.arrival, rt.first_start - j.arrival, rt.waited, rt.held, rt.executed,
             rt.overhead, rt.comm, rt.preemptions, rt.reconfigurations, "|".join(sorted(rt.tiers)), ideal,
-            trace_gpus=int(j.attrs.get("requested_gpus", j.requested.gpus)),
-            granted_gpus=rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus),
-            placement_slowdown=self._slow.pop(j.id, 1.0)))
+            int(j.attrs.get("requested_gpus", j.requested.gpus)),
+            rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus), self._slow.pop(j.id, 1.0)))
         if self._forget is not None:
             self._forget(j.id)
         self.guarantee.forget(j.id)
@@ -316,21 +329,21 @@ class Simulator(SharingMixin):
             rt.t_mark = t
             rt.enqueued_at = t
             self._queue[jid] = rt
-            return SimEvent(t, EventKind.ARRIVAL, jid)
+            return SimEvent(t, _E_ARRIVAL, jid)
         if kind == _K_TIMER:
-            return SimEvent(t, EventKind.TIMER, None, payload)
+            return SimEvent(t, _E_TIMER, None, payload)
         rt = self._rt[jid]
         if rt.version != payload:
             return None  # superseded by a later change of this job
         if kind == _K_COMPLETION:
             self._finish(rt, t)
-            return SimEvent(t, EventKind.COMPLETION, jid)
+            return SimEvent(t, _E_COMPLETION, jid)
         if kind == _K_RECONF:
             self._advance(rt, t)
             self._close_segment(rt, t)
             self._set_running(rt, t)
             self._open_segment(rt, t)
-            return SimEvent(t, EventKind.RECONF_DONE, jid)
+            return SimEvent(t, _E_RECONF, jid)
         # preemption done: the checkpoint is saved; give the resources back
         self._advance(rt, t)
         self._close_segment(rt, t)
@@ -338,7 +351,7 @@ class Simulator(SharingMixin):
         rt.status = _QUEUED
         rt.enqueued_at = t
         self._queue[jid] = rt
-        return SimEvent(t, EventKind.PREEMPT_DONE, jid)
+        return SimEvent(t, _E_PREEMPT, jid)
 
     # ----------------------------------------------------------- decisions
     def _apply(self, d: Decision, t: float) -> None:
@@ -393,7 +406,7 @@ class Simulator(SharingMixin):
             if costs.checkpoint_s > 0:
                 rt.status = _CHECKPOINTING
                 self._open_segment(rt, t)
-                self.events.push(t + costs.checkpoint_s, EventKind.PREEMPT_DONE, jid, rt.version)
+                self.events.push(t + costs.checkpoint_s, _E_PREEMPT, jid, rt.version)
             else:
                 self._release(rt)
                 rt.status = _QUEUED
@@ -425,14 +438,14 @@ class Simulator(SharingMixin):
             if delay > 0:
                 rt.status = _RESTORING
                 rt.rate = 0.0
-                self.events.push(t + delay, EventKind.RECONF_DONE, jid, rt.version)
+                self.events.push(t + delay, _E_RECONF, jid, rt.version)
             else:
                 self._set_running(rt, t)
             self._open_segment(rt, t)
         for gid, sh in d.share.items():
             self._start_guest(rts[gid], rts[sh.host], sh.speed, t)
         for tm in d.timers:
-            self.events.push(tm.at, EventKind.TIMER, None, tm.tag)
+            self.events.push(tm.at, _E_TIMER, None, tm.tag)
 
     def _sample(self, t: float) -> None:
         idx = self.index
@@ -455,17 +468,24 @@ class Simulator(SharingMixin):
     def step(self) -> bool:
         """Process the next batch of same-time events, then the policy's decision point they cause;
         ``False`` when no event was left."""
-        ev = self.events
-        if not len(ev):
+        if not len(self.events):
             return False
-        t, items = ev.pop_batch()
+        self._step()
+        return True
+
+    def _step(self) -> None:
+        """:meth:`step` on a queue known not to be empty."""
+        t, items = self.events.pop_batch()
         self._now = t
         self.n_events += len(items)
         handle = self._handle
-        batch = [se for se in (handle(t, kind, jid, payload) for kind, jid, payload in items) if se is not None]
+        batch = []
+        for kind, jid, payload in items:
+            se = handle(t, kind, jid, payload)
+            if se is not None:
+                batch.append(se)
         if batch:  # (every event of the batch may be a superseded one)
             self._decide(t, batch)
-        return True
 
     def _decide(self, t: float, batch: list[SimEvent]) -> None:
         view = self.view
@@ -490,7 +510,7 @@ class Simulator(SharingMixin):
                             source="<simulator>", field="until")
         start = _time.perf_counter()
         ev = self.events
-        step = self.step
+        step = self._step
         stop = StopReason.DRAINED
         try:
             while len(ev):
@@ -511,7 +531,7 @@ class Simulator(SharingMixin):
         return self._result(stop)
 
     def _result(self, stop: StopReason) -> SimResult:
-        unfinished = tuple(jid for jid, rt in self._rt.items() if rt.status is not JobStatus.FINISHED)
+        unfinished = tuple(jid for jid, rt in self._rt.items() if rt.status is not _FINISHED)
         summary = summarize(self.recorder.jobs, total_gpus=self.cluster.total_gpus, small_gpus=self.small_gpus,
                             short_s=self.short_s)
         capped = getattr(self.rates, "capped", None)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from schedlab.scheduling.policy import EventKind
 
 _INF = float("inf")
+_ARRIVAL = EventKind.ARRIVAL._value_  # (``_value_``: a plain attribute; ``.value`` is a descriptor call)
 
 
 class EventQueue:
@@ -31,13 +32,13 @@ class EventQueue:
 
     def push(self, time: float, kind: EventKind, job_id: str | None = None, payload: object = None) -> None:
         self._seq += 1
-        heapq.heappush(self._heap, (time, kind.value, self._seq, job_id, payload))
+        heapq.heappush(self._heap, (time, kind._value_, self._seq, job_id, payload))
 
     def peek_time(self) -> float:
         t = self._heap[0][0] if self._heap else _INF
         if self._next_arrival < len(self._arrivals):
             ta = self._arrivals[self._next_arrival][0]
-            if ta < t or (ta == t and EventKind.ARRIVAL.value < self._heap[0][1]):
+            if ta < t or (ta == t and _ARRIVAL < self._heap[0][1]):
                 return ta
         return t
 
@@ -46,9 +47,9 @@ class EventQueue:
         h = self._heap
         if self._next_arrival < len(self._arrivals):
             ta, jid = self._arrivals[self._next_arrival]
-            if not h or ta < h[0][0] or (ta == h[0][0] and EventKind.ARRIVAL.value < h[0][1]):
+            if not h or ta < h[0][0] or (ta == h[0][0] and _ARRIVAL < h[0][1]):
                 self._next_arrival += 1
-                return ta, EventKind.ARRIVAL.value, jid, None
+                return ta, _ARRIVAL, jid, None
         t, k, _, jid, payload = heapq.heappop(h)
         return t, k, jid, payload
 
@@ -63,7 +64,7 @@ class EventQueue:
         if i < n and arr[i][0] < t:
             t = arr[i][0]
         out: list[tuple[int, str | None, object]] = []
-        arrival = EventKind.ARRIVAL.value
+        arrival = _ARRIVAL
         while h and h[0][0] == t and h[0][1] < arrival:  # completions, preemption/reconfiguration done
             _, k, _, jid, payload = heapq.heappop(h)
             out.append((k, jid, payload))

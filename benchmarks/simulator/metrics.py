@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,8 @@ from schedlab.benchmarks.simulator.records import JobRecord
 __all__ = ["SLOWED", "RunMetrics", "summarize"]
 
 SLOWED = 2.0  # a job counts as slowed by placement above this factor
+_COLUMNS = attrgetter("jct", "queue_delay", "waiting", "end", "arrival", "gpu_seconds", "run_seconds", "comm_seconds",
+                      "preemptions", "reconfigurations", "placement_slowdown", "gpus", "ideal_duration", "job_class")
 
 
 def _stats(values: np.ndarray, prefix: str) -> dict[str, float]:
@@ -42,42 +45,51 @@ def summarize(jobs: Sequence[JobRecord], *, total_gpus: int, small_gpus: int = 8
               short_s: float = 4 * 3600.0) -> dict[str, float | int | dict]:
     """The metrics dictionary of one run (keys as in ``schedlab simulate --format json``)."""
     n = len(jobs)
-    jct = np.fromiter((r.jct for r in jobs), float, n)
-    queue = np.fromiter((r.queue_delay for r in jobs), float, n)
+    # the records' columns, read once (every sum and mean below runs over them in record order)
+    if n:
+        (jct_c, queue_c, wait_c, end_c, arr_c, held_c, run_c, comm_c, pre_c, rec_c, slow_c, gpus_c, ideal_c,
+         cls_c) = zip(*map(_COLUMNS, jobs), strict=True)
+    else:
+        jct_c = queue_c = wait_c = end_c = arr_c = held_c = run_c = comm_c = pre_c = rec_c = slow_c = gpus_c = \
+            ideal_c = cls_c = ()
+    jct = np.fromiter(jct_c, float, n)
+    queue = np.fromiter(queue_c, float, n)
     out: dict[str, float | int | dict] = {"jobs": n}
     out.update(_stats(jct, "jct"))
     q = _stats(queue, "queue")
     out.update(q)
-    out.update(_stats(np.fromiter((r.waiting for r in jobs), float, n), "waiting"))
+    out.update(_stats(np.fromiter(wait_c, float, n), "waiting"))
     if n:
-        makespan = max(r.end for r in jobs) - min(r.arrival for r in jobs)
-        held = sum(r.gpu_seconds for r in jobs)
-        run = sum(r.run_seconds for r in jobs)
-        comm = sum(r.comm_seconds for r in jobs)
+        makespan = max(end_c) - min(arr_c)
+        held = sum(held_c)
+        run = sum(run_c)
+        comm = sum(comm_c)
     else:
         makespan = held = run = comm = 0.0
     out["makespan"] = float(makespan)
     out["utilization"] = float(held / (total_gpus * makespan)) if makespan > 0 else 0.0
     out["comm_overhead"] = float(comm / run) if run > 0 else 0.0
     out["gpu_seconds"] = float(held)
-    out["preemptions"] = int(sum(r.preemptions for r in jobs))
-    out["reconfigurations"] = int(sum(r.reconfigurations for r in jobs))
+    out["preemptions"] = int(sum(pre_c))
+    out["reconfigurations"] = int(sum(rec_c))
     # jobs whose placement made them more than 2x slower than on the most consolidated placement
-    out["slowed_2x_by_placement"] = int(sum(1 for r in jobs if r.placement_slowdown > SLOWED))
-    out["max_placement_slowdown"] = float(max((r.placement_slowdown for r in jobs), default=1.0))
+    out["slowed_2x_by_placement"] = int(sum(1 for x in slow_c if x > SLOWED))
+    out["max_placement_slowdown"] = float(max(slow_c, default=1.0))
     bins: dict[str, dict[str, float | int]] = {}
+    small = [g <= small_gpus for g in gpus_c]
+    short = [x < short_s for x in ideal_c]
     for size in ("small", "large"):
         for length in ("short", "long"):
-            sel = [r.jct for r in jobs if ((r.gpus <= small_gpus) == (size == "small"))
-                   and ((r.ideal_duration < short_s) == (length == "short"))]
+            want_small, want_short = size == "small", length == "short"
+            sel = [x for x, sm, sh in zip(jct_c, small, short, strict=True) if sm == want_small and sh == want_short]
             bins[f"{size}-{length}"] = {"jobs": len(sel), "avg_jct": float(np.mean(sel)) if sel else float("nan")}
     out["bins"] = bins
     classes: dict[str, dict[str, float | int]] = {}  # Rubick's guaranteed / best-effort split
-    for cls in sorted({r.job_class for r in jobs}):
-        sel = [r for r in jobs if r.job_class == cls]
-        cj = np.fromiter((r.jct for r in sel), float, len(sel))
-        classes[cls] = {"jobs": len(sel), "avg_jct": float(cj.mean()), "p99_jct": float(np.percentile(cj, 99)),
-                        "makespan": float(max(r.end for r in sel) - min(r.arrival for r in sel))}
+    for cls in sorted(set(cls_c)):
+        idx = [i for i, c in enumerate(cls_c) if c == cls]
+        cj = np.fromiter((jct_c[i] for i in idx), float, len(idx))
+        classes[cls] = {"jobs": len(idx), "avg_jct": float(cj.mean()), "p99_jct": float(np.percentile(cj, 99)),
+                        "makespan": float(max(end_c[i] for i in idx) - min(arr_c[i] for i in idx))}
     out["classes"] = classes
     return out
 

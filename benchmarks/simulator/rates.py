@@ -242,8 +242,12 @@ class RealisticRates:
 
     def _pick(self, job: Job):
         kind = self.kind(job)
-        impl = {"perfmodel": self.perfmodel, "tier": lambda: self.tiers,
-                "reference": lambda: self.reference}.get(kind, lambda: None)()
+        if kind == "tier":
+            impl = self.tiers
+        elif kind == "reference":
+            impl = self.reference
+        else:
+            impl = self.perfmodel() if kind == "perfmodel" else None
         if impl is None:
             raise SpecError(f"job {job.id!r}: rate model {kind!r} is not available", source=f"<job {job.id!r}>",
                             field="attrs.rates")

@@ -48,6 +48,46 @@ class JobRecord:
 
 
 JOB_FIELDS = tuple(f.name for f in fields(JobRecord))
+# the slots' setters: :func:`job_record` fills a record without the frozen ``__init__``'s
+# ``object.__setattr__`` per field (the simulator writes one record per job)
+_S = tuple(getattr(JobRecord, f).__set__ for f in JOB_FIELDS)
+_new = object.__new__
+
+
+def job_record(job_id: str, model: str, tenant: str, job_class: str, gpus: int, iterations: float, arrival: float,
+               first_start: float, end: float, jct: float, queue_delay: float, waiting: float, gpu_seconds: float,
+               run_seconds: float, overhead_seconds: float, comm_seconds: float, preemptions: int,
+               reconfigurations: int, tiers: str, ideal_duration: float, trace_gpus: int, granted_gpus: float,
+               placement_slowdown: float) -> JobRecord:
+    """``JobRecord(...)`` with every field given, positionally (the simulator's hot path; the values are
+    the simulator's own, already typed)."""
+    r = _new(JobRecord)
+    _S[0](r, job_id)
+    _S[1](r, model)
+    _S[2](r, tenant)
+    _S[3](r, job_class)
+    _S[4](r, gpus)
+    _S[5](r, iterations)
+    _S[6](r, arrival)
+    _S[7](r, first_start)
+    _S[8](r, end)
+    _S[9](r, jct)
+    _S[10](r, queue_delay)
+    _S[11](r, waiting)
+    _S[12](r, gpu_seconds)
+    _S[13](r, run_seconds)
+    _S[14](r, overhead_seconds)
+    _S[15](r, comm_seconds)
+    _S[16](r, preemptions)
+    _S[17](r, reconfigurations)
+    _S[18](r, tiers)
+    _S[19](r, ideal_duration)
+    _S[20](r, trace_gpus)
+    _S[21](r, granted_gpus)
+    _S[22](r, placement_slowdown)
+    return r
+
+
 SERIES_FIELDS = ("time", "used_gpus", "queued", "running", "free_machine_block", "free_rack_block",
                  "free_network_block")
 

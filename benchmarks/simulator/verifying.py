@@ -82,10 +82,13 @@ class DecisionVerifier:
     """:func:`verify_decision` for one simulator, with per-cluster tables and cached memory verdicts."""
 
     def __init__(self, cluster: Cluster) -> None:
+        # the machine nodes' data of ``cluster.graph``, read from the spec (the graph, and networkx, are
+        # only built when a decision needs the full verifier)
         self._m: dict[str, tuple[int, int, float, object, float]] = {
-            m: (d["gpus"], d["cpus"], d["host_memory_gb"], d.get("rack"), d.get("gpu_memory_gb", 0.0))
-            for m, d in cluster.graph.nodes(data=True) if d.get("kind") == "machine"}
+            m.name: (m.gpus, m.cpus, float(m.host_memory_gb), m.rack, float(m.gpu_memory_gb))
+            for m in cluster.spec.machines}
         self._memory: dict[tuple, str | None] = {}
+        self._by_id: dict[tuple, tuple[object, str | None]] = {}
         self.fast = 0  # decisions cleared by the incremental checks
         self.full = 0  # decisions sent through verify_decision
 
@@ -176,8 +179,16 @@ class DecisionVerifier:
             mr = job.min_resources
             if g < mr.gpus or cpus < mr.cpus:
                 return False
-        key = (job.model, job.global_batch, p, gpu_mem)
-        msg = self._memory.get(key, False)
+        # keyed by the plan object (policies reuse theirs; hashing a plan's fields is a Python call per
+        # decision); the entry keeps the plan, so an id is only trusted while that object is the one
+        key = (job.model, job.global_batch, id(p), gpu_mem)
+        hit = self._by_id.get(key)
+        if hit is not None and hit[0] is p:
+            return hit[1] is None
+        vkey = (job.model, job.global_batch, p, gpu_mem)
+        msg = self._memory.get(vkey, False)
         if msg is False:
-            msg = self._memory[key] = plan_memory_violation(job.model, job.global_batch, p, gpu_mem)
+            msg = self._memory[vkey] = plan_memory_violation(job.model, job.global_batch, p, gpu_mem)
+        if len(self._by_id) < 65536:
+            self._by_id[key] = (p, msg)
         return msg is None

@@ -29,6 +29,7 @@ as the simulator bounds it, ``rates.MAX_COMM_OVERHEAD``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -95,6 +96,7 @@ def trace_to_jobs(trace: Trace, cluster: Cluster, *, seed: int = 0, model_pool: 
         if model_pool else iter(())
     pool_label = f"{pool_name or 'pool'} ({', '.join(model_pool)})" if model_pool else ""
     out: list[Job] = []
+    kinds: dict[tuple[str, bool], str] = {}  # rate_kind depends on the model and whether a plan is given
     for tj, d in zip(jobs, draw, strict=True):
         if d:
             model = str(model_pool[next(picks)])
@@ -105,7 +107,10 @@ def trace_to_jobs(trace: Trace, cluster: Cluster, *, seed: int = 0, model_pool: 
         else:
             model = conv.model(tj)
         try:
-            out.append(conv.job(tj, model, (min_gpus or {}).get(model, 1), rate_kind(model, tj.plan, rates)))
+            rk = kinds.get((model, tj.plan is None))
+            if rk is None:
+                rk = kinds[model, tj.plan is None] = rate_kind(model, tj.plan, rates)
+            out.append(conv.job(tj, model, (min_gpus or {}).get(model, 1), rk))
         except SchedlabError as e:
             if not lenient:
                 raise
@@ -116,6 +121,12 @@ def trace_to_jobs(trace: Trace, cluster: Cluster, *, seed: int = 0, model_pool: 
     if not out:
         raise SpecError("no job left after conversion (every job was skipped)", source=trace.source)
     return tuple(out)
+
+
+@cache
+def _dp_plan(g: int) -> ExecutionPlan:
+    """``ExecutionPlan(dp=g)``, built once per GPU count (plans are immutable)."""
+    return ExecutionPlan(dp=g)
 
 
 class _Converter:
@@ -141,6 +152,7 @@ class _Converter:
         mems = [cluster.machine(m).gpu_memory_gb for m in cluster.machines if cluster.machine(m).gpus]
         self.min_gpu_mem, self.max_gpu_mem = min(mems), max(mems)
         self._batches: dict[tuple[str, int], int] = {}
+        self._mem: dict[tuple, str | None] = {}
 
     @property
     def pm(self):
@@ -183,7 +195,7 @@ class _Converter:
         b = self._batches.get(key)
         if b is None:
             per = CNN_BATCH_PER_GPU
-            while per > 1 and perf_adapter.memory_problem(model, ExecutionPlan(dp=g), self.min_gpu_mem, per * g):
+            while per > 1 and perf_adapter.memory_problem(model, _dp_plan(g), self.min_gpu_mem, per * g):
                 per //= 2
             b = self._batches[key] = per * g
         return b
@@ -202,14 +214,24 @@ class _Converter:
                 return k, plan
         return None
 
-    def model_time(self, model: str, plan: ExecutionPlan, g: int, cpus: int, batch: int | None) -> float:
-        """The perf model's iteration time at the request (consolidated placement), seconds."""
+    def model_time(self, model: str, plan: ExecutionPlan | None, g: int, cpus: int, batch: int | None) -> float:
+        """The perf model's iteration time at the request (consolidated placement), seconds; ``plan``
+        ``None``: data-parallel on ``g`` GPUs (keyed as ``None``: hashing a plan is not free)."""
         key = (model, plan, g, cpus, batch)
         t = self._times.get(key)
         if t is None:
-            t = self._times[key] = float(self.pm.iteration_time(model, plan, self.counts(g), cpus,
+            t = self._times[key] = float(self.pm.iteration_time(model, plan or _dp_plan(g), self.counts(g), cpus,
                                                                 global_batch=batch))
         return t
+
+    def memory_problem(self, model: str, plan: ExecutionPlan | None, g: int, batch: int | None) -> str | None:
+        """:func:`perf_adapter.memory_problem` on the cluster's largest GPU, memoised (``plan`` ``None``:
+        data-parallel on ``g`` GPUs)."""
+        key = (model, plan, g, batch)
+        if key in self._mem:
+            return self._mem[key]
+        why = self._mem[key] = perf_adapter.memory_problem(model, plan or _dp_plan(g), self.max_gpu_mem, batch)
+        return why
 
     def job(self, tj: TraceJob, model: str, min_g: int, kind: str) -> Job:
         where = dict(source=self.source, line=tj.line or None)
@@ -270,7 +292,7 @@ class _Converter:
             log.add("batch-default", "global batch assumed: the zoo's default for the model", job=tj.id,
                     line=tj.line, field="batch", detail=model)
         if zoo and batch is not None or plan is not None:
-            why = perf_adapter.memory_problem(model, plan or ExecutionPlan(dp=g), self.max_gpu_mem, batch)
+            why = self.memory_problem(model, plan, g, batch)
             if why:
                 raise SpecError(f"job {tj.id!r}: {why}; no GPU of cluster {self.cluster.name!r} holds it",
                                 field="batch" if tj.batch_size is not None else "plan", **where)
@@ -286,12 +308,11 @@ class _Converter:
             cpus = 0
         req = Resources(g, cpus, (tj.mem_gb or 0.0) if self.keep_cpus else 0.0)
         if zoo and (duration is None or tj.iterations is None):
-            t_model = self.model_time(model, plan or ExecutionPlan(dp=g), g, cpus, batch)
+            t_model = self.model_time(model, plan, g, cpus, batch)
         else:
             t_model = NOMINAL_ITER_S
         if kind == "perfmodel" and zoo and duration is not None and tj.iterations is not None:
-            self._check_duration(tj, duration, float(tj.iterations) * self.model_time(
-                model, plan or ExecutionPlan(dp=g), g, cpus, batch))
+            self._check_duration(tj, duration, float(tj.iterations) * self.model_time(model, plan, g, cpus, batch))
         if duration is None:
             iterations = float(tj.iterations)
             duration = iterations * t_model

@@ -16,6 +16,7 @@ the simulator.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -44,8 +45,25 @@ def time_unit(unit: str | float) -> float:
     return TIME_UNITS[unit]
 
 
+_PLAIN_DATES = re.compile(r"(?:\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}:\d{2})?\n)*")
+
+
 def _seconds(values: np.ndarray) -> np.ndarray:
-    """Seconds since the epoch of ISO date-times (UTC unless they say); NaN where not a date-time."""
+    """Seconds since the epoch of ISO date-times (UTC unless they say); NaN where not a date-time.
+
+    Cells that are all ``YYYY-MM-DD[ HH:MM:SS]`` (no zone: UTC) and valid dates are read by numpy
+    (``datetime64[s]``, the same seconds as pandas gives them; a date numpy rejects, e.g. day 30 of
+    February, sends the whole column to pandas); anything else by pandas' ISO 8601 reader."""
+    cells = values.tolist()
+    try:
+        plain = _PLAIN_DATES.fullmatch("\n".join(cells) + "\n") is not None  # one pass over every cell
+    except TypeError:  # a cell that is not a string
+        plain = False
+    if plain:
+        try:
+            return np.array(cells, dtype="datetime64[s]").astype(np.int64).astype(float)
+        except ValueError:
+            pass
     import pandas as pd
 
     ts = pd.to_datetime(pd.Series(values, dtype=object), format="ISO8601", utc=True, errors="coerce")
@@ -76,7 +94,7 @@ class Rows:
 
     # ----------------------------------------------------------------- raw
     def has(self, column: str) -> bool:
-        return column in self.table.data.columns
+        return column in self.table.data
 
     def require(self, columns: Sequence[str]) -> None:
         missing = [c for c in columns if not self.has(c)]
@@ -90,7 +108,9 @@ class Rows:
         if s is None:
             if not self.has(column):
                 self.require([column])
-            s = self._strip[column] = self.table.data[column].str.strip().to_numpy(dtype=object)
+            col = self.table.data[column]
+            s = self._strip[column] = col if column in self.table.stripped else np.array(
+                [x.strip() if type(x) is str else x for x in col.tolist()], dtype=object)
         return s
 
     def fail(self, mask: np.ndarray, column: str | None, kind: str, message: Callable[[int], str]) -> None:

@@ -102,3 +102,21 @@ def test_tier_rates_dally_table():
     assert b.speed(j, plan, {m0: Resources(4), m2: Resources(4)})[0] == pytest.approx(0.5 * 6.0)
     assert dict(b.capped) == {"mobilenetv3@rack": 1, "mobilenetv3@network": 1}
     assert r.speed(job("mobilenetv3", 1, compute_time=0.5), ExecutionPlan(), {m0: Resources(1)}) == (0.5, 0.0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(PHILLY.machines) - 1), st.integers(0, 8), st.booleans()), max_size=80))
+def test_largest_rack_block_kept_between_updates(updates):
+    """The largest rack block is kept across updates (raised at once, recomputed after it shrank):
+    queried after any update, it is the brute-force maximum."""
+    free = {m: PHILLY.machine(m).gpus for m in PHILLY.machines}
+    idx = FreeIndex(PHILLY, free)
+    for i, k, ask in updates:
+        m = PHILLY.machines[i]
+        free[m] = min(k, PHILLY.machine(m).gpus)
+        idx._set(m, free[m])
+        if ask:
+            racks: dict[str, int] = {}
+            for mm, kk in free.items():
+                racks[PHILLY.rack_of(mm)] = racks.get(PHILLY.rack_of(mm), 0) + kk
+            assert idx.largest_rack_block() == max(racks.values())
