@@ -81,13 +81,15 @@ def _smoke_test(solver: str) -> Availability:
 
 
 class MathOptBackend:
-    def __init__(self, name: str, solver: str, hints: bool, threads_param: bool) -> None:
+    def __init__(self, name: str, solver: str, hints: bool, threads_param: bool, options: bool = False) -> None:
         self.name = name
         self._solver = solver
         self._threads_param = threads_param
         caps = {"mip", "continuous", "dual_bound"}
         if hints:
             caps.add("warm_start")
+        if options:
+            caps.add("options")
         self.capabilities = frozenset(caps)
 
     def _type(self):
@@ -129,6 +131,17 @@ class MathOptBackend:
             sp.node_limit = params.node_limit
         if time_left_s is not None:
             sp.time_limit = dt.timedelta(seconds=time_left_s)
+        pp = sp.to_proto()
+        for k, v in params.backend_options:  # by HiGHS's own names (SolveParams.backend_options)
+            opts = pp.highs
+            if isinstance(v, bool):
+                opts.bool_options[k] = v
+            elif isinstance(v, int):
+                opts.int_options[k] = v
+            elif isinstance(v, float):
+                opts.double_options[k] = v
+            else:
+                opts.string_options[k] = str(v)
         mp = model_parameters_pb2.ModelSolveParametersProto()
         if hints and "warm_start" in self.capabilities:
             ids = sorted(hints)
@@ -137,7 +150,7 @@ class MathOptBackend:
             h.variable_values.values.extend([hints[i] for i in ids])
         try:
             with quiet_stdout(not params.verbose):
-                return solver.solve(proto, self._type().value, parameters_pb2.SolverInitializerProto(), sp.to_proto(), mp,
+                return solver.solve(proto, self._type().value, parameters_pb2.SolverInitializerProto(), pp, mp,
                                     None, _callbacks(), None, None)
         except Exception as e:  # noqa: BLE001
             return e
@@ -198,7 +211,7 @@ def _callbacks():
 
 
 def highs() -> MathOptBackend:
-    return MathOptBackend("highs", "HIGHS", hints=True, threads_param=False)
+    return MathOptBackend("highs", "HIGHS", hints=True, threads_param=False, options=True)
 
 
 def scip() -> MathOptBackend:
