@@ -43,7 +43,8 @@ one frees them within the decision), which the joint model does not know. When t
 running jobs, the round is solved again with those jobs out and their resources held
 (:func:`~schedlab.formulations.policies.joint_snapshot.holding`; counted ``re-solved:preemption``),
 until a solution preempts no one else: the decision preempts them and starts what fits beside them;
-what needed their resources starts at a later round.
+what needed their resources starts at a later round. The re-solve starts from the part of the first
+optimum that fits beside the held resources (:func:`_fitting_part`), a feasible point close to its optimum.
 
 **Budget and fallbacks** (each counted in ``counters``, reported as ``metrics["policy_counters"]``):
 ``time_limit_s`` is a wall-clock budget for the whole round (tables, build, solve, extraction,
@@ -267,8 +268,9 @@ class ExactJointPolicy(RoundPolicy):
         hint = self._hint(inst, jinst)
         left = self.time_limit_s - (time.perf_counter() - t0)
         resolved = False
+        start = None
         while True:
-            res = self._solve(jinst, left, hint)
+            res = self._solve(jinst, left, hint, start)
             if res is None:
                 return inst.current
             preempted = {ja.job_id for ja in jinst.base.current} - set(res.allocation.assignments)
@@ -276,8 +278,9 @@ class ExactJointPolicy(RoundPolicy):
                 break
             # the preempted jobs hold their resources until their checkpoint: solve again without
             # them, their resources held, so that no start uses what they still hold
-            self.counters["re-solved:preemption"] += 1
             resolved = True
+            self.counters["re-solved:preemption"] += 1
+            start = _fitting_part(res.allocation, jinst.base.current, preempted)
             jinst = holding(jinst, preempted)
             hint = None if hint is None else Allocation.of(ja for ja in hint if ja.job_id not in preempted)
             left = self.time_limit_s - (time.perf_counter() - t0)
@@ -337,14 +340,16 @@ class ExactJointPolicy(RoundPolicy):
         ids = jinst.base.job_by_id
         return Allocation.of(ja for ja in alloc if ja.job_id in ids)
 
-    def _solve(self, jinst: JointInstance, left: float, hint: Allocation | None = None):
+    def _solve(self, jinst: JointInstance, left: float, hint: Allocation | None = None,
+               first: Allocation | None = None):
         """One solve of ``jinst`` within ``left`` seconds; ``None`` (counted) when the round must keep
-        the running allocation. ``hint``: the warm-start heuristic's decision (else the running one)."""
+        the running allocation. ``hint``: the warm-start heuristic's decision (else ``first``, else the
+        running one); ``first``: a start of a preemption re-solve (:func:`_fitting_part`)."""
         if left < MIN_SOLVE_S:
             self.counters["kept-current:budget"] += 1
             return None
         cur = jinst.base.current
-        start = hint if hint is not None else (cur if len(cur) else None)
+        start = hint if hint is not None else first if first is not None else (cur if len(cur) else None)
         params = SolveParams(time_limit_s=left, node_limit=self.node_limit, work_limit=self.work_limit,
                              threads=self.threads, seed=self.seed, warm_start=start, rel_gap=self.rel_gap,
                              backend_options=self.backend_options)
@@ -369,6 +374,16 @@ class ExactJointPolicy(RoundPolicy):
         if res.status is not Status.OPTIMAL:
             self.counters[f"incumbent:{res.status.value}"] += 1
         return res
+
+
+def _fitting_part(target: Allocation, current: Allocation, preempted: set[str]) -> Allocation:
+    """The part of ``target`` that fits beside the resources of the ``preempted`` jobs, which they hold
+    until their checkpoint: every job but those that ``target`` starts or changes on a machine the
+    preempted jobs use (on those machines only kept jobs stay, and they ran beside the preempted ones).
+    The start of the preemption re-solve (quotas aside: a start that breaks one is only a hint)."""
+    busy = {m for jid in preempted for m in current[jid].placement}
+    return Allocation.of(ja for ja in target if ja.job_id not in preempted and (
+        current.get(ja.job_id) == ja or not busy & set(ja.placement)))
 
 
 def _same_capacity(a: Mapping[str, Resources], b: Mapping[str, Resources]) -> bool:
