@@ -15,10 +15,9 @@ from typing import Any
 
 from schedlab.formulations.backends.base import (
     Availability,
-    OutOfTime,
     quiet_stdout,
+    rows,
     solve_in_phases,
-    spent,
     versioned,
 )
 from schedlab.formulations.model import Model
@@ -30,11 +29,12 @@ __all__ = ["MathOptBackend", "highs", "scip"]
 def _model_proto(model: Model, params: SolveParams, t0: float):
     """``model`` as a MathOpt ``ModelProto``, its arrays filled in bulk from :meth:`Model.arrays` (adding
     variables and setting coefficients one by one through the Python API was a quarter of an
-    exact-in-the-loop replay's CPU time). Raises ``OutOfTime`` when the budget is already spent."""
+    exact-in-the-loop replay's CPU time). The shared :func:`rows` loop raises ``OutOfTime`` when the
+    budget is spent."""
     from ortools.math_opt import model_pb2
 
-    if spent(params, t0, 0):
-        raise OutOfTime
+    for _ in rows(model, params, t0):  # the budget check of every backend's translation
+        pass
     a = model.arrays()
     p = model_pb2.ModelProto(name=model.name)
     n = len(model.vars)
