@@ -103,6 +103,8 @@ def solve_built(form: Formulation[I, S], inst: I, built: Built, backend: Backend
     why = incompatibility(be, built.model)
     if why:
         raise Unsupported(why)
+    if params.backend_options and "options" not in be.capabilities:
+        raise Unsupported(f"backend {be.name} takes no backend_options ({params.backend_options[0][0]!r}, ...)")
     model = built.model
     start = None  # (feasible in the model, its model objective, what to say) of a given warm start
     hints: dict[int, float] = {}

@@ -180,6 +180,10 @@ class JointInstance:
     #: (its caches survive from one instance to the next: exact-in-the-loop rounds); not part of the
     #: instance's value (not compared, not saved)
     perf_model: Any = field(default=None, compare=False, repr=False)
+    #: a dict the instances of one replay share (exact-in-the-loop rounds: the policy's option tables
+    #: own it), where the pricer memoises what depends only on a job's model, batch and footprint (the
+    #: fastest plan of a footprint); not part of the instance's value (not compared, not saved)
+    memo: dict | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", MappingProxyType({k: tuple(v) for k, v in self.options.items()}))

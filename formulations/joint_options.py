@@ -180,11 +180,23 @@ class PerfPricer:
         return self.pm.throughput(job.model, ja.plan, dict(fp.counts), lvl, global_batch=job.global_batch)
 
     def best(self, job: Job, fp: Footprint) -> tuple[ExecutionPlan, float] | None:
-        from schedlab.perfmodel.memory import plan_host_memory_gb
-
+        """The fastest plan of the footprint and its throughput (memoised in ``inst.memo`` when the
+        instance has one: a pure function of the model, its parameters, the batch and the footprint)."""
         lvl = _level(PERF_CPU_LEVELS, fp.gpus, fp.cpus)
         if lvl is None:
             return None
+        memo = self.inst.memo
+        if memo is None:
+            return self._best(job, fp, lvl)
+        key = ("best", job.model, self.pm.params_for(job.model), job.global_batch, tuple(sorted(fp.counts.items())),
+               lvl, fp.mem_gb)
+        if key not in memo:
+            memo[key] = self._best(job, fp, lvl)
+        return memo[key]
+
+    def _best(self, job: Job, fp: Footprint, lvl: int) -> tuple[ExecutionPlan, float] | None:
+        from schedlab.perfmodel.memory import plan_host_memory_gb
+
         spec = self.pm.spec(job.model)
         plans = [p for p in self.pm.enumerate_plans(job.model, dict(fp.counts), lvl, global_batch=job.global_batch)
                  if plan_host_memory_gb(spec, p) <= fp.mem_gb + 1e-6]

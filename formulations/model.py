@@ -22,7 +22,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from numbers import Real
+
+import numpy as np
 
 INF = math.inf
 
@@ -220,9 +223,30 @@ class Cumulative:
     name: str = ""
 
 
+@dataclass(frozen=True, eq=False)
+class Arrays:
+    """A model's data as numpy arrays (:meth:`Model.arrays`): the constraint matrix in coordinate form,
+    row-major with ascending columns, zero coefficients dropped (what MathOpt's ``ModelProto`` wants),
+    row and variable bounds, integrality."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    coefs: np.ndarray
+    row_lb: np.ndarray
+    row_ub: np.ndarray
+    var_lb: np.ndarray
+    var_ub: np.ndarray
+    integer: np.ndarray
+
+    def row_values(self, x: np.ndarray) -> np.ndarray:
+        """Every row's ``sum(coef * x)``."""
+        return np.bincount(self.rows, weights=self.coefs * x[self.cols], minlength=len(self.row_lb))
+
+
 @dataclass
 class Model:
-    """The solver-neutral model. ``sense`` is ``"max"`` or ``"min"``."""
+    """The solver-neutral model. ``sense`` is ``"max"`` or ``"min"``. Variables and rows are only ever
+    appended (never changed once added): :meth:`arrays` caches the model's arrays on that rule."""
 
     name: str = "model"
     vars: list[Var] = field(default_factory=list)
@@ -232,6 +256,8 @@ class Model:
     intervals: list[Interval] = field(default_factory=list)
     cumulatives: list[Cumulative] = field(default_factory=list)
     hints: dict[int, float] = field(default_factory=dict)
+    #: :meth:`arrays`' cache, ``((variables, rows), Arrays)``; a shallow copy (hints) shares it
+    arrays_cache: tuple[tuple[int, int], Arrays] | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------ building
     def var(self, name: str, lb: float = 0.0, ub: float = INF, *, integer: bool = False) -> Var:
@@ -293,17 +319,47 @@ class Model:
     def objective_value(self, values: list[float]) -> float:
         return self.objective.value(values)
 
+    def arrays(self) -> Arrays:
+        """The model as numpy arrays (:class:`Arrays`), built once per size of the model (variables and
+        rows are append-only)."""
+        key = (len(self.vars), len(self.constraints))
+        if self.arrays_cache is not None and self.arrays_cache[0] == key:
+            return self.arrays_cache[1]
+        cons = self.constraints
+        lens = np.fromiter((len(c.terms) for c in cons), dtype=np.int64, count=len(cons))
+        nnz = int(lens.sum())
+        cols = np.fromiter(chain.from_iterable(c.terms for c in cons), dtype=np.int64, count=nnz)
+        coefs = np.fromiter(chain.from_iterable(c.terms.values() for c in cons), dtype=np.float64, count=nnz)
+        rows = np.repeat(np.arange(len(cons), dtype=np.int64), lens)
+        keep = coefs != 0
+        rows, cols, coefs = rows[keep], cols[keep], coefs[keep]
+        order = np.lexsort((cols, rows))
+        vs = self.vars
+        arr = Arrays(rows[order], cols[order], coefs[order],
+                     np.fromiter((c.lb for c in cons), dtype=np.float64, count=len(cons)),
+                     np.fromiter((c.ub for c in cons), dtype=np.float64, count=len(cons)),
+                     np.fromiter((v.lb for v in vs), dtype=np.float64, count=len(vs)),
+                     np.fromiter((v.ub for v in vs), dtype=np.float64, count=len(vs)),
+                     np.fromiter((v.integer for v in vs), dtype=bool, count=len(vs)))
+        self.arrays_cache = (key, arr)
+        return arr
+
     def violated(self, values: list[float], tol: float = 1e-6) -> list[str]:
         """Names of bounds/constraints that ``values`` violate (intervals not checked)."""
+        a = self.arrays()
+        x = np.asarray(values, dtype=np.float64)
         out = []
-        for v in self.vars:
-            x = values[v.index]
-            if x < v.lb - tol or x > v.ub + tol or (v.integer and abs(x - round(x)) > tol):
-                out.append(f"var {v.name}={x}")
-        for c in self.constraints:
-            s = sum(k * values[i] for i, k in c.terms.items())
-            if s < c.lb - tol * max(1.0, abs(c.lb)) or s > c.ub + tol * max(1.0, abs(c.ub)):
-                out.append(f"constraint {c.name}: {c.lb} <= {s} <= {c.ub}")
+        if len(x):
+            bad_v = (x < a.var_lb - tol) | (x > a.var_ub + tol) | (a.integer & (np.abs(x - np.round(x)) > tol))
+            out += [f"var {self.vars[i].name}={values[i]}" for i in np.flatnonzero(bad_v)]
+        if len(a.row_lb):
+            s = a.row_values(x) if len(x) else np.zeros(len(a.row_lb))
+            with np.errstate(invalid="ignore"):  # inf * 0 of an unbounded side
+                lo = a.row_lb - tol * np.maximum(1.0, np.abs(a.row_lb))
+                hi = a.row_ub + tol * np.maximum(1.0, np.abs(a.row_ub))
+            for r in np.flatnonzero((s < lo) | (s > hi)):
+                c = self.constraints[r]
+                out.append(f"constraint {c.name}: {c.lb} <= {float(s[r])} <= {c.ub}")
         return out
 
     def relaxed(self) -> Model:
@@ -320,13 +376,14 @@ class Model:
     def point(self, values: Mapping[int, float]) -> list[float]:
         """A full value vector from a sparse assignment (unnamed variables at 0, clamped into
         their bounds when 0 is outside them)."""
-        out = []
-        for v in self.vars:
-            x = float(values.get(v.index, 0.0))
-            if v.index not in values:
-                x = min(max(x, v.lb), v.ub)
-            out.append(x)
-        return out
+        a = self.arrays()
+        out = np.minimum(np.maximum(0.0, a.var_lb), a.var_ub)
+        if values:
+            idx = np.fromiter(values.keys(), dtype=np.int64, count=len(values))
+            val = np.fromiter(values.values(), dtype=np.float64, count=len(values))
+            ok = (idx >= 0) & (idx < len(out))  # indices of no variable are ignored
+            out[idx[ok]] = val[ok]
+        return out.tolist()
 
     def stats(self) -> dict[str, int]:
         return {"vars": len(self.vars), "int_vars": sum(v.integer for v in self.vars),
@@ -335,4 +392,4 @@ class Model:
                 "intervals": len(self.intervals), "cumulatives": len(self.cumulatives)}
 
 
-__all__ = ["Constraint", "Cumulative", "INF", "Interval", "LinExpr", "Model", "Var", "bounded", "lsum"]
+__all__ = ["Arrays", "Constraint", "Cumulative", "INF", "Interval", "LinExpr", "Model", "Var", "bounded", "lsum"]

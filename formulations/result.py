@@ -199,7 +199,11 @@ class SolveParams:
     HiGHS, SCIP, CBC, scipy), ``rel_gap`` (the tolerance of the status rule; backends are asked for
     half of it so that the recomputed objective meets it), ``threads`` (``None`` = every core of the
     machine, as CP-SAT wants; an explicit number is clamped to the cores, never more), ``seed``,
-    ``warm_start`` (an allocation, e.g. from a heuristic, given to backends that take hints)."""
+    ``warm_start`` (an allocation, e.g. from a heuristic, given to backends that take hints),
+    ``backend_options`` (``(name, value)`` pairs handed to the solver under its own option names; only
+    a backend with the ``options`` capability takes them (``highs``: HiGHS options), any other refuses
+    the solve; e.g. ``("mip_heuristic_run_feasibility_jump", False)``: primal heuristics change which
+    solution is found first, never the proof, so an optimal status keeps its meaning)."""
 
     time_limit_s: float | None = None
     work_limit: float | None = None
@@ -209,6 +213,7 @@ class SolveParams:
     seed: int = 0
     warm_start: Allocation | None = None
     verbose: bool = False
+    backend_options: tuple[tuple[str, bool | int | float | str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):
@@ -224,6 +229,10 @@ class SolveParams:
             raise SolveParamsError(f"rel_gap must be in [0, 1), got {self.rel_gap}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise SolveParamsError(f"seed must be an integer >= 0, got {self.seed!r}")
+        for opt in self.backend_options:
+            if (not isinstance(opt, tuple) or len(opt) != 2 or not isinstance(opt[0], str)
+                    or not isinstance(opt[1], bool | int | float | str)):
+                raise SolveParamsError(f"backend_options are (name, bool/int/float/str) pairs, got {opt!r}")
 
     @property
     def effective_threads(self) -> int:

@@ -22,7 +22,7 @@ __all__ = ["CAPABILITIES", "Availability", "Backend", "OutOfTime", "Phased", "im
            "incompatibility", "quiet_stdout", "rows", "solve_in_phases", "spent", "time_or", "versioned"]
 
 #: Capability names a backend may declare (see :meth:`Model.requirements` for what models need).
-CAPABILITIES = ("mip", "continuous", "intervals", "warm_start", "dual_bound", "deterministic")
+CAPABILITIES = ("mip", "continuous", "intervals", "warm_start", "dual_bound", "deterministic", "options")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,13 @@ import functools
 import math
 from typing import Any
 
-from schedlab.formulations.backends.base import Availability, quiet_stdout, rows, solve_in_phases, versioned
+from schedlab.formulations.backends.base import (
+    Availability,
+    quiet_stdout,
+    rows,
+    solve_in_phases,
+    versioned,
+)
 from schedlab.formulations.model import Model
 from schedlab.formulations.result import Limit, RawResult, Reason, SolveParams, Termination
 
@@ -21,35 +27,31 @@ __all__ = ["MathOptBackend", "highs", "scip"]
 
 
 def _model_proto(model: Model, params: SolveParams, t0: float):
-    """``model`` as a MathOpt ``ModelProto``, its arrays filled in bulk (adding variables and setting
-    coefficients one by one through the Python API was a quarter of an exact-in-the-loop replay's CPU
-    time); the shared :func:`rows` loop raises ``OutOfTime`` when the budget is spent translating."""
+    """``model`` as a MathOpt ``ModelProto``, its arrays filled in bulk from :meth:`Model.arrays` (adding
+    variables and setting coefficients one by one through the Python API was a quarter of an
+    exact-in-the-loop replay's CPU time). The shared :func:`rows` loop raises ``OutOfTime`` when the
+    budget is spent."""
     from ortools.math_opt import model_pb2
 
+    for _ in rows(model, params, t0):  # the budget check of every backend's translation
+        pass
+    a = model.arrays()
     p = model_pb2.ModelProto(name=model.name)
     n = len(model.vars)
     v = p.variables
     v.ids.extend(range(n))
-    v.lower_bounds.extend([x.lb for x in model.vars])
-    v.upper_bounds.extend([x.ub for x in model.vars])
-    v.integers.extend([x.integer for x in model.vars])
+    v.lower_bounds.extend(a.var_lb.tolist())
+    v.upper_bounds.extend(a.var_ub.tolist())
+    v.integers.extend(a.integer.tolist())
     v.names.extend([x.name for x in model.vars])
     lc, mat = p.linear_constraints, p.linear_constraint_matrix
-    rws, cols, coefs = [], [], []
-    for r, c in rows(model, params, t0):
-        terms = c.terms
-        for i in sorted(terms):
-            if terms[i] != 0:
-                rws.append(r)
-                cols.append(i)
-                coefs.append(terms[i])
     lc.ids.extend(range(len(model.constraints)))
-    lc.lower_bounds.extend([c.lb for c in model.constraints])
-    lc.upper_bounds.extend([c.ub for c in model.constraints])
+    lc.lower_bounds.extend(a.row_lb.tolist())
+    lc.upper_bounds.extend(a.row_ub.tolist())
     lc.names.extend([c.name for c in model.constraints])
-    mat.row_ids.extend(rws)
-    mat.column_ids.extend(cols)
-    mat.coefficients.extend(coefs)
+    mat.row_ids.extend(a.rows.tolist())
+    mat.column_ids.extend(a.cols.tolist())
+    mat.coefficients.extend(a.coefs.tolist())
     obj = model.objective.terms
     ids = sorted(i for i in obj if obj[i] != 0)
     p.objective.linear_coefficients.ids.extend(ids)
@@ -79,13 +81,15 @@ def _smoke_test(solver: str) -> Availability:
 
 
 class MathOptBackend:
-    def __init__(self, name: str, solver: str, hints: bool, threads_param: bool) -> None:
+    def __init__(self, name: str, solver: str, hints: bool, threads_param: bool, options: bool = False) -> None:
         self.name = name
         self._solver = solver
         self._threads_param = threads_param
         caps = {"mip", "continuous", "dual_bound"}
         if hints:
             caps.add("warm_start")
+        if options:
+            caps.add("options")
         self.capabilities = frozenset(caps)
 
     def _type(self):
@@ -107,66 +111,91 @@ class MathOptBackend:
             return params.effective_threads
         return 1 if self._solver == "GSCIP" else None
 
-    def translate(self, model: Model, params: SolveParams, t0: float) -> tuple[Any, list[Any], dict[int, float]]:
+    def translate(self, model: Model, params: SolveParams, t0: float) -> tuple[Any, int, dict[int, float]]:
+        """The ``ModelProto`` (solved as is: no MathOpt Python model, whose per-variable objects and
+        result parsing cost more than HiGHS on small rounds), the number of variables, the hints."""
+        return _model_proto(model, params, t0), len(model.vars), model.hints
+
+    def run(self, native: tuple[Any, int, dict[int, float]], params: SolveParams, time_left_s: float | None) -> Any:
+        """``mathopt.solve`` without its Python model: the same protos to the same C++ solve."""
+        from ortools.math_opt import model_parameters_pb2, parameters_pb2
+        from ortools.math_opt.core.python import solver
         from ortools.math_opt.python import mathopt
 
-        m = mathopt.Model.from_model_proto(_model_proto(model, params, t0))
-        return m, [m.get_variable(i) for i in range(len(model.vars))], model.hints
-
-    def run(self, native: tuple[Any, list[Any], dict[int, float]], params: SolveParams, time_left_s: float | None) -> Any:
-        from ortools.math_opt.python import mathopt
-
-        m, xs, hints = native
+        proto, _n, hints = native
         sp = mathopt.SolveParameters(relative_gap_tolerance=params.backend_rel_gap, random_seed=params.seed,
                                      enable_output=params.verbose)
         if self._threads_param:
             sp.threads = params.effective_threads
         if params.node_limit is not None:
             sp.node_limit = params.node_limit
-        mp = None
-        if hints and "warm_start" in self.capabilities:
-            hint = mathopt.SolutionHint(variable_values={xs[i]: v for i, v in hints.items()})
-            mp = mathopt.ModelSolveParameters(solution_hints=[hint])
         if time_left_s is not None:
             sp.time_limit = dt.timedelta(seconds=time_left_s)
+        pp = sp.to_proto()
+        for k, v in params.backend_options:  # by HiGHS's own names (SolveParams.backend_options)
+            opts = pp.highs
+            if isinstance(v, bool):
+                opts.bool_options[k] = v
+            elif isinstance(v, int):
+                opts.int_options[k] = v
+            elif isinstance(v, float):
+                opts.double_options[k] = v
+            else:
+                opts.string_options[k] = str(v)
+        mp = model_parameters_pb2.ModelSolveParametersProto()
+        if hints and "warm_start" in self.capabilities:
+            ids = sorted(hints)
+            h = mp.solution_hints.add()
+            h.variable_values.ids.extend(ids)
+            h.variable_values.values.extend([hints[i] for i in ids])
         try:
             with quiet_stdout(not params.verbose):
-                return mathopt.solve(m, self._type(), params=sp, model_params=mp)
+                return solver.solve(proto, self._type().value, parameters_pb2.SolverInitializerProto(), pp, mp,
+                                    None, _callbacks(), None, None)
         except Exception as e:  # noqa: BLE001
             return e
 
-    def parse(self, model: Model, native: tuple[Any, list[Any], dict[int, float]], answer: Any, params: SolveParams) -> RawResult:
-        from ortools.math_opt.python import mathopt
+    def parse(self, model: Model, native: tuple[Any, int, dict[int, float]], answer: Any,
+              params: SolveParams) -> RawResult:
+        from ortools.math_opt import result_pb2, solution_pb2
 
         threads = self.threads(params)
         if isinstance(answer, Exception):
             return RawResult(Termination(Reason.ERROR, None, f"{type(answer).__name__}: {answer}"), threads=threads)
-        r, xs = answer, native[1]
-        R = mathopt.TerminationReason
-        reason = r.termination.reason
-        has = r.has_primal_feasible_solution()
+        r, n = answer, native[1]
+        term = r.termination
+        reason = term.reason
+        has = bool(r.solutions) and r.solutions[0].HasField("primal_solution") and (
+            r.solutions[0].primal_solution.feasibility_status == solution_pb2.SOLUTION_STATUS_FEASIBLE)
         values = None
         if has:
-            values = [float(v) for v in r.variable_values(xs)]
-        b = r.termination.objective_bounds
-        primal = b.primal_bound if has and math.isfinite(b.primal_bound) else None
-        dual = b.dual_bound if math.isfinite(b.dual_bound) else None
-        if reason == R.OPTIMAL:
+            values = [0.0] * n
+            vv = r.solutions[0].primal_solution.variable_values
+            for i, x in zip(vv.ids, vv.values, strict=True):
+                values[i] = float(x)
+        b = term.objective_bounds if term.HasField("objective_bounds") else r.solve_stats
+        pb = b.primal_bound if term.HasField("objective_bounds") else b.best_primal_bound
+        db = b.dual_bound if term.HasField("objective_bounds") else b.best_dual_bound
+        primal = pb if has and math.isfinite(pb) else None
+        dual = db if math.isfinite(db) else None
+        R = result_pb2
+        if reason == R.TERMINATION_REASON_OPTIMAL:
             ours = Reason.OPTIMAL
-        elif reason == R.FEASIBLE:
+        elif reason == R.TERMINATION_REASON_FEASIBLE:
             ours = Reason.FEASIBLE
-        elif reason == R.NO_SOLUTION_FOUND:
+        elif reason == R.TERMINATION_REASON_NO_SOLUTION_FOUND:
             ours = Reason.NO_SOLUTION_FOUND
-        elif reason == R.INFEASIBLE:
+        elif reason == R.TERMINATION_REASON_INFEASIBLE:
             ours, dual = Reason.INFEASIBLE, None
-        elif reason in (R.UNBOUNDED, R.INFEASIBLE_OR_UNBOUNDED):
-            ours = Reason.UNBOUNDED if reason == R.UNBOUNDED else Reason.ERROR
+        elif reason in (R.TERMINATION_REASON_UNBOUNDED, R.TERMINATION_REASON_INFEASIBLE_OR_UNBOUNDED):
+            ours = Reason.UNBOUNDED if reason == R.TERMINATION_REASON_UNBOUNDED else Reason.ERROR
         else:
             ours = Reason.FEASIBLE if has else Reason.ERROR
         limit = None
-        if reason in (R.FEASIBLE, R.NO_SOLUTION_FOUND):
-            limit = _LIMITS.get(getattr(r.termination.limit, "name", ""), Limit.UNDETERMINED)
-        return RawResult(Termination(ours, limit, f"{reason.name}: {r.termination.detail}".strip(": ")), values,
+        if reason in (R.TERMINATION_REASON_FEASIBLE, R.TERMINATION_REASON_NO_SOLUTION_FOUND):
+            limit = _LIMITS.get(R.LimitProto.Name(term.limit).removeprefix("LIMIT_"), Limit.UNDETERMINED)
+        name = R.TerminationReasonProto.Name(reason).removeprefix("TERMINATION_REASON_")
+        return RawResult(Termination(ours, limit, f"{name}: {term.detail}".strip(": ")), values,
                          primal, dual, threads)
 
 
@@ -175,8 +204,14 @@ _LIMITS = {"TIME": Limit.TIME, "NODE": Limit.NODE, "SOLUTION": Limit.SOLUTION, "
            "ITERATION": Limit.WORK}
 
 
+def _callbacks():
+    from ortools.math_opt import callback_pb2
+
+    return callback_pb2.CallbackRegistrationProto()
+
+
 def highs() -> MathOptBackend:
-    return MathOptBackend("highs", "HIGHS", hints=True, threads_param=False)
+    return MathOptBackend("highs", "HIGHS", hints=True, threads_param=False, options=True)
 
 
 def scip() -> MathOptBackend:

@@ -43,7 +43,8 @@ one frees them within the decision), which the joint model does not know. When t
 running jobs, the round is solved again with those jobs out and their resources held
 (:func:`~schedlab.formulations.policies.joint_snapshot.holding`; counted ``re-solved:preemption``),
 until a solution preempts no one else: the decision preempts them and starts what fits beside them;
-what needed their resources starts at a later round.
+what needed their resources starts at a later round. The re-solve starts from the part of the first
+optimum that fits beside the held resources (:func:`_fitting_part`), a feasible point close to its optimum.
 
 **Budget and fallbacks** (each counted in ``counters``, reported as ``metrics["policy_counters"]``):
 ``time_limit_s`` is a wall-clock budget for the whole round (tables, build, solve, extraction,
@@ -53,6 +54,9 @@ without a solution (``kept-current:<status>``), a :class:`~schedlab.topology.err
 spent before the solver could start (``kept-current:budget``) keeps the running allocation
 unchanged for the round; the simulation never stops on a solver failure. ``node_limit`` /
 ``work_limit`` add deterministic limits (same seed, same records even when they bind).
+``feasibility_jump`` (off by default) is HiGHS's feasibility-jump heuristic, which costs a fixed ~25 ms
+of CPU per MIP solve (most of a small round's solve); a primal heuristic only decides which of equally
+good solutions a round finds, never whether it is proven optimal.
 
 **Settled rounds** (family objective only: the neutral one depends on progress and the clock): when the
 previous round was solved to proven optimality without preemption re-solves and the snapshot is what
@@ -152,6 +156,10 @@ class ExactJointParams(PolicyParams):
         description="objective solved each round: family (sum of normalised throughputs, Rubick's) or "
         "neutral (est-avg-jct of formulations.neutral, minimised exactly; the penalty is then in units of "
         "the snapshot's mean remaining run time)")
+    feasibility_jump: bool = ours(
+        False, neutral="a primal heuristic: it changes which optimum a tie resolves to, never the proof",
+        description="HiGHS's feasibility-jump heuristic before the root (backend highs only): a fixed ~25 ms "
+        "of CPU per MIP solve, most of a small round's solve; off, the proof of optimality is unchanged")
     warm_start: str | None = ours(
         None, description="a registered policy (e.g. rubick) whose decision on the same snapshot is the "
         "solver's MIP start each round (None: the running allocation); resolved by the registry that "
@@ -203,7 +211,7 @@ class ExactJointPolicy(RoundPolicy):
     def __init__(self, *, backend: str = "highs", method: str = "joint", time_limit_s: float = 10.0,
                  node_limit: int = 0, work_limit: float = 0.0, interval_s: float = 60.0,
                  reconfig_penalty: float = 0.05, rel_gap: float = 1e-6, threads: int = 1, max_gpus: int = 0,
-                 source: str = "perfmodel",
+                 source: str = "perfmodel", feasibility_jump: bool = False,
                  decisions: str = "resizable", objective: str = "family", warm_start: str | None = None,
                  registry: Mapping[str, Any] | None = None, seed: int = 0) -> None:
         super().__init__(interval_s, seed=seed)
@@ -211,6 +219,9 @@ class ExactJointPolicy(RoundPolicy):
         self.node_limit, self.work_limit = node_limit or None, work_limit or None
         self.reconfig_penalty, self.threads, self.max_gpus, self.source = reconfig_penalty, threads, max_gpus, source
         self.rel_gap = rel_gap
+        #: backend options of every solve (SolveParams.backend_options)
+        self.backend_options = () if feasibility_jump or backend != "highs" else (
+            ("mip_heuristic_run_feasibility_jump", False),)
         if decisions not in DECISION_SETS:
             raise SpecError(f"unknown decision set {decisions!r}; known: {', '.join(DECISION_SETS)}",
                             source="<exact-joint>", field="exact-joint.decisions")
@@ -257,8 +268,9 @@ class ExactJointPolicy(RoundPolicy):
         hint = self._hint(inst, jinst)
         left = self.time_limit_s - (time.perf_counter() - t0)
         resolved = False
+        start = None
         while True:
-            res = self._solve(jinst, left, hint)
+            res = self._solve(jinst, left, hint, start)
             if res is None:
                 return inst.current
             preempted = {ja.job_id for ja in jinst.base.current} - set(res.allocation.assignments)
@@ -266,8 +278,9 @@ class ExactJointPolicy(RoundPolicy):
                 break
             # the preempted jobs hold their resources until their checkpoint: solve again without
             # them, their resources held, so that no start uses what they still hold
-            self.counters["re-solved:preemption"] += 1
             resolved = True
+            self.counters["re-solved:preemption"] += 1
+            start = _fitting_part(res.allocation, jinst.base.current, preempted)
             jinst = holding(jinst, preempted)
             hint = None if hint is None else Allocation.of(ja for ja in hint if ja.job_id not in preempted)
             left = self.time_limit_s - (time.perf_counter() - t0)
@@ -327,16 +340,19 @@ class ExactJointPolicy(RoundPolicy):
         ids = jinst.base.job_by_id
         return Allocation.of(ja for ja in alloc if ja.job_id in ids)
 
-    def _solve(self, jinst: JointInstance, left: float, hint: Allocation | None = None):
+    def _solve(self, jinst: JointInstance, left: float, hint: Allocation | None = None,
+               first: Allocation | None = None):
         """One solve of ``jinst`` within ``left`` seconds; ``None`` (counted) when the round must keep
-        the running allocation. ``hint``: the warm-start heuristic's decision (else the running one)."""
+        the running allocation. ``hint``: the warm-start heuristic's decision (else ``first``, else the
+        running one); ``first``: a start of a preemption re-solve (:func:`_fitting_part`)."""
         if left < MIN_SOLVE_S:
             self.counters["kept-current:budget"] += 1
             return None
         cur = jinst.base.current
-        start = hint if hint is not None else (cur if len(cur) else None)
+        start = hint if hint is not None else first if first is not None else (cur if len(cur) else None)
         params = SolveParams(time_limit_s=left, node_limit=self.node_limit, work_limit=self.work_limit,
-                             threads=self.threads, seed=self.seed, warm_start=start, rel_gap=self.rel_gap)
+                             threads=self.threads, seed=self.seed, warm_start=start, rel_gap=self.rel_gap,
+                             backend_options=self.backend_options)
         self.counters["solves"] += 1
         try:
             res = solver_of(self.method)(jinst, self.backend, params)
@@ -358,6 +374,16 @@ class ExactJointPolicy(RoundPolicy):
         if res.status is not Status.OPTIMAL:
             self.counters[f"incumbent:{res.status.value}"] += 1
         return res
+
+
+def _fitting_part(target: Allocation, current: Allocation, preempted: set[str]) -> Allocation:
+    """The part of ``target`` that fits beside the resources of the ``preempted`` jobs, which they hold
+    until their checkpoint: every job but those that ``target`` starts or changes on a machine the
+    preempted jobs use (on those machines only kept jobs stay, and they ran beside the preempted ones).
+    The start of the preemption re-solve (quotas aside: a start that breaks one is only a hint)."""
+    busy = {m for jid in preempted for m in current[jid].placement}
+    return Allocation.of(ja for ja in target if ja.job_id not in preempted and (
+        current.get(ja.job_id) == ja or not busy & set(ja.placement)))
 
 
 def _same_capacity(a: Mapping[str, Resources], b: Mapping[str, Resources]) -> bool:

@@ -75,6 +75,8 @@ class OptionTables:
             self.perf = None  # heterogeneous cluster: request-only tables
         self._cache: dict[tuple, tuple] = {}
         self._counted: set[str] = set()
+        #: the rounds' instances' shared memo (:attr:`JointInstance.memo`: fastest plans by footprint)
+        self.memo: dict = {}
 
     def table(self, job: Job) -> Table:
         """``(options, reference throughput, whether the options are a perf-model table)``."""
@@ -145,7 +147,7 @@ def joint_snapshot(snap: ViewSnapshot, tables: OptionTables, reconfig_penalty: f
                     time=inst.time, progress={j: p for j, p in inst.progress.items() if j not in out})
     return JointInstance(base, options, ref, reconfig_penalty=reconfig_penalty, objective=objective,
                          pricing="perfmodel" if perf_priced and jobs else "table",
-                         perf_model=None if tables.perf is None else tables.perf.pm)
+                         perf_model=None if tables.perf is None else tables.perf.pm, memo=tables.memo)
 
 
 def rigid_snapshot(jinst: JointInstance, tables: OptionTables) -> JointInstance:
