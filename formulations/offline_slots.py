@@ -136,21 +136,30 @@ def completion_of(sched: Mapping[str, Mapping[int, int]]) -> dict[str, int]:
 
 def horizons(jobs: Sequence[SlotJob], gpus: int, serial: int, objective: str, rigid: bool,
              ub: Mapping[str, int] | None) -> dict[str, int]:
-    """Each job's largest completion slot :math:`H_j` (module docstring), never above ``serial``."""
-    out = {}
+    r"""Each job's largest completion slot :math:`H_j` (module docstring), never above ``serial``. The
+    greedy-maximal bound counts only the GPU-slots other jobs can run inside :math:`[r_j, H_j)` (job
+    :math:`i` at most :math:`g_i \min(d_i, H_j - r_i, H_i - r_j)` of them), iterated to a fixpoint."""
     earliest = {j.id: j.release + j.min_slots() for j in jobs}
-    area = {j.id: next(iter(j.rates)) * j.work for j in jobs} if rigid else {}
-    tot_area = sum(area.values())
-    tot_e = sum(earliest.values())
-    for j in jobs:
-        h = serial
-        if rigid:
-            g = next(iter(j.rates))
-            h = min(h, earliest[j.id] + int((tot_area - area[j.id]) // (gpus - g + 1)))
-        if ub is not None:
-            h = min(h, sum(ub.values()) - (tot_e - earliest[j.id]) if objective == "avg-jct" else max(ub.values()))
-        out[j.id] = max(h, earliest[j.id])
-    return out
+    out = {j.id: serial for j in jobs}
+    if ub is not None:
+        tot_e = sum(earliest.values())
+        for j in jobs:
+            out[j.id] = min(out[j.id], sum(ub.values()) - (tot_e - earliest[j.id]) if objective == "avg-jct"
+                            else max(ub.values()))
+    if rigid:
+        g = {j.id: next(iter(j.rates)) for j in jobs}
+        d = {j.id: int(round(j.work)) for j in jobs}
+        for _ in range(20):
+            changed = False
+            for j in jobs:
+                inside = sum(g[i.id] * max(0, min(d[i.id], out[j.id] - i.release, out[i.id] - j.release))
+                             for i in jobs if i.id != j.id)
+                h = min(out[j.id], earliest[j.id] + inside // (gpus - g[j.id] + 1))
+                if h < out[j.id]:
+                    out[j.id], changed = h, True
+            if not changed:
+                break
+    return {j: max(h, earliest[j]) for j, h in out.items()}
 
 
 def completion_indicators(mdl: Model, jobs: Sequence[SlotJob], runs: Mapping[str, list[tuple[int, LinExpr]]],
@@ -158,11 +167,11 @@ def completion_indicators(mdl: Model, jobs: Sequence[SlotJob], runs: Mapping[str
                           hmax: Mapping[str, int]) -> tuple[dict[tuple[str, int], Any], dict[str, dict]]:
     """The completion-indicator rows of the module docstring, linked to the completion variables ``cs``;
     ``runs``/``done``: per job, (slot, runs-in-slot) and (slot, work-in-slot) expressions in slot order.
-    Cumulative work and completion (continuous, one per slot) keep the rows short; they are one-sided
-    (``cw`` at most the work done by ``t``, ``zc`` at least the completion by ``t``), which is all the rows
-    need and stays exact where a backend puts continuous variables on a grid (CP-SAT)."""
+    The completion by ``t`` is a 0/1 variable ``zc`` (at least the indicators' sum so far: all the rows need),
+    and the work rows sum the slots' work directly: integer coefficients for rigid jobs, nothing a backend
+    must put on a grid (CP-SAT)."""
     z: dict[tuple[str, int], Any] = {}
-    aux: dict[str, dict] = {"cw": {}, "zc": {}}
+    aux: dict[str, dict] = {"zc": {}}
     for j in jobs:
         e = j.release + j.min_slots()
         one, val = LinExpr(), LinExpr()
@@ -172,23 +181,24 @@ def completion_indicators(mdl: Model, jobs: Sequence[SlotJob], runs: Mapping[str
             val.add_term(v.index, t + 1)
         mdl.add(one == 1, f"done1[{j.id}]")
         mdl.add(cs[j.id] - val == 0, f"cdef[{j.id}]")
-        prev_w = prev_z = None
-        closed: dict[int, Any] = {}  # slot -> cumulative completion by the end of it
+        prev_z = None
+        closed: dict[int, Any] = {}  # slot -> completed by the end of it (0/1)
+        cum = LinExpr()
         for t, w in done[j.id]:
-            cw = mdl.var(f"cw[{j.id},{t}]", 0.0, j.work * 2 + max(j.rates.values()))
-            row = LinExpr(dict(w.terms))
-            row.add_term(cw.index, -1.0)
-            if prev_w is not None:
-                row.add_term(prev_w.index, 1.0)
-            mdl.add(row >= 0, f"cw[{j.id},{t}]")  # cw <= the work done by t (one-sided: exact on a grid)
-            prev_w = aux["cw"][j.id, t] = cw
+            cum.iadd(w)
             if (j.id, t) in z:
-                zc = mdl.var(f"zc[{j.id},{t}]", 0.0, 1.0)
+                zc = mdl.binary(f"zc[{j.id},{t}]")
                 row = LinExpr({zc.index: 1.0, z[j.id, t].index: -1.0})
                 if prev_z is not None:
                     row.add_term(prev_z.index, -1.0)
                 mdl.add(row >= 0, f"zc[{j.id},{t}]")  # zc >= completed by t
-                mdl.add(cw - zc * (j.work * (1 - 1e-9)) >= 0, f"cumw[{j.id},{t}]")
+                # as a fraction of W_j where the work is not integral (small coefficients: CP-SAT rounds them
+                # at 1e-6; the slack below absorbs that, the job's work row stays exact)
+                w_scale = 1.0 if all(float(c).is_integer() for c in cum.terms.values()) and j.work.is_integer() \
+                    else 1.0 / j.work
+                row = LinExpr({i: c * w_scale for i, c in cum.terms.items()})
+                row.add_term(zc.index, -j.work * w_scale * (1 - 1e-6))
+                mdl.add(row >= 0, f"cumw[{j.id},{t}]")  # the work done by t >= W_j if completed by t
                 prev_z = closed[t] = aux["zc"][j.id, t] = zc
         for t, r in runs[j.id]:  # no run after the completion slot
             if t - 1 in closed:
@@ -228,15 +238,9 @@ def schedule_hints(sched: Mapping[str, Mapping[int, int]], jobs: Sequence[SlotJo
         hints[cs[j.id].index] = float(c)
         if (j.id, c - 1) in z:
             hints[z[j.id, c - 1].index] = 1.0
-        w = 0.0
-        for t in range(j.release, max(c, j.release + 1) + 10**6):
-            if (j.id, t) not in aux["cw"]:
-                break
-            k = slots.get(t)
-            w += j.rates[k] if k else 0.0
-            hints[aux["cw"][j.id, t].index] = w
-            if (j.id, t) in aux["zc"]:
-                hints[aux["zc"][j.id, t].index] = 1.0 if t >= c - 1 else 0.0
+        for (jid, t), v in aux["zc"].items():
+            if jid == j.id:
+                hints[v.index] = 1.0 if t >= c - 1 else 0.0
     return hints
 
 
