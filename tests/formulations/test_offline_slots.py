@@ -108,3 +108,19 @@ def test_strong_and_plain_models_have_the_same_optimum(jobs, obj, curve):
     b = solve(ResizableTIFormulation(strong=False), rz, "highs", P)
     assert a.status is Status.OPTIMAL and b.status is Status.OPTIMAL and a.verified
     assert a.objective == pytest.approx(b.objective)
+
+
+def test_the_models_own_start_is_the_incumbent_when_the_backend_returns_none():
+    """A solve whose backend returned no solution (it ran out of time before reading the start) reports the
+    greedy schedule, feasible at the limit, not 'no solution'."""
+    from schedlab.formulations.base import _own_start
+    from schedlab.formulations.result import Limit, RawResult, Reason, Termination
+
+    cl = tiny_cluster(machines=1, gpus=1)
+    base = Instance(cl, (Job("A", Resources(1), arrival=0.0, duration=10.0),
+                         Job("B", Resources(1), arrival=1.0, duration=1.0)))
+    built = PreemptiveTIFormulation().build(PreemptiveTIInstance(base, 1.0))
+    notes: list[str] = []
+    raw = _own_start(built.model, RawResult(Termination(Reason.NO_SOLUTION_FOUND, Limit.TIME)), notes)
+    assert raw.termination.reason is Reason.FEASIBLE and raw.termination.limit is Limit.TIME
+    assert raw.primal_bound == pytest.approx(6.0) and "own start" in notes[0]
