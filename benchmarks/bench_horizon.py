@@ -13,7 +13,10 @@
     python -m schedlab.benchmarks.bench_horizon horizon [--sizes 5x4,10x8,...] [--slots 8] [--limit 60]
         [--backend cpsat|highs|...]
     python -m schedlab.benchmarks.bench_horizon offline [--jobs 10,20,30] [--slot 600] [--limit 60]
-        [--backend cpsat|highs] [--methods nonpreemptive,preemptive-ti-total,...]
+        [--backend cpsat|highs] [--methods nonpreemptive,preemptive-ti-total,...] [--plain]
+
+Each offline row has ``cpu_s`` (CPU seconds of the solve in this process) beside the wall time, and
+``model`` (``strong``: :mod:`~schedlab.formulations.offline_slots`; ``plain`` with ``--plain``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import time
 from dataclasses import replace
 
 from schedlab.formulations.base import solve
@@ -75,9 +79,19 @@ def rounded_trace(n: int, slot: float, seed: int, machines: int) -> Instance:
     return Instance(base.cluster, jobs)
 
 
+def timed(form, inst, backend: str, params: SolveParams):
+    """``solve`` and the CPU seconds this process spent in it (the solvers run in-process, one thread: on a
+    shared machine the CPU seconds say what the wall time cannot)."""
+    t = time.process_time()
+    res = solve(form, inst, backend, params)
+    return res, round(time.process_time() - t, 2)
+
+
 def bench_offline(sizes: list[int], slot: float, limit: float, seed: int, machines: int, backend: str = "cpsat",
                   methods: tuple[str, ...] = ("nonpreemptive", "preemptive-ti-total", "preemptive-ti-machine",
-                                              "resizable-ti")) -> list[dict]:
+                                              "resizable-ti"), strong: bool = True) -> list[dict]:
+    """``strong``: the time-indexed models of :mod:`~schedlab.formulations.offline_slots` (default); else the
+    plain ones (``--plain``), for comparison."""
     from schedlab.perfmodel.facade import PerfModel
     out = []
     P = SolveParams(threads=1, time_limit_s=limit, seed=0)
@@ -85,13 +99,16 @@ def bench_offline(sizes: list[int], slot: float, limit: float, seed: int, machin
     for n in sizes:
         base = rounded_trace(n, slot, seed, machines)
         G = base.cluster.total_gpus
-        extra = {"jobs": n, "gpus": G, "slot": slot, "backend": backend}
+        extra = {"jobs": n, "gpus": G, "slot": slot, "backend": backend, "model": "strong" if strong else "plain"}
         for name, form, inst in (
                 ("nonpreemptive", OfflineFormulation(), OfflineInstance(base)),
-                ("preemptive-ti-total", PreemptiveTIFormulation(), PreemptiveTIInstance(base, slot)),
-                ("preemptive-ti-machine", PreemptiveTIFormulation(), PreemptiveTIInstance(base, slot, mode="machine"))):
+                ("preemptive-ti-total", PreemptiveTIFormulation(strong=strong), PreemptiveTIInstance(base, slot)),
+                ("preemptive-ti-machine", PreemptiveTIFormulation(strong=strong),
+                 PreemptiveTIInstance(base, slot, mode="machine"))):
             if name in methods:  # the non-preemptive model needs intervals: CP-SAT only
-                out.append(row(name, solve(form, inst, "cpsat" if name == "nonpreemptive" else backend, P), extra))
+                be = "cpsat" if name == "nonpreemptive" else backend
+                res, cpu = timed(form, inst, be, P)
+                out.append(row(name, res, {**extra, "backend": be, "cpu_s": cpu}))
                 print(json.dumps(out[-1]), flush=True)
         pm = PerfModel(base.cluster)
         rjobs = []
@@ -101,7 +118,8 @@ def bench_offline(sizes: list[int], slot: float, limit: float, seed: int, machin
             rjobs.append(ResizableJob(j.id, j.arrival, sp[j.requested.gpus] * j.duration, sp))
         rz = ResizableInstance(G, tuple(rjobs), slot)
         if "resizable-ti" in methods:
-            out.append(row("resizable-ti", solve(ResizableTIFormulation(), rz, backend, P), extra))
+            res, cpu = timed(ResizableTIFormulation(strong=strong), rz, backend, P)
+            out.append(row("resizable-ti", res, {**extra, "cpu_s": cpu}))
             print(json.dumps(out[-1]), flush=True)
         fb = fluid_bound(rz)
         out.append({"method": "fluid-bound", "status": "bound", "objective": None, "bound": round(fb.value, 2),
@@ -127,13 +145,15 @@ def main(argv: list[str] | None = None) -> int:
     o.add_argument("--seed", type=int, default=0)
     o.add_argument("--backend", default="cpsat", help="for the time-indexed models (non-preemptive: CP-SAT)")
     o.add_argument("--methods", default="nonpreemptive,preemptive-ti-total,preemptive-ti-machine,resizable-ti")
+    o.add_argument("--plain", action="store_true", help="the plain time-indexed models (no horizons, indicators, "
+                   "symmetry rows or MIP start), for comparison")
     a = ap.parse_args(argv)
     if a.cmd == "horizon":
         sizes = [tuple(int(x) for x in s.split("x")) for s in a.sizes.split(",")]
         bench_horizon(sizes, a.slots, a.limit, a.seed, a.backend)  # type: ignore[arg-type]
     else:
         bench_offline([int(x) for x in a.jobs.split(",")], a.slot, a.limit, a.seed, a.machines, a.backend,
-                      tuple(a.methods.split(",")))
+                      tuple(a.methods.split(",")), strong=not a.plain)
     return 0
 
 

@@ -125,6 +125,9 @@ def solve_built(form: Formulation[I, S], inst: I, built: Built, backend: Backend
         sub = params if left is None else params.with_(time_limit_s=left - reserve_s(model, limit))
         raw = be.solve(model, sub)
     notes += list(raw.notes)
+    if (raw.values is None or not raw.termination.status.has_solution) and built.model.hints \
+            and raw.termination.reason is not Reason.INFEASIBLE:
+        raw = _own_start(built.model, raw, notes)
     used = None
     if start is not None:
         used, text = start[0], start[2]
@@ -167,6 +170,21 @@ def solve_built(form: Formulation[I, S], inst: I, built: Built, backend: Backend
         Bounds(model.sense, raw.primal_bound, raw.dual_bound, params.rel_gap, raw.precision),
         Timing(build_s, raw.translate_s, raw.solve_s, extract_s, verify_s, wall, limit),
         objective=objective, allocation=allocation, solution=solution, violations=violations, notes=tuple(notes))
+
+
+def _own_start(model: Model, raw: RawResult, notes: list[str]) -> RawResult:
+    """A formulation's own MIP start (``Model.hints`` set when it built the model: a heuristic schedule) as
+    the incumbent when the backend returned none (it may run out of time before reading it): a feasible point
+    of the model is a solution, reported feasible at the backend's limit."""
+    full = model.point(model.hints)
+    if model.violated(full, tol=1e-6):
+        return raw
+    value = model.objective_value(full)
+    notes.append(f"{raw.termination.detail or raw.termination.reason.value}: the backend returned no solution; "
+                 f"the model's own start (worth {value:g}) is the incumbent")
+    limit = raw.termination.limit or Limit.UNDETERMINED
+    return replace(raw, termination=Termination(Reason.FEASIBLE, limit, raw.termination.detail),
+                               values=full, primal_bound=value)
 
 
 def warm_start_check(form: Formulation[I, S], inst: I, built: Built, be: Backend, allocation: Allocation

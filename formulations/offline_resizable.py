@@ -38,6 +38,17 @@ from typing import Any
 
 from schedlab.formulations.base import Built, check_deadline
 from schedlab.formulations.model import LinExpr, Model
+from schedlab.formulations.offline_slots import (
+    SlotJob,
+    completion_indicators,
+    completion_of,
+    efficient_counts,
+    greedy_schedule,
+    horizons,
+    order_identical,
+    schedule_hints,
+    unfinished_hints,
+)
 from schedlab.formulations.offline_ti import completion_rows, slot_objective, slots_of, unfinished_cut
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.instance import Instance
@@ -147,39 +158,64 @@ def resizable_violations(inst: ResizableInstance, sched: ResizableSchedule) -> l
 
 
 class ResizableTIFormulation:
+    """``strong`` (default): the model of :mod:`formulations.offline_slots` — dominated counts dropped,
+    per-job horizons from the greedy schedule's value, completion indicators, identical jobs ordered, the
+    greedy schedule as MIP start; ``strong=False``: the plain model above over the serial horizon (kept for
+    comparison: same optimum)."""
+
     name = "offline-resizable-ti"
+
+    def __init__(self, strong: bool = True) -> None:
+        self.strong = strong
 
     def build(self, inst: ResizableInstance, deadline: float | None = None) -> Built:
         mdl = Model("offline-resizable-ti", sense="min")
         T = inst.horizon()
+        rates = {j.id: {k: inst.slot * v for k, v in j.speeds.items() if k <= inst.gpus} for j in inst.jobs}
+        if self.strong:
+            rates = {j: efficient_counts(r) for j, r in rates.items()}
+        sjobs = [SlotJob(j.id, inst.release(j), j.work, rates[j.id]) for j in inst.jobs]
+        greedy = greedy_schedule(sjobs, inst.gpus, T, inst.objective) if self.strong else None
+        hmax = horizons(sjobs, inst.gpus, T, inst.objective, False, None if greedy is None else completion_of(greedy)) \
+            if self.strong else {j.id: T for j in inst.jobs}
         y: dict[tuple[str, int, int], Any] = {}
         per_slot: dict[int, LinExpr] = {t: LinExpr() for t in range(T)}
         runs: dict[str, list[tuple[int, LinExpr]]] = {}
+        done: dict[str, list[tuple[int, LinExpr]]] = {}
         for j in inst.jobs:
             check_deadline(deadline)
             work = LinExpr()
-            runs[j.id] = []
-            counts = [k for k in j.speeds if k <= inst.gpus]
-            for t in range(inst.release(j), T):
-                one = LinExpr()
-                for k in counts:
+            runs[j.id], done[j.id] = [], []
+            for t in range(inst.release(j), hmax[j.id]):
+                one, w = LinExpr(), LinExpr()
+                for k, rate in rates[j.id].items():
                     v = y[j.id, k, t] = mdl.binary(f"y[{j.id},{k},{t}]")
                     one.add_term(v.index, 1)
                     per_slot[t].add_term(v.index, k)
-                    work.add_term(v.index, inst.slot * j.speeds[k])
+                    work.add_term(v.index, rate)
+                    w.add_term(v.index, rate)
                 mdl.add(one <= 1, f"one[{j.id},{t}]")
                 runs[j.id].append((t, one))
+                done[j.id].append((t, w))
             mdl.add(work >= j.work, f"work[{j.id}]")
         for t, e in per_slot.items():
             if e.terms:
                 mdl.add(e <= inst.gpus, f"cap[{t}]")
         earliest = {j.id: inst.release(j) + inst.min_slots(j) for j in inst.jobs}
-        cs = completion_rows(mdl, inst.objective, inst.slot, runs, earliest, {j.id: j.arrival for j in inst.jobs}, T)
+        cs = completion_rows(mdl, inst.objective, inst.slot, runs, earliest, {j.id: j.arrival for j in inst.jobs},
+                             max(hmax.values(), default=T))
+        u: dict[tuple[str, int], int] = {}
         for j in inst.jobs:
-            done = [(t, LinExpr({y[j.id, k, t].index: inst.slot * j.speeds[k] for k in j.speeds if k <= inst.gpus}))
-                    for t in range(inst.release(j), T)]
-            unfinished_cut(mdl, j.id, cs[j.id], inst.release(j), j.work, done)
-        return Built(mdl, {"y": y})
+            n0 = len(mdl.vars)
+            unfinished_cut(mdl, j.id, cs[j.id], inst.release(j), j.work, done[j.id])
+            u.update({(j.id, t): n0 + i for i, (t, _) in enumerate(done[j.id])})
+        if self.strong:
+            z, aux = completion_indicators(mdl, sjobs, runs, done, cs, hmax)
+            order_identical(mdl, sjobs, cs)
+            if greedy is not None:
+                extra = unfinished_hints(greedy, sjobs, hmax, lambda j, t: u.get((j, t)))
+                mdl.hints = schedule_hints(greedy, sjobs, lambda j, t, k: y.get((j, k, t)), cs, z, aux, extra)
+        return Built(mdl, {"y": y, "hmax": hmax, "greedy": greedy})
 
     def extract(self, inst: ResizableInstance, built: Built, values: list[float]) -> ResizableSchedule:
         counts: dict[str, dict[int, int]] = {j.id: {} for j in inst.jobs}

@@ -42,6 +42,16 @@ from typing import Any
 from schedlab.formulations import io
 from schedlab.formulations.base import Built, check_deadline
 from schedlab.formulations.model import LinExpr, Model
+from schedlab.formulations.offline_slots import (
+    SlotJob,
+    completion_indicators,
+    completion_of,
+    greedy_schedule,
+    horizons,
+    order_identical,
+    schedule_hints,
+    unfinished_hints,
+)
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.instance import Instance
 from schedlab.topology.errors import SpecError
@@ -214,13 +224,27 @@ def unfinished_cut(mdl: Model, job: str, c: Any, release: int, work: float,
 
 
 class PreemptiveTIFormulation:
+    """``strong`` (default): the model of :mod:`formulations.offline_slots` — per-job horizons, completion
+    indicators, identical jobs ordered, the greedy schedule as MIP start; ``strong=False``: the plain
+    model of the module docstring over the serial horizon (kept for comparison: same optimum).
+    ``cuts``: the mean-busy-time and unfinished-slot cuts (on by default)."""
+
     name = "offline-preemptive-ti"
+
+    def __init__(self, strong: bool = True, cuts: bool = True, maximal: bool = True) -> None:
+        self.strong, self.cuts, self.maximal = strong, cuts, maximal
 
     def build(self, inst: PreemptiveTIInstance, deadline: float | None = None) -> Built:
         mdl = Model(f"offline-preemptive-ti-{inst.mode}", sense="min")
         T = inst.horizon()
         mach = [m for m in inst.base.cluster.machines if inst.base.capacity(m).gpus > 0]
         caps = {m: inst.base.capacity(m).gpus for m in mach}
+        G = inst.total_gpus()
+        sjobs = [SlotJob(j.id, inst.release(j.id), float(inst.length(j.id)), {j.requested.gpus: 1.0})
+                 for j in inst.base.jobs]
+        greedy = greedy_schedule(sjobs, G, T, inst.objective) if self.strong and inst.horizon_slots is None else None
+        hmax = horizons(sjobs, G, T, inst.objective, True, None if greedy is None else completion_of(greedy)) \
+            if self.strong and inst.horizon_slots is None else {j.id: T for j in sjobs}
         x: dict[tuple[str, int], Any] = {}
         k: dict[tuple[str, str, int], Any] = {}
         per_slot: dict[int, LinExpr] = {t: LinExpr() for t in range(T)}
@@ -233,7 +257,7 @@ class PreemptiveTIFormulation:
                 raise SpecError(f"job {j.id!r} cannot finish within {T} slots", source=_SRC, field="horizon_slots")
             tot = LinExpr()
             runs[j.id] = []
-            for t in range(r, T):
+            for t in range(r, hmax[j.id]):
                 v = x[j.id, t] = mdl.binary(f"x[{j.id},{t}]")
                 tot.add_term(v.index, 1)
                 per_slot[t].add_term(v.index, g)
@@ -246,7 +270,6 @@ class PreemptiveTIFormulation:
                         per_mach.setdefault((t, m), LinExpr()).add_term(kv.index, 1)
                     mdl.add(gang - v * g == 0, f"gang[{j.id},{t}]")
             mdl.add(tot == d, f"work[{j.id}]")
-        G = inst.total_gpus()
         for t, e in per_slot.items():
             if e.terms:
                 mdl.add(e <= G, f"cap[{t}]")
@@ -259,14 +282,37 @@ class PreemptiveTIFormulation:
                     mdl.add(per_mach[t, a_] - per_mach[t, b_] >= 0, f"sym[{t},{a_}]")
         earliest = {j.id: inst.release(j.id) + inst.length(j.id) for j in inst.base.jobs}
         cs = completion_rows(mdl, inst.objective, inst.slot, runs, earliest,
-                             {j.id: j.arrival for j in inst.base.jobs}, T)
-        for j in inst.base.jobs:  # mean-busy-time cut: d distinct slots before c have mean <= c - 1 - (d-1)/2
-            d = inst.length(j.id)
-            mean = LinExpr({v.index: (t + 1) / d for t, v in ((t, x[j.id, t]) for t in range(inst.release(j.id), T))})
-            mdl.add(cs[j.id] - mean >= (d - 1) / 2, f"mbt[{j.id}]")
-            unfinished_cut(mdl, j.id, cs[j.id], inst.release(j.id), float(d),
-                           [(t, x[j.id, t].expr()) for t in range(inst.release(j.id), T)])
-        return Built(mdl, {"x": x, "k": k})
+                             {j.id: j.arrival for j in inst.base.jobs}, max(hmax.values(), default=T))
+        u: dict[tuple[str, int], int] = {}
+        if self.cuts:
+            for j in inst.base.jobs:  # mean-busy-time cut: d distinct slots before c have mean <= c - 1 - (d-1)/2
+                d = inst.length(j.id)
+                mean = LinExpr({x[j.id, t].index: (t + 1) / d for t in range(inst.release(j.id), hmax[j.id])})
+                mdl.add(cs[j.id] - mean >= (d - 1) / 2, f"mbt[{j.id}]")
+                n0 = len(mdl.vars)
+                unfinished_cut(mdl, j.id, cs[j.id], inst.release(j.id), float(d),
+                               [(t, x[j.id, t].expr()) for t in range(inst.release(j.id), hmax[j.id])])
+                u.update({(j.id, t): n0 + i for i, t in enumerate(range(inst.release(j.id), hmax[j.id]))})
+        z: dict = {}
+        if self.strong:
+            done = {j: [(t, e) for t, e in rs] for j, rs in runs.items()}
+            z, aux = completion_indicators(mdl, sjobs, runs, done, cs, hmax)
+            order_identical(mdl, sjobs, cs)
+            if self.maximal:
+                for j in inst.base.jobs:  # greedy-maximal: j waits in slot t only if its gang does not fit
+                    g = j.requested.gpus
+                    for t in range(inst.release(j.id), hmax[j.id]):
+                        row = LinExpr(dict(per_slot[t].terms))
+                        row.add_term(x[j.id, t].index, float(G - g + 1))
+                        if (j.id, t) in aux["zc"]:
+                            row.add_term(aux["zc"][j.id, t].index, float(G - g + 1))
+                        mdl.add(row >= G - g + 1, f"maximal[{j.id},{t}]")
+            if greedy is not None:
+                extra = unfinished_hints(greedy, sjobs, hmax, lambda j, t: u.get((j, t)))
+                if inst.mode == "machine":
+                    extra.update(_machine_hints(greedy, sjobs, mach, caps, k))
+                mdl.hints = schedule_hints(greedy, sjobs, lambda j, t, _g: x.get((j, t)), cs, z, aux, extra)
+        return Built(mdl, {"x": x, "k": k, "hmax": hmax, "greedy": greedy})
 
     def extract(self, inst: PreemptiveTIInstance, built: Built, values: list[float]) -> SlotSchedule:
         slots: dict[str, list[int]] = {j.id: [] for j in inst.base.jobs}
@@ -294,6 +340,29 @@ class PreemptiveTIFormulation:
     def hints(self, inst: PreemptiveTIInstance, built: Built, allocation: Allocation) -> dict[int, float]:
         return {}
 
+
+
+def _machine_hints(sched, jobs, mach, caps, k) -> dict[int, float]:
+    """Per-machine GPUs of a total-capacity schedule (each slot's gangs split first fit over the machines,
+    loads in machine order, as the symmetry rows want them)."""
+    out: dict[int, float] = {}
+    g = {j.id: next(iter(j.rates)) for j in jobs}
+    slots = sorted({t for s in sched.values() for t in s})
+    for t in slots:
+        free = dict(caps)
+        for j in sorted(sched, key=lambda j: (-g[j], j)):
+            if t not in sched[j]:
+                continue
+            need = g[j]
+            for m in mach:
+                take = min(need, free[m])
+                if take and (j, m, t) in k:
+                    out[k[j, m, t].index] = float(take)
+                    free[m] -= take
+                    need -= take
+                if not need:
+                    break
+    return out
 
 
 __all__ = ["PreemptiveTIFormulation", "PreemptiveTIInstance", "SlotSchedule", "completion_rows", "unfinished_cut",

@@ -11,7 +11,9 @@ same state, so a policy's gap is measured on a state it could really meet, not o
 
 Kinds: ``joint`` (the state becomes the joint instance the ``exact-joint`` policy would solve there:
 :func:`~schedlab.formulations.policies.joint_snapshot.joint_snapshot`, perf-model option tables, the
-generator's ``reconfig_penalty``, default 0). Other kinds have no converter from a scheduling state yet:
+generator's ``reconfig_penalty``, default 0, and the simulator's holding rule: a job the decision preempts
+keeps its resources until its checkpoint, ``JointInstance.hold_preempted``, so no twin may start another
+job on them in the same decision and a heuristic that does so breaks a rule). Other kinds have no converter from a scheduling state yet:
 a case asking for one is a :class:`SpecError` naming ``state``.
 """
 
@@ -86,7 +88,7 @@ def state_instance(kind: str, cluster: str, state: Mapping[str, Any], seed: int,
         raise SpecError(f"generator option {unknown[0]!r} does not apply to a replay state", source=source,
                         field=f"generator.{unknown[0]}")
     snap, completed = with_host_memory(snap)
-    inst = joint_snapshot(snap, OptionTables(cl), float(generator.get("reconfig_penalty", 0.0)))
+    inst = joint_snapshot(snap, OptionTables(cl), float(generator.get("reconfig_penalty", 0.0)), hold=True)
     return inst, {"instance_source": "replay", "origin": s.origin.label(), "origin_detail": s.origin.as_dict(),
                   "replay_decided": len(s.decided), "host_memory_completed": completed}
 
