@@ -142,7 +142,7 @@ def _rigid(jid: str, gpus: int, arrival: float = 0.0, iterations: float = 1000.0
 
 def test_preemption_re_solve_gives_the_same_optimum_with_its_start(make_cluster, monkeypatch):
     """Two 4-GPU machines; A (4 GPUs) and X (2) run from 0; B, C, E (2 each) arrive at 10. Placing all
-    four small jobs (4 - pi) beats keeping A (3): the optimum preempts A. A holds its machine until its
+    four small jobs (4 - pi) beats keeping A (3): the optimum preempts A. Under ``preemption=re-solve``, A holds its machine until its
     checkpoint, so the round is solved again, started from the part that fits beside A (X and the new
     job beside it): that re-solve reaches the optimum the re-solve without the start reaches."""
     from schedlab.benchmarks.simulator import simulate
@@ -164,7 +164,8 @@ def test_preemption_re_solve_gives_the_same_optimum_with_its_start(make_cluster,
         return res
 
     monkeypatch.setattr(exact_joint.ExactJointPolicy, "_solve", spy)
-    pol = exact_joint.EXACT_POLICIES["exact-joint"].build({"threads": 1, "node_limit": 10_000}, seed=0)
+    pol = exact_joint.EXACT_POLICIES["exact-joint"].build({"threads": 1, "node_limit": 10_000,
+                                                         "preemption": "re-solve"}, seed=0)
     res = simulate(cl, jobs, pol)
     assert not res.unfinished and pol.counters["re-solved:preemption"] == len(seen) >= 1
     assert seen[0][0] == 2  # X and the new job beside it
