@@ -36,6 +36,7 @@ was proven, a gap under it is measured against the exact twin's allocation (a re
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -70,6 +71,24 @@ class Objective:
     optimised_by: tuple[str, ...] = ()
     exact_instance: Callable[[Any], Any] | None = None
     value_of: Callable[[Any, float], float] | None = None
+    #: ``fn`` also scores a solver's own solution (Tiresias: with the solver's PS hosts), which the harness
+    #: then passes instead of its plain allocation
+    scores_solution: bool = False
+
+
+#: generated instances' run times at the request: log-normal, median 240 s, sigma 1.5, clipped to
+#: [30 s, 8 h] (the distribution of the smoke / rubick mixes, ``benchmarks.workloads.named``), so a generated
+#: snapshot's est-avg-jct is in seconds comparable with a replay state's
+DURATION_MEDIAN_S, DURATION_SIGMA, DURATION_RANGE_S = 240.0, 1.5, (30.0, 8 * 3600.0)
+
+
+def generated_durations(n: int, seed: int) -> list[float]:
+    """``n`` seeded run times at the request (:data:`DURATION_MEDIAN_S`), drawn from their own stream
+    (``random.Random(seed + 104729)``): the generators' other draws are unchanged."""
+    rng = random.Random(seed + 104729)
+    lo, hi = DURATION_RANGE_S
+    return [round(min(hi, max(lo, rng.lognormvariate(math.log(DURATION_MEDIAN_S), DURATION_SIGMA))), 3)
+            for _ in range(n)]
 
 
 def remaining_time(base: Instance, job: Job, ref_rate: float = 1.0) -> float:
@@ -81,11 +100,13 @@ def remaining_time(base: Instance, job: Job, ref_rate: float = 1.0) -> float:
     return max(0.0, job.iterations - done) / ref_rate
 
 
-def first_fit_time(base: Instance, gpus: int, finishes: list[tuple[float, int]], horizon: float) -> float:
+def first_fit_time(base: Instance, gpus: int, finishes: list[tuple[float, int]], horizon: float,
+                   extra: int = 0) -> float:
     """The earliest time ``gpus`` fit in the aggregate free GPUs as running jobs release theirs
-    (``finishes``: (time, GPUs) sorted by time); ``horizon`` where they never do."""
+    (``finishes``: (time, GPUs) sorted by time; ``extra`` of those GPUs are outside the capacity, held by
+    reserved work); ``horizon`` where they never do."""
     used = sum(g for _, g in finishes)
-    total = sum(max(0, base.capacity(m).gpus) for m in base.cluster.machines)
+    total = extra + sum(max(0, base.capacity(m).gpus) for m in base.cluster.machines)
     free = total - used
     if free >= gpus:
         return 0.0
@@ -96,28 +117,45 @@ def first_fit_time(base: Instance, gpus: int, finishes: list[tuple[float, int]],
     return horizon
 
 
-def job_terms(base: Instance, rate: RateFn, ref_rate: Callable[[Job], float]) -> dict[str, tuple[float, float]]:
+#: ``(seconds from now, GPUs)`` that work outside the decision (``reserved``) releases when it ends
+Releases = tuple[tuple[float, int], ...]
+
+
+def job_terms(base: Instance, rate: RateFn, ref_rate: Callable[[Job], float],
+              releases: Releases = ()) -> dict[str, tuple[float, float]]:
     """Per job of ``base``: ``(d_j, C_q)``, its remaining run time at the request and the completion
     time it is charged when left queued (module docstring). Neither depends on the decision: a placed
     job's term is ``d_j / r_j(A)``. What :func:`est_avg_jct` sums, and what an exact model of this
-    objective (``JointObjective.NEUTRAL``) takes as constants."""
+    objective (``JointObjective.NEUTRAL``, the tier and Tiresias neutral models) takes as constants.
+
+    ``releases``: GPUs held outside the decision (``base.reserved``: the running jobs of a placement
+    instance converted from a replay state) and when they come free; they join the running jobs'
+    finishes in :math:`f_q` (the free GPUs they add were not counted before). Without them reserved GPUs
+    never come free within the estimate."""
     jobs = base.jobs
     if not jobs:
         return {}
     d = {j.id: remaining_time(base, j, ref_rate(j)) for j in jobs}
     d_min, d_max = min(d.values()), max(d.values())
     finishes = sorted((d[ja.job_id] / max(rate(ja), 1e-12), ja.gpus) for ja in base.current if ja.job_id in d)
-    horizon = (finishes[-1][0] if finishes else 0.0) + d_max
+    later = sorted((float(t), int(g)) for t, g in releases)
+    horizon = max([f[0] for f in finishes] + [t for t, _ in later] + [0.0]) + d_max
+    if later:  # the released GPUs are not in the capacity yet: count them as "used" until they come free
+        finishes = sorted(finishes + later)
+        extra = sum(g for _, g in later)
+        return {j.id: (d[j.id], max(d_min, first_fit_time(base, j.requested.gpus, finishes, horizon, extra))
+                       + d[j.id]) for j in jobs}
     return {j.id: (d[j.id], max(d_min, first_fit_time(base, j.requested.gpus, finishes, horizon)) + d[j.id])
             for j in jobs}
 
 
-def est_avg_jct(base: Instance, allocation: Allocation, rate: RateFn, ref_rate: Callable[[Job], float]) -> float:
+def est_avg_jct(base: Instance, allocation: Allocation, rate: RateFn, ref_rate: Callable[[Job], float],
+                releases: Releases = ()) -> float:
     """The neutral objective (module docstring) of ``allocation`` on ``base``."""
     jobs = base.jobs
     if not jobs:
         return 0.0
-    terms = job_terms(base, rate, ref_rate)
+    terms = job_terms(base, rate, ref_rate, releases)
     total = 0.0
     for j in jobs:
         d, queued = terms[j.id]
@@ -130,5 +168,5 @@ def est_avg_jct(base: Instance, allocation: Allocation, rate: RateFn, ref_rate: 
     return total / len(jobs)
 
 
-__all__ = ["NEUTRAL_NAME", "NEUTRAL_SUMMARY", "Objective", "RateFn", "est_avg_jct", "first_fit_time", "job_terms",
-           "remaining_time"]
+__all__ = ["NEUTRAL_NAME", "NEUTRAL_SUMMARY", "Objective", "RateFn", "Releases", "est_avg_jct", "first_fit_time",
+           "generated_durations", "job_terms", "remaining_time"]
