@@ -178,3 +178,40 @@ def test_p2_a_job_at_its_request_on_idle_gpus_beats_leaving_it_queued():
     t = _tiresias_hand()
     assert TIRESIAS.neutral.fn(t, Allocation.of([_ja("A", {t.base.cluster.machines[0]: 2}, 1)])) < \
         TIRESIAS.neutral.fn(t, Allocation())
+
+
+def test_worked_examples_of_docs_formulations():
+    """docs/formulations.md "What each gap means", tier and Tiresias rows. Tier hand instance: FIFO places A
+    first, over both machines (rack tier), and B cannot follow: max-throughput 4 / (1 + 1) = 2.0, the optimum
+    (B alone gives 2 / 1 = 2.0 too): family gap 0; est-avg-jct 110 against the neutral optimum 60: neutral gap
+    (110 - 60) / 110 = 45.5 %. Tiresias hand instance: FIFO consolidates A on m0 and leaves B queued (it does
+    not spread a gang over machines here): the priced traffic is 0 + P x 2 workers, P = 2 x 2 x 100 + 2 x 2 x 50
+    + 1 = 601, so 1,202 against the optimum 50 MB (B spread over m1 + m2): family gap (1202 - 50) / 1202 =
+    95.8 %; est-avg-jct (100 + (10 + 10)) / 2 = 60 against 55.5: neutral gap 7.5 %. The allocation that
+    consolidates B on m0 and spreads A scores 100 MB (gap 50 %) and 67.5 s (gap 17.8 %)."""
+    from schedlab.formulations.result import signed_gap
+
+    inst = _tier_hand()
+    fifo = all_policies()["fifo"].decide(inst.base, seed=0)
+    assert set(fifo.assignments) == {"A"}
+    assert TIER.objective(inst, fifo) == pytest.approx(2.0)
+    fam = solve(TierFormulation(), inst, "highs", P)
+    assert fam.bounds.dual == pytest.approx(2.0)
+    assert tier_neutral(inst, fifo) == pytest.approx(110.0)
+    assert signed_gap(110.0, 60.0, "min") == pytest.approx(50 / 110)
+
+    t = _tiresias_hand()
+    m0, m1, m2 = t.base.cluster.machines
+    fifo = all_policies()["fifo"].decide(t.base, seed=0)
+    assert fifo["A"].placement[m0].gpus == 2 and "B" not in fifo
+    assert TIRESIAS.objective(t, fifo) == pytest.approx(1202.0)
+    assert TIRESIAS.neutral.fn(t, fifo) == pytest.approx(60.0)
+    assert signed_gap(1202.0, 50.0, "min") == pytest.approx(1152 / 1202)
+    assert signed_gap(60.0, 55.5, "min") == pytest.approx(0.075)
+    r = solve(TiresiasFormulation(), t, "highs", P)
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(50.0)
+    swapped = Allocation.of([_ja("B", {m0: 2}, 1), _ja("A", {m1: 1, m2: 1}, 1)])
+    assert TIRESIAS.objective(t, swapped) == pytest.approx(100.0)
+    assert TIRESIAS.neutral.fn(t, swapped) == pytest.approx(67.5)
+    assert signed_gap(100.0, 50.0, "min") == pytest.approx(0.5)
+    assert signed_gap(67.5, 55.5, "min") == pytest.approx(12 / 67.5)
