@@ -12,8 +12,8 @@ from schedlab.formulations.joint_instance import (
     JointInstance,
     JointObjective,
     joint_objective,
+    joint_rules,
     option_throughput,
-    slo_violations,
 )
 from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.joint_plan import PLAN_DECISIONS, solve_plan
@@ -146,7 +146,7 @@ JOINT = Kind(
                "plan-only twin: joint-2stage with GPU counts at the request and plans free (Rubick-E's set)",
                decisions=PLAN_DECISIONS),
     ),
-    containment=JointFormulation, relaxation=_joint_lp, gap_note=JOINT_GAP_NOTE, rules=slo_violations,
+    containment=JointFormulation, relaxation=_joint_lp, gap_note=JOINT_GAP_NOTE, rules=joint_rules,
     default_cluster="rubick-64", default_jobs=30, default_exact=JOINT_DEFAULT_EXACT, neutral=_neutral(_joint_neutral, _joint_neutral_instance, _joint_neutral_value),
     # perf-model option tables: the models Rubick knows (on the synthetic zoo it would keep every job rigid),
     # on a fragmented cluster (a third of the machines partly busy)

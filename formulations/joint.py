@@ -28,7 +28,10 @@ option's CPUs (memory) per GPU exceed a machine's free ratio or a job may keep i
    \sum_j x_{jm} + \kappa_{jm} k_j \le G_m,\quad c_{jm} \le C_m \textstyle\sum_q y_{jqm},\
    \sum_m c_{jm} \ge \sum_o c_o z_{jo},\ \sum_j c_{jm} + \kappa^{cpu}_{jm} k_j \le C_m\ (\text{memory alike})
 
-plus tenant quotas on the guaranteed jobs' minRes. **Symmetry**: identical free machines of one
+plus tenant quotas on the guaranteed jobs' minRes. **Holding rule** (``inst.hold_preempted``): a running
+job gets :math:`h_j \in \{0,1\}` with :math:`\sum_o z_{jo} + k_j + h_j = 1`, and :math:`h_j` charges its
+running resources (:math:`\kappa_{jm}`, CPUs, memory) and its quota usage like :math:`k_j`: a preempted job
+keeps them for the whole decision. **Symmetry**: identical free machines of one
 rack hosting no running job are ordered by GPU load (a solution is permuted into that order for
 :meth:`JointFormulation.point`). **Aggregation**: when it is exact
 (:func:`formulations.joint_pooled.pooled_ok`) the model is built over pools of identical machines
@@ -53,7 +56,7 @@ from schedlab.formulations.joint_common import (
     set_objective,
     share_resources,
 )
-from schedlab.formulations.joint_instance import JointInstance, footprint, joint_objective, slo_violations
+from schedlab.formulations.joint_instance import JointInstance, footprint, joint_objective, joint_rules
 from schedlab.formulations.joint_pooled import (
     build_pooled,
     class_model,
@@ -118,8 +121,12 @@ def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
         racks[cl.rack_of(m)].append(m)
     keeps = {j.id: keep_value(inst, j) is not None and set(base.current[j.id].placement) <= set(mach)
              for j in base.jobs}
-    cpu_rows = any(keeps.values()) or not ratio_ok(inst, mach, "cpus")
-    mem_rows = any(keeps.values()) or not ratio_ok(inst, mach, "mem_gb")
+    holds = {j.id: inst.holds(j, mach) for j in base.jobs}
+    tied = any(keeps.values()) or any(holds.values())
+    cpu_rows = tied or not ratio_ok(inst, mach, "cpus")
+    mem_rows = tied or not ratio_ok(inst, mach, "mem_gb")
+    if any(holds.values()):  # the holding rule's capacities (JointInstance.hold_capacity)
+        caps = {m: inst.hold_capacity[m] for m in mach}
     mdl = Model("joint", sense="max")
     rows: dict[str, JobRows] = {}
     y: dict[tuple[str, int, str], Any] = {}
@@ -138,7 +145,7 @@ def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
                 fits[key] = _fits(o, caps, racks)
             if fits[key]:
                 opts.append((k, o))
-        jr = rows[job.id] = add_job_rows(inst, mdl, job, opts, keepable=keeps[job.id])
+        jr = rows[job.id] = add_job_rows(inst, mdl, job, opts, keepable=keeps[job.id], holdable=holds[job.id])
         held: dict[str, LinExpr] = defaultdict(LinExpr)
         gate: dict[str, LinExpr] = defaultdict(LinExpr)
         for q, rho in sorted({(o.divisor, o.granule) for _, o in opts}):
@@ -187,11 +194,13 @@ def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
             mdl.add(tot - need >= 0, f"{attr}[{job.id}]")
         for m, e in held.items():
             load[m][0].iadd(e)
-        if jr.keep is not None:
+        for tied_var in (jr.keep, jr.hold):  # kept, or preempted and holding until its checkpoint
+            if tied_var is None:
+                continue
             for m, r in base.current[job.id].placement.items():
                 for k, amt in enumerate((r.gpus, r.cpus, r.mem_gb)):
                     if amt:
-                        load[m][k].add_term(jr.keep.index, float(amt))
+                        load[m][k].add_term(tied_var.index, float(amt))
     for m in mach:
         for k, (on, cap) in enumerate(((True, caps[m].gpus), (cpu_rows, caps[m].cpus), (mem_rows, caps[m].mem_gb))):
             if on and load[m][k].terms:
@@ -318,7 +327,7 @@ class JointFormulation:
                 continue
             if not set(ja.placement) <= elig:
                 out.append(f"[eligible] job {job.id!r} uses machines outside the sub-problem")
-        out += slo_violations(inst, solution)
+        out += joint_rules(inst, solution)
         if inst.place_guaranteed:
             out += [f"[slo] guaranteed job {j.id!r} not placed" for j in inst.base.jobs
                     if j.guaranteed and j.id not in solution]

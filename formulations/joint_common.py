@@ -41,6 +41,8 @@ class JobRows:
     value: LinExpr = field(default_factory=LinExpr)
     theta: Any = None
     jobs: tuple[Job, ...] = ()
+    #: the holding rule's binary (a running job left out keeps its resources): ``placed + hold == 1``
+    hold: Any = None
 
 
 def option_value(inst: JointInstance, job: Job, o: JobOption) -> float:
@@ -68,10 +70,13 @@ def keep_value(inst: JointInstance, job: Job) -> float | None:
 
 
 def add_job_rows(inst: JointInstance, mdl: Model, job: Job, options: list[tuple[int, JobOption]],
-                 keepable: bool = True, integral: bool = True, members: tuple[Job, ...] | None = None) -> JobRows:
+                 keepable: bool = True, integral: bool = True, members: tuple[Job, ...] | None = None,
+                 holdable: bool = False) -> JobRows:
     """Option variables, the keep binary, ``theta_j <= value`` and the one-option row; with
     ``members`` (identical jobs, ``job`` first) the variables count how many of them take each
-    option."""
+    option. ``holdable`` (a running job under the holding rule, :meth:`JointInstance.holds`): a
+    ``hold`` binary, 1 when the job is left out, with ``placed + hold == 1`` (the caller charges its
+    running resources to ``hold``)."""
     members = members or (job,)
     n = len(members)
     jr = JobRows(jobs=members)
@@ -92,7 +97,10 @@ def add_job_rows(inst: JointInstance, mdl: Model, job: Job, options: list[tuple[
         mdl.add(jr.theta - jr.value <= 0, f"value[{job.id}]")
     else:
         mdl.add(jr.theta.expr() <= 0, f"value[{job.id}]")
-    if jr.placed.terms:
+    if holdable and n == 1:
+        jr.hold = mdl.var(f"hold[{job.id}]", 0, 1, integer=integral)
+        mdl.add(jr.placed + jr.hold.expr() == 1, f"hold[{job.id}]")
+    elif jr.placed.terms:
         if job.guaranteed and inst.place_guaranteed:
             mdl.add(jr.placed == n, f"place[{job.id}]")
         else:
@@ -114,6 +122,8 @@ def add_quota_rows(inst: JointInstance, mdl: Model, rows: Mapping[str, JobRows])
                 job = jr.jobs[0]
                 if job.guaranteed and job.tenant == tenant:
                     e.iadd(jr.placed, getattr(job.quota_usage, r))
+                    if jr.hold is not None:  # a preempted job's quota stays charged until its checkpoint
+                        e.add_term(jr.hold.index, float(getattr(job.quota_usage, r)))
             if e.terms:
                 mdl.add(e <= cap, f"quota[{tenant},{r}]")
 
@@ -156,6 +166,8 @@ def point_common(inst: JointInstance, rows: Mapping[str, JobRows], t: Any, value
                 out[r.z[ch].index] = out.get(r.z[ch].index, 0.0) + 1.0
             total += values.get(job.id, 0.0)
         out[r.theta.index] = total
+        if r.hold is not None:
+            out[r.hold.index] = 0.0 if r.jobs[0].id in choice else 1.0
     if t is not None:
         out[t.index] = min((values.get(j.id, 0.0) for j in inst.base.jobs), default=0.0)
     return out

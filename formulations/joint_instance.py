@@ -163,7 +163,15 @@ class JointInstance:
     :data:`GAP_NOTE`). ``place_guaranteed`` forces every guaranteed job to be placed. ``machines``
     restricts the eligible machines (POP sub-problems); ``None`` = all. ``pricing`` names how any
     allocation is priced (module docstring). ``fixed_plans``: every job runs its option's plan (no
-    re-planning of a placement at extraction; the fixed-size twin, :mod:`formulations.joint_rigid`)."""
+    re-planning of a placement at extraction; the fixed-size twin, :mod:`formulations.joint_rigid`).
+
+    ``hold_preempted`` (**the holding rule**, the simulator's: a preempted job saves a checkpoint while it
+    keeps its resources): a running job of ``base.current`` that the allocation leaves out (preempts)
+    keeps holding its running resources (GPUs, CPUs, host memory, and its quota charge) for the whole
+    decision, so nothing else may start on them; a job kept, moved or resized frees its old resources
+    within the decision. Jobs already checkpointing or restoring are outside the decision (``reserved``).
+    Every model of the kind, the verifier (:func:`holding_violations`) and the scorer judge solver and
+    heuristic allocations by it alike. Off: preempted resources are free at once (generated instances)."""
 
     KIND = "joint"
     base: Instance
@@ -176,6 +184,7 @@ class JointInstance:
     machines: tuple[str, ...] | None = None
     pricing: str = "table"
     fixed_plans: bool = False
+    hold_preempted: bool = False
     #: a :class:`~schedlab.perfmodel.PerfModel` of ``base.cluster`` that ``pricing="perfmodel"`` may reuse
     #: (its caches survive from one instance to the next: exact-in-the-loop rounds); not part of the
     #: instance's value (not compared, not saved)
@@ -196,6 +205,37 @@ class JointInstance:
     @property
     def eligible_machines(self) -> tuple[str, ...]:
         return self.machines if self.machines is not None else self.base.cluster.machines
+
+    def holds(self, job: Job, machines: Any = None) -> bool:
+        """Whether ``job`` is under the holding rule here: ``hold_preempted``, running (in ``base.current``)
+        on ``machines`` only (default: the eligible ones), and free to be left out (not a guaranteed job
+        that ``place_guaranteed`` forces to be placed)."""
+        if not self.hold_preempted or (job.guaranteed and self.place_guaranteed):
+            return False
+        cur = self.base.current.get(job.id)
+        return cur is not None and set(cur.placement) <= set(self.eligible_machines if machines is None
+                                                              else machines)
+
+    @cached_property
+    def hold_capacity(self) -> Mapping[str, Resources]:
+        """Per machine, the capacity the holding rule checks against: :meth:`Instance.capacity`, each
+        component raised to what the running jobs hold there together when they already exceed it (a
+        state whose running allocations were completed with host memory the simulator did not charge:
+        keeping or holding them stays feasible)."""
+        used: dict[str, list[float]] = {}
+        for ja in self.base.current:
+            for m, r in ja.placement.items():
+                u = used.setdefault(m, [0.0, 0.0, 0.0])
+                u[0] += r.gpus
+                u[1] += r.cpus
+                u[2] += r.mem_gb
+        out = {}
+        for m in self.base.cluster.machines:
+            c = self.base.capacity(m)
+            u = used.get(m)
+            out[m] = c if u is None else Resources(int(max(c.gpus, u[0])), int(max(c.cpus, u[1])),
+                                                  max(c.mem_gb, u[2]))
+        return MappingProxyType(out)
 
     def weight(self, job_id: str) -> float:
         if self.objective is JointObjective.SUM or self.objective is JointObjective.NEUTRAL:
@@ -337,7 +377,8 @@ class JointInstance:
                 "objective": self.objective.value, "reconfig_penalty": self.reconfig_penalty,
                 "place_guaranteed": self.place_guaranteed, "pricing": self.pricing,
                 "machines": None if self.machines is None else list(self.machines),
-                **({"fixed_plans": True} if self.fixed_plans else {})}
+                **({"fixed_plans": True} if self.fixed_plans else {}),
+                **({"hold_preempted": True} if self.hold_preempted else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "<joint>") -> JointInstance:
@@ -350,7 +391,8 @@ class JointInstance:
                    reconfig_penalty=d.get("reconfig_penalty", 0.0),
                    place_guaranteed=d.get("place_guaranteed", False), pricing=d.get("pricing", "table"),
                    machines=None if d.get("machines") is None else tuple(d["machines"]),
-                   fixed_plans=bool(d.get("fixed_plans", False)))
+                   fixed_plans=bool(d.get("fixed_plans", False)),
+                   hold_preempted=bool(d.get("hold_preempted", False)))
 
 
 #: what the harness prints beside a joint gap
@@ -399,6 +441,57 @@ def joint_objective(inst: JointInstance, allocation: Allocation) -> float:
     if inst.objective is JointObjective.MAXMIN:
         return min(vals) if vals else 0.0
     return sum(vals) - inst.reconfig_penalty * changed(inst, allocation)
+
+
+def holding_violations(inst: JointInstance, allocation: Allocation) -> list[str]:
+    """The holding rule (:class:`JointInstance` ``hold_preempted``): on every machine, what the allocation
+    gives plus what the running jobs it preempts still hold must fit :attr:`JointInstance.hold_capacity`,
+    and so must every tenant's quota with the preempted guaranteed jobs still charged. Empty when the rule
+    is off. A heuristic that starts a job on a preempted job's GPUs in the same decision breaks it (the
+    simulator would reject that decision)."""
+    if not inst.hold_preempted or not len(inst.base.current):
+        return []
+    base = inst.base
+    held = [ja for ja in base.current if ja.job_id not in allocation.assignments
+            and base.job_by_id.get(ja.job_id) is not None]
+    if not held:
+        return []
+    use: dict[str, list[float]] = {}
+    for ja in [*allocation, *held]:
+        for m, r in ja.placement.items():
+            u = use.setdefault(m, [0.0, 0.0, 0.0])
+            u[0] += r.gpus
+            u[1] += r.cpus
+            u[2] += r.mem_gb
+    out = []
+    names = ", ".join(repr(j) for j in sorted(ja.job_id for ja in held))
+    for m, u in use.items():
+        cap = inst.hold_capacity.get(m)
+        if cap is None:
+            continue
+        for k, (amt, c, what) in enumerate(((u[0], cap.gpus, "GPUs"), (u[1], cap.cpus, "CPUs"),
+                                            (u[2], cap.mem_gb, "GB of host memory"))):
+            if amt > c + (1e-6 if k == 2 else 0):
+                out.append(f"[hold] machine {m!r}: {amt:g} {what} in use with the preempted jobs ({names}) still "
+                           f"holding theirs until their checkpoint, over the {c:g} free")
+    for tenant, q in base.quotas.items():
+        if not any(base.job_by_id[ja.job_id].guaranteed and base.job_by_id[ja.job_id].tenant == tenant
+                   for ja in held):
+            continue
+        jobs = [base.job_by_id[ja.job_id] for ja in [*allocation, *held] if ja.job_id in base.job_by_id]
+        usage = Resources.total(j.quota_usage for j in jobs if j.guaranteed and j.tenant == tenant)
+        for amt, cap, what in ((usage.gpus, q.gpus, "GPUs"), (usage.cpus, q.cpus, "CPUs"),
+                               (usage.mem_gb, q.mem_gb, "GB")):
+            if cap and amt > cap + 1e-6:
+                out.append(f"[hold] tenant {tenant!r}: quota {cap:g} {what} exceeded ({amt:g}) with the preempted "
+                           "guaranteed jobs still charged until their checkpoint")
+    return out
+
+
+def joint_rules(inst: JointInstance, allocation: Allocation) -> list[str]:
+    """The joint kind's rules beyond :func:`scheduling.validate_allocation`: :func:`slo_violations` and
+    :func:`holding_violations`."""
+    return slo_violations(inst, allocation) + holding_violations(inst, allocation)
 
 
 def slo_violations(inst: JointInstance, allocation: Allocation) -> list[str]:
@@ -460,5 +553,5 @@ def make_allocation(job_id: str, plan: ExecutionPlan, gpus: Mapping[str, int], c
 
 
 __all__ = ["GAP_NOTE", "PERF_CPU_LEVELS", "PRICINGS", "Footprint", "JobOption", "JointInstance", "JointObjective",
-           "changed", "covering_option", "slo_violations", "footprint", "joint_objective", "make_allocation", "option_throughput",
-           "split_evenly", "table_price"]
+           "changed", "covering_option", "footprint", "holding_violations", "joint_objective", "joint_rules",
+           "make_allocation", "option_throughput", "slo_violations", "split_evenly", "table_price"]

@@ -1,7 +1,8 @@
 """Greedy packing of chosen joint options onto the real machines (stage 2a of the two-stage solve).
 
-Given one option per job (or "keep the running allocation"), place them largest first: running
-allocations that are kept go where they are; a one-machine option takes the machine with the fewest
+Given one option per job (or "keep the running allocation", or "hold": preempted, its running
+resources held until its checkpoint under the holding rule), place them largest first: running
+allocations that are kept go where they are, held ones stay out of the allocation but keep theirs; a one-machine option takes the machine with the fewest
 free GPUs that holds it (and its CPUs and memory); a spread option takes, inside the rack with the
 most free GPUs (rack tier) or anywhere (network tier), pieces that are multiples of its divisor on the
 machines with the most free GPUs, CPUs and memory in proportion (with a rack granule: rack by rack,
@@ -38,10 +39,11 @@ def pack_greedy(inst: JointInstance, chosen: Mapping[str, JobOption | str], *, r
     for m in mach:
         racks[cl.rack_of(m)].append(m)
     out = []
-    for jid, ch in chosen.items():  # kept allocations first: they do not move
-        if ch == "keep":
+    for jid, ch in chosen.items():  # kept allocations first: they do not move; held ones stay out
+        if ch == "keep" or ch == "hold":
             cur = base.current[jid]
-            out.append(cur)
+            if ch == "keep":
+                out.append(cur)
             for m, r in cur.placement.items():
                 if m in free:
                     free[m] = [free[m][0] - r.gpus, free[m][1] - r.cpus, free[m][2] - r.mem_gb]

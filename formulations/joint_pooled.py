@@ -100,6 +100,8 @@ def pooled_ok(inst: JointInstance) -> tuple[bool, str]:
     """Whether the pooled model is exact for ``inst`` (and why not)."""
     if inst.reconfig_penalty and len(inst.base.current):
         return False, "reconfiguration penalty ties running jobs to machines"
+    if any(inst.holds(j) for j in inst.base.jobs):
+        return False, "the holding rule ties running jobs to machines (a preempted job keeps its resources)"
     multi, ps = pools(inst)
     if isinstance(ps, str):
         return False, ps
@@ -310,7 +312,8 @@ def class_model(inst: JointInstance, integral: bool) -> tuple[Model, dict[str, J
     for members in job_classes(inst, aggregate=inst.objective is not JointObjective.MAXMIN):
         job = members[0]
         opts = _admitted(inst, job, ps, False)
-        jr = rows[job.id] = add_job_rows(inst, mdl, job, opts, integral=integral, members=members)
+        jr = rows[job.id] = add_job_rows(inst, mdl, job, opts, integral=integral, members=members,
+                                         holdable=len(members) == 1 and inst.holds(job, pool_of))
         if one:
             for k, o in opts:
                 load[ps[0].name].add_term(jr.z[k].index, float(o.gpus))
@@ -319,20 +322,24 @@ def class_model(inst: JointInstance, integral: bool) -> tuple[Model, dict[str, J
         for k, o in opts:
             cpu.add_term(jr.z[k].index, float(o.cpus))
             mem.add_term(jr.z[k].index, float(o.mem_gb))
-        if jr.keep is not None:
+        for tied in (jr.keep, jr.hold):  # kept, or preempted and holding until its checkpoint
+            if tied is None:
+                continue
             for m, r in inst.base.current[job.id].placement.items():
                 if m in pool_of:
-                    load[pool_of[m]].add_term(jr.keep.index, float(r.gpus))
-                cpu.add_term(jr.keep.index, float(r.cpus))
-                mem.add_term(jr.keep.index, float(r.mem_gb))
+                    load[pool_of[m]].add_term(tied.index, float(r.gpus))
+                cpu.add_term(tied.index, float(r.cpus))
+                mem.add_term(tied.index, float(r.mem_gb))
     for p in ps:
         if load[p.name].terms:
             mdl.add(load[p.name] <= p.capacity, f"cap[{p.name}]")
     elig = [m for m in inst.eligible_machines if inst.base.capacity(m).gpus > 0]
+    caps = inst.hold_capacity if any(r.hold is not None for r in rows.values()) else \
+        {m: inst.base.capacity(m) for m in elig}
     if cpu.terms:
-        mdl.add(cpu <= sum(max(0, inst.base.capacity(m).cpus) for m in elig), "cpu")
+        mdl.add(cpu <= sum(max(0, caps[m].cpus) for m in elig), "cpu")
     if mem.terms:
-        mdl.add(mem <= sum(max(0.0, inst.base.capacity(m).mem_gb) for m in elig), "mem")
+        mdl.add(mem <= sum(max(0.0, caps[m].mem_gb) for m in elig), "mem")
     add_quota_rows(inst, mdl, rows)
     set_objective(inst, mdl, rows)
     return mdl, rows

@@ -112,18 +112,21 @@ class JointTwoStage:
                         chosen[jid] = inst.option(jid, k)
                 if r.keep is not None and raw.values[r.keep.index] > 0.5:
                     chosen[todo[0]] = "keep"
+                elif r.hold is not None and raw.values[r.hold.index] > 0.5:
+                    chosen[todo[0]] = "hold"  # preempted: holds its running resources (the holding rule)
                 opts.update({jid: () for jid in todo})
             t2 = time.perf_counter()
             greedy = pack_greedy(inst, chosen)
+            n_place = sum(1 for c in chosen.values() if c != "hold")
             obj = offer(greedy)
-            notes.append(f"stage 2a (greedy packing): {len(greedy)} of {len(chosen)} choices placed, objective "
+            notes.append(f"stage 2a (greedy packing): {len(greedy)} of {n_place} choices placed, objective "
                          f"{'invalid' if obj is None else f'{obj:g}'}, {time.perf_counter() - t2:.2f} s")
-            if len(greedy) < len(chosen):
+            if len(greedy) < n_place:
                 t2 = time.perf_counter()
                 fixed = pack_greedy(inst, chosen, repair=True)
                 obj = offer(fixed)
                 notes.append(f"stage 2b (repair on the leftover capacity): {len(fixed) - len(greedy)} of "
-                             f"{len(chosen) - len(greedy)} unplaced jobs placed with another option, objective "
+                             f"{n_place - len(greedy)} unplaced jobs placed with another option, objective "
                              f"{'invalid' if obj is None else f'{obj:g}'}, {time.perf_counter() - t2:.2f} s")
             gap = relative_gap(best_obj, bound)
             if gap is None or gap > params.rel_gap:

@@ -279,23 +279,33 @@ def _policy(kind: Kind, inst: Any, case: GapCase) -> Parts:
              "status": Status.OK if not wrong else Status.INVALID,
              "objective": kind.score(inst, alloc) if not wrong else None},
             {"first_call_s": first, "decide_repeats": repeats, "placed": len(alloc), "decision_set": kind.decision_set_of(twin), "twin": None if twin is None else twin.name,
-             **_check(spec, policy), "neutral_objective": _neutral(kind, inst, alloc) if not wrong else None})
+             **_check(spec, policy, inst), "neutral_objective": _neutral(kind, inst, alloc) if not wrong else None})
 
 
-def _check(spec: Any, policy: Any) -> dict[str, Any]:
+def _check(spec: Any, policy: Any, inst: Any = None) -> dict[str, Any]:
     """Whether a policy row is a check: an exact policy (exact-joint) that solved the twin itself under the
     family objective, to proven optimality, so its gap must be 0. Not a check (a result, with the reason
     in ``notes``): the neutral objective; a solve stopped at a limit; a decision re-solved with the
-    preempted jobs holding their resources until their checkpoint (the simulator's rule, which the
-    snapshot twin does not have: it may hand a preempted job's GPUs to another job at once)."""
+    preempted jobs holding their resources (exact-joint ``preemption=re-solve``: "preempt now, start
+    later", which no one-decision model credits); on an instance with running jobs, a solve under another
+    holding rule (``hold_preempted``: a replay state has the simulator's) or another reconfiguration
+    penalty than ``inst``'s (the policy's last solved instance, ``last_instance``, says which)."""
     if spec.family is not PolicyFamily.EXACT or getattr(policy, "objective_name", "family") != "family":
         return {"check": False}
     if getattr(policy, "counters", {}).get("re-solved:preemption", 0):
         return {"check": False, "notes": ["not a check: re-solved with preempted jobs holding their resources "
-                                          "until their checkpoint, a rule the snapshot twin does not have"]}
+                                          "until their checkpoint (preemption=re-solve), not the twin's model"]}
     last = getattr(policy, "last_result", None)
     if last is not None and last.status is not SolveStatus.OPTIMAL:
         return {"check": False, "notes": [f"not a check: its solve ended {last.status.value}, not optimal"]}
+    solved = getattr(policy, "last_instance", None)
+    base = getattr(inst, "base", None)
+    if solved is not None and base is not None and len(base.current):
+        for name, what in (("hold_preempted", "holding rule"), ("reconfig_penalty", "reconfiguration penalty")):
+            mine, theirs = getattr(solved, name, None), getattr(inst, name, None)
+            if mine != theirs:
+                return {"check": False, "notes": [f"not a check: solved with {what} {mine}, the instance's is "
+                                                  f"{theirs}"]}
     return {"check": True}
 
 

@@ -9,12 +9,14 @@ on the case's ``cluster`` under ``policy`` (realistic semantics, every decision 
 ``seed``, and the case takes the ``I``-th (in decision order). Every method of the kind then answers that
 same state, so a policy's gap is measured on a state it could really meet, not only on generated ones.
 
-Kinds (:data:`CONVERTERS`): ``joint`` (the state becomes the joint instance the ``exact-joint`` policy would
+Kinds (:data:`STATE_KINDS`): ``joint`` (the state becomes the joint instance the ``exact-joint`` policy would
 solve there: :func:`~schedlab.formulations.policies.joint_snapshot.joint_snapshot`, perf-model option tables,
-the generator's ``reconfig_penalty``, default 0); ``tiresias-placement`` and ``tier-placement``
-(:mod:`~schedlab.formulations.from_state`: the queued jobs to place, the running ones held with their release
-times; the tier generator's ``mode`` applies). Other kinds have no converter from a scheduling state: a case
-asking for one is a :class:`SpecError` naming ``state``.
+the generator's ``reconfig_penalty``, default 0, and the simulator's holding rule: a job the decision preempts
+keeps its resources until its checkpoint, ``JointInstance.hold_preempted``, so no twin may start another job
+on them in the same decision and a heuristic that does so breaks a rule); ``tiresias-placement`` and
+``tier-placement`` (:mod:`~schedlab.formulations.from_state`: the queued jobs to place, the running ones held
+with their release times; the tier generator's ``mode`` applies). Other kinds have no converter from a
+scheduling state: a case asking for one is a :class:`SpecError` naming ``state``.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def state_instance(kind: str, cluster: str, state: Mapping[str, Any], seed: int,
     if kind == "tier-placement":
         return tier_from_state(snap.instance, TierMode(generator.get("mode", TierMode.MAX_THROUGHPUT))), origin
     snap, completed = with_host_memory(snap)
-    inst = joint_snapshot(snap, OptionTables(cl), float(generator.get("reconfig_penalty", 0.0)))
+    inst = joint_snapshot(snap, OptionTables(cl), float(generator.get("reconfig_penalty", 0.0)), hold=True)
     return inst, origin | {"host_memory_completed": completed}
 
 

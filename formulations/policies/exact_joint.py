@@ -39,11 +39,18 @@ that builds the policy (:func:`schedlab.benchmarks.registry.all_policies` passes
 the family objective is a ``check`` (gap 0); with ``objective=neutral`` it is a result.
 
 **Preemptions**: a preempted job holds its resources until its checkpoint is saved (a reconfigured
-one frees them within the decision), which the joint model does not know. When the optimum preempts
-running jobs, the round is solved again with those jobs out and their resources held
-(:func:`~schedlab.formulations.policies.joint_snapshot.holding`; counted ``re-solved:preemption``),
-until a solution preempts no one else: the decision preempts them and starts what fits beside them;
-what needed their resources starts at a later round.
+one frees them within the decision). ``preemption`` says how a round knows it:
+
+* ``hold`` (default): the rule is in the model (``JointInstance.hold_preempted``, the same instance the
+  gap harness's twins solve on a replay state): one exact solve, whose decision never starts a job on
+  resources a job it preempts still holds. Since a preempted job frees nothing within the decision, such
+  a round preempts only to resize or move (or a job that cannot run); in a gap table it is a ``check``;
+* ``re-solve`` (the behaviour before the rule was in the model): the round is solved as if preemption
+  freed resources at once; when the optimum preempts running jobs, it is solved again with those jobs
+  out and their resources held (:func:`~schedlab.formulations.policies.joint_snapshot.holding`; counted
+  ``re-solved:preemption``), until a solution preempts no one else: the decision preempts them and
+  starts what fits beside them; what needed their resources starts at a later round ("preempt now,
+  start later", which no one-decision model credits). Not a check in gap tables.
 
 **Budget and fallbacks** (each counted in ``counters``, reported as ``metrics["policy_counters"]``):
 ``time_limit_s`` is a wall-clock budget for the whole round (tables, build, solve, extraction,
@@ -55,7 +62,7 @@ unchanged for the round; the simulation never stops on a solver failure. ``node_
 ``work_limit`` add deterministic limits (same seed, same records even when they bind).
 
 **Settled rounds** (family objective only: the neutral one depends on progress and the clock): when the
-previous round was solved to proven optimality without preemption re-solves and the snapshot is what
+previous round was solved to proven optimality, preempting no one, and the snapshot is what
 that decision made of it (every job holds what the decision gave it, the jobs it started or
 reconfigured possibly restoring; no arrival, completion, job back from restoring or quota change),
 its optimum is still optimal (:meth:`ExactJointPolicy._settled` proves it) and the round keeps the
@@ -106,6 +113,7 @@ NODE_LIMIT_BACKENDS = ("highs", "scip", "cbc", "scipy")
 DECISION_SETS = {"resizable": BASE_DECISIONS | {Decision.PREEMPTION, Decision.GPUS, Decision.PLAN},
                  "rigid": BASE_DECISIONS | RIGID_DECISIONS}
 OBJECTIVE_NAMES = ("family", "neutral")
+PREEMPTION_MODES = ("hold", "re-solve")
 
 
 class ExactJointParams(PolicyParams):
@@ -152,6 +160,12 @@ class ExactJointParams(PolicyParams):
         description="objective solved each round: family (sum of normalised throughputs, Rubick's) or "
         "neutral (est-avg-jct of formulations.neutral, minimised exactly; the penalty is then in units of "
         "the snapshot's mean remaining run time)")
+    preemption: Literal["hold", "re-solve"] = ours(
+        "hold", neutral="hold is the simulator's rule in the model (a gap-table check)",
+        description="how a round knows that a preempted job keeps its resources until its checkpoint: hold "
+        "(the rule is in the model: one exact solve, never starting a job on a preempted job's resources) "
+        "or re-solve (solved as if preemption freed them at once, then again with the preempted jobs "
+        "holding theirs: preempt now, start at a later round)")
     warm_start: str | None = ours(
         None, description="a registered policy (e.g. rubick) whose decision on the same snapshot is the "
         "solver's MIP start each round (None: the running allocation); resolved by the registry that "
@@ -204,8 +218,8 @@ class ExactJointPolicy(RoundPolicy):
                  node_limit: int = 0, work_limit: float = 0.0, interval_s: float = 60.0,
                  reconfig_penalty: float = 0.05, rel_gap: float = 1e-6, threads: int = 1, max_gpus: int = 0,
                  source: str = "perfmodel",
-                 decisions: str = "resizable", objective: str = "family", warm_start: str | None = None,
-                 registry: Mapping[str, Any] | None = None, seed: int = 0) -> None:
+                 decisions: str = "resizable", objective: str = "family", preemption: str = "hold",
+                 warm_start: str | None = None, registry: Mapping[str, Any] | None = None, seed: int = 0) -> None:
         super().__init__(interval_s, seed=seed)
         self.backend, self.method, self.time_limit_s = backend, method, time_limit_s
         self.node_limit, self.work_limit = node_limit or None, work_limit or None
@@ -217,7 +231,10 @@ class ExactJointPolicy(RoundPolicy):
         if objective not in OBJECTIVE_NAMES:
             raise SpecError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVE_NAMES)}",
                             source="<exact-joint>", field="exact-joint.objective")
-        self.decision_set, self.objective_name = decisions, objective
+        if preemption not in PREEMPTION_MODES:
+            raise SpecError(f"unknown preemption mode {preemption!r}; known: {', '.join(PREEMPTION_MODES)}",
+                            source="<exact-joint>", field="exact-joint.preemption")
+        self.decision_set, self.objective_name, self.preemption = decisions, objective, preemption
         #: what this configuration decides (the gap harness measures it in this set's twin)
         self.decisions = DECISION_SETS[decisions]
         self.warm_start = warm_start
@@ -226,6 +243,8 @@ class ExactJointPolicy(RoundPolicy):
         self._tables: OptionTables | None = None
         self._steady: tuple | None = None
         self.last_result = None
+        #: the latest round's solved model instance (or None): what a gap table's check compares with its twin's
+        self.last_instance: JointInstance | None = None
         #: ``(simulated time, termination)`` of every solve that did not prove optimality (a limit hit, no
         #: solution, an error): which rounds' decisions are incumbents or kept the running allocation
         self.limit_log: list[tuple[float, str]] = []
@@ -239,10 +258,12 @@ class ExactJointPolicy(RoundPolicy):
     def snapshot(self, snap: ViewSnapshot) -> JointInstance:
         """The round's model instance: the snapshot's joint instance in this configuration's decision
         set (rigid: :func:`~schedlab.formulations.policies.joint_snapshot.rigid_snapshot`, the
-        ``joint-rigid`` twin's restriction) under its objective."""
+        ``joint-rigid`` twin's restriction) under its objective, with the holding rule when ``preemption``
+        is ``hold``."""
         objective = JointObjective.NEUTRAL if self.objective_name == "neutral" else JointObjective.SUM
         tables = self.tables(snap.instance.cluster)
-        jinst = joint_snapshot(snap, tables, self.reconfig_penalty, objective=objective)
+        jinst = joint_snapshot(snap, tables, self.reconfig_penalty, objective=objective,
+                               hold=self.preemption == "hold")
         return rigid_snapshot(jinst, tables) if self.decision_set == "rigid" else jinst
 
     def round(self, snap: ViewSnapshot) -> Allocation:
@@ -252,17 +273,18 @@ class ExactJointPolicy(RoundPolicy):
         if settled is not None:
             self.counters[settled] += 1
             return inst.current
-        self._steady, self.last_result = None, None
+        self._steady, self.last_result, self.last_instance = None, None, None
         jinst = self.snapshot(snap)
         hint = self._hint(inst, jinst)
         left = self.time_limit_s - (time.perf_counter() - t0)
         resolved = False
         while True:
+            self.last_instance = jinst
             res = self._solve(jinst, left, hint)
             if res is None:
                 return inst.current
             preempted = {ja.job_id for ja in jinst.base.current} - set(res.allocation.assignments)
-            if not preempted:
+            if not preempted or jinst.hold_preempted:  # under the rule the solve already held them
                 break
             # the preempted jobs hold their resources until their checkpoint: solve again without
             # them, their resources held, so that no start uses what they still hold
@@ -272,7 +294,7 @@ class ExactJointPolicy(RoundPolicy):
             hint = None if hint is None else Allocation.of(ja for ja in hint if ja.job_id not in preempted)
             left = self.time_limit_s - (time.perf_counter() - t0)
         target = res.allocation
-        if res.status is Status.OPTIMAL and not resolved and self.objective_name == "family":
+        if res.status is Status.OPTIMAL and not resolved and not preempted and self.objective_name == "family":
             cur = inst.current
             changed = frozenset(ja.job_id for ja in target if cur.get(ja.job_id) != ja)
             self._steady = (frozenset(j.id for j in inst.jobs), target, dict(inst.reserved), dict(inst.quotas),
@@ -284,13 +306,16 @@ class ExactJointPolicy(RoundPolicy):
 
         With the family objective the model depends only on the jobs, the running allocation, the
         reserved capacity and the quotas (option tables are fixed per job; progress and the clock do
-        not enter it). Let the previous round be solved to proven optimality without preemption re-solves,
-        on jobs ``J1`` with running allocation ``C1``, giving ``T``. If now every job of ``J1`` still
+        not enter it). Let the previous round be solved to proven optimality, preempting no one (so
+        without re-solves), on jobs ``J1`` with running allocation ``C1``, giving ``T``. If now every job of ``J1`` still
         holds what ``T`` gave it, except that jobs ``T`` started or reconfigured may be restoring (frozen:
         out of the decision, their resources reserved), and nothing else changed (no arrival,
         completion, job back from restoring, quota), then ``T`` is still optimal: an allocation ``A`` of
         the new model with ``T``'s frozen jobs added is feasible for the old one, and the penalty counts
-        obey ``changed_C1(A) <= changed_C1(T) + changed_T(A)``, so ``A`` cannot beat keeping ``T``. The
+        obey ``changed_C1(A) <= changed_C1(T) + changed_T(A)``, so ``A`` cannot beat keeping ``T``. Under
+        the holding rule, an ``A`` that preempts jobs of ``T`` is beaten by ``A`` with those jobs kept (they
+        hold the same resources, gain their value and no penalty), which preempts no one: the argument
+        above applies to it. The
         round keeps the running allocation (``rounds-unchanged`` when ``T`` changed nothing and the
         snapshot is the same, ``rounds-settled`` otherwise). The neutral objective depends on progress
         and time: it is solved every round."""

@@ -26,8 +26,10 @@ job has a perf-model table; otherwise ``table`` (each job runs its option's plan
 never changes plan).
 
 **Preemptions** free resources only once the checkpoint is saved (the simulator's semantics; a
-reconfiguration frees them within the decision): :func:`holding` is the instance in which the jobs a
-decision preempts keep holding theirs.
+reconfiguration frees them within the decision). ``joint_snapshot(..., hold=True)`` puts that rule in
+the instance (``JointInstance.hold_preempted``: every model and the verifier keep a preempted job's
+resources held for the whole decision); :func:`holding` is the instance in which given preempted jobs
+keep theirs (the ``re-solve`` mode of exact-joint).
 
 **Quotas**: jobs restoring or checkpointing are not in the decision (:func:`view_instance`) but
 still charge their tenant's quota, so the decision sees the quota left after them; when a quota
@@ -127,10 +129,11 @@ class OptionTables:
 
 
 def joint_snapshot(snap: ViewSnapshot, tables: OptionTables, reconfig_penalty: float,
-                   objective: JointObjective = JointObjective.SUM) -> JointInstance:
+                   objective: JointObjective = JointObjective.SUM, *, hold: bool = False) -> JointInstance:
     """The joint instance of a snapshot (module docstring); objective (``SUM``): the sum of normalised
     throughputs minus ``reconfig_penalty`` per changed running job (``NEUTRAL``: the neutral
-    objective's gains, :meth:`~schedlab.formulations.JointInstance.gain`)."""
+    objective's gains, :meth:`~schedlab.formulations.JointInstance.gain`). ``hold``: the holding rule
+    (``JointInstance.hold_preempted``: a job the decision preempts keeps its resources in it)."""
     inst = snap.instance
     quotas, out = quota_left(inst, snap.frozen)
     jobs = tuple(j for j in inst.jobs if j.id not in out)
@@ -144,7 +147,7 @@ def joint_snapshot(snap: ViewSnapshot, tables: OptionTables, reconfig_penalty: f
     base = Instance(inst.cluster, jobs, current=inst.current, quotas=quotas, reserved=inst.reserved,
                     time=inst.time, progress={j: p for j, p in inst.progress.items() if j not in out})
     return JointInstance(base, options, ref, reconfig_penalty=reconfig_penalty, objective=objective,
-                         pricing="perfmodel" if perf_priced and jobs else "table",
+                         pricing="perfmodel" if perf_priced and jobs else "table", hold_preempted=hold,
                          perf_model=None if tables.perf is None else tables.perf.pm)
 
 

@@ -43,19 +43,24 @@ def preempt_case(make_cluster) -> Instance:
     Neutral (est-avg-jct x 3, d_min = 10): X placed 30, queued 10 + 30 = 40 (2 GPUs free now);
     A placed 10, queued 30 + 10 = 40 (4 GPUs fit once X ends at 30); B placed 1,000, queued 1,010.
     {X, B}: 30 + 40 + 1,000 = 1,070; {A}: 40 + 10 + 1,010 = 1,060; {X}: 1,080; {B}: 1,080; {}: 1,090.
-    The optimum preempts X for A. X holds its GPUs until its checkpoint, so the round is solved again
-    with X's 2 GPUs held: A cannot fit (wait 1,000 = the longest run time, as no running job frees
-    GPUs), B can: the decision preempts X and starts B."""
+    The optimum without the holding rule preempts X for A. X holds its GPUs until its checkpoint, so
+    under ``preemption=re-solve`` the round is solved again with X's 2 GPUs held: A cannot fit (wait
+    1,000 = the longest run time, as no running job frees GPUs), B can: the decision preempts X and
+    starts B (1,080). Under ``preemption=hold`` (the rule in the model) {A} is infeasible (X's GPUs are
+    held) and the optimum is {X, B} (1,070): one solve, and a better decision than the re-solve's."""
     cl = make_cluster(machines=1)
     m = cl.machines[0]
     cur = Allocation({"x": JobAllocation("x", ExecutionPlan(dp=2), {m: Resources(2, 2)})})
     return Instance(cl, (rigid("x", 2, 30.0), rigid("a", 4, 10.0), rigid("b", 2, 1000.0)), current=cur, time=0.0)
 
 
-@pytest.mark.parametrize("objective,placed,solves", [("family", ["b", "x"], 1), ("neutral", ["b"], 2)])
-def test_rigid_neutral_decision_by_hand(make_cluster, objective, placed, solves):
+@pytest.mark.parametrize("objective,mode,placed,solves", [
+    ("family", "hold", ["b", "x"], 1), ("family", "re-solve", ["b", "x"], 1),
+    ("neutral", "re-solve", ["b"], 2), ("neutral", "hold", ["b", "x"], 1)])
+def test_rigid_neutral_decision_by_hand(make_cluster, objective, mode, placed, solves):
     inst = preempt_case(make_cluster)
-    pol = SPEC.build({**FAST, "decisions": "rigid", "objective": objective, "reconfig_penalty": 0.0}, seed=0)
+    pol = SPEC.build({**FAST, "decisions": "rigid", "objective": objective, "reconfig_penalty": 0.0,
+                      "preemption": mode}, seed=0)
     alloc = pol.decide(inst, seed=0)
     assert sorted(alloc.assignments) == placed
     assert validate_allocation(inst, alloc) == []

@@ -59,13 +59,14 @@ def test_unknown_models_place_the_most_jobs_by_hand(make_cluster):
 def test_reconfiguration_penalty_by_hand(make_cluster, penalty, kept):
     """A (4 GPUs) runs on the only machine, B and C (2 GPUs each) wait. Preempting A for B + C is worth
     2 - pi (one running job changed), keeping A is worth 1: A stays iff pi > 1. A preempted job holds
-    its GPUs until its checkpoint is saved, so the round is solved again with A out and its GPUs
-    held: B and C cannot start in the decision that preempts A (they start at a later round)."""
+    its GPUs until its checkpoint is saved; with ``preemption=re-solve`` the round is solved again with A
+    out and its GPUs held: B and C cannot start in the decision that preempts A (they start at a later
+    round)."""
     cl = make_cluster(machines=1)
     m = cl.machines[0]
     cur = Allocation({"a": JobAllocation("a", ExecutionPlan(dp=4), {m: Resources(4, 4)})})
     inst = Instance(cl, (rigid("a", 4), rigid("b", 2), rigid("c", 2)), current=cur, time=100.0)
-    alloc, pol = decide(inst, reconfig_penalty=penalty)
+    alloc, pol = decide(inst, reconfig_penalty=penalty, preemption="re-solve")
     assert sorted(alloc.assignments) == (["a"] if kept else [])
     assert pol.counters["re-solved:preemption"] == (0 if kept else 1)
     assert pol.counters["solves"] == (1 if kept else 2)
@@ -73,18 +74,41 @@ def test_reconfiguration_penalty_by_hand(make_cluster, penalty, kept):
         assert pol.last_result.objective == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("penalty", [1.5, 0.5])
+def test_the_holding_rule_in_the_model_keeps_a_rigid_job(make_cluster, penalty):
+    """The same snapshot under ``preemption=hold`` (default): the rule is in the model, where preempting
+    A frees nothing within the decision (A holds its 4 GPUs), so B + C cannot start: preempting is worth
+    -pi, keeping A 1. One solve, A kept, whatever the penalty; the solved instance carries the rule."""
+    cl = make_cluster(machines=1)
+    m = cl.machines[0]
+    cur = Allocation({"a": JobAllocation("a", ExecutionPlan(dp=4), {m: Resources(4, 4)})})
+    inst = Instance(cl, (rigid("a", 4), rigid("b", 2), rigid("c", 2)), current=cur, time=100.0)
+    alloc, pol = decide(inst, reconfig_penalty=penalty)
+    assert sorted(alloc.assignments) == ["a"]
+    assert pol.counters["solves"] == 1 and pol.counters["re-solved:preemption"] == 0
+    assert pol.last_result.status is Status.OPTIMAL and pol.last_result.objective == pytest.approx(1.0)
+    assert pol.last_instance.hold_preempted is True
+
+
 def test_preempted_jobs_resources_wait_for_the_checkpoint_in_a_replay(make_cluster):
-    """A (4 GPUs, 1,000 s) starts at 0 alone; B and C (2 GPUs each, 600 s) arrive at 10. The 60 s round
-    preempts A (2 - 0.05 > 1); B and C start once A's checkpoint is saved, and A resumes after them."""
+    """A (4 GPUs, 1,000 s) starts at 0 alone; B and C (2 GPUs each, 600 s) arrive at 10. Under
+    ``preemption=re-solve`` the 60 s round preempts A (2 - 0.05 > 1); B and C start once A's checkpoint is
+    saved, and A resumes after them. Under ``hold`` (the rule in the model) no round gains by preempting
+    A, so A runs to its end and B and C start after it."""
     cl = make_cluster(machines=1)
     jobs = (rigid("a", 4), rigid("b", 2, arrival=10.0, iterations=600.0), rigid("c", 2, arrival=10.0, iterations=600.0))
-    pol = SPEC.build(FAST, seed=0)
+    pol = SPEC.build({**FAST, "preemption": "re-solve"}, seed=0)
     res = simulate(cl, jobs, pol)
     r = {x.job_id: x for x in res.jobs}
     assert res.unfinished == () and r["a"].preemptions == 1
     assert r["b"].first_start > 60.0 and r["b"].first_start == r["c"].first_start
     assert r["a"].end > r["b"].end
     assert pol.counters["re-solved:preemption"] == 1
+    pol = SPEC.build(FAST, seed=0)
+    res = simulate(cl, jobs, pol)
+    r = {x.job_id: x for x in res.jobs}
+    assert res.unfinished == () and r["a"].preemptions == 0
+    assert r["b"].first_start >= r["a"].end and pol.counters["re-solved:preemption"] == 0
 
 
 def test_two_perf_model_jobs_split_one_machine_by_hand(make_cluster):

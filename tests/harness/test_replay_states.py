@@ -78,3 +78,27 @@ def test_the_gap_table_says_where_each_instance_came_from():
     gt = gap_table(frame([rec("a", "gen", {"instance_source": "generated"}, 5.0),
                           rec("b", "st", {"instance_source": "replay", "origin": origin}, 6.0)]))
     assert sorted(gt["instances"]) == ["generated", origin] and len(gt) == 2
+
+
+def test_on_a_replay_state_the_twin_has_the_holding_rule_and_exact_joint_is_a_check(tmp_path, monkeypatch):
+    """A replay state carries the simulator's holding rule (``hold_preempted``): the twin never starts a job on
+    a preempted job's resources. exact-joint (``preemption=hold``, the state's reconfiguration penalty 0)
+    solves that same model: a check, at the twin's optimum, with no re-solve; Rubick's decision keeps the
+    rule (the simulator would reject one that did not). With its default penalty (0.05 here against the
+    state's 0) exact-joint solved another model: a result, saying why."""
+    from schedlab.formulations.builtin_kinds import JOINT
+
+    monkeypatch.setenv("SCHEDLAB_INSTANCE_CACHE", str(tmp_path))
+    inst, _, _ = case_instance(GapCase("joint", "rubick-64", 1, "fifo", state=STATE))
+    assert inst.hold_preempted and len(inst.base.current) > 0
+    twin = run_gap(GapCase("joint", "rubick-64", 1, "joint-2stage", "highs", state=STATE, time_limit_s=30)).flat()
+    ex = run_gap(GapCase("joint", "rubick-64", 1, "exact-joint", state=STATE, time_limit_s=30,
+                         policy_params={"reconfig_penalty": 0.0, "threads": 1})).flat()
+    assert twin["status"] == "optimal" and ex["status"] == "ok" and ex["check"] is True
+    assert ex["objective"] == pytest.approx(twin["objective"], rel=1e-6, abs=1e-9)
+    other = run_gap(GapCase("joint", "rubick-64", 1, "exact-joint", state=STATE, time_limit_s=30,
+                            policy_params={"threads": 1})).flat()
+    assert other["check"] is False and "reconfiguration penalty" in " ".join(other["notes"])
+    rub = run_gap(GapCase("joint", "rubick-64", 1, "rubick", state=STATE)).flat()
+    assert rub["status"] == "ok" and rub["objective"] <= twin["bound"] + 1e-6
+    assert JOINT.rules is not None

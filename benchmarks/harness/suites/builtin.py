@@ -19,7 +19,9 @@ registered by plugins) join without an edit here:
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from schedlab.benchmarks import merged
 from schedlab.benchmarks.harness.bound import BoundCase, bound_refusal
@@ -29,6 +31,7 @@ from schedlab.benchmarks.harness.replay import ReplayCase
 from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.formulations import BACKENDS
 from schedlab.formulations.kinds import SuitePlan
+from schedlab.scheduling.registry import PolicyFamily
 from schedlab.topology.errors import SpecError
 
 #: the ``scale`` suite's clusters: jobs grow on the first, GPUs grow along all of them (same machines)
@@ -63,10 +66,10 @@ QUICK_STATES: dict[str, dict] = {
     "tiresias-placement": {"workload": "smoke", "load": 4.0, "policy": "2d-las", "k": 2, "min_queued": 3},
     "tier-placement": {"workload": "smoke", "load": 4.0, "policy": "dally", "k": 2, "min_queued": 3}}
 #: where the states' replays run (joint: the workload's own cluster; the placement kinds: the busy 16-GPU one)
+STATE_CLUSTER = {"joint": "rubick-64", "tiresias-placement": BUSY_CLUSTER, "tier-placement": BUSY_CLUSTER}
 #: the small online-vs-offline-bound workload (offline generator on a 32-GPU cluster, arrivals 10 s apart:
 #: jobs queue, so the policies' ratios to the bound differ)
 BOUND_WORKLOAD = {"cluster": str(HERE / "tiresias_1x8x4.csv"), "jobs": 30, "generator": {"mean_gap": 10}}
-STATE_CLUSTER = {"joint": "rubick-64", "tiresias-placement": BUSY_CLUSTER, "tier-placement": BUSY_CLUSTER}
 BACKEND_PREFERENCE = ("cpsat", "highs", "scip", "scipy", "cbc")
 #: the backend of the neutral twin solves (HiGHS proves each quick joint one in well under a second)
 NEUTRAL_BACKENDS = ("highs", "scip", "cpsat")
@@ -180,6 +183,19 @@ def _plan(kind: str) -> SuitePlan:
     return k.plan if k is not None and k.plan is not None else DEFAULT_PLAN
 
 
+def mirror_params(policy: str, generator: Mapping[str, Any], state: bool = False) -> dict[str, Any]:
+    """Parameters that make an exact policy (exact-joint) solve its twin's model on instances with running
+    jobs (a replay ``state``, or a generator with ``running_frac``): the instance's reconfiguration penalty
+    (the generator's, default 0), so that its row is a check (``gap._check``). Empty for a heuristic, or
+    where nothing runs (the penalty cannot matter: the cases stay as they were)."""
+    spec = _policies()[policy]
+    if spec.family is not PolicyFamily.EXACT or "reconfig_penalty" not in spec.params.model_fields:
+        return {}
+    if not state and not generator.get("running_frac"):
+        return {}
+    return {"reconfig_penalty": float(generator.get("reconfig_penalty", 0.0))}
+
+
 def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, time_limit_s: float = 60.0,
               pop: bool = False, lp: bool = False, all_backends: bool = False, neutral: bool = True) -> list[Case]:
     """Twin policies, the exact formulation on ``n_backends`` backends (or every capable one), the twins
@@ -193,7 +209,7 @@ def gap_cases(kind: str, cluster: str, sizes, seeds, *, n_backends: int = 2, tim
     for n in sizes:
         for s in seeds:
             kw = {"seed": s, "time_limit_s": time_limit_s, "generator": gen}
-            cases += [GapCase(kind, cluster, n, p, **kw) for p in policies]
+            cases += [GapCase(kind, cluster, n, p, policy_params=mirror_params(p, gen), **kw) for p in policies]
             cases += [GapCase(kind, cluster, n, exact, b, **kw) for exact in exacts for b in bes]
             if neutral:
                 cases += neutral_twins(kind, bes, cluster, n, **kw)
@@ -222,7 +238,8 @@ def state_cases(kind: str, state: dict, cluster: str, seeds=(0,), *, n_backends:
         for i in range(int(state.get("k", 2))):
             ref = {**state, "index": i}
             kw = {"seed": s, "time_limit_s": time_limit_s, "state": ref}
-            cases += [GapCase(kind, cluster, 1, p, **kw) for p in policies]
+            cases += [GapCase(kind, cluster, 1, p, policy_params=mirror_params(p, {}, state=True), **kw)
+                      for p in policies]
             cases += [GapCase(kind, cluster, 1, m, b, **kw) for m in twin_methods(kind) for b in bes]
             cases += neutral_twins(kind, bes, cluster, 1, **kw)
     return cases
@@ -303,4 +320,4 @@ def scale() -> Suite:
 BUILTIN = {"quick": quick, "gap": gap, "scale": scale}
 
 __all__ = ["BUILTIN", "DEFAULT_PLAN", "FLOOR", "NEUTRAL_BACKENDS", "backends", "bound_cases", "bound_refused", "exact_method",
-           "gap_cases", "neutral_twins", "representatives", "replay_cases", "state_cases", "twin_kinds", "twin_methods"]
+           "gap_cases", "mirror_params", "neutral_twins", "representatives", "replay_cases", "state_cases", "twin_kinds", "twin_methods"]
