@@ -9,7 +9,8 @@ For a snapshot with jobs :math:`J`, a decision (allocation) :math:`A`, and per j
   what the reference rate is);
 * :math:`r_j(A) > 0` — its speed under :math:`A` relative to its request (1 = as fast as requested),
   given by the kind (joint: throughput over the request's throughput; tier: :math:`(1 + o_j(\text{machine}))
-  / (1 + o_j(\text{tier}))`; Tiresias: 1, speed independent of placement as its simulator assumes),
+  / (1 + o_j(\text{tier}))`; Tiresias: :math:`1 / (1 + o_a x_a)`, its skew :math:`o_a` times the share
+  :math:`x_a` of its worker-PS traffic that crosses machines, :func:`formulations.tiresias.tiresias_neutral`),
 
 a **placed** job finishes at :math:`C_j = d_j / r_j(A)`. A **queued** job (not in :math:`A`) is charged
 :math:`C_q = w_q + d_q` with the decision-independent wait
@@ -20,17 +21,19 @@ a **placed** job finishes at :math:`C_j = d_j / r_j(A)`. A **queued** job (not i
 
 where :math:`f_q` is the earliest time its requested GPUs fit in the aggregate free GPUs (the decision's
 machines minus ``reserved``) as the jobs running *before* the decision (``base.current``) finish at
-their current speeds (fragmentation ignored; :math:`+\infty` is replaced by the last such finish
-plus :math:`\max_j d_j` when the request never fits). :math:`d_{\min}` is the earliest the next
+their current speeds, and as reserved work releases its GPUs (``releases``: a placement instance converted
+from a replay state; fragmentation ignored; :math:`+\infty` is replaced by the last such finish plus
+:math:`\max_j d_j` when the request never fits). :math:`d_{\min}` is the earliest the next
 decision could come (the soonest any job can finish): a job left queued on idle GPUs waits at least
 that long. The objective is :math:`\frac{1}{|J|}\sum_j C_j` (0 with no jobs).
 
 Because :math:`w_q` does not depend on the decision, starting a queued job at its request on idle
 GPUs (:math:`r_j = 1`) changes only its own term, from :math:`w_j + d_j` to :math:`d_j < w_j + d_j`:
-the objective never prefers leaving it queued (property P2). Where a kind gives it an exact form
-(:attr:`Objective.exact_instance`: the joint kind, ``JointObjective.NEUTRAL``), the harness solves each
-decision set's twin under it and measures a gap to that proven optimum; elsewhere, or where no optimum
-was proven, a gap under it is measured against the exact twin's allocation (a reference, not a bound).
+the objective never prefers leaving it queued (property P2). Every snapshot kind gives it an exact form
+(:attr:`Objective.exact_instance`: joint ``JointObjective.NEUTRAL``, tier mode ``est-avg-jct``, a Tiresias
+instance with ``neutral=True``), each built on :func:`job_terms`: the harness solves each decision set's
+twin under it and measures a gap to that proven optimum; where no optimum was proven, a gap under it is
+measured against the exact twin's allocation (a reference, not a bound).
 """
 
 from __future__ import annotations

@@ -32,6 +32,11 @@ infeasible for leaving a job out) and the model's objective equals :func:`tier_o
 heuristic's gap is never negative. (Rejected: "place all" as a constraint on every scored allocation
 — it leaves no gap at all on the instances where the jobs do not all fit, the common busy case.)
 
+*est-avg-jct* (mode ``est-avg-jct``, the kind's neutral objective exactly, :func:`tier_neutral`): with
+:math:`(d_j, C^q_j)` of :func:`formulations.neutral.job_terms`, :math:`\min \frac{1}{|J|} \sum_j \big(C^q_j +
+\sum_\ell \text{level}_{j\ell} (d_j (1 + o_j(\ell)) / (1 + o_j(M)) - C^q_j)\big)`; an unplaced job is
+charged its queued completion :math:`C^q_j`.
+
 The chosen level is never below the placement's real tier, and overheads are monotone, so the
 optimum equals the optimum over real tiers (the objective is always recomputed from the real tiers).
 **Symmetry**: machines of one rack with equal free GPUs are ordered by load; identical jobs (equal
