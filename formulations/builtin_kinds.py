@@ -38,11 +38,11 @@ from schedlab.formulations.tier import (
     TierInstance,
     TierMode,
     generate_tier,
-    placement_tier,
+    tier_neutral,
     tier_objective,
     tier_relaxation_bound,
 )
-from schedlab.formulations.tiresias import TiresiasInstance, complete, tiresias_objective
+from schedlab.formulations.tiresias import TiresiasInstance, complete, tiresias_neutral, tiresias_objective
 from schedlab.formulations.tiresias_gen import generate_tiresias
 from schedlab.formulations.tiresias_ilp import TiresiasFormulation
 from schedlab.scheduling.registry import Decision
@@ -84,23 +84,25 @@ def _joint_neutral(inst: JointInstance, allocation) -> float:
                        lambda j: ref[j.id])
 
 
-def _tier_neutral(inst: TierInstance, allocation) -> float:
-    """Neutral objective of a tier placement: speed (1 + o(machine)) / (1 + o(tier)) relative to the
-    consolidated request."""
-    o = inst.overhead
-    return est_avg_jct(inst.base, allocation,
-                       lambda ja: (1 + o[ja.job_id][0]) / (1 + o[ja.job_id][placement_tier(inst, ja) - 1]),
-                       lambda j: 1.0)
+def _tier_neutral_instance(inst: TierInstance) -> TierInstance:
+    """The tier instance whose objective is est-avg-jct exactly (mode ``est-avg-jct``: the tier ILP
+    minimises it; :func:`formulations.tier.tier_neutral`)."""
+    return replace(inst, mode=TierMode.EST_AVG_JCT)
 
 
-def _tiresias_neutral(inst: TiresiasInstance, allocation) -> float:
-    """Neutral objective of a Tiresias placement: speed 1 wherever placed (its simulator's semantics);
-    only an unplaced job costs (it waits)."""
-    return est_avg_jct(inst.base, allocation, lambda ja: 1.0, lambda j: 1.0)
+def _tiresias_neutral_instance(inst: TiresiasInstance) -> TiresiasInstance:
+    """The Tiresias instance whose objective is est-avg-jct exactly (``neutral``: the bilinear ILP with optional
+    jobs minimises it; :func:`formulations.tiresias.tiresias_neutral`)."""
+    return replace(inst, neutral=True)
 
 
-def _neutral(fn, exact_instance=None, value_of=None) -> Objective:
-    return Objective(NEUTRAL_NAME, fn, "min", NEUTRAL_SUMMARY, exact_instance=exact_instance, value_of=value_of)
+def _same_value(ninst: object, value: float) -> float:
+    return value
+
+
+def _neutral(fn, exact_instance=None, value_of=None, scores_solution: bool = False) -> Objective:
+    return Objective(NEUTRAL_NAME, fn, "min", NEUTRAL_SUMMARY, exact_instance=exact_instance, value_of=value_of,
+                     scores_solution=scores_solution)
 
 
 def _joint_neutral_instance(inst: JointInstance) -> JointInstance:
@@ -122,7 +124,7 @@ def _min(inst: object) -> Sense:
 
 
 def _tier_sense(inst: TierInstance) -> Sense:
-    return "min" if inst.mode is TierMode.MIN_OVERHEAD else "max"
+    return "max" if inst.mode is TierMode.MAX_THROUGHPUT else "min"
 
 
 JOINT = Kind(
@@ -166,7 +168,10 @@ TIRESIAS = Kind(
     gap_note=("tiresias: a heuristic's worker-only allocation is completed with parameter servers by the "
               "consolidation rule (formulations.tiresias.complete: PS on the job's worker machines in "
               "proportion to their workers); the ILP places workers and PS jointly"),
-    default_cluster="philly", default_jobs=1, neutral=_neutral(_tiresias_neutral),
+    default_cluster="philly", default_jobs=1,
+    # a solver's solution carries its PS hosts: its neutral value is scored with them (a plain allocation's
+    # PS are placed by the completion rule)
+    neutral=_neutral(tiresias_neutral, _tiresias_neutral_instance, _same_value, scores_solution=True),
     plan=SuitePlan("tiresias-60", (1, 2), (1, 2, 4, 8, 16, 32), (1, 2, 4, 8, 16, 32), scale_fixed_jobs=2),
 )
 
@@ -181,7 +186,7 @@ TIER = Kind(
     ),
     containment=TierFormulation, relaxation=_tier_lp,
     gap_note=TIER_GAP_NOTE,
-    default_cluster="dally-2", default_jobs=30, neutral=_neutral(_tier_neutral),
+    default_cluster="dally-2", default_jobs=30, neutral=_neutral(tier_neutral, _tier_neutral_instance, _same_value),
     plan=SuitePlan("dally-2", (4, 8), (4, 8, 16, 32, 64, 128), (4, 8, 16, 32, 64, 128)),
 )
 

@@ -39,6 +39,7 @@ from schedlab.formulations.joint_instance import (
     table_price,
 )
 from schedlab.formulations.joint_layout import chunks, layout
+from schedlab.formulations.neutral import generated_durations
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.instance import Instance
@@ -409,7 +410,8 @@ def generate_joint(cluster: Cluster, n_jobs: int, *, seed: int = 0, guaranteed_f
     fraction already running first-fit at their request. ``source="synthetic"``: the synthetic zoo
     (power-of-two GPU counts); ``source="perfmodel"``: a random model of the perf model's zoo with
     option tables for every GPU count up to ``max_gpus`` (requests whose plain-DP plan does not fit
-    memory are redrawn). ``busy``: each machine is, with this probability, partly used by work outside
+    memory are redrawn). Each job runs a seeded time at its request (:func:`~formulations.neutral.
+    generated_durations`, median 240 s; its own random stream, so the other draws are unchanged). ``busy``: each machine is, with this probability, partly used by work outside
     the decision (``reserved``: random GPUs with their share of CPUs and memory): fragmented free
     capacity, as in a running cluster."""
     if source not in ("synthetic", "perfmodel"):
@@ -420,6 +422,7 @@ def generate_joint(cluster: Cluster, n_jobs: int, *, seed: int = 0, guaranteed_f
     perf = PerfOptions(cluster, max_gpus) if source == "perfmodel" else None
     sizes = [x for x in (1, 1, 2, 4, 8, 16) if x <= max_gpus]
     jobs, options, ref, weights = [], {}, {}, {}
+    durations = generated_durations(n_jobs, seed)
     syn: dict[str, tuple[JobOption, ...]] = {}  # option tables are shared by the jobs of one model
     for i in range(n_jobs):
         jid = f"j{i:04d}"
@@ -448,9 +451,12 @@ def generate_joint(cluster: Cluster, n_jobs: int, *, seed: int = 0, guaranteed_f
             if model not in syn:
                 syn[model] = tuple(synthetic_options(model, max_gpus, per, tiers))
             opts = syn[model]
+        # run time at the request (seconds, formulations.neutral.generated_durations) and the iterations it takes
+        # at the request's throughput: est-avg-jct of a generated snapshot is in seconds, like a replay state's
         jobs.append(Job(id=jid, requested=Resources(g, cpus, mem), model=model, tenant="A" if guar else "B",
                         plan=plan, job_class=cls, reconfigurable=True,
-                        min_resources=Resources(g, cpus // 2, 0.0) if guar else None))
+                        min_resources=Resources(g, cpus // 2, 0.0) if guar else None,
+                        duration=durations[i], iterations=durations[i] * tput))
         options[jid], ref[jid] = tuple(opts), tput
         weights[jid] = float(rng.choice([1, 1, 2]))
     quotas = {"A": Resources(cluster.total_gpus // 2, 0, 0.0)} if guaranteed_frac > 0 else {}

@@ -84,7 +84,8 @@ class SolverOptions(Options):
                                    "solve (methods with the warm-start capability; not a SolveParams field)")
     objective: Literal["family", "neutral"] = Field(
         "family", description="the objective solved: the kind's own, or its neutral one (est-avg-jct) where the kind "
-        "gives it an exact form (joint: JointObjective.NEUTRAL); the harness solves the instance it maps to "
+        "gives it an exact form (joint: JointObjective.NEUTRAL; tier: mode est-avg-jct; Tiresias: neutral=True); the "
+        "harness solves the instance it maps to "
         "(not a SolveParams field)")
 
     def solve_fields(self) -> dict[str, object]:

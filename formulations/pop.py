@@ -222,8 +222,17 @@ class POP:
         parts = self._run(kind, [sub_instance(inst, js, ms, sh) for (js, ms), sh in zip(groups, shares, strict=True)],
                           backend, params, deadline)
         notes = []
+        # a Tiresias part whose jobs exceed its free GPUs or CPUs leaves some out at the unplaced price (its
+        # model has optional jobs, TiresiasFormulation.optional); where the whole places every job, such a
+        # part is infeasible alone, as before optional jobs existed
+        places_all = kind == TiresiasInstance.KIND and not TiresiasFormulation.optional(inst)
+
+        def infeasible(i: int) -> bool:
+            return parts[i]["termination"] == Status.INFEASIBLE.value or (
+                places_all and TiresiasFormulation.optional(sub_instance(inst, *groups[i], shares[i])))
+
         while True:  # repair: merge an infeasible part with the freest other part, solve it again
-            bad = next((i for i, p in enumerate(parts) if p["termination"] == Status.INFEASIBLE.value), None)
+            bad = next((i for i in range(len(parts)) if infeasible(i)), None)
             if bad is None or len(parts) == 1:
                 break
             free = [sum(inst.base.capacity(m).gpus for m in ms) - sum(j.requested.gpus for j in js) for js, ms in groups]
@@ -240,7 +249,7 @@ class POP:
         limit_hit = any(t in (Status.FEASIBLE_AT_LIMIT, Status.NO_SOLUTION_AT_LIMIT) for t in terms)
         notes.insert(0, f"pop: k={self.k}, {len(parts)} part(s) solved, terminations: "
                         f"{', '.join(t.value for t in terms)}")
-        sense = "min" if kind == TiresiasInstance.KIND or (kind == TierInstance.KIND and inst.mode is TierMode.MIN_OVERHEAD) \
+        sense = "min" if kind == TiresiasInstance.KIND or (kind == TierInstance.KIND and inst.mode is not TierMode.MAX_THROUGHPUT) \
             else "max"
         def provenance(stats: dict[str, int]) -> Provenance:
             return Provenance(f"pop-{form.name}", backend, parts[0]["version"], parts[0]["threads"], params.seed,

@@ -32,6 +32,11 @@ infeasible for leaving a job out) and the model's objective equals :func:`tier_o
 heuristic's gap is never negative. (Rejected: "place all" as a constraint on every scored allocation
 — it leaves no gap at all on the instances where the jobs do not all fit, the common busy case.)
 
+*est-avg-jct* (mode ``est-avg-jct``, the kind's neutral objective exactly, :func:`tier_neutral`): with
+:math:`(d_j, C^q_j)` of :func:`formulations.neutral.job_terms`, :math:`\min \frac{1}{|J|} \sum_j \big(C^q_j +
+\sum_\ell \text{level}_{j\ell} (d_j (1 + o_j(\ell)) / (1 + o_j(M)) - C^q_j)\big)`; an unplaced job is
+charged its queued completion :math:`C^q_j`.
+
 The chosen level is never below the placement's real tier, and overheads are monotone, so the
 optimum equals the optimum over real tiers (the objective is always recomputed from the real tiers).
 **Symmetry**: machines of one rack with equal free GPUs are ordered by load; identical jobs (equal
@@ -53,6 +58,7 @@ from typing import Any
 from schedlab.formulations import io
 from schedlab.formulations.base import Built, check_deadline
 from schedlab.formulations.model import LinExpr, Model
+from schedlab.formulations.neutral import Releases, est_avg_jct, generated_durations, job_terms
 from schedlab.perfmodel.network import comm_overhead
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
@@ -68,21 +74,26 @@ from schedlab.topology.tiers import Tier
 class TierMode(Enum):
     MAX_THROUGHPUT = "max-throughput"
     MIN_OVERHEAD = "min-overhead"
+    #: the kind's neutral objective (:mod:`formulations.neutral`), exactly: min est-avg-jct at the tier rates
+    EST_AVG_JCT = "est-avg-jct"
 
 
 @dataclass(frozen=True)
 class TierInstance:
     """``base``: cluster, waiting rigid jobs, ``reserved`` (GPUs in use). ``overhead[job]`` =
-    (machine, rack, network) overhead fractions, non-decreasing."""
+    (machine, rack, network) overhead fractions, non-decreasing. ``releases``: ``(seconds, GPUs)`` the
+    reserved work frees when it ends (a replay state's running jobs; only the neutral objective reads it)."""
 
     KIND = "tier-placement"
     base: Instance
     overhead: Mapping[str, tuple[float, float, float]]
     mode: TierMode = TierMode.MAX_THROUGHPUT
     machines: tuple[str, ...] | None = None
+    releases: Releases = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "overhead", MappingProxyType({k: tuple(v) for k, v in self.overhead.items()}))
+        object.__setattr__(self, "releases", tuple((float(t), int(g)) for t, g in self.releases))
         for j in self.base.jobs:
             o = self.overhead.get(j.id)
             if o is None or len(o) != 3 or not (0 <= o[0] <= o[1] <= o[2]):
@@ -98,13 +109,15 @@ class TierInstance:
 
     def to_dict(self) -> dict[str, Any]:
         return {"base": io.instance_to_dict(self.base), "overhead": {k: list(v) for k, v in self.overhead.items()},
-                "mode": self.mode.value, "machines": None if self.machines is None else list(self.machines)}
+                "mode": self.mode.value, "machines": None if self.machines is None else list(self.machines),
+                "releases": [list(r) for r in self.releases]}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "<tier>") -> TierInstance:
         return cls(io.instance_from_dict(d["base"], source), {k: tuple(v) for k, v in d["overhead"].items()},
                    TierMode(d.get("mode", "max-throughput")),
-                   None if d.get("machines") is None else tuple(d["machines"]))
+                   None if d.get("machines") is None else tuple(d["machines"]),
+                   tuple(tuple(r) for r in d.get("releases", ())))
 
 
 
@@ -126,10 +139,34 @@ def unplaced_penalty(inst: TierInstance) -> float:
     return float(math.floor(sum(j.requested.gpus * inst.overhead[j.id][2] for j in inst.base.jobs)) + 1)
 
 
+def tier_rate(inst: TierInstance, ja: JobAllocation) -> float:
+    r"""A placed job's speed relative to its request (all GPUs on one machine), at the real tier of its
+    placement: :math:`(1 + o_j(\text{machine})) / (1 + o_j(\text{tier}))` (Dally: iteration time = compute x
+    (1 + overhead(tier)))."""
+    o = inst.overhead[ja.job_id]
+    return (1 + o[0]) / (1 + o[placement_tier(inst, ja) - 1])
+
+
+def neutral_terms(inst: TierInstance) -> dict[str, tuple[float, float]]:
+    """Per job ``(d_j, C_q)`` of the neutral objective (:func:`formulations.neutral.job_terms` at the tier
+    rates, remaining run time at the request in seconds, ``releases`` of the reserved work): the constants
+    both :func:`tier_neutral` and the ``est-avg-jct`` model use."""
+    return job_terms(inst.base, lambda ja: tier_rate(inst, ja), lambda j: 1.0, inst.releases)
+
+
+def tier_neutral(inst: TierInstance, allocation: Allocation) -> float:
+    r"""The kind's neutral objective: est-avg-jct (:mod:`formulations.neutral`), a placed job finishing at
+    :math:`d_j (1 + o_j(\text{tier})) / (1 + o_j(\text{machine}))`, a queued one charged :math:`C_q`."""
+    return est_avg_jct(inst.base, allocation, lambda ja: tier_rate(inst, ja), lambda j: 1.0, inst.releases)
+
+
 def tier_objective(inst: TierInstance, allocation: Allocation) -> float:
     """THE objective, at the real tier of each placement: effective GPUs ``sum g/(1+o(tier))`` over
     placed jobs (max-throughput), or GPU-weighted overhead ``sum g*o(tier)`` over placed jobs plus
-    ``W * g`` per unplaced job (min-overhead, :func:`unplaced_penalty`)."""
+    ``W * g`` per unplaced job (min-overhead, :func:`unplaced_penalty`), or the neutral est-avg-jct
+    (:func:`tier_neutral`, mode ``est-avg-jct``)."""
+    if inst.mode is TierMode.EST_AVG_JCT:
+        return tier_neutral(inst, allocation)
     tot = 0.0
     pen = unplaced_penalty(inst) if inst.mode is TierMode.MIN_OVERHEAD else 0.0
     for job in inst.base.jobs:
@@ -154,7 +191,10 @@ class TierFormulation:
             racks[nodes[m]["rack"]].append(m)
         total = sum(inst.free_gpus(m) for m in mach)
         maxim = inst.mode is TierMode.MAX_THROUGHPUT
-        W = 0.0 if maxim else unplaced_penalty(inst)
+        neutral = inst.mode is TierMode.EST_AVG_JCT
+        W = 0.0 if maxim or neutral else unplaced_penalty(inst)
+        terms = neutral_terms(inst) if neutral else {}
+        n_jobs = max(1, len(inst.base.jobs))
         mdl = Model("tier-ilp", sense="max" if maxim else "min")
         used = {m: LinExpr() for m in mach}
         obj = LinExpr()
@@ -164,11 +204,16 @@ class TierFormulation:
             check_deadline(deadline)
             g = job.requested.gpus
             o = inst.overhead[job.id]
-            # min-overhead: g*o(level) if placed, W*g if not = W*g + sum_level (g*o(level) - W*g) * level
-            coef = [g / (1 + v) if maxim else g * v - W * g for v in o]
+            # min-overhead: g*o(level) if placed, W*g if not = W*g + sum_level (g*o(level) - W*g) * level;
+            # est-avg-jct: (C_q + sum_level (d (1 + o(level)) / (1 + o(machine)) - C_q) * level) / |J|
+            if neutral:
+                d, cq = terms[job.id]
+                coef, const = [(d * (1 + v) / (1 + o[0]) - cq) / n_jobs for v in o], cq / n_jobs
+            else:
+                coef, const = [g / (1 + v) if maxim else g * v - W * g for v in o], W * g
             choice = LinExpr()
-            cj = contrib[job.id] = LinExpr(const=W * g)
-            obj.const += W * g
+            cj = contrib[job.id] = LinExpr(const=const)
+            obj.const += const
             gate: dict[str, LinExpr] = {m: LinExpr() for m in mach}
             for m in mach:
                 if g <= inst.free_gpus(m):
@@ -227,10 +272,7 @@ class TierFormulation:
             if used[m].terms:
                 mdl.add(used[m] <= inst.free_gpus(m), f"cap[{m}]")
         # identical jobs (same demand and overheads) are interchangeable: order their objective terms
-        twins: dict[tuple, list[str]] = defaultdict(list)
-        for job in inst.base.jobs:
-            twins[(job.requested.gpus, inst.overhead[job.id])].append(job.id)
-        for ids in twins.values():
+        for ids in _twins(inst, terms).values():
             for j1, j2 in zip(ids, ids[1:], strict=False):
                 e = contrib[j1] - contrib[j2]
                 if e.terms:
@@ -316,15 +358,20 @@ class TierFormulation:
         return h
 
 
+def _twins(inst: TierInstance, terms: Mapping[str, tuple[float, float]]) -> dict[tuple, list[str]]:
+    """Interchangeable jobs: equal demand and overheads (and, under est-avg-jct, equal neutral terms)."""
+    twins: dict[tuple, list[str]] = defaultdict(list)
+    for job in inst.base.jobs:
+        twins[(job.requested.gpus, inst.overhead[job.id], terms.get(job.id))].append(job.id)
+    return twins
+
+
 def canonical_tier(inst: TierInstance, built: Built, allocation: Allocation) -> Allocation:
     """``allocation`` permuted by the model's symmetries: identical jobs (equal demand and overheads)
     take their objective terms in non-increasing (max-throughput) or non-decreasing (min-overhead)
     order; machines of one rack with equal free GPUs carry non-increasing loads."""
     maxim = inst.mode is TierMode.MAX_THROUGHPUT
-    twins: dict[tuple, list[str]] = defaultdict(list)
-    for job in inst.base.jobs:
-        twins[(job.requested.gpus, inst.overhead[job.id])].append(job.id)
-    single = Allocation.of(JobAllocation(ja.job_id, ja.plan, ja.placement) for ja in allocation)
+    twins = _twins(inst, neutral_terms(inst) if inst.mode is TierMode.EST_AVG_JCT else {})
     moved = {}
     for ids in twins.values():
         def term(j: str) -> float:
@@ -360,6 +407,8 @@ def tier_relaxation_bound(inst: TierInstance) -> float:
     GPU saves ``W - o_j(M) > 0`` against its price unplaced, lowest ``o_j(M)`` first; it is
     ``sum_j g_j o_j(M)`` when every job fits."""
     jobs = inst.base.jobs
+    if inst.mode is TierMode.EST_AVG_JCT:  # each job's term is at least d_j (placed on one machine or queued)
+        return sum(d for d, _ in neutral_terms(inst).values()) / len(jobs) if jobs else 0.0
     cap = float(sum(inst.free_gpus(m) for m in inst.eligible_machines))
     maxim = inst.mode is TierMode.MAX_THROUGHPUT
     W = 0.0 if maxim else unplaced_penalty(inst)
@@ -390,14 +439,17 @@ def generate_tier(cluster: Cluster, n_jobs: int, *, seed: int = 0, busy: float =
             reserved[m] = Resources(rng.randint(1, cluster.machine(m).gpus), 0, 0.0)
     rack_gpus = max(sum(cluster.machine(m).gpus for m in cluster.machines_in(r)) for r in cluster.racks)
     jobs, ov = [], {}
+    durations = generated_durations(n_jobs, seed)
     for i in range(n_jobs):
         g = rng.choice([x for x in (1, 2, 4, 4, 8, 8, 16, 32) if x <= rack_gpus])
         model = rng.choice(DALLY_MODELS)
         jid = f"d{i:03d}"
-        jobs.append(Job(id=jid, requested=Resources(g, 0, 0.0), model=model, global_batch=32 * g))
+        jobs.append(Job(id=jid, requested=Resources(g, 0, 0.0), model=model, global_batch=32 * g,
+                        duration=durations[i]))
         ov[jid] = tuple(comm_overhead(model, t) for t in (Tier.MACHINE, Tier.RACK, Tier.NETWORK))
     return TierInstance(Instance(cluster, tuple(jobs), reserved=reserved), ov, mode)
 
 
 __all__ = ["DALLY_MODELS", "GAP_NOTE", "TierFormulation", "TierInstance", "TierMode", "canonical_tier",
-           "generate_tier", "placement_tier", "tier_objective", "tier_relaxation_bound", "unplaced_penalty"]
+           "generate_tier", "neutral_terms", "placement_tier", "tier_neutral", "tier_objective", "tier_rate",
+           "tier_relaxation_bound", "unplaced_penalty"]

@@ -13,8 +13,11 @@ from types import MappingProxyType
 from typing import Any
 
 from schedlab.formulations import io
+from schedlab.formulations.neutral import Releases, est_avg_jct, job_terms
+from schedlab.perfmodel.network import skew
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.instance import Instance
+from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.checks import integer
 from schedlab.topology.errors import SolverError, SpecError
@@ -46,19 +49,44 @@ class PSJob:
         return sum(self.ps_sizes)
 
 
+def spread_overhead(job: Job) -> float:
+    """:math:`o_a` of the neutral objective: the job's slowdown (a fraction of its run time) when all of its
+    worker-PS traffic crosses machines — its skew (largest tensor / model size, Tiresias §3.2: a skewed model
+    is the one consolidation helps), from ``job.attrs["skew"]``, else the perf model's zoo, else 0."""
+    v = job.attrs.get("skew") if job.attrs else None
+    if v is None:
+        try:
+            v = skew(job.model)
+        except SpecError:
+            v = 0.0
+    return float(min(1.0, max(0.0, v)))
+
+
 @dataclass(frozen=True)
 class TiresiasInstance:
     """``base`` gives the cluster, the jobs to place (rigid, ``requested.gpus`` workers) and
-    ``reserved`` (what is already used); ``traffic`` is each node's existing traffic (MB)."""
+    ``reserved`` (what is already used); ``traffic`` is each node's existing traffic (MB).
+
+    The neutral objective (:func:`tiresias_neutral`) also reads ``spread`` (:math:`o_a` per job, default
+    :func:`spread_overhead`) and ``releases`` (``(seconds, GPUs)`` the reserved work frees when it ends: a
+    replay state's running jobs). ``neutral``: the instance's objective is that neutral one (the exact
+    model minimises est-avg-jct; ``Kind.neutral.exact_instance``)."""
 
     KIND = "tiresias-placement"
     base: Instance
     ps: Mapping[str, PSJob]
     traffic: Mapping[str, int] = field(default_factory=dict)
     machines: tuple[str, ...] | None = None
+    spread: Mapping[str, float] | None = None
+    releases: Releases = ()
+    neutral: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ps", MappingProxyType(dict(self.ps)))
+        given = dict(self.spread or {})
+        object.__setattr__(self, "spread", MappingProxyType(
+            {j.id: float(given[j.id]) if j.id in given else spread_overhead(j) for j in self.base.jobs}))
+        object.__setattr__(self, "releases", tuple((float(t), int(g)) for t, g in self.releases))
         object.__setattr__(self, "traffic", MappingProxyType(
             {m: integer(t, f"traffic[{m!r}]", source="<tiresias>", ge=0, le=MAX_MB) for m, t in self.traffic.items()}))
         for j in self.base.jobs:
@@ -72,14 +100,18 @@ class TiresiasInstance:
     def to_dict(self) -> dict[str, Any]:
         return {"base": io.instance_to_dict(self.base),
                 "ps": {j: [list(p.ps_sizes), p.cpus_per_worker, p.cpus_per_ps] for j, p in self.ps.items()},
-                "traffic": dict(self.traffic), "machines": None if self.machines is None else list(self.machines)}
+                "traffic": dict(self.traffic), "machines": None if self.machines is None else list(self.machines),
+                "spread": dict(self.spread or {}), "releases": [list(r) for r in self.releases],
+                "neutral": self.neutral}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "<tiresias>") -> TiresiasInstance:
         return cls(io.instance_from_dict(d["base"], source),
                    {j: PSJob(tuple(v[0]), v[1], v[2]) for j, v in d["ps"].items()},
                    dict(d.get("traffic", {})),
-                   None if d.get("machines") is None else tuple(d["machines"]))
+                   None if d.get("machines") is None else tuple(d["machines"]),
+                   dict(d.get("spread") or {}), tuple(tuple(r) for r in d.get("releases", ())),
+                   bool(d.get("neutral", False)))
 
 
 
@@ -117,6 +149,43 @@ def unplaced_penalty(inst: TiresiasInstance) -> float:
     return float(int(t + sum(2 * j.requested.gpus * inst.ps[j.id].model_size for j in inst.base.jobs)) + 1)
 
 
+def cross_fraction(inst: TiresiasInstance, sol: TiresiasSolution, job_id: str) -> float:
+    r""":math:`x_a`: the share of job :math:`a`'s worker-PS traffic (each worker exchanges :math:`M_a` with
+    its PS, :math:`W_a M_a` in all) that crosses machines, :math:`1 - \sum_i w_{ai} h_{ai} / (W_a M_a)` with
+    :math:`h_{ai}` the PS MB on node :math:`i` — linear in the ILP's :math:`q_{aji} = w_{ai} p_{aji}`."""
+    job = inst.base.job_by_id[job_id]
+    ps = inst.ps[job_id]
+    W, M = job.requested.gpus, ps.model_size
+    if W <= 0 or M <= 0:
+        return 0.0
+    ja = sol.allocation[job_id]
+    local = 0.0
+    for j, m in enumerate(sol.ps_hosts.get(job_id, ())):
+        if m in ja.placement:
+            local += ja.placement[m].gpus * ps.ps_sizes[j]
+    return max(0.0, 1.0 - local / (W * M))
+
+
+def neutral_terms(inst: TiresiasInstance) -> dict[str, tuple[float, float]]:
+    """Per job ``(d_j, C_q)`` (:func:`formulations.neutral.job_terms`: remaining run time at the request, in
+    seconds, and the completion charged when queued, with the reserved work's ``releases``): the constants
+    :func:`tiresias_neutral` and the ILP's est-avg-jct objective share."""
+    return job_terms(inst.base, lambda ja: 1.0, lambda j: 1.0, inst.releases)
+
+
+def tiresias_neutral(inst: TiresiasInstance, sol: TiresiasSolution | Allocation) -> float:
+    r"""The kind's neutral objective: est-avg-jct (:mod:`formulations.neutral`) with a placed job's speed
+    :math:`1 / (1 + o_a x_a)` (:func:`spread_overhead`, :func:`cross_fraction`): consolidated with its PS it
+    runs at its request, fully spread it is :math:`o_a` slower. A plain allocation is completed with PS by
+    :func:`complete` (the same rule as the family objective); a queued job is charged :math:`C_q`."""
+    if isinstance(sol, Allocation):
+        sol = complete(inst, sol, allow_missing=True)
+    speed = {ja.job_id: 1.0 / (1.0 + inst.spread.get(ja.job_id, 0.0) * cross_fraction(inst, sol, ja.job_id))
+             for ja in sol.allocation}
+    return est_avg_jct(inst.base, sol.allocation, lambda ja: speed.get(ja.job_id, 1.0), lambda j: 1.0,
+                       inst.releases)
+
+
 def tiresias_objective(inst: TiresiasInstance, sol: TiresiasSolution | Allocation) -> float:
     r"""THE objective: the maximum per-node network traffic (MB) plus :func:`unplaced_penalty` per worker
     of an unplaced job (issue 21, P3: an unplaced job is priced, not an error):
@@ -126,7 +195,9 @@ def tiresias_objective(inst: TiresiasInstance, sol: TiresiasSolution | Allocatio
     A plain :class:`Allocation` (a heuristic's, workers only) is first completed with parameter servers
     by :func:`complete` (the rule is stated there). The ILP places every job
     (every generated instance can place them all), so its optimum is the optimum of this priced objective
-    and the bound stays valid for allocations that leave jobs out."""
+    and the bound stays valid for allocations that leave jobs out. On a ``neutral`` instance: :func:`tiresias_neutral`."""
+    if inst.neutral:
+        return tiresias_neutral(inst, sol)
     if isinstance(sol, Allocation):
         sol = complete(inst, sol, allow_missing=True)
     missing = sum(j.requested.gpus for j in inst.base.jobs if j.id not in sol.allocation)
@@ -188,5 +259,5 @@ def complete(inst: TiresiasInstance, allocation: Allocation, *, allow_missing: b
 
 
 
-__all__ = ["MAX_MB", "PSJob", "TiresiasInstance", "TiresiasSolution", "complete", "node_traffic",
-           "tiresias_objective", "unplaced_penalty"]
+__all__ = ["MAX_MB", "PSJob", "TiresiasInstance", "TiresiasSolution", "complete", "cross_fraction", "neutral_terms",
+           "node_traffic", "spread_overhead", "tiresias_neutral", "tiresias_objective", "unplaced_penalty"]

@@ -7,7 +7,14 @@ import random
 from collections import defaultdict
 
 from schedlab.formulations.base import Built
-from schedlab.formulations.tiresias import PSJob, TiresiasInstance, TiresiasSolution, tiresias_objective
+from schedlab.formulations.neutral import generated_durations
+from schedlab.formulations.tiresias import (
+    PSJob,
+    TiresiasInstance,
+    TiresiasSolution,
+    node_traffic,
+    tiresias_objective,
+)
 from schedlab.perfmodel.network import tensor_sizes
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
@@ -89,6 +96,7 @@ def generate_tiresias(cluster: Cluster, n_jobs: int = 1, *, seed: int = 0, gpus:
         raise SpecError(f"{cluster.name}: {left} GPUs free after the busy machines, fewer than {n_jobs} jobs",
                         source="<generate_tiresias>", field="n_jobs")
     jobs, ps = [], {}
+    durations = generated_durations(n_jobs, seed)
     for a in range(n_jobs):
         want = gpus if a == 0 else rng.choice([x for x in (1, 2, 4, 8, 16, 32) if x <= gpus])
         cap = left - (n_jobs - a - 1)  # keep one GPU for every later job
@@ -97,7 +105,8 @@ def generate_tiresias(cluster: Cluster, n_jobs: int = 1, *, seed: int = 0, gpus:
         model = rng.choice(PS_MODELS)
         k = ps_per_job or max(1, g // 8)
         jid = f"t{a:03d}"
-        jobs.append(Job(id=jid, requested=Resources(g, g * cpus_per_worker), model=model, global_batch=32 * g))
+        jobs.append(Job(id=jid, requested=Resources(g, g * cpus_per_worker), model=model, global_batch=32 * g,
+                        duration=durations[a]))
         ps[jid] = PSJob(split_tensors(tuple(t / 1e6 for t in tensor_sizes(model)), k), cpus_per_worker, cpus_per_ps)
     return TiresiasInstance(Instance(cluster, tuple(jobs), reserved=reserved), ps, traffic)
 
@@ -140,9 +149,11 @@ def point_bilinear(inst: TiresiasInstance, built: Built, sol: TiresiasSolution, 
         problems += [f"node {m!r} is used but the class keeps {len(cls)} representatives" for m in ranked[len(cls):]
                      if workers[m] or hosted[m]]
     sol = _renamed(sol, rename)
-    vals: dict[int, float] = {d["T"].index: tiresias_objective(inst, sol)}
+    vals: dict[int, float] = {d["T"].index: max(node_traffic(inst, sol).values(), default=0.0)}
     for job in inst.base.jobs:
         ja = sol.allocation.get(job.id)
+        if job.id in d.get("z", {}):
+            vals[d["z"][job.id].index] = 1.0 if ja is not None else 0.0
         for (jid, i), w in d["w"].items():
             if jid == job.id and ja is not None and i in ja.placement:
                 vals[w.index] = float(ja.placement[i].gpus)

@@ -28,7 +28,13 @@ from typing import Any
 
 from schedlab.formulations.base import Built, check_deadline
 from schedlab.formulations.model import LinExpr, Model
-from schedlab.formulations.tiresias import TiresiasInstance, TiresiasSolution, tiresias_objective
+from schedlab.formulations.tiresias import (
+    TiresiasInstance,
+    TiresiasSolution,
+    neutral_terms,
+    tiresias_objective,
+    unplaced_penalty,
+)
 from schedlab.formulations.tiresias_gen import greedy_placement, point_bilinear, point_configs
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import Allocation, JobAllocation
@@ -63,11 +69,27 @@ class TiresiasFormulation:
             keep.update(ms[:need])
         return [m for m in inst.eligible_machines if m in keep], [ms[:need] for ms in classes.values()]
 
+    @staticmethod
+    def optional(inst: TiresiasInstance) -> bool:
+        """Whether the model may leave a job unplaced (binary :math:`z_a`, priced): under the neutral
+        objective, or where the jobs' workers or CPUs exceed the free total (a replay state's queue)."""
+        if inst.neutral:
+            return True
+        caps = [inst.base.capacity(m) for m in inst.eligible_machines]
+        jobs = inst.base.jobs
+        gpus = sum(j.requested.gpus for j in jobs)
+        cpus = sum(j.requested.gpus * inst.ps[j.id].cpus_per_worker
+                   + len(inst.ps[j.id].ps_sizes) * inst.ps[j.id].cpus_per_ps for j in jobs)
+        return gpus > sum(max(0, c.gpus) for c in caps) or cpus > sum(max(0, c.cpus) for c in caps)
+
     def build(self, inst: TiresiasInstance, deadline: float | None = None) -> Built:
         one = len(inst.base.jobs) == 1
-        if self.method == "configurations" or (self.method == "auto" and one):
+        if self.method == "configurations" or (self.method == "auto" and one and not self.optional(inst)):
             if not one:
                 raise SolverError("the configuration model places exactly one job")
+            if self.optional(inst):
+                raise SolverError("the configuration model places its job: use the bilinear model for the neutral "
+                                  "objective or a job that may not fit")
             return self._build_configs(inst)
         return self._build_bilinear(inst, deadline)
 
@@ -138,7 +160,17 @@ class TiresiasFormulation:
         return Built(mdl, {"mode": "configurations", "cfgs": cfgs, "groups": nodes_used, "n": ns, "u": us, "T": T})
 
     def _build_bilinear(self, inst: TiresiasInstance, deadline: float | None = None) -> Built:
+        r"""The linearised model (module docstring). Where :meth:`optional`, binary :math:`z_a` (job placed):
+        :math:`\sum_i w_{ai} = W_a z_a`, :math:`\sum_i p_{aji} = z_a`, and the objective is either the family
+        one, :math:`T + P \sum_a W_a (1 - z_a)` (:func:`~formulations.tiresias.unplaced_penalty`), or on a
+        ``neutral`` instance the est-avg-jct (:func:`~formulations.tiresias.tiresias_neutral`), linear in
+        :math:`z` and :math:`q`:
+
+        .. math:: \frac{1}{|J|} \sum_a \Big[ C^q_a + z_a\big(d_a (1 + o_a) - C^q_a\big)
+                  - \frac{d_a o_a}{W_a M_a} \sum_{i,j} s_{aj} q_{aji} \Big]."""
         nodes, classes = self._nodes(inst)
+        optional = self.optional(inst)
+        z_of: dict[str, Any] = {}
         mdl = Model("tiresias-ilp", sense="min")
         base_t = max((inst.traffic.get(m, 0) for m in inst.eligible_machines), default=0)
         big = base_t + sum(j.requested.gpus * inst.ps[j.id].model_size * 2 for j in inst.base.jobs)
@@ -174,12 +206,19 @@ class TiresiasFormulation:
                         mdl.add(q - U * p <= 0)
                         mdl.add(q - w - U * p >= -U)
                         traffic[i].add_term(q.index, -2 * s)
-            mdl.add(tot == W, f"workers[{job.id}]")
+            if optional:
+                z = z_of[job.id] = mdl.binary(f"z[{job.id}]")
+                mdl.add(tot - W * z == 0, f"workers[{job.id}]")
+            else:
+                mdl.add(tot == W, f"workers[{job.id}]")
             for j in range(len(ps.ps_sizes)):
                 e = LinExpr()
                 for i in nodes:
                     e.add_term(p_of[job.id, j, i].index, 1)
-                mdl.add(e == 1, f"ps[{job.id},{j}]")
+                if optional:
+                    mdl.add(e - z_of[job.id] == 0, f"ps[{job.id},{j}]")
+                else:
+                    mdl.add(e == 1, f"ps[{job.id},{j}]")
         for i in nodes:
             cap = inst.base.capacity(i)
             mdl.add(gpu[i] <= cap.gpus, f"gpu[{i}]")
@@ -195,14 +234,42 @@ class TiresiasFormulation:
         for cls in classes:
             for a, b in zip(cls, cls[1:], strict=False):
                 mdl.add(key[a] - key[b] >= 0, f"sym[{a},{b}]")
-        mdl.minimize(T)
-        return Built(mdl, {"mode": "bilinear", "nodes": nodes, "w": w_of, "p": p_of, "q": q_of, "T": T})
+        mdl.minimize(self._objective(inst, T, z_of, q_of) if optional else T)
+        return Built(mdl, {"mode": "bilinear", "nodes": nodes, "w": w_of, "p": p_of, "q": q_of, "T": T, "z": z_of})
+
+    @staticmethod
+    def _objective(inst: TiresiasInstance, T: Any, z_of: dict[str, Any], q_of: dict[tuple[str, int, str], Any]) -> LinExpr:
+        """The objective of the model with optional jobs (:meth:`_build_bilinear`)."""
+        obj = LinExpr()
+        if not inst.neutral:
+            P = unplaced_penalty(inst)
+            obj.add_term(T.index, 1)
+            for job in inst.base.jobs:
+                obj.const += P * job.requested.gpus
+                obj.add_term(z_of[job.id].index, -P * job.requested.gpus)
+            return obj
+        terms = neutral_terms(inst)
+        n = len(inst.base.jobs)
+        for job in inst.base.jobs:
+            d, cq = terms[job.id]
+            o = inst.spread[job.id]
+            W, M = job.requested.gpus, inst.ps[job.id].model_size
+            obj.const += cq / n
+            obj.add_term(z_of[job.id].index, (d * (1 + o) - cq) / n)
+            if o > 0 and W > 0 and M > 0:
+                for (jid, j, _), q in q_of.items():
+                    if jid == job.id:
+                        obj.add_term(q.index, -d * o * inst.ps[jid].ps_sizes[j] / (W * M) / n)
+        return obj
 
     def extract(self, inst: TiresiasInstance, built: Built, values: list[float]) -> TiresiasSolution:
         if built.data["mode"] == "configurations":
             return self._extract_configs(inst, built, values)
         out, hosts = [], {}
         for job in inst.base.jobs:
+            z = built.data.get("z", {}).get(job.id)
+            if z is not None and values[z.index] < 0.5:
+                continue  # left unplaced (priced)
             ps = inst.ps[job.id]
             where = []
             for j in range(len(ps.ps_sizes)):
@@ -225,7 +292,8 @@ class TiresiasFormulation:
 
     def verify(self, inst: TiresiasInstance, solution: TiresiasSolution) -> list[str]:
         out = [str(v) for v in validate_allocation(inst.base, solution.allocation)]
-        out += [f"[placement] job {j.id!r} not placed" for j in inst.base.jobs if j.id not in solution.allocation]
+        if not self.optional(inst):  # else an unplaced job is priced by the objective, not an error
+            out += [f"[placement] job {j.id!r} not placed" for j in inst.base.jobs if j.id not in solution.allocation]
         return out
 
     @staticmethod

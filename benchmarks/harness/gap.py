@@ -239,8 +239,14 @@ def case_instance(case: GapCase) -> tuple[Any, dict[str, Any], bool]:
                                  {"instance_source": "generated"}))
 
 
-def _neutral(kind: Kind, inst: Any, allocation: Allocation | None) -> float | None:
-    return None if allocation is None or kind.neutral is None else kind.neutral.fn(inst, allocation)
+def _neutral(kind: Kind, inst: Any, allocation: Allocation | None, solution: Any = None) -> float | None:
+    """The neutral objective of an allocation; of a solver's ``solution`` where the kind's neutral objective
+    scores solutions (``Objective.scores_solution``: Tiresias, whose solution carries its PS hosts)."""
+    if allocation is None or kind.neutral is None:
+        return None
+    if solution is not None and kind.neutral.scores_solution:
+        return kind.neutral.fn(inst, solution)
+    return kind.neutral.fn(inst, allocation)
 
 
 Parts = tuple[dict[str, Any], dict[str, Any]]  # (Outcome fields, extra)
@@ -373,7 +379,7 @@ def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) 
     if opts.objective == "neutral":
         if kind.neutral is None or kind.neutral.exact_instance is None:
             raise SpecError(f"kind {case.kind!r} has no exact form of its neutral objective: params.objective "
-                            "neutral is for kinds that give one (joint)", source=f"<case {case.label}>",
+                            "neutral is for kinds that give one (joint, tiresias-placement, tier-placement)", source=f"<case {case.label}>",
                             field="params.objective")
         solved = kind.neutral.exact_instance(inst)
     try:
@@ -398,7 +404,7 @@ def _method(kind: Kind, method: Method, inst: Any, case: GapCase, threads: int) 
              "warm_start": opts.warm_start, "warm_start_used": False if start_note else res.provenance.warm_start_used},
             {"primal": res.bounds.primal, "notes": [*start_note, *res.notes], "model": dict(res.provenance.model_stats),
              "placed": None if res.allocation is None else len(res.allocation),
-             "neutral_objective": _neutral(kind, inst, res.allocation) if good else None})
+             "neutral_objective": _neutral(kind, inst, res.allocation, res.solution) if good else None})
 
 
 def _neutral_solve(kind: Kind, inst: Any, solved: Any, res: Any, opts: Any, start_note: list[str], params: Any) -> Parts:
@@ -425,7 +431,7 @@ def _neutral_solve(kind: Kind, inst: Any, solved: Any, res: Any, opts: Any, star
             {"notes": [*start_note, *res.notes], "model": dict(res.provenance.model_stats), "optimises": kind.neutral.name,
              "placed": None if res.allocation is None else len(res.allocation), "neutral_bound": nbound,
              "neutral_proven": res.status is SolveStatus.OPTIMAL and good,
-             "neutral_objective": _neutral(kind, inst, res.allocation) if good else None})
+             "neutral_objective": _neutral(kind, inst, res.allocation, res.solution) if good else None})
 
 
 def warm_start(method: Method, inst: Any, case: GapCase, policy: str | None) -> tuple[Allocation | None, list[str]]:

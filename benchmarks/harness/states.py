@@ -9,12 +9,14 @@ on the case's ``cluster`` under ``policy`` (realistic semantics, every decision 
 ``seed``, and the case takes the ``I``-th (in decision order). Every method of the kind then answers that
 same state, so a policy's gap is measured on a state it could really meet, not only on generated ones.
 
-Kinds: ``joint`` (the state becomes the joint instance the ``exact-joint`` policy would solve there:
-:func:`~schedlab.formulations.policies.joint_snapshot.joint_snapshot`, perf-model option tables, the
-generator's ``reconfig_penalty``, default 0, and the simulator's holding rule: a job the decision preempts
-keeps its resources until its checkpoint, ``JointInstance.hold_preempted``, so no twin may start another
-job on them in the same decision and a heuristic that does so breaks a rule). Other kinds have no converter from a scheduling state yet:
-a case asking for one is a :class:`SpecError` naming ``state``.
+Kinds (:data:`STATE_KINDS`): ``joint`` (the state becomes the joint instance the ``exact-joint`` policy would
+solve there: :func:`~schedlab.formulations.policies.joint_snapshot.joint_snapshot`, perf-model option tables,
+the generator's ``reconfig_penalty``, default 0, and the simulator's holding rule: a job the decision preempts
+keeps its resources until its checkpoint, ``JointInstance.hold_preempted``, so no twin may start another job
+on them in the same decision and a heuristic that does so breaks a rule); ``tiresias-placement`` and
+``tier-placement`` (:mod:`~schedlab.formulations.from_state`: the queued jobs to place, the running ones held
+with their release times; the tier generator's ``mode`` applies). Other kinds have no converter from a
+scheduling state: a case asking for one is a :class:`SpecError` naming ``state``.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from typing import Any
 from schedlab.benchmarks.harness.sampler import StateSampler
 from schedlab.benchmarks.merged import all_policies
 from schedlab.benchmarks.workloads.source import WorkloadSource
+from schedlab.formulations.from_state import tier_from_state, tiresias_from_state
 from schedlab.formulations.policies.base import ViewSnapshot
 from schedlab.formulations.policies.joint_snapshot import OptionTables, joint_snapshot
+from schedlab.formulations.tier import TierMode
 from schedlab.perfmodel import PerfModel
 from schedlab.perfmodel.memory import plan_host_memory_gb
 from schedlab.perfmodel.zoo import resolve_name
@@ -36,7 +40,9 @@ from schedlab.topology.errors import SpecError
 
 #: what a ``state`` reference may name, with defaults
 STATE_DEFAULTS: dict[str, Any] = {"load": 1.0, "k": 2, "replay_seed": 0, "min_queued": 1}
-STATE_KINDS = ("joint",)
+STATE_KINDS = ("joint", "tiresias-placement", "tier-placement")
+#: generator options a replay state of each kind takes
+STATE_OPTIONS = {"joint": {"reconfig_penalty"}, "tiresias-placement": set(), "tier-placement": {"mode"}}
 
 
 def check_state(kind: str, state: Mapping[str, Any], source: str = "<gap case>") -> dict[str, Any]:
@@ -83,14 +89,19 @@ def state_instance(kind: str, cluster: str, state: Mapping[str, Any], seed: int,
     check_state(kind, state, source)
     s, snap, cl = sample(cluster, state, seed, source)
 
-    unknown = sorted(set(generator) - {"reconfig_penalty"})
+    unknown = sorted(set(generator) - STATE_OPTIONS[kind])
     if unknown:
-        raise SpecError(f"generator option {unknown[0]!r} does not apply to a replay state", source=source,
+        raise SpecError(f"generator option {unknown[0]!r} does not apply to a replay state of {kind}", source=source,
                         field=f"generator.{unknown[0]}")
+    origin = {"instance_source": "replay", "origin": s.origin.label(), "origin_detail": s.origin.as_dict(),
+              "replay_decided": len(s.decided)}
+    if kind == "tiresias-placement":
+        return tiresias_from_state(snap.instance), origin
+    if kind == "tier-placement":
+        return tier_from_state(snap.instance, TierMode(generator.get("mode", TierMode.MAX_THROUGHPUT))), origin
     snap, completed = with_host_memory(snap)
     inst = joint_snapshot(snap, OptionTables(cl), float(generator.get("reconfig_penalty", 0.0)), hold=True)
-    return inst, {"instance_source": "replay", "origin": s.origin.label(), "origin_detail": s.origin.as_dict(),
-                  "replay_decided": len(s.decided), "host_memory_completed": completed}
+    return inst, origin | {"host_memory_completed": completed}
 
 
 def with_host_memory(snap: Any) -> tuple[Any, int]:
@@ -131,4 +142,4 @@ def with_host_memory(snap: Any) -> tuple[Any, int]:
     return replace(snap, instance=base), done
 
 
-__all__ = ["STATE_DEFAULTS", "STATE_KINDS", "check_state", "sample", "state_instance"]
+__all__ = ["STATE_DEFAULTS", "STATE_KINDS", "STATE_OPTIONS", "check_state", "sample", "state_instance"]

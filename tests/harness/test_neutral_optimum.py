@@ -154,5 +154,5 @@ def test_neutral_objective_on_a_kind_without_an_exact_form_is_refused():
     from schedlab.topology.errors import SpecError
 
     with pytest.raises(SpecError, match="exact form"):
-        run_gap(GapCase("tier-placement", "dally-2", 4, "tier-ilp", "highs", time_limit_s=10,
+        run_gap(GapCase("horizon-wait", "dally-2", 4, "horizon-wait", "highs", time_limit_s=10,
                         solver_params={"objective": "neutral"}))

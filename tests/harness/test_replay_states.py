@@ -14,8 +14,8 @@ STATE = {"workload": "smoke-mt", "load": 4.0, "policy": "fifo", "k": 2, "min_que
 
 
 def test_a_state_reference_is_checked_before_anything_runs():
-    with pytest.raises(SpecError, match="joint only") as e:
-        check_state("tier-placement", STATE)
+    with pytest.raises(SpecError, match="not 'horizon-wait'") as e:
+        check_state("horizon-wait", STATE)
     assert e.value.field == "state"
     with pytest.raises(SpecError) as e:
         check_state("joint", {**STATE, "index": 2})

@@ -35,14 +35,18 @@ def test_quick_pairs_every_twin_with_its_exact_formulation_on_two_backends():
 
 def test_quick_shows_contention_on_sampled_states_and_busy_replays():
     """Issue 21.7: replays at a load where jobs queue (arrivals compressed 4x; the rigid mix on 16 GPUs),
-    the joint gap part also on decision states sampled from a FIFO replay (every joint policy and twin on
-    the same states), each policy beside its own decision set's twin, the bound on a busy 32-GPU cluster."""
+    the gap parts also on decision states sampled from replays (joint: FIFO; the placement kinds: their own
+    family's scheduler; every policy and twin of a kind on the same states), each policy beside its own decision set's twin, the bound on a busy 32-GPU cluster."""
     quick = builtin.quick()
     replays = [c for c in quick.cases if isinstance(c, ReplayCase)]
     assert {c.source.load for c in replays} == {4.0}
     assert {c.source.cluster for c in replays if c.source.workload == "smoke"} == {builtin.BUSY_CLUSTER}
-    states = [c for c in quick.cases if isinstance(c, GapCase) and c.state]
-    assert {c.kind for c in states} == {"joint"} and {c.state["index"] for c in states} == {0, 1}
+    every = [c for c in quick.cases if isinstance(c, GapCase) and c.state]
+    assert {c.kind for c in every} == {"joint", "tiresias-placement", "tier-placement"}
+    assert {c.state["policy"] for c in every if c.kind == "tier-placement"} == {"dally"}
+    assert {c.state["policy"] for c in every if c.kind == "tiresias-placement"} == {"2d-las"}
+    states = [c for c in every if c.kind == "joint"]
+    assert {c.state["index"] for c in states} == {0, 1}
     policies = set(builtin.twin_kinds()["joint"])
     assert {c.method for c in states if c.backend is None} == policies
     assert {c.method for c in states if c.backend is not None} == {"joint-2stage", "joint-rigid", "joint-plan"}

@@ -32,6 +32,7 @@ from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.formulations import BACKENDS
 from schedlab.formulations.kinds import SuitePlan
 from schedlab.scheduling.registry import PolicyFamily
+from schedlab.topology.errors import SpecError
 
 #: the ``scale`` suite's clusters: jobs grow on the first, GPUs grow along all of them (same machines)
 SCALE_CLUSTERS = ("dally-2", "dally-4", "dally-8", "dally-16")
@@ -56,13 +57,16 @@ BUSY_CLUSTER = str(HERE / "tiresias_1x4x4.csv")
 REPLAYS: tuple[tuple[str, float, str | None], ...] = (("smoke", 4.0, BUSY_CLUSTER), ("smoke-mt", 4.0, None))
 #: the named workloads of :data:`REPLAYS` (kept for callers of the earlier constant)
 REPLAY_WORKLOADS = tuple(w for w, _, _ in REPLAYS)
-#: the decision states the quick gap part samples from a replay (harness.states): the multi-tenant
-#: reconfigurable mix at load 4 under FIFO, 2 states with >= 3 queued jobs; every joint policy and twin
-#: answers them beside the generated instances
-QUICK_STATES: dict[str, dict] = {"joint": {"workload": "smoke-mt", "load": 4.0, "policy": FLOOR, "k": 2,
-                                           "min_queued": 3}}
-#: where the states' replays run (the workload's own cluster)
-STATE_CLUSTER = {"joint": "rubick-64"}
+#: the decision states the gap parts sample from a replay (harness.states), 2 per seed with >= 3 queued jobs;
+#: every policy and twin of the kind answers them beside the generated instances. joint: the multi-tenant
+#: reconfigurable mix at load 4 under FIFO; Tiresias placement: the rigid smoke mix at load 4 on 16 GPUs under
+#: 2D-LAS (the placement decisions Tiresias' own scheduler meets); tier placement: the same under Dally
+QUICK_STATES: dict[str, dict] = {
+    "joint": {"workload": "smoke-mt", "load": 4.0, "policy": FLOOR, "k": 2, "min_queued": 3},
+    "tiresias-placement": {"workload": "smoke", "load": 4.0, "policy": "2d-las", "k": 2, "min_queued": 3},
+    "tier-placement": {"workload": "smoke", "load": 4.0, "policy": "dally", "k": 2, "min_queued": 3}}
+#: where the states' replays run (joint: the workload's own cluster; the placement kinds: the busy 16-GPU one)
+STATE_CLUSTER = {"joint": "rubick-64", "tiresias-placement": BUSY_CLUSTER, "tier-placement": BUSY_CLUSTER}
 #: the small online-vs-offline-bound workload (offline generator on a 32-GPU cluster, arrivals 10 s apart:
 #: jobs queue, so the policies' ratios to the bound differ)
 BOUND_WORKLOAD = {"cluster": str(HERE / "tiresias_1x8x4.csv"), "jobs": 30, "generator": {"mean_gap": 10}}
@@ -274,19 +278,29 @@ def quick() -> Suite:
     cases += replay_cases()
     cases += bound_cases()
     return Suite("quick", "Snapshot gap of every heuristic vs its own decision set's exact twin on two backends, on "
-                 "generated instances and on decision states sampled from a FIFO replay (joint); one replay per "
+                 "generated instances and on decision states sampled from replays (joint: FIFO; Tiresias placement: "
+                 "2D-LAS; tier placement: Dally); one replay per "
                  "policy family at a load where jobs queue; online vs the offline bound on a busy 32-GPU cluster."
                  + _refused_note(), tuple(cases))
 
 
-def gap() -> Suite:
+def gap(*, seeds: int = 3, max_jobs: int = 0, states: bool = True) -> Suite:
     """Optimality gap vs instance size, exact methods until they stop proving optimality, POP and the LP
-    relaxation bound beyond."""
+    relaxation bound beyond; and every kind's policies and twins on decision states sampled from replays
+    (2 per seed, :data:`QUICK_STATES`). Options: ``seeds`` (0 .. seeds-1), ``max_jobs`` (0: every size of the
+    kind's plan; else only sizes up to it), ``states`` (the replay states)."""
+    if seeds < 1 or max_jobs < 0:
+        raise SpecError("seeds must be >= 1 and max_jobs >= 0", source="<gap suite>", field="seeds")
     cases: list[Case] = []
     for kind in twin_kinds():
         p = _plan(kind)
-        cases += gap_cases(kind, p.cluster, p.gap, (0, 1, 2), time_limit_s=60.0, pop=True, lp=True)
-    return Suite("gap", gap.__doc__ or "", tuple(cases), until_unproven=True)
+        sizes = tuple(n for n in p.gap if not max_jobs or n <= max_jobs) or p.gap[:1]
+        cases += gap_cases(kind, p.cluster, sizes, tuple(range(seeds)), time_limit_s=60.0, pop=True, lp=True)
+        if states and kind in QUICK_STATES:
+            cases += state_cases(kind, QUICK_STATES[kind], STATE_CLUSTER[kind], tuple(range(seeds)),
+                                 time_limit_s=QUICK_LIMIT_S)
+    note = "" if max_jobs == 0 else f" Sizes capped at {max_jobs} jobs."
+    return Suite("gap", (gap.__doc__ or "").split("Options:")[0].strip() + note, tuple(cases), until_unproven=True)
 
 
 def scale() -> Suite:
