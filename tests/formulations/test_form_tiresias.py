@@ -75,11 +75,18 @@ def test_multi_job_hand_optimum(backend, make_cluster, need_backend):
 
 
 @pytest.mark.parametrize("backend", list(BACKENDS))
-def test_infeasible_when_gpus_lack(backend, make_cluster, need_backend):
+def test_a_job_larger_than_the_free_gpus_is_priced_not_infeasible(backend, make_cluster, need_backend):
+    """P3 (issue 21): where the jobs' GPUs exceed the free total the model may leave a job out, at the
+    unplaced price per GPU; a 9-GPU job on 8 free GPUs is left out and priced, never an infeasible model."""
+    from schedlab.formulations.tiresias import unplaced_penalty
+
     need_backend(backend)
     cl = make_cluster()
     inst = TiresiasInstance(Instance(cl, (Job("t", Resources(9, 0, 0.0)),)), {"t": PSJob((5,), 0, 0)})
-    assert solve(TiresiasFormulation(), inst, backend, P).status is Status.INFEASIBLE
+    assert TiresiasFormulation.optional(inst)
+    r = solve(TiresiasFormulation(), inst, backend, P)
+    assert r.status is Status.OPTIMAL and r.verified and "t" not in r.allocation
+    assert r.objective >= unplaced_penalty(inst) * 9 - 1e-6
 
 
 def brute_force(inst: TiresiasInstance) -> float:
