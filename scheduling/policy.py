@@ -339,6 +339,18 @@ class ClusterView:
             out.append(max(rt.job.iterations - p, 0.0))
         return out
 
+    def motion_of(self, job_ids: Iterable[str]) -> list[tuple[float, float, float, JobStatus]]:
+        """``(progress, rate, mark, status)`` of each job: while it is RUNNING its progress at time ``t``
+        is ``progress + rate * (t - mark)`` (what :meth:`remaining_of` computes), else ``progress``. For
+        policies that keep running jobs' keys in arrays and evaluate them in bulk; the triple only
+        changes on an event of that job or a decision that starts, preempts or moves it."""
+        views = self._views
+        out = []
+        for jid in job_ids:
+            rt = views[jid]._rt
+            out.append((rt.progress, rt.rate, rt.t_mark, rt.status))
+        return out
+
     def active(self) -> Iterator[JobView]:
         yield from self.queue()
         yield from self.running()

@@ -49,6 +49,10 @@ def report_command(
                                     "(tiresias, dally, rubick; repeatable; default all)."),
     add: list[Path] = typer.Option([], "--add", help="With --reproduction: another results directory whose "
                                    "records join DIR's (runs made beside it; repeatable)."),
+    runs: bool = typer.Option(False, "--runs", help="With --reproduction: first print where the records come "
+                              "from (date, commit, the records' code versions, load) and one row per stored "
+                              "schedlab bench session of DIR and every --add (times, counts, replays stopped "
+                              "at the limit)."),
 ) -> None:
     """Write DIR/report.html (plots embedded), DIR/report.md, DIR/plots/*.png and DIR/results.csv
     (+ .parquet); with --out, into that folder instead (the results store is only ever read). With
@@ -69,6 +73,14 @@ def report_command(
                             field="paper")
         text = render(runs_from_store(directory, *add), tuple(paper) or tuple(SUITE_TITLES),
                       placements=placements if micro else None, depth=depth)
+        if runs:
+            from datetime import UTC, datetime
+
+            from schedlab.benchmarks.harness.record import git_commit  # lazy: start-up
+            from schedlab.benchmarks.harness.report.provenance import machine_load, render_provenance
+
+            text = render_provenance([directory, *add], commit=git_commit(), now=datetime.now(UTC),
+                                     load=machine_load(), cores=os.cpu_count()) + "\n" + text
         if out is not None:
             out.mkdir(parents=True, exist_ok=True)
             (out / "reproduction.md").write_text(text)

@@ -63,6 +63,7 @@ class GandivaLike(PolicyBase):
         self._slice = quantum_s
         self._tick: float | None = None      # the outstanding slice timer
         self._turns: list[str] = []          # jobs owed GPUs freed by a slice switch (in order)
+        self._spread: dict[str, None] = {}   # holding jobs on more machines than they need (holding order)
         self.switches = 0
         self.migrations = 0
 
@@ -70,6 +71,12 @@ class GandivaLike(PolicyBase):
         now = view.now
         if view is not self._view:
             self._view, self._tick, self._turns = view, None, []
+            self._spread = {jv.id: None for jv in view.running()
+                            if jv.allocation is not None and self._spread_out(view, jv.allocation)}
+        else:
+            for e in view.events:
+                if e.kind is EventKind.COMPLETION or e.kind is EventKind.PREEMPT_DONE:
+                    self._spread.pop(e.job_id, None)
         tick = any(e.kind is EventKind.TIMER and e.tag == "gandiva-slice" for e in view.events)
         self._slice = max(self.quantum_s, 2.0 * view.checkpoint_s / self.switch_share)
         if tick and self._tick is not None and self._tick <= now:
@@ -82,7 +89,8 @@ class GandivaLike(PolicyBase):
         # jobs owed a turn first, then everyone in FIFO order, skipping what does not fit
         queued = {jv.id: jv for jv in view.queue()}
         self._turns = [j for j in self._turns if j in queued]
-        order = self._turns + [j for j in queued if j not in set(self._turns)]
+        owed = set(self._turns)
+        order = self._turns + [j for j in queued if j not in owed]
         for jid in order:
             job = queued[jid].job
             if job.requested.gpus <= free and (quota is None or quota.admits(job)):
@@ -102,7 +110,27 @@ class GandivaLike(PolicyBase):
         if waiting and self._tick is None and (view.running_count or starts):
             self._tick = now + self._slice
             timers = (Timer(self._tick, "gandiva-slice"),)
+        self._track(view, starts, preempt)
         return Decision(start=starts, preempt=tuple(preempt), timers=timers)
+
+    @staticmethod
+    def _spread_out(view: ClusterView, ja: JobAllocation) -> bool:
+        """On more machines than its GPUs need (a migration candidate)."""
+        g = view.job(ja.job_id).job.requested.gpus
+        return len(ja.gpu_counts) > max(1, -(-g // view.cluster.max_gpus_per_machine))
+
+    def _track(self, view: ClusterView, starts: dict[str, JobAllocation], preempt: list[str]) -> None:
+        """The migration candidates after this decision is applied: started and moved jobs are
+        (re)allocated in ``starts`` order, at the end of the holding order; preempted ones give their
+        GPUs back now (free preemption) or at their checkpoint's end (``PREEMPT_DONE``)."""
+        spread = self._spread
+        if view.checkpoint_s == 0:
+            for jid in preempt:
+                spread.pop(jid, None)
+        for jid, ja in starts.items():
+            spread.pop(jid, None)
+            if self._spread_out(view, ja):
+                spread[jid] = None
 
     def _switch(self, view: ClusterView, waiting, starts: dict[str, JobAllocation], free: int,
                 quota: QuotaLedger | None) -> list[str]:
@@ -145,7 +173,8 @@ class GandivaLike(PolicyBase):
     def _migrations(self, view: ClusterView, ps) -> dict[str, JobAllocation]:
         out: dict[str, JobAllocation] = {}
         cap = view.cluster.max_gpus_per_machine
-        for jv in view.running():
+        for jid in list(self._spread):  # the only running jobs the loop below does not skip
+            jv = view.job(jid)
             if len(out) >= self.max_migrations:
                 break
             if jv.status is not JobStatus.RUNNING or jv.allocation is None:

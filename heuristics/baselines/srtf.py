@@ -29,10 +29,10 @@ job that cannot be placed yet stays queued until the next event.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from heapq import heapify, heappop, heappush, merge
-from itertools import count
 
+from schedlab.heuristics.baselines.srtf_arrays import BlockFill, RunningArrays
 from schedlab.heuristics.fifo import QuotaLedger, fill_pool
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
 from schedlab.scheduling.allocation import JobAllocation
@@ -75,10 +75,14 @@ class ShortestRemaining(PolicyBase):
         self.pending: list[str] = []           # arrived since the last sort (the list's tail)
         self.queued: dict[int, list[Entry]] = {}  # GPU count -> queued jobs sorted by (key, tb)
         self.entry: dict[str, Entry] = {}      # queued job -> its entry in self.queued
-        self.running: dict[str, None] = {}     # running jobs at the last decision (ordered set)
+        self.running: dict[str, None] = {}     # holding jobs at the last rebuild (ordered set)
+        self.arr = RunningArrays()             # holding jobs since: keys, tie-breaks, motion (arrays)
+        self.enter: list[str] = []             # started by the last decision (rows to add)
+        self.leave: list[str] = []             # gave their GPUs back since (preempted, checkpoint done)
+        self.touch: list[str] = []             # motion changed since (restored, checkpointing)
         self.demand = 0                        # GPUs requested by the active jobs
         self.stale = True                      # no sorted structures (uncontended spell or fresh view)
-        self._tick = count()
+        self._next_tb = 0
 
     # -------------------------------------------------------------- keys
     def _remaining(self, view: ClusterView, jid: str) -> float:
@@ -98,6 +102,8 @@ class ShortestRemaining(PolicyBase):
 
     def _drop(self, jid: str) -> None:
         self._unqueue(jid)
+        if jid in self.arr:
+            self.arr.remove(jid)
         self.demand -= self.const.pop(jid)[2]
         self.key.pop(jid, None)
         self.tb.pop(jid, None)
@@ -139,14 +145,23 @@ class ShortestRemaining(PolicyBase):
                 key[jid] = k
         changed.sort()
         for _, _, jid in changed:
-            tb[jid] = next(self._tick)
+            tb[jid] = self._tick()
+        self._tb_pending()
+
+    def _tick(self) -> int:
+        self._next_tb += 1
+        return self._next_tb - 1
+
+    def _tb_pending(self) -> None:
+        """The arrivals since the last sort: fresh tie-breaks after every changed job's."""
         for jid in self.pending:
-            if jid in key:  # (not finished during an uncontended spell)
-                tb[jid] = next(self._tick)
+            if jid in self.key:  # (not finished during an uncontended spell)
+                self.tb[jid] = self._tick()
         self.pending.clear()
 
     def _rebuild(self, view: ClusterView) -> None:
-        """Back from an uncontended spell (or a fresh view): every key, then the sorted lists."""
+        """Back from an uncontended spell (or a fresh view): every key, then the sorted lists and the
+        running rows."""
         self._refresh(view, list(self.const))
         self.queued.clear()
         self.entry.clear()
@@ -154,20 +169,36 @@ class ShortestRemaining(PolicyBase):
         for jid in self.const:
             if jid not in self.running:
                 self._enqueue(jid)
+        arr = self.arr = RunningArrays(max(256, 2 * len(self.running)))
+        for jid in self.running:
+            duration, iterations, g = self.const[jid]
+            arr.add(jid, duration, iterations, g, self.key[jid], self.tb[jid])
+        arr.read_motion(view, self.running)
+        self.enter.clear()
+        self.leave.clear()
+        self.touch.clear()
         self.stale = False
 
     def _sync(self, view: ClusterView) -> None:
-        """Running jobs now: those that stopped running join the queued lists, started ones leave them,
-        the running ones' keys are refreshed."""
-        now = {jv.id: None for jv in view.running()}
-        for jid in self.running:
-            if jid not in now and jid in self.const:
+        """The rows now: jobs that gave their GPUs back join the queued lists (with their key and
+        tie-break), started ones leave them; changed motions are read; every row's key is refreshed
+        (:meth:`RunningArrays.refresh`: the scalar :meth:`_refresh`, in bulk)."""
+        arr, const = self.arr, self.const
+        for jid in self.leave:
+            if jid in arr and jid in const:
+                self.key[jid], self.tb[jid] = arr.remove(jid)
                 self._enqueue(jid)
-        for jid in now:
-            if jid not in self.running:
+        for jid in self.enter:
+            if jid in const and jid not in arr:
                 self._unqueue(jid)
-        self.running = now
-        self._refresh(view, list(now))
+                duration, iterations, g = const[jid]
+                arr.add(jid, duration, iterations, g, self.key[jid], self.tb[jid])
+        arr.read_motion(view, self.enter + self.touch)
+        self.enter.clear()
+        self.leave.clear()
+        self.touch.clear()
+        self._next_tb = arr.refresh(view.now, self.gpu_weighted, self._next_tb)
+        self._tb_pending()
 
     # -------------------------------------------------------------- decisions
     def schedule(self, view: ClusterView) -> Decision:
@@ -181,8 +212,13 @@ class ShortestRemaining(PolicyBase):
                 if e.kind is EventKind.COMPLETION and e.job_id in self.const:
                     self._drop(e.job_id)
             for e in view.events:
-                if e.kind is EventKind.ARRIVAL:
+                k = e.kind
+                if k is EventKind.ARRIVAL:
                     self._admit(view, e.job_id)
+                elif k is EventKind.PREEMPT_DONE:
+                    self.leave.append(e.job_id)
+                elif k is EventKind.RECONF_DONE:
+                    self.touch.append(e.job_id)
         if not view.quotas and self.demand <= view.cluster.total_gpus:
             # every active job fits: all run, nothing to sort (the order is refreshed when it matters)
             self.stale = True
@@ -194,22 +230,25 @@ class ShortestRemaining(PolicyBase):
             self._sync(view)
             for jid in arrived:  # the list's tail, with their fresh tie-breaks
                 self._enqueue(jid)
-        key, tb = self.key, self.tb
-        ranked = sorted([(key[j], tb[j], j) for j in self.running])  # running jobs in the list's order
-        run = [e[2] for e in ranked]
-        ckpt = {jv.id: jv.job.requested.gpus for jv in view.running() if jv.status is JobStatus.CHECKPOINTING} \
-            if view.checkpoint_s else {}
-        free = view.cluster.total_gpus - sum(ckpt.values())
+        arr = self.arr
+        order = arr.ranked()  # running jobs in the list's order
+        n = len(arr)
+        ck = arr.ck[:n]
+        ckpt_gpus = int(arr.gi[:n][ck].sum()) if view.checkpoint_s else 0
+        free = view.cluster.total_gpus - ckpt_gpus
         # tenants' quotas (guaranteed jobs): only checkpointing jobs keep theirs, the rest is reassigned
         if view.quotas:
+            ids = arr.ids
+            ranked = [(float(arr.key[i]), int(arr.tb[i]), ids[i]) for i in order.tolist()]
+            ckpt = {ids[i]: int(arr.gi[i]) for i in order.tolist() if ck[i]}
             quota = QuotaLedger(view, (view.job(j).job for j in ckpt))
             gpus = {j: c[2] for j, c in self.const.items()}
             chosen = fill_pool(view, self._merged(ranked), gpus, free, ckpt, quota)
+            keep = set(chosen)
+            preempt = tuple(e[2] for e in ranked if e[2] not in keep and e[2] not in ckpt)
         else:
             quota = None
-            chosen = self._fill(ranked, free, ckpt)
-        keep = set(chosen)
-        preempt = tuple(j for j in run if j not in keep and j not in ckpt)
+            chosen, preempt = self._fill_blocks(BlockFill(arr, order), free)
         ps = self.starter.pass_state(view, preempt)
         hold = QuotaLedger.after_preemption(view, preempt) if quota is not None else None
         starts: dict[str, JobAllocation] = {}
@@ -223,47 +262,68 @@ class ShortestRemaining(PolicyBase):
                     starts[jid] = ja
                     if hold is not None:
                         hold.take(job)
+        self.enter.extend(starts)
+        (self.leave if view.checkpoint_s == 0 else self.touch).extend(preempt)
         return Decision(start=starts, preempt=preempt)
 
     def _merged(self, ranked: list[Entry]) -> Iterator[str]:
         """Every active job in the list's order (the running ones merged into the queued lists)."""
         return (e[2] for e in merge(ranked, *(lst for lst in self.queued.values() if lst)))
 
-    def _fill(self, ranked: list[Entry], free: int, skip: Mapping[str, int]) -> list[str]:
-        """:func:`fill_pool` without quotas over the merged order: the running jobs in order, and before
-        each the queued ones ahead of it (a heap of the per-GPU-count lists' heads); a queued list is
+    def _fill_blocks(self, bf: BlockFill, free: int) -> tuple[list[str], tuple[str, ...]]:
+        """:func:`fill_pool` without quotas over the merged order: the running rows in order, and before
+        each the queued jobs ahead of it (a heap of the per-GPU-count lists' heads); a queued list is
         dropped once its GPU count no longer fits (free GPUs only decrease, so none of its jobs would be
-        taken)."""
+        taken). The running rows before the next queued head are one block: taken whole when their
+        GPUs fit (they all would be, one by one), else walked one by one. Returns the queued jobs
+        chosen (in order) and the running ones not kept (preempted; checkpointing ones excepted)."""
         const = self.const
         lists = [lst for g, lst in self.queued.items() if lst and g <= free]
         sizes = [const[lst[0][2]][2] for lst in lists]
         heads = [(*lst[0], i, 0) for i, lst in enumerate(lists)]
         heapify(heads)
         chosen: list[str] = []
-        inf = (float("inf"), 0, "")
-
-        def queued_until(bound: Entry) -> None:
-            nonlocal free
-            while heads and free > 0 and heads[0][:3] < bound:
-                _, _, jid, i, p = heappop(heads)
-                g = sizes[i]
-                if g <= free:
-                    chosen.append(jid)
-                    free -= g
-                if p + 1 < len(lists[i]) and g <= free:
-                    heappush(heads, (*lists[i][p + 1], i, p + 1))
-
-        for e in ranked:
+        order, cs, arr = bf.order, bf.cs, bf.arr
+        gi, ck = arr.gi, arr.ck
+        rows = len(order)
+        out: list[int] = []  # positions (in the ranked order) of running rows not kept
+        pos = 0
+        while True:
             if free <= 0:
+                out.extend(q for q in range(pos, rows) if not ck[order[q]])
                 break
-            queued_until(e)
-            jid = e[2]
-            g = const[jid][2]
-            if g <= free and jid not in skip:
+            idx = bf.position(heads[0][0], heads[0][1]) if heads else rows
+            if idx > pos:
+                seg = cs[idx] - cs[pos]
+                if seg <= free:
+                    free -= seg
+                    pos = idx
+                    continue
+                for q in range(pos, idx):
+                    if free <= 0:
+                        idx = q
+                        break
+                    r = order[q]
+                    if ck[r]:
+                        continue
+                    g = int(gi[r])
+                    if g <= free:
+                        free -= g
+                    else:
+                        out.append(q)
+                pos = idx
+                continue
+            if not heads:
+                break
+            _, _, jid, i, p = heappop(heads)  # the next queued head in the merged order (free > 0)
+            g = sizes[i]
+            if g <= free:
                 chosen.append(jid)
                 free -= g
-        queued_until(inf)
-        return chosen
+            if p + 1 < len(lists[i]) and g <= free:
+                heappush(heads, (*lists[i][p + 1], i, p + 1))
+        ids = arr.ids
+        return chosen, tuple(ids[order[q]] for q in out)
 
     def _start_all(self, view: ClusterView) -> Decision:
         ps = self.starter.pass_state(view)

@@ -167,3 +167,17 @@ def test_one_replay_under_two_labels_is_found_under_both():
     runs = runs_from_records(recs)["rubick"]
     assert runs["base-trace/rubick"] == runs["load=1/rubick"]
     assert ratios(runs, "base-trace/sia", "base-trace/rubick", "avg_jct") == {None: 2.5}
+
+
+def test_artifact_section_matches_within_the_tolerance():
+    from schedlab.benchmarks.harness.report.reproduction import artifact_section
+    from schedlab.benchmarks.harness.suites.tiresias import REFERENCE
+
+    fig = REFERENCE["2869ce"][1]["dlas-gpu"]
+    have = {"reference/2869ce/dlas-gpu": {None: {"avg_jct": fig}},
+            "reference/2869ce/fifo": {None: {"avg_jct": REFERENCE["2869ce"][1]["fifo"] * 1.01}}}
+    rows = [r for r in artifact_section(have) if r.startswith("| VC")]
+    assert len(rows) == 2  # only the stored cases
+    assert rows[0].startswith("| VC 2869ce: avg JCT `fifo` (s)") and "| +1.0000 % | exact | not held |" in rows[0]
+    assert "| +0.0000 % | exact | held |" in rows[1]
+    assert artifact_section({}) == []

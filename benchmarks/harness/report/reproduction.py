@@ -274,6 +274,37 @@ def micro_section(placements: str | Path, heading: str = "###") -> list[str]:
     return lines + [""]
 
 
+def artifact_section(have: Mapping[str, Mapping[int | None, Mapping[str, Any]]], heading: str = "###") -> list[str]:
+    """The Tiresias artifact's own average JCTs (``tiresias.REFERENCE``, ``GANDIVA_REFERENCE``: measured with the
+    artifact, ``../shared/docs/tiresias-reference.md``, ``gandiva-reference.md``) beside our replays of the same
+    schedulers, VCs and cluster specs (the ``reference`` part; deterministic): ``held`` within the suite's
+    tolerance. Nothing when no ``reference/`` record is stored."""
+    from schedlab.benchmarks.harness.suites.tiresias import GANDIVA_REFERENCE, REFERENCE, REFERENCE_TOLERANCE
+
+    want = [(vc, sched, fig) for vc, (_, figs) in REFERENCE.items() for sched, fig in figs.items()]
+    want += [(vc, "gandiva", ref[1]) for vc, ref in GANDIVA_REFERENCE.items() if vc in REFERENCE]
+    rows = []
+    for vc, sched, fig in want:
+        label = f"reference/{vc}/{sched}"
+        ours = next((_metric(m, "avg_jct") for m in have.get(label, {}).values()), None)
+        if ours is None:
+            continue
+        diff = round(100 * (ours - fig) / fig, 4) + 0.0  # + 0.0: no "-0.0000"
+        v = "held" if abs(diff) <= 100 * REFERENCE_TOLERANCE else "not held"
+        rows.append(f"| VC {vc}: avg JCT `{sched}` (s) | {fig:,.2f} | {TIRESIAS_ARTIFACT} | {ours:,.2f} | "
+                    f"{diff:+.4f} % | exact | {v} | `{label}` |")
+    if not rows:
+        return []
+    return [f"{heading} The artifact's own figures: our replays of its schedulers on its VCs and cluster specs", "",
+            f"Deterministic (one run each, `tiresias` semantics); held = within {100 * REFERENCE_TOLERANCE:g} % "
+            "of the artifact's figure.", "",
+            "| quantity | artifact | source | ours | difference | seeds | verdict | case |",
+            "| --- | ---: | --- | ---: | ---: | ---: | --- | --- |", *rows, ""]
+
+
+TIRESIAS_ARTIFACT = "the Tiresias artifact's simulator"
+
+
 def _cost(have: Mapping[str, Mapping[int | None, Mapping[str, Any]]], labels: Iterable[str]) -> str:
     walls = [(m[WALL], lab) for lab in dict.fromkeys(labels) for m in have.get(lab, {}).values() if WALL in m]
     if not walls:
@@ -311,6 +342,8 @@ def render(runs: Runs, suites: Sequence[str] = ("tiresias", "dally", "rubick"), 
                             + [f.den for f in figs if f.suite == suite and f.table == title]
                             + [t.pattern.format(x=x, policy=p) for t in trends if t.suite == suite and t.table == title
                                for x in t.points for p in (t.num, t.den)]), ""]
+        if suite == "tiresias":
+            lines += artifact_section(have, h2)
         if suite == "rubick" and placements is not None:
             lines += micro_section(placements, h2)
         counts = {label: len(seeds) for label, seeds in have.items()}

@@ -1,0 +1,146 @@
+"""SRTF/SRSF's running jobs as arrays: their keys refreshed, re-tie-broken and ranked in bulk (numpy),
+and the pool filled in blocks of running jobs (a block that fits is taken whole, found by binary
+search on the ranked keys) instead of job by job.
+
+The arithmetic is the scalar code's, operation by operation, in IEEE doubles (numpy's elementwise
+``+ - * /``, ``maximum`` and round-half-even ``round`` are Python's float operations), so the keys, and
+therefore every decision, are the same floats as :meth:`ShortestRemaining._refresh` gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from schedlab.scheduling.policy import ClusterView, JobStatus
+
+
+def snap_array(k: np.ndarray) -> np.ndarray:
+    """``_snap`` of every element: within 1e-6 of a whole number -> that number."""
+    r = np.round(k)
+    return np.where(np.abs(k - r) < 1e-6, r, k)
+
+
+class RunningArrays:
+    """One row per job holding GPUs: its motion ``(progress, rate, mark, moving)`` (read from the view
+    when it changes), its constants and its current ``(key, tie-break)``. Rows are kept dense (a
+    removed row takes the last row's place)."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self.row: dict[str, int] = {}
+        self.ids: list[str] = []
+        self._alloc(capacity)
+
+    def _alloc(self, cap: int) -> None:
+        old = getattr(self, "p", None)
+        n = len(self.ids)
+        names = ("p", "r", "m", "it", "dur", "g", "key")
+        for name in names:
+            a = np.zeros(cap)
+            if old is not None:
+                a[:n] = getattr(self, name)[:n]
+            setattr(self, name, a)
+        for name, dt in (("tb", np.int64), ("gi", np.int64), ("mov", bool), ("ck", bool)):
+            a = np.zeros(cap, dtype=dt)
+            if old is not None:
+                a[:n] = getattr(self, name)[:n]
+            setattr(self, name, a)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __contains__(self, jid: str) -> bool:
+        return jid in self.row
+
+    def add(self, jid: str, duration: float, iterations: float, gpus: int, key: float, tb: int) -> None:
+        n = len(self.ids)
+        if n == len(self.p):
+            self._alloc(2 * n)
+        self.row[jid] = n
+        self.ids.append(jid)
+        self.it[n], self.dur[n], self.g[n], self.gi[n] = iterations, duration, gpus, gpus
+        self.key[n], self.tb[n] = key, tb
+        self.mov[n] = self.ck[n] = False
+        self.p[n] = self.r[n] = self.m[n] = 0.0
+
+    def remove(self, jid: str) -> tuple[float, int]:
+        """Drop ``jid``'s row; its ``(key, tie-break)``."""
+        i = self.row.pop(jid)
+        out = (float(self.key[i]), int(self.tb[i]))
+        last = len(self.ids) - 1
+        if i != last:
+            moved = self.ids[last]
+            self.ids[i] = moved
+            self.row[moved] = i
+            for a in (self.p, self.r, self.m, self.it, self.dur, self.g, self.key, self.tb, self.gi, self.mov,
+                      self.ck):
+                a[i] = a[last]
+        self.ids.pop()
+        return out
+
+    def read_motion(self, view: ClusterView, jids: Iterable[str]) -> None:
+        jids = [j for j in jids if j in self.row]
+        for jid, (p, r, m, st) in zip(jids, view.motion_of(jids), strict=True):
+            i = self.row[jid]
+            self.p[i], self.r[i], self.m[i] = p, r, m
+            self.mov[i] = st is JobStatus.RUNNING
+            self.ck[i] = st is JobStatus.CHECKPOINTING
+
+    def keys(self, now: float, weighted: bool) -> np.ndarray:
+        """Every row's key at ``now``: ``_snap(remaining x duration / iterations)`` (x GPUs, snapped, for
+        SRSF), as the scalar refresh computes it."""
+        n = len(self.ids)
+        p, it = self.p[:n], self.it[:n]
+        prog = np.where(self.mov[:n], p + self.r[:n] * (now - self.m[:n]), p)
+        k = snap_array(np.maximum(it - prog, 0.0) * self.dur[:n] / it)
+        if weighted:
+            k = snap_array(k * self.g[:n])
+        return k
+
+    def refresh(self, now: float, weighted: bool, next_tb: int) -> int:
+        """New keys; the rows whose key changed get fresh tie-breaks from ``next_tb`` on, in their previous
+        ``(key, tie-break)`` order. Returns the next free tie-break."""
+        n = len(self.ids)
+        if not n:
+            return next_tb
+        k = self.keys(now, weighted)
+        old = self.key[:n]
+        ch = np.nonzero(k != old)[0]
+        if len(ch):
+            ch = ch[np.lexsort((self.tb[ch], old[ch]))]
+            self.tb[ch] = np.arange(next_tb, next_tb + len(ch))
+            next_tb += len(ch)
+        self.key[:n] = k
+        return next_tb
+
+    def ranked(self) -> np.ndarray:
+        """Rows in ``(key, tie-break)`` order."""
+        n = len(self.ids)
+        return np.lexsort((self.tb[:n], self.key[:n]))
+
+
+class BlockFill:
+    """The pool filled over the merge of the ranked running rows and the queued lists (the scalar
+    ``_fill``), running rows taken in blocks: all rows before the next queued head are taken at once
+    when their GPUs fit; otherwise they are walked one by one."""
+
+    def __init__(self, arr: RunningArrays, order: np.ndarray) -> None:
+        self.arr = arr
+        self.order = order
+        self.ks = arr.key[order]
+        self.ts = arr.tb[order]
+        g = np.where(arr.ck[order], 0, arr.gi[order])
+        self.cs = np.concatenate(([0], np.cumsum(g))).tolist()
+
+    def position(self, key: float, tb: int) -> int:
+        """How many ranked rows come before ``(key, tb)``."""
+        ks = self.ks
+        lo = int(np.searchsorted(ks, key, "left"))
+        hi = int(np.searchsorted(ks, key, "right"))
+        if hi > lo:
+            lo += int(np.count_nonzero(self.ts[lo:hi] < tb))
+        return lo
+
+
+__all__ = ["BlockFill", "RunningArrays", "snap_array"]
