@@ -61,33 +61,8 @@ def report_command(
 
     directory_arg(directory, "DIR")
     if reproduction:
-        from schedlab.benchmarks.harness.report.reproduction import render, runs_from_store  # lazy: start-up
-
-        for d in add:
-            directory_arg(d, "--add")
-        from schedlab.benchmarks.harness.report.reproduction import SUITE_TITLES  # lazy: start-up
-
-        bad = [p for p in paper if p not in SUITE_TITLES]
-        if bad:
-            raise SpecError(f"unknown paper {bad[0]!r}; known: {', '.join(SUITE_TITLES)}", source="--paper",
-                            field="paper")
-        text = render(runs_from_store(directory, *add), tuple(paper) or tuple(SUITE_TITLES),
-                      placements=placements if micro else None, depth=depth)
-        if runs:
-            from datetime import UTC, datetime
-
-            from schedlab.benchmarks.harness.record import git_commit  # lazy: start-up
-            from schedlab.benchmarks.harness.report.provenance import machine_load, render_provenance
-
-            text = render_provenance([directory, *add], commit=git_commit(), now=datetime.now(UTC),
-                                     load=machine_load(), cores=os.cpu_count()) + "\n" + text
-        if out is not None:
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "reproduction.md").write_text(text)
-        if format is OutputFormat.json:
-            typer.echo(json.dumps({"markdown": text, "written": None if out is None else str(out / "reproduction.md")}))
-        else:
-            typer.echo(text, nl=False)
+        _reproduction(directory, add, paper, out=out, format=format, placements=placements if micro else None,
+                      depth=depth, runs=runs)
         return
     dest = out if out is not None else directory
     if out is None and not os.access(directory, os.W_OK | os.X_OK):
@@ -102,3 +77,34 @@ def report_command(
                f"{dest / 'plots'}")
     for e in rep.exports:
         typer.echo(f"export: {e}")
+
+
+def _reproduction(directory: Path, add: list[Path], paper: list[str], *, out: Path | None, format: OutputFormat,
+                  placements: Path | None, depth: int, runs: bool) -> None:
+    """``report --reproduction``: the papers' tables of DIR's (and every --add's) records, optionally
+    preceded by where they come from (``--runs``); printed, and with --out written to reproduction.md."""
+    from schedlab.benchmarks.harness.report.reproduction import SUITE_TITLES, render, runs_from_store
+
+    for d in add:
+        directory_arg(d, "--add")
+    bad = [p for p in paper if p not in SUITE_TITLES]
+    if bad:
+        raise SpecError(f"unknown paper {bad[0]!r}; known: {', '.join(SUITE_TITLES)}", source="--paper",
+                        field="paper")
+    text = render(runs_from_store(directory, *add), tuple(paper) or tuple(SUITE_TITLES), placements=placements,
+                  depth=depth)
+    if runs:
+        from datetime import UTC, datetime
+
+        from schedlab.benchmarks.harness.record import git_commit  # lazy: start-up
+        from schedlab.benchmarks.harness.report.provenance import machine_load, render_provenance
+
+        text = render_provenance([directory, *add], commit=git_commit(), now=datetime.now(UTC),
+                                 load=machine_load(), cores=os.cpu_count()) + "\n" + text
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "reproduction.md").write_text(text)
+    if format is OutputFormat.json:
+        typer.echo(json.dumps({"markdown": text, "written": None if out is None else str(out / "reproduction.md")}))
+    else:
+        typer.echo(text, nl=False)
