@@ -129,21 +129,20 @@ class PlanArrays:
 def effective_bandwidths(params, a: PlanArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(B_dp, B_tp, B_pp)`` after the effective-bandwidth caps of ``params`` (module docstring)."""
     bw_pp = a.bw_dp if a.bw_pp is None else a.bw_pp
-    bi = getattr(params, "b_intra", None)
-    be = getattr(params, "b_inter", None)
-    if bi is None and be is None:
-        return a.bw_dp, a.bw_tp, bw_pp
-    bi = np.inf if bi is None else bi
-    be = np.inf if be is None else be
-    dp_x = (a.bw_dp < a.bw_tp) if a.dp_inter is None else a.dp_inter > 0
-    pp_x = (bw_pp < a.bw_tp) if a.pp_inter is None else a.pp_inter > 0
-    return (np.minimum(a.bw_dp, np.where(dp_x, be, bi)), np.minimum(a.bw_tp, bi),
-            np.minimum(bw_pp, np.where(pp_x, be, bi)))
+    return _cap(params, a, lambda: ((a.bw_dp < a.bw_tp) if a.dp_inter is None else a.dp_inter > 0,
+                                    (bw_pp < a.bw_tp) if a.pp_inter is None else a.pp_inter > 0))
 
 
 def _capped(params, tm: Terms) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`effective_bandwidths` with the crossing masks precomputed in ``tm``."""
-    a = tm.links
+    return _cap(params, tm.links, lambda: (tm.dp_x, tm.pp_x), cap_pp=tm.any_pp)
+
+
+def _cap(params, a: PlanArrays, masks, cap_pp: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The caps themselves: ``B_dp`` by ``b_inter`` where DP crosses machines (``masks()[0]``) else
+    ``b_intra``, ``B_tp`` by ``b_intra``, ``B_pp`` likewise by its crossing mask (``masks()[1]``; left
+    uncapped when ``cap_pp`` is false, i.e. no row has pipeline stages). ``masks`` is called only when a
+    cap is set."""
     bw_pp = a.bw_dp if a.bw_pp is None else a.bw_pp
     bi = getattr(params, "b_intra", None)
     be = getattr(params, "b_inter", None)
@@ -151,8 +150,9 @@ def _capped(params, tm: Terms) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return a.bw_dp, a.bw_tp, bw_pp
     bi = np.inf if bi is None else bi
     be = np.inf if be is None else be
-    return (np.minimum(a.bw_dp, np.where(tm.dp_x, be, bi)), np.minimum(a.bw_tp, bi),
-            np.minimum(bw_pp, np.where(tm.pp_x, be, bi)) if tm.any_pp else bw_pp)
+    dp_x, pp_x = masks()
+    return (np.minimum(a.bw_dp, np.where(dp_x, be, bi)), np.minimum(a.bw_tp, bi),
+            np.minimum(bw_pp, np.where(pp_x, be, bi)) if cap_pp else bw_pp)
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,10 +67,9 @@ def test_fit_holds_the_named_parameters(rubick):
     assert "k_opt" in free.free and free.rmsle < res.rmsle
 
 
-def test_optimizer_option_of_the_protocols(tmp_path, rubick):
-    """``optimizer="profiled"`` holds k_opt at the fit rows' profile (here every plain-DP single-machine
-    row records 0.05 s: k_opt = 0.05 / P'); ``fitted`` (the default) fits it; unknown names are refused."""
-    P = get_model("bert").params
+def _bert_rows(rubick) -> list[tuple[str, str, str, float]]:
+    """Single-machine BERT rows (ga, gc, zero-dp, zero-offload on 1-8 GPUs) timed by the model at ``TRUE``,
+    each with an ``optimize`` profile of 0.05 s."""
     pm = PerfModel(rubick, {"bert": TRUE}, calibration="fitted")
     rows = []
     for plan in ("ga", "gc", "zero-dp", "zero-offload"):
@@ -78,6 +77,14 @@ def test_optimizer_option_of_the_protocols(tmp_path, rubick):
             p = parse_plan(plan, int(g))
             cpus = (8 if plan == "zero-offload" else 1) * p.gpus
             rows.append((plan, g, f"{pm.iteration_time('bert', p, {'rack0-m0': int(g)}, cpus):.12g}", 0.05))
+    return rows
+
+
+def test_optimizer_option_of_the_protocols(tmp_path, rubick):
+    """``optimizer="profiled"`` holds k_opt at the fit rows' profile (here every plain-DP single-machine
+    row records 0.05 s: k_opt = 0.05 / P'); ``fitted`` (the default) fits it; unknown names are refused."""
+    P = get_model("bert").params
+    rows = _bert_rows(rubick)
     table = load_table(_table(tmp_path / "bert.csv", rows), rubick)
     prof = run_protocol(table, rubick, "paper", starts=3, optimizer="profiled")
     assert prof.params["k_opt"] == pytest.approx(0.05 / (P / 1e6))
@@ -88,13 +95,7 @@ def test_optimizer_option_of_the_protocols(tmp_path, rubick):
 
 
 def test_cli_optimizer_option(tmp_path, rubick, cli):
-    pm = PerfModel(rubick, {"bert": TRUE}, calibration="fitted")
-    rows = []
-    for plan in ("ga", "gc", "zero-dp", "zero-offload"):
-        for g in ("1", "2", "4", "8"):
-            p = parse_plan(plan, int(g))
-            cpus = (8 if plan == "zero-offload" else 1) * p.gpus
-            rows.append((plan, g, f"{pm.iteration_time('bert', p, {'rack0-m0': int(g)}, cpus):.12g}", 0.05))
+    rows = _bert_rows(rubick)
     _table(tmp_path / "bert.csv", rows)
     code, out, _ = cli("perf", "validate", "--dir", str(tmp_path), "--optimizer", "profiled", "--format", "json")
     assert code == 0, out
