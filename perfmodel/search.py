@@ -17,13 +17,13 @@ The global batch never changes.
 from __future__ import annotations
 
 import math
-from functools import reduce
+from functools import lru_cache, reduce
 
 import numpy as np
 
 from schedlab.perfmodel.memory import GB_BYTES, gpu_memory_bytes
 from schedlab.perfmodel.plans import ExecutionPlan, ZeroMode
-from schedlab.perfmodel.zoo import ModelSpec
+from schedlab.perfmodel.zoo import ModelSpec, get_model, resolve_name
 
 COLUMNS = ("dp", "tp", "pp", "mb", "ga", "gc", "zero")
 ZEROS = (ZeroMode.NONE, ZeroMode.DP, ZeroMode.OFFLOAD)
@@ -106,11 +106,31 @@ def structural_problem(spec: ModelSpec, plan: ExecutionPlan, counts, global_batc
         return f"PP degree {plan.pp} does not divide {spec.layers} layers"
     if plan.zero is not ZeroMode.NONE and (plan.tp > 1 or plan.pp > 1 or not spec.allow_zero):
         return "ZeRO is not combined with TP/PP (and not used by this model)"
+    return batch_problem(global_batch, plan)
+
+
+def batch_problem(global_batch: int, plan: ExecutionPlan) -> str | None:
+    """Why ``plan`` cannot split ``global_batch`` (None if it can): every data-parallel replica runs ``a``
+    accumulation steps of ``m`` micro-batches of whole samples, so ``d * a * m`` must divide the global
+    batch, which never changes (Megatron's rule). The one batch rule: the perf model's plan search, its
+    pricer and the verifier (:func:`~schedlab.scheduling.verify.check_plan`) all apply it."""
     if global_batch % (plan.dp * plan.ga_steps * plan.micro_batches):
         return (f"global batch {global_batch} is not divisible by d*a*m = "
                 f"{plan.dp * plan.ga_steps * plan.micro_batches}")
     return None
 
 
-__all__ = ["COLUMNS", "MAX_GA", "MAX_MICRO_BATCH_CHOICES", "ZEROS", "memory_columns", "plan_to_row",
-           "row_to_plan", "structural_problem", "structural_table", "tp_group_limit"]
+@lru_cache(maxsize=8192)
+def plan_batch_violation(model_name: str, global_batch: int | None, plan: ExecutionPlan) -> str | None:
+    """:func:`batch_problem` for a job: its own ``global_batch``, else its model's default in the zoo; None
+    when neither is known (nothing to check against). Memoised: the simulator verifies every decision."""
+    if global_batch is None:
+        spec = get_model(model_name) if resolve_name(model_name) is not None else None
+        if spec is None:
+            return None
+        global_batch = spec.global_batch
+    return batch_problem(int(global_batch), plan)
+
+
+__all__ = ["COLUMNS", "MAX_GA", "MAX_MICRO_BATCH_CHOICES", "ZEROS", "batch_problem", "memory_columns",
+           "plan_batch_violation", "plan_to_row", "row_to_plan", "structural_problem", "structural_table", "tp_group_limit"]

@@ -11,7 +11,10 @@ Checks (each a function in :data:`CHECKS`, a dict registry):
 * ``capacity``: per machine and resource, ``reserved + sum of placements <= capacity``;
 * ``gang``: rigid jobs get exactly their requested GPUs (all or nothing); every job >= 1 GPU;
 * ``plan``: ``d * t * p`` = allocated GPUs; each machine's GPU share is a multiple of ``t`` (TP
-  groups never straddle machines); ``p`` divides the job's layers when known;
+  groups never straddle machines); ``p`` divides the job's layers when known; ``d * a * m`` divides the
+  job's global batch (its own, else its model's default in the zoo; not checked when neither is known:
+  :func:`~schedlab.perfmodel.search.batch_problem`, the perf model's own rule, so a plan the verifier
+  accepts is one the perf model can price);
 * ``memory``: the plan's per-GPU memory estimate fits the GPUs it runs on (when the perf model
   knows the job's model);
 * ``tier``: the placement's tier is not above the job's ``max_tier``;
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from schedlab.perfmodel.memory import plan_memory_violation
+from schedlab.perfmodel.search import plan_batch_violation
 from schedlab.scheduling.allocation import Allocation
 from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.resources import Resources
@@ -42,6 +46,7 @@ class ViolationKind(Enum):
     PLAN_GPUS = "plan-gpus"
     TP_SPLIT = "tp-across-machines"
     PP_LAYERS = "pp-layers"
+    PLAN_BATCH = "plan-batch"
     MEMORY = "memory"
     TIER = "tier"
     QUOTA = "quota"
@@ -140,6 +145,9 @@ def check_plan(instance: Instance, allocation: Allocation) -> Iterable[Violation
         if job is not None and job.num_layers is not None and job.num_layers % p.pp:
             yield Violation(ViolationKind.PP_LAYERS, f"job {ja.job_id!r}: PP degree {p.pp} does not divide its "
                             f"{job.num_layers} layers", job_id=ja.job_id)
+        if job is not None and (msg := plan_batch_violation(job.model, job.global_batch, p)):
+            yield Violation(ViolationKind.PLAN_BATCH, f"job {ja.job_id!r}: plan {p.canonical()}: {msg}",
+                            job_id=ja.job_id)
 
 
 def check_tier(instance: Instance, allocation: Allocation) -> Iterable[Violation]:

@@ -39,6 +39,8 @@ from schedlab.benchmarks.workloads.assumptions import AssumptionLog
 from schedlab.benchmarks.workloads.models import UNSERVED, model_key, resolve_trace_model
 from schedlab.benchmarks.workloads.trace import Trace, TraceJob, Workload
 from schedlab.perfmodel.plans import ExecutionPlan, parse_plan
+from schedlab.perfmodel.tables import with_valid_micro_batches
+from schedlab.perfmodel.zoo import get_model
 from schedlab.scheduling.job import Job, JobClass
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
@@ -200,6 +202,19 @@ class _Converter:
             b = self._batches[key] = per * g
         return b
 
+    def valid_micro_batches(self, tj: TraceJob, model: str, plan: ExecutionPlan) -> ExecutionPlan:
+        """A 3-digit plan code does not record its micro-batch count (``parse_plan`` assumes ``2 p``): the
+        perf model's reading (:func:`~schedlab.perfmodel.tables.with_valid_micro_batches`, the largest count
+        not above ``2 p`` that divides the per-replica batch), so the requested plan passes the batch rule
+        the verifier and the pricer share (LLaMA-30B's ``344`` on batch 32: 6 micro-batches -> 4)."""
+        batch = tj.batch_size or get_model(str(perf_adapter.zoo_name(model))).global_batch
+        fixed = with_valid_micro_batches(plan, int(batch))
+        if fixed != plan:
+            self.log.add("plan-micro-batches", "micro-batches of a 3D plan code: the largest count <= 2 x PP "
+                         "dividing the per-replica batch (the code gives none)", job=tj.id, line=tj.line,
+                         field="plan", detail=f"{tj.plan}: {plan.micro_batches} -> {fixed.micro_batches}")
+        return fixed
+
     def best_plan(self, model: str, g: int, cpus: int, batch: int | None) -> ExecutionPlan | None:
         key = (model, g, cpus, batch)
         if key not in self._plans:
@@ -255,6 +270,8 @@ class _Converter:
         if tj.plan is not None:
             try:
                 plan = parse_plan(tj.plan, g_new)
+                if zoo:
+                    plan = self.valid_micro_batches(tj, model, plan)
             except PlanError:
                 if g_new == g:
                     raise SpecError(f"job {tj.id!r}: plan {tj.plan!r} is not valid on {g} GPUs", field="plan",

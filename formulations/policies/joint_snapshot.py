@@ -16,6 +16,9 @@ the cluster poses: what :mod:`~schedlab.formulations.policies.exact_joint` solve
   A reconfigurable job whose requested plan the perf model finds invalid keeps the perf model's
   table, normalised by its best option at the requested GPUs. Each such job is counted once
   (``fallback:<reason>``).
+* ``held`` — a running job's table also holds the options of the plan it runs when the table lacks
+  them (its size beyond ``max_gpus``, or a fixed-plan job running another plan: a replay state's
+  allocation comes from another policy), so a state's running jobs can always be priced and kept.
 
 **Reference throughput** (the normaliser, and a guaranteed job's SLO): the perf model's throughput
 of the requested plan on the most consolidated placement of the requested GPUs with the requested
@@ -46,7 +49,7 @@ from schedlab.formulations.joint_options import PerfOptions
 from schedlab.formulations.policies.base import ViewSnapshot
 from schedlab.perfmodel.environment import shape_placements
 from schedlab.perfmodel.zoo import resolve_name
-from schedlab.scheduling.allocation import Allocation
+from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.instance import Instance
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.resources import Resources
@@ -119,6 +122,23 @@ class OptionTables:
             return table, max(at_req), True, "requested-plan-invalid:ref-from-table"
         return self.request_option(job), 1.0, False, "requested-plan-invalid:request-only"
 
+    def with_held(self, job: Job, held: JobAllocation, opts: tuple[JobOption, ...]) -> tuple[JobOption, ...]:
+        """``opts`` plus the options of the plan ``job`` holds (every placement class and CPU level of it)
+        when the table lacks its size (a table capped by ``max_gpus``) or, for a job that may not change
+        plan, its plan: a running job can always be priced as it is and kept so (a replay state's
+        allocation comes from another policy's decision). Unchanged when the perf model cannot run it."""
+        if self.perf is None or resolve_name(job.model) is None:
+            return opts
+        if any(o.gpus == held.gpus and (o.plan == held.plan or job.reconfigurable) for o in opts):
+            return opts
+        try:
+            extra = tuple(self.perf.options(job.model, job.global_batch, plan=held.plan))
+        except SchedlabError:
+            return opts
+        if extra:
+            self.counters["held-allocation-options"] += 1
+        return opts + extra
+
     def request_option(self, job: Job) -> tuple[JobOption, ...]:
         """The job's request on a consolidated placement, valued 1 (module docstring)."""
         req, cl, plan = job.requested, self.cluster, job.requested_plan
@@ -146,6 +166,8 @@ def joint_snapshot(snap: ViewSnapshot, tables: OptionTables, reconfig_penalty: f
     for job in jobs:
         options[job.id], ref[job.id], perf_table = tables.table(job)
         perf_priced &= perf_table
+        if job.id in inst.current:
+            options[job.id] = tables.with_held(job, inst.current[job.id], options[job.id])
     base = Instance(inst.cluster, jobs, current=inst.current, quotas=quotas, reserved=inst.reserved,
                     time=inst.time, progress={j: p for j, p in inst.progress.items() if j not in out})
     return JointInstance(base, options, ref, reconfig_penalty=reconfig_penalty, objective=objective,

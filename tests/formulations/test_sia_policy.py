@@ -3,6 +3,8 @@ policy's per-round MIP on scenarios worked out by hand."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from schedlab.benchmarks.simulator import simulate
@@ -110,9 +112,12 @@ def test_sia_configurations_per_gpu_type_are_the_artifacts():
     assert SiaPolicy.sizes(8, 3) == [1, 2, 4, 8, 16, 24] and SiaPolicy.sizes(4, 2) == [1, 2, 4, 8]
     types = SiaPolicy.gpu_types(cluster)
     assert {t: len(ms) for t, ms in types.items()} == {"A800-80GBx8": 3, "V100-32GBx4": 2}
-    j = Job("r", Resources(6, 6), iterations=10.0, model="resnet50", reconfigurable=True)
+    j = Job("r", Resources(6, 6), iterations=10.0, model="resnet50", reconfigurable=True, global_batch=96)
     got = {(t, g) for t, g, _, _ in SiaPolicy().configs(j, cluster)}
     assert got == {("A800-80GBx8", g) for g in (1, 2, 4, 8, 16, 24)} | {("V100-32GBx4", g) for g in (1, 2, 4, 8)}
+    # the batch rule (scheduling.feasible.plan_runs): 24 replicas cannot split resnet50's default batch of 256
+    default = replace(j, global_batch=None)
+    assert 24 not in {g for _, g, _, _ in SiaPolicy().configs(default, cluster)}
     assert 6 in {g for _, g, _, _ in SiaPolicy(request_config=True).configs(j, cluster)}
 
 

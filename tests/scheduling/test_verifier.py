@@ -75,9 +75,24 @@ def test_over_gpu_capacity_with_reserved(base, cluster):
 
 def test_partial_gang(base, cluster):
     inst, alloc = base
-    bad = alloc.with_job(JobAllocation("rigid", ExecutionPlan(dp=3), {cluster.machines[0]: R(3, 4, 16.0)}))
+    bad = alloc.with_job(JobAllocation("rigid", ExecutionPlan(dp=2), {cluster.machines[0]: R(2, 4, 16.0)}))
     vs = validate_allocation(inst, bad)
     assert [v.kind for v in vs] == [ViolationKind.GANG] and vs[0].job_id == "rigid"
+
+
+def test_plan_batch(base, cluster):
+    """d * a * m must divide the global batch (the zoo's default for resnet50, 256, when the job gives none;
+    the job's own when it does): a DP degree of 3 cannot split 256 samples."""
+    inst, alloc = base
+    ms = cluster.machines
+    job = replace(inst.job_by_id["guar"], model="resnet50")
+    inst3 = replace(inst, jobs=tuple(job if j.id == "guar" else j for j in inst.jobs))
+    three = alloc.with_job(JobAllocation("guar", ExecutionPlan(dp=3), {ms[3]: R(3, 4, 0.0)}))
+    vs = validate_allocation(inst3, three)
+    assert [v.kind for v in vs] == [ViolationKind.PLAN_BATCH] and "global batch 256" in vs[0].message
+    assert kinds(inst, three) == []  # no model, no batch: nothing to check against
+    own = replace(inst3, jobs=tuple(replace(j, global_batch=96) if j.id == "guar" else j for j in inst3.jobs))
+    assert kinds(own, three) == []  # 96 = 3 x 32
 
 
 def test_plan_gpu_mismatch(base, cluster):
