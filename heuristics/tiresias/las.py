@@ -87,6 +87,7 @@ class TiresiasPolicy(PolicyBase):
         self._pack: list[tuple[float, int, str]] = []
         self._asked: set[float] = set()
         self._stuck: set[str] = set()  # claims that could not be placed since GPUs were last given back
+        self._outside = 0  # GPUs held outside the view (a snapshot's ``reserved``): never free to claim
         self.demotions = 0
         self.promotions = 0
 
@@ -189,6 +190,10 @@ class TiresiasPolicy(PolicyBase):
             else:
                 j.wait0 = jv.waiting_time if kind == 1 else None
                 self._to_waiting(view, j)
+        # capacity the view's jobs do not hold and that is not free (a snapshot instance's ``reserved``: the
+        # jobs a converted state keeps running, work outside the decision) is never claimable
+        free_now = sum(r.gpus for r in view.free_map.values())
+        self._outside = max(0, view.cluster.total_gpus - free_now - sum(st.held) - st.ckpt_gpus)
 
     def _complete(self, view: ClusterView, jid: str) -> bool:
         j = self.st.jobs.pop(jid, None)
@@ -311,7 +316,7 @@ class TiresiasPolicy(PolicyBase):
     def _pass(self, view: ClusterView) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
         st = self.st
         instant = view.checkpoint_s == 0
-        free = view.cluster.total_gpus - sum(st.held) - st.ckpt_gpus
+        free = view.cluster.total_gpus - self._outside - sum(st.held) - st.ckpt_gpus
         quota = _Quota(view, st) if view.quotas else None
         preempted: list[QJob] = []
         for q in range(self.k):
