@@ -8,7 +8,9 @@
    arrivals rounded to the slot: up and down respectively) the exact average JCT of (a) rigid
    non-preemptive, (b) rigid preemptive time-indexed (total-GPU and per-machine), (c) resizable
    time-indexed (speeds ``perf_speeds`` of resnet50 / vgg11 / mobilenetv3 at 1, 2, 4, 8, 16 GPUs, work
-   = the rigid run at the request) and (d) the fluid bound; each with status and wall time.
+   = the rigid run at the request), (d) the fluid bound and (e) the column-generation bound of (b), total
+   GPUs (:mod:`formulations.offline_colgen`, with the greedy schedule it starts from); each with status
+   and wall time.
 
     python -m schedlab.benchmarks.bench_horizon horizon [--sizes 5x4,10x8,...] [--slots 8] [--limit 60]
         [--backend cpsat|highs|...]
@@ -30,6 +32,7 @@ from dataclasses import replace
 from schedlab.formulations.base import solve
 from schedlab.formulations.horizon import HorizonFormulation, generate_horizon
 from schedlab.formulations.offline import OfflineFormulation, OfflineInstance, generate_offline
+from schedlab.formulations.offline_colgen import colgen_bound
 from schedlab.formulations.offline_fluid import fluid_bound
 from schedlab.formulations.offline_resizable import (
     ResizableInstance,
@@ -37,6 +40,7 @@ from schedlab.formulations.offline_resizable import (
     ResizableTIFormulation,
     perf_speeds,
 )
+from schedlab.formulations.offline_slots import SlotJob, completion_of, greedy_schedule, horizons
 from schedlab.formulations.offline_ti import PreemptiveTIFormulation, PreemptiveTIInstance
 from schedlab.formulations.result import SolveParams
 from schedlab.scheduling.instance import Instance
@@ -89,7 +93,7 @@ def timed(form, inst, backend: str, params: SolveParams):
 
 def bench_offline(sizes: list[int], slot: float, limit: float, seed: int, machines: int, backend: str = "cpsat",
                   methods: tuple[str, ...] = ("nonpreemptive", "preemptive-ti-total", "preemptive-ti-machine",
-                                              "resizable-ti"), strong: bool = True) -> list[dict]:
+                                              "resizable-ti", "colgen-bound"), strong: bool = True) -> list[dict]:
     """``strong``: the time-indexed models of :mod:`~schedlab.formulations.offline_slots` (default); else the
     plain ones (``--plain``), for comparison."""
     from schedlab.perfmodel.facade import PerfModel
@@ -110,6 +114,9 @@ def bench_offline(sizes: list[int], slot: float, limit: float, seed: int, machin
                 res, cpu = timed(form, inst, be, P)
                 out.append(row(name, res, {**extra, "backend": be, "cpu_s": cpu}))
                 print(json.dumps(out[-1]), flush=True)
+        if "colgen-bound" in methods:
+            out.append(colgen_row(base, slot, extra))
+            print(json.dumps(out[-1]), flush=True)
         pm = PerfModel(base.cluster)
         rjobs = []
         for i, j in enumerate(base.jobs):
@@ -128,6 +135,27 @@ def bench_offline(sizes: list[int], slot: float, limit: float, seed: int, machin
     return out
 
 
+def colgen_row(base: Instance, slot: float, extra: dict) -> dict:
+    """The column-generation bound of the rigid preemptive model (total GPUs, average JCT,
+    :mod:`~schedlab.formulations.offline_colgen`) from the greedy schedule, and whether that schedule meets it."""
+    inst = PreemptiveTIInstance(base, slot)
+    G, T = inst.total_gpus(), inst.horizon()
+    sj = [SlotJob(j.id, inst.release(j.id), float(inst.length(j.id)), {j.requested.gpus: 1.0}) for j in base.jobs]
+    t = time.process_time()
+    greedy = greedy_schedule(sj, G, T, "avg-jct")
+    if greedy is None:
+        return {"method": "colgen-bound", "status": "no greedy schedule", **extra}
+    ub = completion_of(greedy)
+    b = colgen_bound(sj, G, horizons(sj, G, T, "avg-jct", True, ub), {j: sorted(s) for j, s in greedy.items()})
+    arr = sum(j.arrival for j in base.jobs)
+    n = max(1, len(base.jobs))
+    return {"method": "colgen-bound", "status": "bound" if b.converged else "bound (not converged)",
+            "objective": round((sum(ub.values()) * slot - arr) / n, 2),
+            "bound": round((math.ceil(b.bound - 1e-6) * slot - arr) / n, 2),
+            "greedy_proven": b.proves(sum(ub.values())), "iterations": b.iterations, "columns": b.columns,
+            **extra, "backend": "scipy-highs (LP)", "cpu_s": round(time.process_time() - t, 2)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench_horizon")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -144,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     o.add_argument("--limit", type=float, default=60.0)
     o.add_argument("--seed", type=int, default=0)
     o.add_argument("--backend", default="cpsat", help="for the time-indexed models (non-preemptive: CP-SAT)")
-    o.add_argument("--methods", default="nonpreemptive,preemptive-ti-total,preemptive-ti-machine,resizable-ti")
+    o.add_argument("--methods", default="nonpreemptive,preemptive-ti-total,preemptive-ti-machine,resizable-ti,"
+                   "colgen-bound")
     o.add_argument("--plain", action="store_true", help="the plain time-indexed models (no horizons, indicators, "
                    "symmetry rows or MIP start), for comparison")
     a = ap.parse_args(argv)
@@ -157,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["bench_horizon", "bench_offline", "cluster", "main", "rounded_trace", "row"]
+__all__ = ["bench_horizon", "bench_offline", "cluster", "colgen_row", "main", "rounded_trace", "row"]
 
 
 if __name__ == "__main__":
