@@ -10,8 +10,12 @@ def test_bench_rows_on_tiny_sizes():
     assert rows[0]["status"] == "optimal" and rows[0]["objective"] == rows[0]["bound"]
     rows = bench_offline([3], slot=600.0, limit=30.0, seed=0, machines=2)
     by = {r["method"]: r for r in rows}
-    assert set(by) == {"nonpreemptive", "preemptive-ti-total", "preemptive-ti-machine", "resizable-ti", "fluid-bound"}
+    assert set(by) == {"nonpreemptive", "preemptive-ti-total", "preemptive-ti-machine", "resizable-ti", "fluid-bound",
+                       "colgen-bound"}
     assert all(r["status"] in ("optimal", "bound") for r in rows)
+    # the column-generation bound of the rigid preemptive model is below its optimum, the greedy schedule above
+    cg = by["colgen-bound"]
+    assert cg["bound"] <= by["preemptive-ti-total"]["objective"] + 1e-6 <= cg["objective"] + 2e-6
     # the orders of the module docstrings, on the benchmark's own data
     assert (by["fluid-bound"]["bound"] <= by["resizable-ti"]["objective"] <= by["preemptive-ti-total"]["objective"]
             <= by["preemptive-ti-machine"]["objective"] <= by["nonpreemptive"]["objective"])
