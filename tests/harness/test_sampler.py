@@ -33,7 +33,7 @@ def cluster() -> Cluster:
 def workload() -> list[Job]:
     """12 resnet50 jobs of 1-4 GPUs arriving every 30 s on 8 GPUs: queues form."""
     return [Job(f"w{i:02d}", Resources([1, 2, 4, 3][i % 4], 2, 8.0), iterations=2000.0 + 500 * i, arrival=30.0 * i,
-                model="resnet50", global_batch=64) for i in range(12)]
+                model="resnet50", global_batch=96) for i in range(12)]  # 96: every size splits it
 
 
 def test_sample_is_seeded_uniform_and_records_its_origin():
