@@ -39,7 +39,6 @@ from schedlab.benchmarks.workloads.assumptions import AssumptionLog
 from schedlab.benchmarks.workloads.models import UNSERVED, model_key, resolve_trace_model
 from schedlab.benchmarks.workloads.trace import Trace, TraceJob, Workload
 from schedlab.perfmodel.plans import ExecutionPlan, parse_plan
-from schedlab.perfmodel.tables import with_valid_micro_batches
 from schedlab.perfmodel.zoo import get_model
 from schedlab.scheduling.job import Job, JobClass
 from schedlab.scheduling.resources import Resources
@@ -207,6 +206,8 @@ class _Converter:
         perf model's reading (:func:`~schedlab.perfmodel.tables.with_valid_micro_batches`, the largest count
         not above ``2 p`` that divides the per-replica batch), so the requested plan passes the batch rule
         the verifier and the pricer share (LLaMA-30B's ``344`` on batch 32: 6 micro-batches -> 4)."""
+        from schedlab.perfmodel.tables import with_valid_micro_batches  # scipy behind it: not at CLI start
+
         batch = tj.batch_size or get_model(str(perf_adapter.zoo_name(model))).global_batch
         fixed = with_valid_micro_batches(plan, int(batch))
         if fixed != plan:
