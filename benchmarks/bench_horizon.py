@@ -15,7 +15,7 @@
     python -m schedlab.benchmarks.bench_horizon horizon [--sizes 5x4,10x8,...] [--slots 8] [--limit 60]
         [--backend cpsat|highs|...]
     python -m schedlab.benchmarks.bench_horizon offline [--jobs 10,20,30] [--slot 600] [--limit 60]
-        [--backend cpsat|highs] [--methods nonpreemptive,preemptive-ti-total,...] [--plain]
+        [--backend cpsat|highs] [--methods nonpreemptive,preemptive-ti-total,...] [--plain] [--work-limit D]
 
 Each offline row has ``cpu_s`` (CPU seconds of the solve in this process) beside the wall time, and
 ``model`` (``strong``: :mod:`~schedlab.formulations.offline_slots`; ``plain`` with ``--plain``).
@@ -93,17 +93,20 @@ def timed(form, inst, backend: str, params: SolveParams):
 
 def bench_offline(sizes: list[int], slot: float, limit: float, seed: int, machines: int, backend: str = "cpsat",
                   methods: tuple[str, ...] = ("nonpreemptive", "preemptive-ti-total", "preemptive-ti-machine",
-                                              "resizable-ti", "colgen-bound"), strong: bool = True) -> list[dict]:
+                                              "resizable-ti", "colgen-bound"), strong: bool = True,
+                  work_limit: float | None = None) -> list[dict]:
     """``strong``: the time-indexed models of :mod:`~schedlab.formulations.offline_slots` (default); else the
-    plain ones (``--plain``), for comparison."""
+    plain ones (``--plain``), for comparison. ``work_limit``: CP-SAT's deterministic budget per solve
+    (``--work-limit``; the same work at any load, so a limited result is reproducible), beside ``limit``."""
     from schedlab.perfmodel.facade import PerfModel
     out = []
-    P = SolveParams(threads=1, time_limit_s=limit, seed=0)
+    P = SolveParams(threads=1, time_limit_s=limit, seed=0, work_limit=work_limit)
     models = ("resnet50", "vgg11", "mobilenetv3")
     for n in sizes:
         base = rounded_trace(n, slot, seed, machines)
         G = base.cluster.total_gpus
-        extra = {"jobs": n, "gpus": G, "slot": slot, "backend": backend, "model": "strong" if strong else "plain"}
+        extra = {"jobs": n, "gpus": G, "slot": slot, "backend": backend, "model": "strong" if strong else "plain",
+                 **({"work_limit": work_limit} if work_limit is not None else {})}
         for name, form, inst in (
                 ("nonpreemptive", OfflineFormulation(), OfflineInstance(base)),
                 ("preemptive-ti-total", PreemptiveTIFormulation(strong=strong), PreemptiveTIInstance(base, slot)),
@@ -174,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     o.add_argument("--backend", default="cpsat", help="for the time-indexed models (non-preemptive: CP-SAT)")
     o.add_argument("--methods", default="nonpreemptive,preemptive-ti-total,preemptive-ti-machine,resizable-ti,"
                    "colgen-bound")
+    o.add_argument("--work-limit", type=float, default=None, help="CP-SAT's deterministic budget per solve "
+                   "(deterministic seconds: reproducible at any load; other backends ignore it)")
     o.add_argument("--plain", action="store_true", help="the plain time-indexed models (no horizons, indicators, "
                    "symmetry rows or MIP start), for comparison")
     a = ap.parse_args(argv)
@@ -182,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_horizon(sizes, a.slots, a.limit, a.seed, a.backend)  # type: ignore[arg-type]
     else:
         bench_offline([int(x) for x in a.jobs.split(",")], a.slot, a.limit, a.seed, a.machines, a.backend,
-                      tuple(a.methods.split(",")), strong=not a.plain)
+                      tuple(a.methods.split(",")), strong=not a.plain, work_limit=a.work_limit)
     return 0
 
 

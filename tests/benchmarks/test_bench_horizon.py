@@ -19,3 +19,11 @@ def test_bench_rows_on_tiny_sizes():
     # the orders of the module docstrings, on the benchmark's own data
     assert (by["fluid-bound"]["bound"] <= by["resizable-ti"]["objective"] <= by["preemptive-ti-total"]["objective"]
             <= by["preemptive-ti-machine"]["objective"] <= by["nonpreemptive"]["objective"])
+
+
+def test_offline_rows_carry_cpsat_work_limit():
+    """``--work-limit``: CP-SAT's deterministic budget, named in every row (the same work at any load)."""
+    rows = bench_offline([3], slot=600.0, limit=30.0, seed=0, machines=2, methods=("preemptive-ti-total",),
+                         work_limit=5.0)
+    ti = next(r for r in rows if r["method"] == "preemptive-ti-total")
+    assert ti["work_limit"] == 5.0 and ti["status"] == "optimal"
