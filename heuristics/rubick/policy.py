@@ -47,6 +47,7 @@ from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offl
 from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
 from schedlab.perfmodel.params import DEFAULT_CALIBRATION
+from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, JobStatus, JobView, Timer
 from schedlab.scheduling.registry import PolicyParams, ours, paper
@@ -108,6 +109,8 @@ class RubickPolicy(PolicyBase):
         self._book: CurveBook | None = None
         self._given = False  # the book came from use_curves (kept whatever the calibration)
         self._models: dict[str, tuple[Job, JobModel, tuple[int, int], bool]] = {}
+        # normalised throughput of a running job's allocation, kept while the allocation object is the same
+        self._tputs: dict[str, tuple[JobAllocation, JobModel, float]] = {}
         self._starve_timer = -math.inf
         # deferred claims (Algorithm 1's decision kept across passes): job id -> (the job, the allocation
         # decided for it, the preempted jobs whose checkpoints it waits for)
@@ -120,6 +123,7 @@ class RubickPolicy(PolicyBase):
         self._book = book
         self._given = True
         self._models = {}
+        self._tputs = {}
 
     def book(self, cluster: Cluster, calibration: str = DEFAULT_CALIBRATION) -> CurveBook:
         """The curve book of ``cluster`` under the perf model's ``calibration`` (the view's); a book given
@@ -128,6 +132,7 @@ class RubickPolicy(PolicyBase):
                 not self._given and self._book.pm.calibration != calibration):
             self._book = CurveBook(cluster, calibration)
             self._models = {}
+            self._tputs = {}
         return self._book
 
     def job_model(self, job: Job, view: ClusterView) -> tuple[JobModel, tuple[int, int], bool]:
@@ -266,7 +271,14 @@ class RubickPolicy(PolicyBase):
             e.plan = e.orig.plan
             e.frozen = jv.status is not JobStatus.RUNNING
             e.locked = not self.reconfigurable(jv)
-            e.tput = self._throughput(jm, e)
+            hit = self._tputs.get(e.jid)
+            if hit is not None and hit[0] is e.orig and hit[1] is jm:
+                e.tput = hit[2]
+            else:
+                e.tput = self._throughput(jm, e)
+                if len(self._tputs) > 2 * view.running_count + 1024:
+                    self._tputs = {}
+                self._tputs[e.jid] = (e.orig, jm, e.tput)
         elif (self.starvation_s is not None and not e.guaranteed
               and view.now - jv.queued_since >= self.starvation_s):
             e.starving = True
@@ -287,6 +299,12 @@ class RubickPolicy(PolicyBase):
         jm = e.jm
         if not jm.elastic and e.running:
             return commit(st, e, [])  # fixed resources: only the plan may change (Rubick-E)
+        # a queued job's ScheduleJob is a function of the pass state and of what it reads of the job
+        # (its signature): one that failed leaves the state as it was, so another job with the same
+        # signature fails too while the state has not changed (long queues of alike jobs at high load)
+        fail_key = None if e.running else ("fail", self._signature(e))
+        if fail_key is not None and st.memo.get(fail_key) == st.version:
+            return False
         mark = st.mark()
         victims: list[Entry] = []
         sat = jm.gpu.saturation(jm.cap)
@@ -307,7 +325,17 @@ class RubickPolicy(PolicyBase):
         if commit(st, e, victims):
             return True
         st.rollback(mark)
+        if fail_key is not None:
+            st.memo[fail_key] = st.version
         return False
+
+    @staticmethod
+    def _signature(e: Entry) -> tuple:
+        """Everything ``ScheduleJob`` of a queued entry reads of it besides the pass state."""
+        jm = e.jm
+        job = jm.job
+        return (job.model, job.global_batch, job.num_layers, job.requested, job.requested_plan, jm.mode, jm.known,
+                jm.cap, jm.granule, jm.ref, jm.family, e.floor, e.slo, e.guaranteed)
 
     def _wants_cpu(self, e: Entry) -> bool:
         return e.below_floor(CPU) or e.jm.gain_c(e.g, e.c) > EPS
