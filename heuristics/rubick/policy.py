@@ -109,8 +109,12 @@ class RubickPolicy(PolicyBase):
         self._book: CurveBook | None = None
         self._given = False  # the book came from use_curves (kept whatever the calibration)
         self._models: dict[str, tuple[Job, JobModel, tuple[int, int], bool]] = {}
-        # normalised throughput of a running job's allocation, kept while the allocation object is the same
-        self._tputs: dict[str, tuple[JobAllocation, JobModel, float]] = {}
+        # a running job's entry as its allocation gives it, kept while the allocation object is the same:
+        # (allocation, model, GPUs / CPUs / memory per machine, totals, normalised throughput, whether a
+        # pass may move or re-plan it)
+        self._placed: dict[str, tuple[JobAllocation, JobModel, dict[str, int], dict[str, int], dict[str, float],
+                                      int, int, float, bool]] = {}
+        self._index: tuple[Cluster, dict[str, int]] | None = None
         self._starve_timer = -math.inf
         # deferred claims (Algorithm 1's decision kept across passes): job id -> (the job, the allocation
         # decided for it, the preempted jobs whose checkpoints it waits for)
@@ -123,7 +127,7 @@ class RubickPolicy(PolicyBase):
         self._book = book
         self._given = True
         self._models = {}
-        self._tputs = {}
+        self._placed = {}
 
     def book(self, cluster: Cluster, calibration: str = DEFAULT_CALIBRATION) -> CurveBook:
         """The curve book of ``cluster`` under the perf model's ``calibration`` (the view's); a book given
@@ -132,7 +136,7 @@ class RubickPolicy(PolicyBase):
                 not self._given and self._book.pm.calibration != calibration):
             self._book = CurveBook(cluster, calibration)
             self._models = {}
-            self._tputs = {}
+            self._placed = {}
         return self._book
 
     def job_model(self, job: Job, view: ClusterView) -> tuple[JobModel, tuple[int, int], bool]:
@@ -233,15 +237,26 @@ class RubickPolicy(PolicyBase):
     def schedule(self, view: ClusterView) -> Decision:
         if view.queue_length == 0 and view.running_count == 0:
             return Decision()
-        st = PassState(view)
+        idx = self._index
+        if idx is None or idx[0] is not view.cluster:
+            idx = self._index = (view.cluster, {m: i for i, m in enumerate(view.cluster.machines)})
+        st = PassState(view, idx[1])
         queued: list[Entry] = []
-        running: list[Entry] = []
+        movable: list[Entry] = []  # running jobs a pass may shrink, grow or re-plan
         seq = 0
+        if len(self._placed) > 2 * view.running_count + 1024:
+            self._placed = {}
         for jv in view.queue():
-            queued.append(self._entry(st, jv, view, seq))
+            queued.append(self._running_entry(st, jv, view, seq)[0] if jv.status.holds_resources
+                          else self._entry(st, jv, view, seq))
             seq += 1
         for jv in view.running():
-            running.append(self._entry(st, jv, view, seq))
+            if not jv.status.holds_resources:
+                self._entry(st, jv, view, seq)
+            else:
+                e, moves = self._running_entry(st, jv, view, seq)
+                if moves and not e.locked and not e.frozen:
+                    movable.append(e)
             seq += 1
         keep_claims(self._claims, st, self.counters)
         ledger = _Ledger(view, self) if view.quotas else None
@@ -254,7 +269,7 @@ class RubickPolicy(PolicyBase):
                     and self.schedule_job(st, e)):
                 ledger.charge(e.job)
         rest = [e for e in queued if not e.guaranteed and not e.frozen]
-        rest += [e for e in running if not e.locked and not e.frozen and (e.jm.elastic or e.jm.mode.replans)]
+        rest += [e for e in movable if not e.frozen]  # (keep_claims may have frozen one)
         starving = sorted((e for e in rest if e.starving), key=lambda e: (e.jv.queued_since, e.seq))
         others = sorted((e for e in rest if not e.starving),
                         key=lambda e: (-e.jm.gain_g(e.g), -e.jm.gain_c(e.g, e.c), e.seq))
@@ -263,35 +278,51 @@ class RubickPolicy(PolicyBase):
         return self._decision(st, view)
 
     def _entry(self, st: PassState, jv: JobView, view: ClusterView, seq: int) -> Entry:
-        jm, floor, slo = self.job_model(jv.job, view)
-        orig = jv.allocation if jv.status.holds_resources else None  # a preempted job keeps a stale one
-        e = Entry(jv.id, jv, jm, seq, orig=orig, floor=floor, slo=slo, guaranteed=jv.job.guaranteed)
-        st.add(e)
-        if e.orig is not None:
-            e.plan = e.orig.plan
-            e.frozen = jv.status is not JobStatus.RUNNING
-            e.locked = not self.reconfigurable(jv)
-            hit = self._tputs.get(e.jid)
-            if hit is not None and hit[0] is e.orig and hit[1] is jm:
-                e.tput = hit[2]
-            else:
-                e.tput = self._throughput(jm, e)
-                if len(self._tputs) > 2 * view.running_count + 1024:
-                    self._tputs = {}
-                self._tputs[e.jid] = (e.orig, jm, e.tput)
-        elif (self.starvation_s is not None and not e.guaranteed
-              and view.now - jv.queued_since >= self.starvation_s):
+        """A queued job's entry (a preempted job keeps a stale allocation: it holds nothing)."""
+        job = jv.job
+        jm, floor, slo = self.job_model(job, view)
+        e = Entry(jv.id, jv, jm, seq, None, ({}, {}), [0, 0], {}, None, 0.0, floor, False, False, slo,
+                  job.guaranteed)
+        st.entries[e.jid] = e
+        if (self.starvation_s is not None and not e.guaranteed
+                and view.now - jv.queued_since >= self.starvation_s):
             e.starving = True
             amounts = jm.valid_amounts(jm.cap)
-            g = amounts[-1] if amounts else jv.job.requested.gpus
+            g = amounts[-1] if amounts else job.requested.gpus
             e.floor = (g, g * MIN_CPUS_PER_GPU if jm.elastic else 0)
         return e
 
-    def _throughput(self, jm: JobModel, e: Entry) -> float:
-        """Normalised throughput of ``e``'s current allocation (its own plan on its placement)."""
+    def _running_entry(self, st: PassState, jv: JobView, view: ClusterView, seq: int) -> tuple[Entry, bool]:
+        """A job holding resources: its entry, and whether a pass may move or re-plan it at all."""
+        job = jv.job
+        jm, floor, slo = self.job_model(job, view)
+        orig = jv.allocation
+        jid = job.id
+        hit = self._placed.get(jid)
+        if hit is None or hit[0] is not orig or hit[1] is not jm:
+            ug: dict[str, int] = {}
+            uc: dict[str, int] = {}
+            mem: dict[str, float] = {}
+            for m, r in orig.placement.items():
+                if r.gpus:
+                    ug[m] = r.gpus
+                if r.cpus:
+                    uc[m] = r.cpus
+                mem[m] = r.mem_gb
+            g, c = sum(ug.values()), sum(uc.values())
+            tput = self._throughput(jm, orig.plan, ug, c)
+            hit = self._placed[jid] = (orig, jm, ug, uc, mem, g, c, tput, jm.elastic or jm.mode.replans)
+        _, _, ug, uc, mem, g, c, tput, moves = hit
+        e = Entry(jid, jv, jm, seq, orig, (dict(ug), dict(uc)), [g, c], dict(mem), orig.plan, tput, floor,
+                  not self.reconfigurable(jv), jv.status is not JobStatus.RUNNING, slo, job.guaranteed)
+        st.add_placed(e, mem)
+        return e, moves
+
+    def _throughput(self, jm: JobModel, plan, units: dict[str, int], cpus: int) -> float:
+        """Normalised throughput of a job running ``plan`` on ``units`` (its GPUs per machine) with ``cpus``."""
         if not jm.known or jm.book is None:
             return 1.0
-        return jm.book.throughput(jm.job, e.plan, e.counts(), e.c) / jm.ref
+        return jm.book.throughput(jm.job, plan, {m: k for m, k in units.items() if k > 0}, cpus) / jm.ref
 
     # ------------------------------------------------------------ ScheduleJob
     def schedule_job(self, st: PassState, e: Entry) -> bool:
@@ -485,7 +516,7 @@ class RubickPolicy(PolicyBase):
     def _decision(self, st: PassState, view: ClusterView) -> Decision:
         start = {}
         preempt = []
-        for e in st.entries.values():
+        for e in st.touched_entries():  # (only an entry whose attributes were set can be changed or preempted)
             if e.preempted:
                 if e.running:
                     preempt.append(e.jid)
