@@ -240,23 +240,31 @@ class RubickPolicy(PolicyBase):
         idx = self._index
         if idx is None or idx[0] is not view.cluster:
             idx = self._index = (view.cluster, {m: i for i, m in enumerate(view.cluster.machines)})
-        st = PassState(view, idx[1])
+        st = PassState(view, idx[1], self._build)
         queued: list[Entry] = []
         movable: list[Entry] = []  # running jobs a pass may shrink, grow or re-plan
         seq = 0
         if len(self._placed) > 2 * view.running_count + 1024:
             self._placed = {}
         for jv in view.queue():
-            queued.append(self._running_entry(st, jv, view, seq)[0] if jv.status.holds_resources
-                          else self._entry(st, jv, view, seq))
+            if jv.status.holds_resources:
+                self._running_entry(st, jv, view, seq)
+                queued.append(st.entries[jv.id])
+            else:
+                queued.append(self._entry(st, jv, view, seq))
             seq += 1
+        checkpointing: list[str] = []
         for jv in view.running():
-            if not jv.status.holds_resources:
+            status = jv.status
+            if not status.holds_resources:
                 self._entry(st, jv, view, seq)
             else:
-                e, moves = self._running_entry(st, jv, view, seq)
-                if moves and not e.locked and not e.frozen:
-                    movable.append(e)
+                if status is JobStatus.CHECKPOINTING:
+                    checkpointing.append(jv.id)
+                if self._running_entry(st, jv, view, seq, lazy=True):
+                    e = st.entries[jv.id]
+                    if not e.locked and not e.frozen:
+                        movable.append(e)
             seq += 1
         keep_claims(self._claims, st, self.counters)
         ledger = _Ledger(view, self) if view.quotas else None
@@ -275,7 +283,7 @@ class RubickPolicy(PolicyBase):
                         key=lambda e: (-e.jm.gain_g(e.g), -e.jm.gain_c(e.g, e.c), e.seq))
         for e in starving + others:  # 2. SortBySlope(best-effort + running)
             self.schedule_job(st, e)
-        return self._decision(st, view)
+        return self._decision(st, view, checkpointing)
 
     def _entry(self, st: PassState, jv: JobView, view: ClusterView, seq: int) -> Entry:
         """A queued job's entry (a preempted job keeps a stale allocation: it holds nothing)."""
@@ -292,8 +300,9 @@ class RubickPolicy(PolicyBase):
             e.floor = (g, g * MIN_CPUS_PER_GPU if jm.elastic else 0)
         return e
 
-    def _running_entry(self, st: PassState, jv: JobView, view: ClusterView, seq: int) -> tuple[Entry, bool]:
-        """A job holding resources: its entry, and whether a pass may move or re-plan it at all."""
+    def _running_entry(self, st: PassState, jv: JobView, view: ClusterView, seq: int, *, lazy: bool = False) -> bool:
+        """Add a job holding resources to the pass (``lazy``: its entry is built when first read); True if a
+        pass may move or re-plan it at all (its entry is then built now)."""
         job = jv.job
         jm, floor, slo = self.job_model(job, view)
         orig = jv.allocation
@@ -311,12 +320,23 @@ class RubickPolicy(PolicyBase):
                 mem[m] = r.mem_gb
             g, c = sum(ug.values()), sum(uc.values())
             tput = self._throughput(jm, orig.plan, ug, c)
-            hit = self._placed[jid] = (orig, jm, ug, uc, mem, g, c, tput, jm.elastic or jm.mode.replans)
-        _, _, ug, uc, mem, g, c, tput, moves = hit
-        e = Entry(jid, jv, jm, seq, orig, (dict(ug), dict(uc)), [g, c], dict(mem), orig.plan, tput, floor,
-                  not self.reconfigurable(jv), jv.status is not JobStatus.RUNNING, slo, job.guaranteed)
-        st.add_placed(e, mem)
-        return e, moves
+            hit = self._placed[jid] = (orig, jm, ug, uc, mem, g, c, tput, jm.elastic or jm.mode.replans,
+                                       jm.loss_g(g) if g else math.inf)
+        moves = hit[8]
+        if lazy and not moves:
+            # _min_loss reads (loss, jid, whether it may lose a GPU at all, view) while it is not built
+            g = hit[5]
+            st.add_lazy(jid, hit[4], (hit[9], jid, g > 0 and g - jm.granule >= floor[GPU], jv, seq, floor, slo, hit))
+        else:
+            st.add_placed(self._build((hit[9], jid, False, jv, seq, floor, slo, hit)), hit[4])
+        return moves
+
+    def _build(self, record: tuple) -> Entry:
+        """The entry of a job holding resources, from its record (:meth:`_running_entry`)."""
+        _, jid, _, jv, seq, floor, slo, hit = record
+        orig, jm, ug, uc, mem, g, c, tput = hit[:8]
+        return Entry(jid, jv, jm, seq, orig, (dict(ug), dict(uc)), [g, c], dict(mem), orig.plan, tput, floor,
+                     not self.reconfigurable(jv), jv.status is not JobStatus.RUNNING, slo, jm.job.guaranteed)
 
     def _throughput(self, jm: JobModel, plan, units: dict[str, int], cpus: int) -> float:
         """Normalised throughput of a job running ``plan`` on ``units`` (its GPUs per machine) with ``cpus``."""
@@ -382,6 +402,10 @@ class RubickPolicy(PolicyBase):
                     continue
                 item = (v.jm.loss_g(v.g), v.jid)
                 if item < low[1]:
+                    low = sorted([low[0], item])
+            for loss, jid, shrinkable, jv, *_ in st.pending():  # entries not built yet: as they would be
+                item = (loss, jid)
+                if shrinkable and item < low[1] and jv.status is JobStatus.RUNNING and self.reconfigurable(jv):
                     low = sorted([low[0], item])
             cached = st.memo["min_loss"] = (st.version, low)
         first, second = cached[1]
@@ -513,7 +537,7 @@ class RubickPolicy(PolicyBase):
         return choice is not None and choice[1].throughput >= v.jm.ref * (1 - EPS)
 
     # --------------------------------------------------------------- decision
-    def _decision(self, st: PassState, view: ClusterView) -> Decision:
+    def _decision(self, st: PassState, view: ClusterView, checkpointing: list[str]) -> Decision:
         start = {}
         preempt = []
         for e in st.touched_entries():  # (only an entry whose attributes were set can be changed or preempted)
@@ -527,7 +551,7 @@ class RubickPolicy(PolicyBase):
             if e.orig is None or ja != e.orig:
                 start[e.jid] = ja
         defer_infeasible(st, view, start)
-        remember_claims(self._claims, st, preempt)
+        remember_claims(self._claims, st, preempt, checkpointing)
         timers = []
         if preempt:
             timers.append(Timer(view.now + self.retry_s, "rubick-retry"))

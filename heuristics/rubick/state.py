@@ -9,7 +9,7 @@ job) and must be able to take all of it back when the job cannot be placed after
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from schedlab.heuristics.rubick.curves import JobModel
@@ -84,7 +84,9 @@ class Entry:
 class PassState:
     """Free resources per machine and the tentative allocations of the pass's jobs."""
 
-    def __init__(self, view: ClusterView, index: dict[str, int] | None = None) -> None:
+    def __init__(self, view: ClusterView, index: dict[str, int] | None = None,
+                 make: Callable[[tuple], Entry] | None = None) -> None:
+        """``make(record)`` builds the entry of a job added by :meth:`add_lazy`."""
         cluster = view.cluster
         machines = self.machines = cluster.machines
         self.index = index if index is not None else {m: i for i, m in enumerate(machines)}
@@ -99,7 +101,10 @@ class PassState:
         self._versions = 0
         self._marks: dict[int, tuple[int, dict[str, int]]] = {}
         self.mversion: dict[str, int] = dict.fromkeys(machines, 0)  # per machine, likewise (new only)
-        self.entries: dict[str, Entry] = {}
+        # the pass's entries; a running job's is built when first read (most are never read on a large
+        # cluster): ``lazy`` holds what builds it, ``pending()`` what is not built yet
+        self.lazy: dict[str, tuple] = {}
+        self.entries: _Entries = _Entries(self.lazy, make)
         self.on_machine: defaultdict[str, dict[str, None]] = defaultdict(dict)
         # entries whose attributes were set in the pass (only they can end changed, preempted or deferred)
         self.touched: dict[str, Entry] = {}
@@ -125,6 +130,21 @@ class PassState:
         jid = e.jid
         for m in machines:
             om[m][jid] = None
+
+    def add_lazy(self, jid: str, machines: Iterable[str], record: tuple) -> None:
+        """A job holding resources on ``machines`` whose entry ``make(record)`` (the constructor's) builds
+        when first read; :meth:`pending` gives ``record`` meanwhile."""
+        self.lazy[jid] = record
+        om = self.on_machine
+        for m in machines:
+            om[m][jid] = None
+
+    def pending(self) -> Iterator[tuple]:
+        """The record of every lazily added job whose entry is not built yet."""
+        entries = self.entries
+        for jid, record in self.lazy.items():
+            if jid not in entries:
+                yield record
 
     def touched_entries(self) -> list[Entry]:
         """The entries whose attributes were set in the pass, in the order they were added."""
@@ -251,6 +271,30 @@ class PassState:
         placement = {m: Resources(e.on(GPU, m), e.on(CPU, m), e.mem.get(m, 0.0))
                      for m in sorted(ms, key=self.index.__getitem__)}
         return JobAllocation(e.jid, e.plan, placement)
+
+
+class _Entries(dict):
+    """``jid -> Entry``; reading a lazily added job builds its entry (``in`` and iteration see built ones)."""
+
+    __slots__ = ("_lazy", "_make")
+
+    def __init__(self, lazy: dict[str, tuple], make: Callable[[tuple], Entry] | None) -> None:
+        super().__init__()  # (it holds no reference to the pass state: no reference cycle to collect)
+        self._lazy = lazy
+        self._make = make
+
+    def __missing__(self, jid: str) -> Entry:
+        record = self._lazy.get(jid)
+        if record is None or self._make is None:
+            raise KeyError(jid)
+        e = self[jid] = self._make(record)
+        return e
+
+    def get(self, jid, default=None):
+        try:
+            return self[jid]
+        except KeyError:
+            return default
 
 
 __all__ = ["CPU", "GPU", "PENDING", "Entry", "PassState"]
