@@ -304,9 +304,13 @@ class RubickPolicy(PolicyBase):
         """Add a job holding resources to the pass (``lazy``: its entry is built when first read); True if a
         pass may move or re-plan it at all (its entry is then built now)."""
         job = jv.job
-        jm, floor, slo = self.job_model(job, view)
-        orig = jv.allocation
         jid = job.id
+        known = self._models.get(jid)  # (job_model's cache hit, inline: this runs per running job and pass)
+        if known is not None and known[0] is job:
+            _, jm, floor, slo = known
+        else:
+            jm, floor, slo = self.job_model(job, view)
+        orig = jv.allocation
         hit = self._placed.get(jid)
         if hit is None or hit[0] is not orig or hit[1] is not jm:
             ug: dict[str, int] = {}
