@@ -70,14 +70,14 @@ def keep_claims(claims: Claims, st: PassState, counters: Counter[str]) -> None:
             st.set(e, "deferred", True)
             claims[jid] = (job, alloc, pending)
 
-def remember_claims(claims: Claims, st: PassState, preempt: list[str]) -> None:
-    """Jobs deferred in this pass for the checkpoint of jobs it (or an earlier pass) preempted:
-    their allocations become claims (:func:`keep_claims`)."""
-    holders = {e.jid: set(e.orig.placement) for e in st.entries.values() if e.orig is not None
-               and (e.jid in preempt or e.jv.status is JobStatus.CHECKPOINTING)}
+def remember_claims(claims: Claims, st: PassState, preempt: list[str], checkpointing: list[str]) -> None:
+    """Jobs deferred in this pass for the checkpoint of jobs it (or an earlier pass) preempted
+    (``checkpointing``: the jobs of the pass checkpointing already): their allocations become claims
+    (:func:`keep_claims`)."""
+    holders = {jid: set(st.entries[jid].orig.placement) for jid in (*preempt, *checkpointing)}
     if not holders:
         return
-    for e in st.entries.values():
+    for e in st.touched_entries():  # (a deferred entry was touched)
         if not e.deferred or e.preempted or e.g == 0 or e.jid in claims:
             continue
         ja = st.allocation(e)

@@ -47,6 +47,7 @@ from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offl
 from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
 from schedlab.perfmodel.params import DEFAULT_CALIBRATION
+from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView, Decision, JobStatus, JobView, Timer
 from schedlab.scheduling.registry import PolicyParams, ours, paper
@@ -108,6 +109,12 @@ class RubickPolicy(PolicyBase):
         self._book: CurveBook | None = None
         self._given = False  # the book came from use_curves (kept whatever the calibration)
         self._models: dict[str, tuple[Job, JobModel, tuple[int, int], bool]] = {}
+        # a running job's entry as its allocation gives it, kept while the allocation object is the same:
+        # (allocation, model, GPUs / CPUs / memory per machine, totals, normalised throughput, whether a
+        # pass may move or re-plan it)
+        self._placed: dict[str, tuple[JobAllocation, JobModel, dict[str, int], dict[str, int], dict[str, float],
+                                      int, int, float, bool]] = {}
+        self._index: tuple[Cluster, dict[str, int]] | None = None
         self._starve_timer = -math.inf
         # deferred claims (Algorithm 1's decision kept across passes): job id -> (the job, the allocation
         # decided for it, the preempted jobs whose checkpoints it waits for)
@@ -120,6 +127,7 @@ class RubickPolicy(PolicyBase):
         self._book = book
         self._given = True
         self._models = {}
+        self._placed = {}
 
     def book(self, cluster: Cluster, calibration: str = DEFAULT_CALIBRATION) -> CurveBook:
         """The curve book of ``cluster`` under the perf model's ``calibration`` (the view's); a book given
@@ -128,6 +136,7 @@ class RubickPolicy(PolicyBase):
                 not self._given and self._book.pm.calibration != calibration):
             self._book = CurveBook(cluster, calibration)
             self._models = {}
+            self._placed = {}
         return self._book
 
     def job_model(self, job: Job, view: ClusterView) -> tuple[JobModel, tuple[int, int], bool]:
@@ -228,15 +237,34 @@ class RubickPolicy(PolicyBase):
     def schedule(self, view: ClusterView) -> Decision:
         if view.queue_length == 0 and view.running_count == 0:
             return Decision()
-        st = PassState(view)
+        idx = self._index
+        if idx is None or idx[0] is not view.cluster:
+            idx = self._index = (view.cluster, {m: i for i, m in enumerate(view.cluster.machines)})
+        st = PassState(view, idx[1], self._build)
         queued: list[Entry] = []
-        running: list[Entry] = []
+        movable: list[Entry] = []  # running jobs a pass may shrink, grow or re-plan
         seq = 0
+        if len(self._placed) > 2 * view.running_count + 1024:
+            self._placed = {}
         for jv in view.queue():
-            queued.append(self._entry(st, jv, view, seq))
+            if jv.status.holds_resources:
+                self._running_entry(st, jv, view, seq)
+                queued.append(st.entries[jv.id])
+            else:
+                queued.append(self._entry(st, jv, view, seq))
             seq += 1
+        checkpointing: list[str] = []
         for jv in view.running():
-            running.append(self._entry(st, jv, view, seq))
+            status = jv.status
+            if not status.holds_resources:
+                self._entry(st, jv, view, seq)
+            else:
+                if status is JobStatus.CHECKPOINTING:
+                    checkpointing.append(jv.id)
+                if self._running_entry(st, jv, view, seq, lazy=True):
+                    e = st.entries[jv.id]
+                    if not e.locked and not e.frozen:
+                        movable.append(e)
             seq += 1
         keep_claims(self._claims, st, self.counters)
         ledger = _Ledger(view, self) if view.quotas else None
@@ -249,37 +277,76 @@ class RubickPolicy(PolicyBase):
                     and self.schedule_job(st, e)):
                 ledger.charge(e.job)
         rest = [e for e in queued if not e.guaranteed and not e.frozen]
-        rest += [e for e in running if not e.locked and not e.frozen and (e.jm.elastic or e.jm.mode.replans)]
+        rest += [e for e in movable if not e.frozen]  # (keep_claims may have frozen one)
         starving = sorted((e for e in rest if e.starving), key=lambda e: (e.jv.queued_since, e.seq))
         others = sorted((e for e in rest if not e.starving),
                         key=lambda e: (-e.jm.gain_g(e.g), -e.jm.gain_c(e.g, e.c), e.seq))
         for e in starving + others:  # 2. SortBySlope(best-effort + running)
             self.schedule_job(st, e)
-        return self._decision(st, view)
+        return self._decision(st, view, checkpointing)
 
     def _entry(self, st: PassState, jv: JobView, view: ClusterView, seq: int) -> Entry:
-        jm, floor, slo = self.job_model(jv.job, view)
-        orig = jv.allocation if jv.status.holds_resources else None  # a preempted job keeps a stale one
-        e = Entry(jv.id, jv, jm, seq, orig=orig, floor=floor, slo=slo, guaranteed=jv.job.guaranteed)
-        st.add(e)
-        if e.orig is not None:
-            e.plan = e.orig.plan
-            e.frozen = jv.status is not JobStatus.RUNNING
-            e.locked = not self.reconfigurable(jv)
-            e.tput = self._throughput(jm, e)
-        elif (self.starvation_s is not None and not e.guaranteed
-              and view.now - jv.queued_since >= self.starvation_s):
+        """A queued job's entry (a preempted job keeps a stale allocation: it holds nothing)."""
+        job = jv.job
+        jm, floor, slo = self.job_model(job, view)
+        e = Entry(jv.id, jv, jm, seq, None, ({}, {}), [0, 0], {}, None, 0.0, floor, False, False, slo,
+                  job.guaranteed)
+        st.entries[e.jid] = e
+        if (self.starvation_s is not None and not e.guaranteed
+                and view.now - jv.queued_since >= self.starvation_s):
             e.starving = True
             amounts = jm.valid_amounts(jm.cap)
-            g = amounts[-1] if amounts else jv.job.requested.gpus
+            g = amounts[-1] if amounts else job.requested.gpus
             e.floor = (g, g * MIN_CPUS_PER_GPU if jm.elastic else 0)
         return e
 
-    def _throughput(self, jm: JobModel, e: Entry) -> float:
-        """Normalised throughput of ``e``'s current allocation (its own plan on its placement)."""
+    def _running_entry(self, st: PassState, jv: JobView, view: ClusterView, seq: int, *, lazy: bool = False) -> bool:
+        """Add a job holding resources to the pass (``lazy``: its entry is built when first read); True if a
+        pass may move or re-plan it at all (its entry is then built now)."""
+        job = jv.job
+        jid = job.id
+        known = self._models.get(jid)  # (job_model's cache hit, inline: this runs per running job and pass)
+        if known is not None and known[0] is job:
+            _, jm, floor, slo = known
+        else:
+            jm, floor, slo = self.job_model(job, view)
+        orig = jv.allocation
+        hit = self._placed.get(jid)
+        if hit is None or hit[0] is not orig or hit[1] is not jm:
+            ug: dict[str, int] = {}
+            uc: dict[str, int] = {}
+            mem: dict[str, float] = {}
+            for m, r in orig.placement.items():
+                if r.gpus:
+                    ug[m] = r.gpus
+                if r.cpus:
+                    uc[m] = r.cpus
+                mem[m] = r.mem_gb
+            g, c = sum(ug.values()), sum(uc.values())
+            tput = self._throughput(jm, orig.plan, ug, c)
+            hit = self._placed[jid] = (orig, jm, ug, uc, mem, g, c, tput, jm.elastic or jm.mode.replans,
+                                       jm.loss_g(g) if g else math.inf)
+        moves = hit[8]
+        if lazy and not moves:
+            # _min_loss reads (loss, jid, whether it may lose a GPU at all, view) while it is not built
+            g = hit[5]
+            st.add_lazy(jid, hit[4], (hit[9], jid, g > 0 and g - jm.granule >= floor[GPU], jv, seq, floor, slo, hit))
+        else:
+            st.add_placed(self._build((hit[9], jid, False, jv, seq, floor, slo, hit)), hit[4])
+        return moves
+
+    def _build(self, record: tuple) -> Entry:
+        """The entry of a job holding resources, from its record (:meth:`_running_entry`)."""
+        _, jid, _, jv, seq, floor, slo, hit = record
+        orig, jm, ug, uc, mem, g, c, tput = hit[:8]
+        return Entry(jid, jv, jm, seq, orig, (dict(ug), dict(uc)), [g, c], dict(mem), orig.plan, tput, floor,
+                     not self.reconfigurable(jv), jv.status is not JobStatus.RUNNING, slo, jm.job.guaranteed)
+
+    def _throughput(self, jm: JobModel, plan, units: dict[str, int], cpus: int) -> float:
+        """Normalised throughput of a job running ``plan`` on ``units`` (its GPUs per machine) with ``cpus``."""
         if not jm.known or jm.book is None:
             return 1.0
-        return jm.book.throughput(jm.job, e.plan, e.counts(), e.c) / jm.ref
+        return jm.book.throughput(jm.job, plan, {m: k for m, k in units.items() if k > 0}, cpus) / jm.ref
 
     # ------------------------------------------------------------ ScheduleJob
     def schedule_job(self, st: PassState, e: Entry) -> bool:
@@ -287,6 +354,12 @@ class RubickPolicy(PolicyBase):
         jm = e.jm
         if not jm.elastic and e.running:
             return commit(st, e, [])  # fixed resources: only the plan may change (Rubick-E)
+        # a queued job's ScheduleJob is a function of the pass state and of what it reads of the job
+        # (its signature): one that failed leaves the state as it was, so another job with the same
+        # signature fails too while the state has not changed (long queues of alike jobs at high load)
+        fail_key = None if e.running else ("fail", self._signature(e))
+        if fail_key is not None and st.memo.get(fail_key) == st.version:
+            return False
         mark = st.mark()
         victims: list[Entry] = []
         sat = jm.gpu.saturation(jm.cap)
@@ -307,7 +380,17 @@ class RubickPolicy(PolicyBase):
         if commit(st, e, victims):
             return True
         st.rollback(mark)
+        if fail_key is not None:
+            st.memo[fail_key] = st.version
         return False
+
+    @staticmethod
+    def _signature(e: Entry) -> tuple:
+        """Everything ``ScheduleJob`` of a queued entry reads of it besides the pass state."""
+        jm = e.jm
+        job = jm.job
+        return (job.model, job.global_batch, job.num_layers, job.requested, job.requested_plan, jm.mode, jm.known,
+                jm.cap, jm.granule, jm.ref, jm.family, e.floor, e.slo, e.guaranteed)
 
     def _wants_cpu(self, e: Entry) -> bool:
         return e.below_floor(CPU) or e.jm.gain_c(e.g, e.c) > EPS
@@ -323,6 +406,10 @@ class RubickPolicy(PolicyBase):
                     continue
                 item = (v.jm.loss_g(v.g), v.jid)
                 if item < low[1]:
+                    low = sorted([low[0], item])
+            for loss, jid, shrinkable, jv, *_ in st.pending():  # entries not built yet: as they would be
+                item = (loss, jid)
+                if shrinkable and item < low[1] and jv.status is JobStatus.RUNNING and self.reconfigurable(jv):
                     low = sorted([low[0], item])
             cached = st.memo["min_loss"] = (st.version, low)
         first, second = cached[1]
@@ -454,10 +541,10 @@ class RubickPolicy(PolicyBase):
         return choice is not None and choice[1].throughput >= v.jm.ref * (1 - EPS)
 
     # --------------------------------------------------------------- decision
-    def _decision(self, st: PassState, view: ClusterView) -> Decision:
+    def _decision(self, st: PassState, view: ClusterView, checkpointing: list[str]) -> Decision:
         start = {}
         preempt = []
-        for e in st.entries.values():
+        for e in st.touched_entries():  # (only an entry whose attributes were set can be changed or preempted)
             if e.preempted:
                 if e.running:
                     preempt.append(e.jid)
@@ -468,7 +555,7 @@ class RubickPolicy(PolicyBase):
             if e.orig is None or ja != e.orig:
                 start[e.jid] = ja
         defer_infeasible(st, view, start)
-        remember_claims(self._claims, st, preempt)
+        remember_claims(self._claims, st, preempt, checkpointing)
         timers = []
         if preempt:
             timers.append(Timer(view.now + self.retry_s, "rubick-retry"))

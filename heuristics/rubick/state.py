@@ -8,7 +8,8 @@ job) and must be able to take all of it back when the job cannot be placed after
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from schedlab.heuristics.rubick.curves import JobModel
@@ -21,7 +22,7 @@ GPU, CPU = 0, 1
 PENDING = "pending"  # a move's source/destination: units a preempted job still holds (not free this pass)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Entry:
     """One active job in the pass. ``units[r][machine]`` = GPUs (``r = 0``) / CPUs (``r = 1``) it holds
     tentatively; ``orig`` its allocation before the pass (``None`` if queued).
@@ -83,26 +84,30 @@ class Entry:
 class PassState:
     """Free resources per machine and the tentative allocations of the pass's jobs."""
 
-    def __init__(self, view: ClusterView) -> None:
+    def __init__(self, view: ClusterView, index: dict[str, int] | None = None,
+                 make: Callable[[tuple], Entry] | None = None) -> None:
+        """``make(record)`` builds the entry of a job added by :meth:`add_lazy`."""
         cluster = view.cluster
-        self.machines: tuple[str, ...] = cluster.machines
-        self.index = {m: i for i, m in enumerate(self.machines)}
-        self.free: tuple[dict[str, int], dict[str, int]] = ({}, {})
-        self.free_mem: dict[str, float] = {}
-        for m in self.machines:
-            r = view.free(m)
-            self.free[GPU][m] = r.gpus
-            self.free[CPU][m] = r.cpus
-            self.free_mem[m] = r.mem_gb
+        machines = self.machines = cluster.machines
+        self.index = index if index is not None else {m: i for i, m in enumerate(machines)}
+        fm = view.free_map
+        self.free: tuple[dict[str, int], dict[str, int]] = (
+            {m: fm[m].gpus for m in machines}, {m: fm[m].cpus for m in machines})
+        self.free_mem: dict[str, float] = {m: fm[m].mem_gb for m in machines}
         self.free_total = [sum(self.free[GPU].values()), sum(self.free[CPU].values())]
         # identifies the state: a new number for every change, the old one back on rollback (so caches
         # keyed on it, e.g. victim scans, survive a ScheduleJob that was undone)
         self.version = 0
         self._versions = 0
         self._marks: dict[int, tuple[int, dict[str, int]]] = {}
-        self.mversion: dict[str, int] = dict.fromkeys(self.machines, 0)  # per machine, likewise (new only)
-        self.entries: dict[str, Entry] = {}
-        self.on_machine: dict[str, dict[str, None]] = {m: {} for m in self.machines}
+        self.mversion: dict[str, int] = dict.fromkeys(machines, 0)  # per machine, likewise (new only)
+        # the pass's entries; a running job's is built when first read (most are never read on a large
+        # cluster): ``lazy`` holds what builds it, ``pending()`` what is not built yet
+        self.lazy: dict[str, tuple] = {}
+        self.entries: _Entries = _Entries(self.lazy, make)
+        self.on_machine: defaultdict[str, dict[str, None]] = defaultdict(dict)
+        # entries whose attributes were set in the pass (only they can end changed, preempted or deferred)
+        self.touched: dict[str, Entry] = {}
         self.log: list[tuple] = []
         self.memo: dict[str, tuple] = {}  # per-pass caches keyed on ``version``
 
@@ -117,6 +122,33 @@ class PassState:
                         e.totals[kind] += amount
                 e.mem[m] = r.mem_gb
                 self.on_machine[m][e.jid] = None
+
+    def add_placed(self, e: Entry, machines: Iterable[str]) -> None:
+        """Add ``e`` whose units and memory are filled in already (held on ``machines``, in order)."""
+        self.entries[e.jid] = e
+        om = self.on_machine
+        jid = e.jid
+        for m in machines:
+            om[m][jid] = None
+
+    def add_lazy(self, jid: str, machines: Iterable[str], record: tuple) -> None:
+        """A job holding resources on ``machines`` whose entry ``make(record)`` (the constructor's) builds
+        when first read; :meth:`pending` gives ``record`` meanwhile."""
+        self.lazy[jid] = record
+        om = self.on_machine
+        for m in machines:
+            om[m][jid] = None
+
+    def pending(self) -> Iterator[tuple]:
+        """The record of every lazily added job whose entry is not built yet."""
+        entries = self.entries
+        for jid, record in self.lazy.items():
+            if jid not in entries:
+                yield record
+
+    def touched_entries(self) -> list[Entry]:
+        """The entries whose attributes were set in the pass, in the order they were added."""
+        return sorted(self.touched.values(), key=lambda e: e.seq)
 
     # -------------------------------------------------------------- moves
     def mark(self) -> int:
@@ -197,6 +229,7 @@ class PassState:
 
     def set(self, e: Entry, attr: str, value) -> None:
         self._bump(e)
+        self.touched[e.jid] = e
         self.log.append(("attr", e, attr, getattr(e, attr)))
         setattr(e, attr, value)
 
@@ -238,6 +271,30 @@ class PassState:
         placement = {m: Resources(e.on(GPU, m), e.on(CPU, m), e.mem.get(m, 0.0))
                      for m in sorted(ms, key=self.index.__getitem__)}
         return JobAllocation(e.jid, e.plan, placement)
+
+
+class _Entries(dict):
+    """``jid -> Entry``; reading a lazily added job builds its entry (``in`` and iteration see built ones)."""
+
+    __slots__ = ("_lazy", "_make")
+
+    def __init__(self, lazy: dict[str, tuple], make: Callable[[tuple], Entry] | None) -> None:
+        super().__init__()  # (it holds no reference to the pass state: no reference cycle to collect)
+        self._lazy = lazy
+        self._make = make
+
+    def __missing__(self, jid: str) -> Entry:
+        record = self._lazy.get(jid)
+        if record is None or self._make is None:
+            raise KeyError(jid)
+        e = self[jid] = self._make(record)
+        return e
+
+    def get(self, jid, default=None):
+        try:
+            return self[jid]
+        except KeyError:
+            return default
 
 
 __all__ = ["CPU", "GPU", "PENDING", "Entry", "PassState"]

@@ -439,3 +439,38 @@ def test_deferred_claims_online_stay_valid_on_the_rubick_mix():
     jobs = trace_to_jobs(trace, cluster, seed=0, reconfigurable=True)
     res = simulate(cluster, jobs, RubickPolicy(), quotas=quotas)
     assert len(res.jobs) == 60 and res.metrics["preemptions"] > 0
+
+
+# ------------------------------------------------------------- issue 25: speed shortcuts change nothing
+class _EagerRubick(RubickPolicy):
+    """Rubick without its pass shortcuts: every running job's entry built up front, and a queued job's
+    failed ScheduleJob never taken as the answer for an alike job."""
+
+    def _running_entry(self, st, jv, view, seq, *, lazy=False):
+        return super()._running_entry(st, jv, view, seq, lazy=False)
+
+    @staticmethod
+    def _signature(e):
+        return (e.jid,)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(passes(), st.booleans(), st.integers(0, 6))
+def test_pass_shortcuts_do_not_change_the_decision(inst, rigid, alike):
+    """Lazily built entries of running jobs and the shared failure of alike queued jobs give the decision
+    of the plain pass, with elastic or rigid jobs and extra queued copies of one job."""
+    if inst is None:
+        return
+    from dataclasses import replace
+
+    jobs = list(inst.jobs)
+    jobs += [replace(jobs[-1], id=f"copy{i}") for i in range(alike)]
+    if rigid:
+        jobs = [replace(j, reconfigurable=False) for j in jobs]
+    inst = replace(inst, jobs=tuple(jobs))
+    for starving in (None, 1000.0):
+        got = _policy(CLUSTER2, CURVES, starvation_s=starving).schedule(snapshot_view(inst))
+        eager = _EagerRubick(starvation_s=starving)
+        eager.use_curves(TableBook(CLUSTER2, CURVES))
+        want = eager.schedule(snapshot_view(inst))
+        assert (got.start, got.preempt, got.timers) == (want.start, want.preempt, want.timers)
