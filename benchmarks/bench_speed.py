@@ -17,7 +17,7 @@ Rows (``--only`` takes row names or group names; ``--list`` prints them):
 * ``rubick-schedule``: one ``RubickPolicy.schedule`` call with 2,000 active jobs on 1,024 GPUs (128 x 8
   A800), the state being Rubick's own decision on them; median of ``--repeat`` calls;
 * ``list-start``: ``schedlab list`` (and ``schedlab --help`` beside it), median of ``--runs`` fresh
-  processes; the first is not counted (it may fill the listing cache);
+  processes; the first is not counted (it warms the file system cache);
 * ``bench-rerun``: ``schedlab bench SUITE`` into a fresh folder (the first run), then again with nothing
   left to run (the rerun);
 * ``gittins-p99``: every 2D-Gittins decision timed in a replay of the ``philly`` workload compressed
@@ -214,7 +214,7 @@ def list_start_row(ctx: Ctx) -> dict[str, Any]:
     base = schedlab_cmd()
     out: dict[str, Any] = {}
     for name, argv in (("list", [*base, "list"]), ("help", [*base, "--help"])):
-        first = timed_command(argv)  # not counted: it may fill the listing cache
+        first = timed_command(argv)  # not counted: it warms the file system cache
         if first["code"] != 0:
             return {"error": f"{name}: {_failed(first)}"}
         runs = [timed_command(argv) for _ in range(ctx.runs)]

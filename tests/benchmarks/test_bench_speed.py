@@ -10,8 +10,7 @@ import pytest
 from schedlab.benchmarks import bench_speed
 
 
-def test_list_start_quick_writes_json_with_the_expected_keys(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("SCHEDLAB_CACHE_DIR", str(tmp_path / "cache"))
+def test_list_start_quick_writes_json_with_the_expected_keys(tmp_path, capsys):
     out = tmp_path / "speed.json"
     code = bench_speed.main(["--only", "list-start", "--quick", "--runs", "1", "--out", str(out)])
     assert code == 0
