@@ -47,3 +47,15 @@ def test_a_failing_row_is_reported_not_raised(tmp_path):
     assert "trace not found" in rows[1]["skipped"]
     text = bench_speed.table(rows)
     assert "no solver" in text and "philly-fifo" in text
+
+
+def test_gittins_p99_times_a_bounded_sample_of_busy_decisions(tmp_path, monkeypatch):
+    """The P99 row stops the replay once it has timed ``P99_DECISIONS`` decisions with the queue it asks
+    for (quick: 300+ queued), and takes the P99 over exactly those."""
+    monkeypatch.setattr(bench_speed, "P99_DECISIONS", 20)
+    ctx = bench_speed.Ctx(quick=True, trace=None, runs=1, repeat=1, workdir=tmp_path)
+    row = bench_speed.gittins_p99_row(ctx)
+    assert "error" not in row, row
+    assert row["stopped_after_sample"] is True and row["decisions_with_300_queued"] == 20
+    assert row["max_queued"] >= 300 and row["decisions"] > 20 and row["jobs"] == 3000
+    assert row["p99_wall_ms"] >= row["median_wall_ms"] >= 0 and row["p99_cpu_ms"] >= 0
