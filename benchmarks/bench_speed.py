@@ -21,8 +21,8 @@ Rows (``--only`` takes row names or group names; ``--list`` prints them):
 * ``bench-rerun``: ``schedlab bench SUITE`` into a fresh folder (the first run), then again with nothing
   left to run (the rerun);
 * ``gittins-p99``: every 2D-Gittins decision timed in a replay of the ``philly`` workload compressed
-  until 5,000+ jobs are queued; P99 over the first 2,000 decisions that saw 5,000+ queued (the replay
-  stops there: ``P99_DECISIONS``).
+  until 5,000+ jobs are queued (the workload's quotas and bins, as ``bench_tiresias``); P99 (wall and
+  CPU) over the decisions that saw 5,000+ queued.
 
 CPU seconds: a command's child-process CPU (``resource.getrusage(RUSAGE_CHILDREN)``, user + system), an
 in-process figure's ``time.process_time``; wall seconds beside them. On the shared machine the CPU time
@@ -247,23 +247,18 @@ def bench_rerun_row(ctx: Ctx) -> dict[str, Any]:
 
 
 class _TimedPolicy:
-    """Wraps a policy; records (queue length, wall s, CPU s) of each ``schedule`` call and counts the calls
-    that saw ``queued`` or more queued jobs."""
+    """Wraps a policy; records (queue length, wall s, CPU s) of each ``schedule`` call."""
 
-    def __init__(self, inner, queued: int = 0) -> None:
+    def __init__(self, inner) -> None:
         self.inner = inner
         self.name = inner.name
         self.oracle = getattr(inner, "oracle", False)
-        self.queued = queued
-        self.busy = 0
         self.calls: list[tuple[int, float, float]] = []
 
     def schedule(self, view):
         t, c = time.perf_counter(), time.process_time()
         d = self.inner.schedule(view)
-        q = view.queue_length
-        self.calls.append((q, time.perf_counter() - t, time.process_time() - c))
-        self.busy += q >= self.queued
+        self.calls.append((view.queue_length, time.perf_counter() - t, time.process_time() - c))
         return d
 
     def __getattr__(self, name: str):
@@ -275,40 +270,36 @@ def _p99(xs: list[float]) -> float:
     return s[min(len(s) - 1, max(0, int(round(0.99 * (len(s) - 1)))))]
 
 
-#: decisions with 5,000+ queued that the P99 is taken over: the replay stops once it has timed this many
-#: (the whole 15,000-job replay took over 15 minutes at load 12; the decisions past the queue's build-up
-#: cost alike)
-P99_DECISIONS = 2000
-
-
-def gittins_p99_row(ctx: Ctx) -> dict[str, Any]:
-    """Every 2D-Gittins ``schedule`` call timed in a replay of the ``philly`` workload compressed until
-    5,000+ jobs are queued (as ``bench_tiresias`` replays it); P99 over the first :data:`P99_DECISIONS`
-    decisions that saw 5,000+ queued (the replay stops there)."""
+def gittins_decisions(jobs_n: int, load: float, queued: int) -> dict[str, Any]:
+    """Every 2D-Gittins ``schedule`` call timed (wall and CPU) in a whole replay of ``jobs_n`` jobs of the
+    ``philly`` workload with arrivals compressed ``load``-fold (as ``bench_tiresias`` replays it: the
+    workload's quotas and bins); P99 over the decisions that saw ``queued`` or more queued jobs. The whole
+    replay: its later decisions (10,000+ queued, a hundred starts and preemptions each) cost several
+    times the first ones, so a P99 over a prefix would understate it."""
     from schedlab.benchmarks.simulator import Simulator
     from schedlab.benchmarks.workloads import get_workload
     from schedlab.heuristics import POLICIES
     from schedlab.topology.presets import preset
 
-    jobs_n, load, queued = (3000, 2000.0, 300) if ctx.quick else (15000, 2000.0, 5000)
     cluster = preset("philly")
     w = get_workload("philly").build(cluster, seed=0, load=load, n=jobs_n)
-    pol = _TimedPolicy(POLICIES.build("2d-gittins"), queued)
-    sim = Simulator(cluster, w.jobs, pol, semantics="realistic", **w.simulator_args())
+    pol = _TimedPolicy(POLICIES.build("2d-gittins"))
     c0, t0 = time.process_time(), time.perf_counter()
-    while pol.busy < P99_DECISIONS and sim.step():
-        pass
+    Simulator(cluster, w.jobs, pol, semantics="realistic", **w.simulator_args()).run()
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     sel = [(dt, dc) for q, dt, dc in pol.calls if q >= queued]
     if not sel:
         return {"error": f"no decision saw {queued} queued jobs (max {max(q for q, _, _ in pol.calls)})"}
-    walls = [x[0] for x in sel]
-    return {"cpu_s": _p99([x[1] for x in sel]), "wall_s": _p99(walls), "p99_wall_ms": _p99(walls) * 1e3,
-            "p99_cpu_ms": _p99([x[1] for x in sel]) * 1e3,
-            "median_wall_ms": statistics.median(walls) * 1e3, "decisions": len(pol.calls),
-            f"decisions_with_{queued}_queued": len(sel), "max_queued": max(q for q, _, _ in pol.calls),
-            "stopped_after_sample": pol.busy >= P99_DECISIONS,
-            "jobs": jobs_n, "load": load, "replay_wall_s": wall, "replay_cpu_s": cpu}
+    walls, cpus = [x[0] for x in sel], [x[1] for x in sel]
+    return {"cpu_s": _p99(cpus), "wall_s": _p99(walls), "p99_wall_ms": _p99(walls) * 1e3, "p99_cpu_ms": _p99(cpus) * 1e3,
+            "median_wall_ms": statistics.median(walls) * 1e3, "mean_cpu_ms": statistics.fmean(cpus) * 1e3,
+            "decisions": len(pol.calls), f"decisions_with_{queued}_queued": len(sel),
+            "max_queued": max(q for q, _, _ in pol.calls), "jobs": jobs_n, "load": load, "replay_wall_s": wall,
+            "replay_cpu_s": cpu}
+
+
+def gittins_p99_row(ctx: Ctx) -> dict[str, Any]:
+    return gittins_decisions(*((3000, 2000.0, 300) if ctx.quick else (15000, 2000.0, 5000)))
 
 
 @dataclass(frozen=True)

@@ -49,13 +49,12 @@ def test_a_failing_row_is_reported_not_raised(tmp_path):
     assert "no solver" in text and "philly-fifo" in text
 
 
-def test_gittins_p99_times_a_bounded_sample_of_busy_decisions(tmp_path, monkeypatch):
-    """The P99 row stops the replay once it has timed ``P99_DECISIONS`` decisions with the queue it asks
-    for (quick: 300+ queued), and takes the P99 over exactly those."""
-    monkeypatch.setattr(bench_speed, "P99_DECISIONS", 20)
-    ctx = bench_speed.Ctx(quick=True, trace=None, runs=1, repeat=1, workdir=tmp_path)
-    row = bench_speed.gittins_p99_row(ctx)
+def test_gittins_p99_is_taken_over_the_busy_decisions_of_a_whole_replay():
+    """The P99 row times every decision of a whole replay and takes the P99 over those that saw the queue
+    it asks for (here a small replay: 2,500 jobs, 100+ queued)."""
+    row = bench_speed.gittins_decisions(2500, 2000.0, 100)
     assert "error" not in row, row
-    assert row["stopped_after_sample"] is True and row["decisions_with_300_queued"] == 20
-    assert row["max_queued"] >= 300 and row["decisions"] > 20 and row["jobs"] == 3000
+    busy = row["decisions_with_100_queued"]
+    assert 0 < busy < row["decisions"] and row["max_queued"] >= 100 and row["jobs"] == 2500
     assert row["p99_wall_ms"] >= row["median_wall_ms"] >= 0 and row["p99_cpu_ms"] >= 0
+    assert bench_speed.gittins_decisions(2000, 2000.0, 10**6)["error"].startswith("no decision saw 1000000 queued")
