@@ -3,13 +3,7 @@ puts the bare folders on ``sys.path``; a bare (possibly dynamic) ``import perfmo
 copy of a layer, with its own classes and caches, so it is refused here."""
 
 import importlib.abc
-import os
 import sys
-
-# `schedlab list` keeps its listing in a cache (benchmarks/cli/list_cache.py); tests never write to the
-# user's cache folder: the cache is off for every process the tests start (tests/cli/test_list_cache.py
-# turns it on for its own processes, in a temporary folder)
-os.environ["SCHEDLAB_NO_CACHE"] = "1"
 
 _BARE = frozenset({"topology", "perfmodel", "scheduling", "formulations", "heuristics", "benchmarks"})
 

@@ -10,8 +10,7 @@ import pytest
 from schedlab.benchmarks import bench_speed
 
 
-def test_list_start_quick_writes_json_with_the_expected_keys(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("SCHEDLAB_CACHE_DIR", str(tmp_path / "cache"))
+def test_list_start_quick_writes_json_with_the_expected_keys(tmp_path, capsys):
     out = tmp_path / "speed.json"
     code = bench_speed.main(["--only", "list-start", "--quick", "--runs", "1", "--out", str(out)])
     assert code == 0
@@ -48,3 +47,14 @@ def test_a_failing_row_is_reported_not_raised(tmp_path):
     assert "trace not found" in rows[1]["skipped"]
     text = bench_speed.table(rows)
     assert "no solver" in text and "philly-fifo" in text
+
+
+def test_gittins_p99_is_taken_over_the_busy_decisions_of_a_whole_replay():
+    """The P99 row times every decision of a whole replay and takes the P99 over those that saw the queue
+    it asks for (here a small replay: 2,500 jobs, 100+ queued)."""
+    row = bench_speed.gittins_decisions(2500, 2000.0, 100)
+    assert "error" not in row, row
+    busy = row["decisions_with_100_queued"]
+    assert 0 < busy < row["decisions"] and row["max_queued"] >= 100 and row["jobs"] == 2500
+    assert row["p99_wall_ms"] >= row["median_wall_ms"] >= 0 and row["p99_cpu_ms"] >= 0
+    assert bench_speed.gittins_decisions(2000, 2000.0, 10**6)["error"].startswith("no decision saw 1000000 queued")
