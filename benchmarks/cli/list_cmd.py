@@ -45,4 +45,10 @@ def render_listing(registry: str | None, format: ListFormat) -> str:
         raise SpecError(f"unknown registry {registry!r}; known: {', '.join(REGISTRY_SOURCES)}",
                         source="<list>", field="registry")
     names = [registry] if registry is not None else list(REGISTRY_SOURCES)
-    return list_meta.render(list_meta.collect(names), registry, format.value)
+    data = list_meta.collect(names)
+    if "backends" in data["registries"]:  # live: the solver layer's own check (plugins may add backends)
+        from schedlab.formulations.backends import quick_availability  # lazy: start-up
+
+        checks = {b: quick_availability(b) for b in data["registries"]["backends"]}
+        data["backends_unavailable"] = {b: av.reason for b, av in checks.items() if not av.ok}
+    return list_meta.render(data, registry, format.value)

@@ -134,7 +134,8 @@ def render(data: dict[str, Any], registry: str | None, fmt: str) -> str:
     file's; ``registry`` must be one of ``data``'s)."""
     regs = data["registries"]
     names = [registry] if registry is not None else [n for n in REGISTRY_NAMES if n in regs]
-    missing = unavailable_backends(data) if "backends" in names else {}
+    missing = {} if "backends" not in names else (
+        data["backends_unavailable"] if "backends_unavailable" in data else unavailable_backends(data))
     if fmt != "text":
         out: dict[str, Any] = {n: list(regs[n]) for n in names}
         if "policies" in out:

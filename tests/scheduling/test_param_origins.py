@@ -25,13 +25,13 @@ def test_every_parameter_has_an_origin_and_ours_are_off(name):
 
 def test_markers_reach_schedlab_list():
     """``describe`` (``schedlab list policies --format json``) carries the marker; the text listing too."""
-    from schedlab.benchmarks.cli.list_cmd import _policy_lines
+    from schedlab.benchmarks.cli.list_meta import _policy_lines, _policy_reprs
 
     d = BUILT_IN["2d-gittins"].describe()
     by = {p["name"]: p for p in d["params"]}
     assert by["preempt_margin"]["origin"] == "ours" and by["preempt_margin"]["default"] == 0
     assert by["queues"]["origin"] == "paper"
-    assert any("preempt_margin [ours]: float = 0.0" in line for line in _policy_lines(BUILT_IN["2d-gittins"]))
+    assert any("preempt_margin [ours]: float = 0.0" in line for line in _policy_lines(d, _policy_reprs(BUILT_IN["2d-gittins"])))
 
 
 def test_the_paper_defaults_named_in_issue_22():
