@@ -65,7 +65,9 @@ class GandivaLike(PolicyBase):
         self._slice = quantum_s
         self._tick: float | None = None      # the outstanding slice timer
         self._turns: list[str] = []          # jobs owed GPUs freed by a slice switch (in order)
-        self._spread: dict[str, None] = {}   # holding jobs on more machines than they need (holding order)
+        # holding jobs on more machines than they need (holding order) -> what the migration pass read of
+        # them (None until it does)
+        self._spread: dict[str, tuple | None] = {}
         self.switches = 0
         self.migrations = 0
 
@@ -177,18 +179,17 @@ class GandivaLike(PolicyBase):
         return out
 
     @staticmethod
-    def _hopeless(ps, ja: JobAllocation, g: int, now_ms: int, cap: int, umax: int) -> bool:
-        """No placement of ``g`` GPUs on fewer than ``now_ms`` machines can exist, its own GPUs counted
-        free: one machine with ``g`` free when ``g <= cap`` (a consolidated placement is one machine),
-        else ``now_ms - 1`` machines with ``g`` free between them. Bounds: its own machines' free GPUs
-        with its own back; any other machine at most the most free on an untouched machine (``umax``)
-        or a touched one (``ps``'s buckets)."""
+    def _hopeless(ps, own: tuple[tuple[str, int], ...], g: int, now_ms: int, cap: int, umax: int) -> bool:
+        """No placement of ``g`` GPUs on fewer than ``now_ms`` machines can exist, the job's own GPUs
+        (``own``: machine, GPUs) counted free: one machine with ``g`` free when ``g <= cap`` (a
+        consolidated placement is one machine), else ``now_ms - 1`` machines with ``g`` free between
+        them. Bounds: its own machines' free GPUs with its own back; any other machine at most the most
+        free on an untouched machine (``umax``) or a touched one (``ps``'s buckets)."""
         other = max(umax, max(ps.buckets, default=0))
-        own = sorted((ps.free(m).gpus + r.gpus for m, r in ja.placement.items()), reverse=True)
         if g <= cap:
-            return max(other, own[0] if own else 0) < g
+            return other < g and all(ps.free(m).gpus + k < g for m, k in own)
         k = now_ms - 1
-        best = sorted(own + [other] * k, reverse=True)[:k]
+        best = sorted([ps.free(m).gpus + c for m, c in own] + [other] * k, reverse=True)[:k]
         return sum(best) < g
 
     def _migrations(self, view: ClusterView, ps) -> dict[str, JobAllocation]:
@@ -204,17 +205,22 @@ class GandivaLike(PolicyBase):
         # shrink that set; the view's counts do not change during the pass)
         umax = next((k for k in range(cap, 0, -1) if any(m not in eff for m in idx.machines_with(k))), 0)
         deferred: list = []  # placements of skipped candidates, whose no-op give-back-and-retake is owed
-        for jid in list(self._spread):  # the only running jobs the loop below does not skip
+        spread = self._spread
+        for jid in list(spread):  # the only running jobs the loop below does not skip
             jv = view.job(jid)
             if len(out) >= self.max_migrations:
                 break
-            if jv.status is not JobStatus.RUNNING or jv.allocation is None:
+            ja = jv.allocation
+            if jv.status is not JobStatus.RUNNING or ja is None:
                 continue
-            now_ms = len(jv.allocation.gpu_counts)
-            g = jv.job.requested.gpus
+            info = spread[jid]
+            if info is None or info[0] is not ja:  # (allocation, machines, GPUs, own GPUs per machine)
+                counts = ja.gpu_counts
+                info = spread[jid] = (ja, len(counts), jv.job.requested.gpus, tuple(counts.items()))
+            _, now_ms, g, own = info
             if now_ms <= max(1, -(-g // cap)):
                 continue
-            if self._hopeless(ps, jv.allocation, g, now_ms, cap, umax):
+            if self._hopeless(ps, own, g, now_ms, cap, umax):
                 deferred.append(jv.allocation.placement)  # no placement can be found: none is tried
                 continue
             for placement in deferred:
