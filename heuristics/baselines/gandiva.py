@@ -26,6 +26,8 @@ jobs every 60 s. Our version, each choice stated:
 
 from __future__ import annotations
 
+import itertools
+
 from schedlab.heuristics.fifo import QuotaLedger, place_consolidated
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
 from schedlab.scheduling.allocation import JobAllocation
@@ -63,7 +65,9 @@ class GandivaLike(PolicyBase):
         self._slice = quantum_s
         self._tick: float | None = None      # the outstanding slice timer
         self._turns: list[str] = []          # jobs owed GPUs freed by a slice switch (in order)
-        self._spread: dict[str, None] = {}   # holding jobs on more machines than they need (holding order)
+        # holding jobs on more machines than they need (holding order) -> what the migration pass read of
+        # them (None until it does)
+        self._spread: dict[str, tuple | None] = {}
         self.switches = 0
         self.migrations = 0
 
@@ -86,24 +90,28 @@ class GandivaLike(PolicyBase):
         preempt: list[str] = []
         free = view.index.total
         quota = QuotaLedger(view) if view.quotas else None
-        # jobs owed a turn first, then everyone in FIFO order, skipping what does not fit
-        queued = {jv.id: jv for jv in view.queue()}
-        self._turns = [j for j in self._turns if j in queued]
+        # jobs owed a turn first, then everyone in FIFO order, skipping what does not fit (every job needs
+        # a GPU: the pass ends when none is left)
+        queued_status = JobStatus.QUEUED
+        self._turns = [j for j in self._turns if view.job(j).status is queued_status]
         owed = set(self._turns)
-        order = self._turns + [j for j in queued if j not in owed]
-        for jid in order:
-            job = queued[jid].job
+        fifo = (jv for jv in view.queue() if jv.id not in owed)
+        for jv in itertools.chain((view.job(j) for j in self._turns), fifo):
+            if free <= 0:
+                break
+            job = jv.job
             if job.requested.gpus <= free and (quota is None or quota.admits(job)):
                 ja = self.starter.start(view, ps, job, consolidate=True)
                 if ja is not None:
-                    starts[jid] = ja
+                    starts[jv.id] = ja
                     free -= job.requested.gpus
                     if quota is not None:
                         quota.take(job)
+        waiting = view.queue_length > len(starts)  # (every start so far is a queued job's)
+        order = self._turns + [jv.id for jv in view.queue() if jv.id not in owed] if tick and waiting else ()
         self._turns = [j for j in self._turns if j not in starts]
-        waiting = [queued[j] for j in order if j not in starts]
         if tick and waiting:
-            preempt = self._switch(view, waiting, starts, free, quota)
+            preempt = self._switch(view, [view.job(j) for j in order if j not in starts], starts, free, quota)
         elif self.migrate and any(e.kind is EventKind.COMPLETION for e in view.events):
             starts.update(self._migrations(view, ps))
         timers = ()
@@ -170,19 +178,57 @@ class GandivaLike(PolicyBase):
                     self._turns.remove(jid)
         return out
 
+    @staticmethod
+    def _hopeless(ps, own: tuple[tuple[str, int], ...], g: int, now_ms: int, cap: int, umax: int) -> bool:
+        """No placement of ``g`` GPUs on fewer than ``now_ms`` machines can exist, the job's own GPUs
+        (``own``: machine, GPUs) counted free: one machine with ``g`` free when ``g <= cap`` (a
+        consolidated placement is one machine), else ``now_ms - 1`` machines with ``g`` free between
+        them. Bounds: its own machines' free GPUs with its own back; any other machine at most the most
+        free on an untouched machine (``umax``) or a touched one (``ps``'s buckets)."""
+        other = max(umax, max(ps.buckets, default=0))
+        if g <= cap:
+            return other < g and all(ps.free(m).gpus + k < g for m, k in own)
+        k = now_ms - 1
+        best = sorted([ps.free(m).gpus + c for m, c in own] + [other] * k, reverse=True)[:k]
+        return sum(best) < g
+
     def _migrations(self, view: ClusterView, ps) -> dict[str, JobAllocation]:
+        """Up to ``max_migrations`` spread jobs moved onto fewer machines. A candidate that no placement
+        can move (:meth:`_hopeless`) is skipped without trying; its tentative give-back-and-retake (net
+        zero, but it marks its machines touched in ``ps``, which can decide ties of later placements) is
+        replayed before the next real try, so ``ps`` is the same there as without the skip."""
         out: dict[str, JobAllocation] = {}
         cap = view.cluster.max_gpus_per_machine
-        for jid in list(self._spread):  # the only running jobs the loop below does not skip
+        idx = view.index
+        eff = ps.eff
+        # an upper bound on the free GPUs of any machine that no take of this pass has touched (touches only
+        # shrink that set; the view's counts do not change during the pass)
+        umax = next((k for k in range(cap, 0, -1) if any(m not in eff for m in idx.machines_with(k))), 0)
+        deferred: list = []  # placements of skipped candidates, whose no-op give-back-and-retake is owed
+        spread = self._spread
+        for jid in list(spread):  # the only running jobs the loop below does not skip
             jv = view.job(jid)
             if len(out) >= self.max_migrations:
                 break
-            if jv.status is not JobStatus.RUNNING or jv.allocation is None:
+            ja = jv.allocation
+            if jv.status is not JobStatus.RUNNING or ja is None:
                 continue
-            now_ms = len(jv.allocation.gpu_counts)
-            g = jv.job.requested.gpus
+            info = spread[jid]
+            if info is None or info[0] is not ja:  # (allocation, machines, GPUs, own GPUs per machine)
+                counts = ja.gpu_counts
+                info = spread[jid] = (ja, len(counts), jv.job.requested.gpus, tuple(counts.items()))
+            _, now_ms, g, own = info
             if now_ms <= max(1, -(-g // cap)):
                 continue
+            if self._hopeless(ps, own, g, now_ms, cap, umax):
+                deferred.append(jv.allocation.placement)  # no placement can be found: none is tried
+                continue
+            for placement in deferred:
+                for m, r in placement.items():
+                    ps.take(m, r.scale(-1))
+                for m, r in placement.items():
+                    ps.take(m, r)
+            deferred.clear()
             for m, r in jv.allocation.placement.items():  # its own GPUs count as free for the move
                 ps.take(m, r.scale(-1))
             p = place_consolidated(view, jv.job, ps, min_gpu_mem=self.traits.min_gpu_mem(view, jv.job))

@@ -232,12 +232,11 @@ class ShortestRemaining(PolicyBase):
                 self._enqueue(jid)
         arr = self.arr
         order = arr.ranked()  # running jobs in the list's order
-        n = len(arr)
-        ck = arr.ck[:n]
-        ckpt_gpus = int(arr.gi[:n][ck].sum()) if view.checkpoint_s else 0
-        free = view.cluster.total_gpus - ckpt_gpus
         # tenants' quotas (guaranteed jobs): only checkpointing jobs keep theirs, the rest is reassigned
         if view.quotas:
+            n = len(arr)
+            ck = arr.ck[:n]
+            free = view.cluster.total_gpus - (int(arr.gi[:n][ck].sum()) if view.checkpoint_s else 0)
             ids = arr.ids
             ranked = [(float(arr.key[i]), int(arr.tb[i]), ids[i]) for i in order.tolist()]
             ckpt = {ids[i]: int(arr.gi[i]) for i in order.tolist() if ck[i]}
@@ -248,17 +247,27 @@ class ShortestRemaining(PolicyBase):
             preempt = tuple(e[2] for e in ranked if e[2] not in keep and e[2] not in ckpt)
         else:
             quota = None
-            chosen, preempt = self._fill_blocks(BlockFill(arr, order), free)
+            bf = BlockFill(arr, order)
+            free = view.cluster.total_gpus - (bf.ckpt_gpus if view.checkpoint_s else 0)
+            chosen, preempt = self._fill_blocks(bf, free)
         ps = self.starter.pass_state(view, preempt)
         hold = QuotaLedger.after_preemption(view, preempt) if quota is not None else None
         starts: dict[str, JobAllocation] = {}
+        # GPUs free in this pass: a job needing more cannot be placed (what start would find, cheaply)
+        avail = view.index.total
+        if view.checkpoint_s == 0:
+            avail += sum(r.gpus for j in preempt for r in view.job(j).allocation.placement.values())
+        const = self.const
         for jid in chosen:
+            if const[jid][2] > avail:
+                continue  # (realistic semantics) the GPUs it was given are still being checkpointed
             if view.job(jid).status is JobStatus.QUEUED:
                 job = view.job(jid).job
                 if hold is not None and not hold.admits(job):
                     continue  # its tenant's quota is still held by a checkpointing job: next event
                 ja = self.starter.start(view, ps, job, consolidate=True)
                 if ja is not None:  # else (realistic semantics) it waits for the next event
+                    avail -= const[jid][2]
                     starts[jid] = ja
                     if hold is not None:
                         hold.take(job)
@@ -274,44 +283,32 @@ class ShortestRemaining(PolicyBase):
         """:func:`fill_pool` without quotas over the merged order: the running rows in order, and before
         each the queued jobs ahead of it (a heap of the per-GPU-count lists' heads); a queued list is
         dropped once its GPU count no longer fits (free GPUs only decrease, so none of its jobs would be
-        taken). The running rows before the next queued head are one block: taken whole when their
-        GPUs fit (they all would be, one by one), else walked one by one. Returns the queued jobs
-        chosen (in order) and the running ones not kept (preempted; checkpointing ones excepted)."""
+        taken). The running rows before the next queued head are walked in blocks (:meth:`BlockFill.walk`).
+        Returns the queued jobs chosen (in order) and the running ones not kept (preempted; checkpointing
+        ones excepted)."""
         const = self.const
         lists = [lst for g, lst in self.queued.items() if lst and g <= free]
         sizes = [const[lst[0][2]][2] for lst in lists]
         heads = [(*lst[0], i, 0) for i, lst in enumerate(lists)]
         heapify(heads)
         chosen: list[str] = []
-        order, cs, arr = bf.order, bf.cs, bf.arr
-        gi, ck = arr.gi, arr.ck
-        rows = len(order)
+        rows = len(bf.order)
         out: list[int] = []  # positions (in the ranked order) of running rows not kept
         pos = 0
+        top: tuple | None = None
+        idx = rows
         while True:
             if free <= 0:
-                out.extend(q for q in range(pos, rows) if not ck[order[q]])
+                out.extend(bf.rest(pos))
                 break
-            idx = bf.position(heads[0][0], heads[0][1]) if heads else rows
+            if heads:
+                if heads[0] is not top:  # the next queued head's place among the ranked rows
+                    top = heads[0]
+                    idx = bf.position(top[0], top[1])
+            else:
+                idx = rows
             if idx > pos:
-                seg = cs[idx] - cs[pos]
-                if seg <= free:
-                    free -= seg
-                    pos = idx
-                    continue
-                for q in range(pos, idx):
-                    if free <= 0:
-                        idx = q
-                        break
-                    r = order[q]
-                    if ck[r]:
-                        continue
-                    g = int(gi[r])
-                    if g <= free:
-                        free -= g
-                    else:
-                        out.append(q)
-                pos = idx
+                pos, free = bf.walk(pos, idx, free, out)
                 continue
             if not heads:
                 break
@@ -322,8 +319,8 @@ class ShortestRemaining(PolicyBase):
                 free -= g
             if p + 1 < len(lists[i]) and g <= free:
                 heappush(heads, (*lists[i][p + 1], i, p + 1))
-        ids = arr.ids
-        return chosen, tuple(ids[order[q]] for q in out)
+        ids = bf.arr.ids
+        return chosen, tuple(ids[r] for r in bf.order[out].tolist()) if out else ()
 
     def _start_all(self, view: ClusterView) -> Decision:
         ps = self.starter.pass_state(view)

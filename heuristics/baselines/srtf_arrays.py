@@ -122,16 +122,20 @@ class RunningArrays:
 
 class BlockFill:
     """The pool filled over the merge of the ranked running rows and the queued lists (the scalar
-    ``_fill``), running rows taken in blocks: all rows before the next queued head are taken at once
-    when their GPUs fit; otherwise they are walked one by one."""
+    ``_fill``), running rows taken in blocks: the longest run of rows whose GPUs fit is found by binary
+    search on the cumulative GPUs, the rows that do not fit after it by one vector comparison, so a walk
+    costs O(rows that do not fit x log rows), not O(rows)."""
 
     def __init__(self, arr: RunningArrays, order: np.ndarray) -> None:
         self.arr = arr
         self.order = order
         self.ks = arr.key[order]
         self.ts = arr.tb[order]
-        g = np.where(arr.ck[order], 0, arr.gi[order])
-        self.cs = np.concatenate(([0], np.cumsum(g))).tolist()
+        self.ckr = ck = arr.ck[order]
+        g_all = arr.gi[order]
+        self.gs = g = np.where(ck, 0, g_all)
+        self.cs = np.concatenate(([0], np.cumsum(g)))
+        self.ckpt_gpus = int(g_all.sum()) - int(self.cs[-1])  # GPUs of checkpointing rows
 
     def position(self, key: float, tb: int) -> int:
         """How many ranked rows come before ``(key, tb)``."""
@@ -141,6 +145,32 @@ class BlockFill:
         if hi > lo:
             lo += int(np.count_nonzero(self.ts[lo:hi] < tb))
         return lo
+
+    def walk(self, pos: int, idx: int, free: int, out: list[int]) -> tuple[int, int]:
+        """Ranked rows ``pos..idx-1`` one by one: stop when no GPU is left, skip checkpointing rows, take
+        a row whose GPUs fit, else put its position in ``out``. Returns ``(where it stopped, free)``."""
+        cs, gs = self.cs, self.gs
+        while pos < idx and free > 0:
+            base = int(cs[pos])
+            j = int(np.searchsorted(cs, base + free, "right")) - 1  # rows pos..j-1 fit one after the other
+            if j >= idx:
+                return idx, free - (int(cs[idx]) - base)
+            free -= int(cs[j]) - base
+            pos = j
+            if free <= 0:
+                break
+            fits = gs[pos:idx] <= free  # row ``pos`` does not fit (nor any checkpointing row's 0)
+            f = int(fits.argmax())
+            if not fits[f]:
+                out.extend(range(pos, idx))
+                return idx, free
+            out.extend(range(pos, pos + f))
+            pos += f
+        return pos, free
+
+    def rest(self, pos: int) -> list[int]:
+        """Positions from ``pos`` on that are not checkpointing."""
+        return (np.flatnonzero(~self.ckr[pos:]) + pos).tolist()
 
 
 __all__ = ["BlockFill", "RunningArrays", "snap_array"]
