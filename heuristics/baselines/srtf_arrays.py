@@ -152,7 +152,10 @@ class BlockFill:
         cs, gs = self.cs, self.gs
         while pos < idx and free > 0:
             base = int(cs[pos])
-            j = int(np.searchsorted(cs, base + free, "right")) - 1  # rows pos..j-1 fit one after the other
+            target = base + free
+            j = int(np.searchsorted(cs, target, "right")) - 1  # rows pos..j-1 fit one after the other
+            if int(cs[j]) == target:  # no GPU left from the first row reaching it: stop there, as row by row
+                j = int(np.searchsorted(cs, target, "left"))
             if j >= idx:
                 return idx, free - (int(cs[idx]) - base)
             free -= int(cs[j]) - base
