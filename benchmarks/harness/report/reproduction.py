@@ -58,6 +58,7 @@ RUN_OPTIONS = (
     ("tiresias", "Philly table", "parts=philly"),
     ("tiresias", "Philly per virtual cluster (", "parts=philly-vc"),
     ("tiresias", "Philly per virtual cluster, the artifact", "parts=reference"),
+    ("tiresias", "Sensitivity (sensitivity-x5)", "parts=sensitivity"),
     ("tiresias", "Sensitivity", "parts=sensitivity-testbed"),
 )
 SEEDS_WANTED = 5
