@@ -114,6 +114,8 @@ class ReplayCase:
         d = plain(self)
         if d.get("calibration") == DEFAULT_CALIBRATION:
             del d["calibration"]
+        if d["source"].get("resample") == "none":  # as calibration: stores from before keep their keys
+            del d["source"]["resample"]
         return d
 
     @classmethod
@@ -209,6 +211,8 @@ def run_replay(case: ReplayCase, *, out_dir: str | Path | None = None) -> Replay
                            source=f"<case {case.label}>", calibration=case.calibration)
     spec = all_policies().spec(case.policy)
     m.update(policy=case.policy, oracle=spec.oracle, family=spec.family.value, total_gpus=cluster.total_gpus)
+    if case.source.resample != "none":  # the workload is one seeded draw from the trace, not the trace
+        m["resampled"] = f"{case.source.resample}, seed {case.source.seed}"
     m = finite(m)
     if out is not None:
         write_segments(out / "segments.csv", res.recorder.segments or ())

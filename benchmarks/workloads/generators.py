@@ -7,6 +7,8 @@ seed gives the same trace.
   distribution ``{gpus: probability}``;
 * durations: log-uniform in ``[lo, hi]`` or log-normal (median, sigma), clipped;
 * load scaling: :func:`scale_load` (time compression by a factor, or down-sampling a share of jobs);
+* resampling: :func:`bootstrap` (a trace's arrivals kept, each arrival's job drawn with replacement from
+  the trace's jobs: a new draw of the workload from the same population, same load and arrival process);
 * :func:`synthetic_trace` puts these together into a :class:`Trace`.
 """
 
@@ -139,7 +141,20 @@ def downsample(trace: Trace, n: int, *, seed: int) -> Trace:
     return replace(trace, jobs=tuple(trace.jobs[i] for i in idx))
 
 
+def bootstrap(trace: Trace, *, seed: int) -> Trace:
+    """The trace's arrival times (and job ids) kept; each arrival's job attributes — the whole row but
+    its arrival and id (GPU count, duration, model, tenant, ... and the source line it came from) —
+    drawn with replacement from the trace's jobs (``numpy.random.default_rng(seed)``). The same seed
+    gives the same workload; the load and the arrival process are the trace's."""
+    jobs = trace.jobs
+    if not jobs:
+        return trace
+    idx = _rng(seed).integers(len(jobs), size=len(jobs))
+    out = tuple(replace(jobs[int(k)], id=j.id, submit=j.submit) for j, k in zip(jobs, idx, strict=True))
+    return replace(trace, jobs=out)
+
+
 __all__ = ["PHILLY_GPU_SHARES", "RUBICK_GPT2_GPUS", "RUBICK_LLAMA30_GPUS", "RUBICK_LLAMA7_GPUS",
-           "RUBICK_SMALL_GPUS", "TIRESIAS_MIX", "batch_arrivals", "busiest_window", "categorical",
+           "RUBICK_SMALL_GPUS", "TIRESIAS_MIX", "batch_arrivals", "bootstrap", "busiest_window", "categorical",
            "downsample", "exact_mix", "log_normal", "log_uniform", "poisson_arrivals", "scale_load",
            "synthetic_trace"]

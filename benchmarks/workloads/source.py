@@ -27,6 +27,9 @@ MODEL_POOLS = {"trace": None, "tiresias": "TIRESIAS_MODELS", "dally": "DALLY_MOD
 #: formats whose rows name no model: jobs draw CNNs from the Tiresias pool (as Tiresias did), reported
 POOL_BY_DEFAULT = ("philly", "helios", "pai", "alibaba", "generic")
 AUTO_LOAD = 0.7
+#: ``resample`` values: ``none`` (the trace as recorded) or ``bootstrap`` (:func:`~schedlab.benchmarks.
+#: workloads.generators.bootstrap`: arrivals kept, each arrival's job drawn with replacement, seeded)
+RESAMPLE = ("none", "bootstrap")
 
 
 def parse_auto(ref: str) -> float | None:
@@ -53,7 +56,10 @@ class WorkloadSource:
     ``trace_format=None`` detects the format from the header (``generic`` when ``columns`` are given).
     ``params`` are named-workload knobs (``large_share``); ``load`` compresses arrival times (> 1: more
     load); ``window`` (hours) keeps a trace's busiest window and ``sample`` down-samples it (seeded);
-    ``models`` picks a model pool for traces that name none (or overrides theirs). ``time_unit`` /
+    ``models`` picks a model pool for traces that name none (or overrides theirs). ``resample="bootstrap"``
+    keeps the trace's arrival times and draws each arrival's job (GPU count, duration, model: the whole
+    row but arrival and id) with replacement from the trace's jobs, seeded by ``seed``: a fixed trace
+    then gives one workload per seed from the same population, at the same load (noted as a selection). ``time_unit`` /
     ``time_origin`` say how to read the trace's numbers; ``strict`` rejects every assumption, ``lenient``
     drops bad rows (reported). ``cluster="auto[:LOAD]"`` sizes a cluster of ``gpus_per_machine``-GPU
     machines in racks of ``machines_per_rack`` for that offered load (default 0.7).
@@ -80,6 +86,7 @@ class WorkloadSource:
     gpus_per_machine: int | None = None
     machines_per_rack: int | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+    resample: str = "none"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
@@ -108,6 +115,9 @@ class WorkloadSource:
         if self.window is not None and not (math.isfinite(self.window) and self.window > 0):
             raise SpecError(f"window must be > 0 hours, got {self.window!r}: a window of no time selects no job",
                             source=src, field="window")
+        if self.resample not in RESAMPLE:
+            raise SpecError(f"resample must be one of {', '.join(RESAMPLE)}, got {self.resample!r}", source=src,
+                            field="resample")
         if self.sample is not None and self.sample < 1:
             raise SpecError(f"sample must be >= 1 job, got {self.sample!r}", source=src, field="sample")
         if self.lenient and self.strict:
@@ -134,7 +144,8 @@ class WorkloadSource:
                                                ("trace_format", self.trace_format),
                                                ("time_origin", self.time_origin))
                           if v is not None] + [n for n, v in (("lenient", self.lenient), ("strict", self.strict),
-                                                              ("time_unit", self.time_unit != "s")) if v]
+                                                              ("time_unit", self.time_unit != "s"),
+                                                              ("resample", self.resample != "none")) if v]
             if trace_only:
                 raise SpecError(f"{trace_only[0]} applies to trace files, not to the named workload "
                                 f"{self.workload!r}", source=src, field=trace_only[0])
@@ -200,6 +211,13 @@ class WorkloadSource:
                                              f"--sample {self.sample} (seed {self.seed})" if self.sample else "") if x)
             tr = replace(tr, notes=(*tr.notes, Note("selection", f"jobs left out by {what}", n0 - len(tr.jobs),
                                                     assumption=False)))
+        if self.resample == "bootstrap":
+            from schedlab.benchmarks.workloads.assumptions import Note
+
+            tr = gen.bootstrap(tr, seed=self.seed)
+            tr = replace(tr, notes=(*tr.notes, Note("resample", f"jobs resampled: bootstrap, seed {self.seed} (arrivals "
+                                                    "kept, each job drawn with replacement from the trace's jobs)",
+                                                    len(tr.jobs), assumption=False)))
         if self.load != 1.0:
             tr = gen.scale_load(tr, self.load)
         return tr, fmt
@@ -220,6 +238,8 @@ class WorkloadSource:
             raise SpecError(f"a cluster is required for the {fmt} trace format (a preset, a spec file, or "
                             f"auto[:LOAD] to size one for the trace)", source="<workload>", field="cluster")
         setting: dict[str, Any] = {"format": fmt}
+        if self.resample != "none":
+            setting["resample"] = f"{self.resample}, seed {self.seed}"
         auto = parse_auto(ref)
         if auto is not None:
             from schedlab.benchmarks.workloads.stats import trace_stats
@@ -249,4 +269,4 @@ class WorkloadSource:
         return replace(w, setting=setting), cluster
 
 
-__all__ = ["AUTO_LOAD", "DEFAULT_CLUSTER", "MODEL_POOLS", "WorkloadSource", "parse_auto"]
+__all__ = ["AUTO_LOAD", "DEFAULT_CLUSTER", "MODEL_POOLS", "RESAMPLE", "WorkloadSource", "parse_auto"]

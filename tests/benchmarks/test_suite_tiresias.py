@@ -43,8 +43,18 @@ def test_parts_and_options():
     assert len(s.cases) == len(POLICIES_COMPARED) + 1 and all(c.semantics == "tiresias" for c in s.cases)  # + gandiva
     las = next(c for c in s.cases if c.policy == "2d-las")
     assert las.params == {"threshold": 3200.0}
-    loaded = tiresias_suite(parts=("loaded",), load=8)
-    assert all(c.source.load == 8 and c.label.startswith("philly-x8/") for c in loaded.cases)
+    loaded = tiresias_suite(parts=("loaded",), load=8, resample="none")  # the table as recorded
+    assert all(c.source.load == 8 and c.label.startswith("philly-x8/") and c.source.resample == "none"
+               for c in loaded.cases)
+    # by default each seed is a bootstrap draw of the table (a fixed trace's seeds would be replicas)
+    rs = tiresias_suite(parts=("loaded", "philly", "sensitivity"), load=8, seeds=2)
+    by_part = {c.label.split("/")[0]: c.source.resample for c in rs.cases}
+    assert by_part == {"philly-x8-rs": "bootstrap", "philly": "none", "sensitivity-x8": "none"}
+    assert {c.source.seed for c in rs.cases if c.label.startswith("philly-x8-rs/")} == {0, 1}
+    assert len({c.key() for c in rs.cases}) == len(rs.cases)
+    with pytest.raises(SpecError) as e:
+        tiresias_suite(parts=("loaded",), resample="jackknife")
+    assert e.value.field == "resample"
     # the loaded oracles get a longer hard limit than the harness's default, and the planner uses it
     from schedlab.benchmarks.harness.runner import REPLAY_LIMIT_S, BenchOptions, plan
     from schedlab.benchmarks.harness.suites.tiresias import ORACLE_HARD_LIMIT_S

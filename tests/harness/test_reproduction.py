@@ -131,8 +131,9 @@ def test_tiresias_paper_setting_parts():
     s = SUITES["tiresias"](parts=("philly-vc", "loaded-paper", "testbed-philly"), policies=("yarn-cs", "2d-las"),
                            semantics=("tiresias",), paper_load=3.0)
     labels = {c.label for c in s.cases}
-    assert {"philly-vc/0e4a51/2d-las", "philly-paper-load/tiresias/yarn-cs", "testbed-philly/tiresias/2d-las"} <= labels
-    assert all(c.source.load == 3.0 for c in s.cases if c.label.startswith("philly-paper-load/"))
+    assert {"philly-vc/0e4a51/2d-las", "philly-paper-load-rs/tiresias/yarn-cs", "testbed-philly/tiresias/2d-las"} <= labels
+    assert all(c.source.load == 3.0 and c.source.resample == "bootstrap" for c in s.cases
+               if c.label.startswith("philly-paper-load-rs/"))
     assert not any("best-effort" in x for x in labels if not x.startswith("philly-vc/"))
     with pytest.raises(SpecError, match="policies"):
         SUITES["tiresias"](parts=("testbed",), policies=("fifo",))
@@ -181,3 +182,27 @@ def test_artifact_section_matches_within_the_tolerance():
     assert rows[0].startswith("| VC 2869ce: avg JCT `fifo` (s)") and "| +1.0000 % | exact | not held |" in rows[0]
     assert "| +0.0000 % | exact | held |" in rows[1]
     assert artifact_section({}) == []
+
+
+def test_fixed_trace_replicas_and_the_resampled_row():
+    from schedlab.benchmarks.harness.report.reproduction import figure_row
+    from schedlab.benchmarks.harness.suites import paper_figures as pf
+
+    figs = [f for f in pf.figures() if f.table.startswith("Philly table, arrivals compressed 5x (ours), tiresias")
+            and f.quantity.startswith("avg JCT YARN-CS / 2D-LAS")]
+    rs, rec = figs  # the resampled figure (the verdict) first, then the table as recorded
+    assert rs.num == "philly-x5-rs/tiresias/yarn-cs" and not rs.as_recorded
+    assert rec.num == "philly-x5/tiresias/yarn-cs" and rec.as_recorded
+    seeds = (None, 1, 2, 3, 4)
+    runs = {"philly-x5/tiresias/yarn-cs": {s: {"avg_jct": 3000.0} for s in seeds},  # one replay, five times
+            "philly-x5/tiresias/2d-las": {s: {"avg_jct": 1000.0} for s in seeds},
+            "philly-x5-rs/tiresias/yarn-cs": {s: {"avg_jct": 2000.0 + 100 * i} for i, s in enumerate(seeds)},
+            "philly-x5-rs/tiresias/2d-las": {s: {"avg_jct": 1000.0 + 10 * i} for i, s in enumerate(seeds)}}
+    row = figure_row(rec, runs)
+    assert row[3] == "3x" and row[4] == "1 (5 identical: deterministic)" and row[5] == "as recorded: direction only"
+    row = figure_row(rs, runs)
+    assert row[3].startswith("2.") and "[" in row[3] and row[4] == "5" and row[5] == "held"
+    # equal ratios on different workloads are a tie measured five times, not replicas
+    tie = {"philly-x5-rs/tiresias/yarn-cs": {s: {"avg_jct": 100.0 * (i + 1)} for i, s in enumerate(seeds)},
+           "philly-x5-rs/tiresias/2d-las": {s: {"avg_jct": 100.0 * (i + 1)} for i, s in enumerate(seeds)}}
+    assert figure_row(rs, tie)[4] == "5"

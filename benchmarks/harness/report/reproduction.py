@@ -19,7 +19,11 @@ see ``paper_figures``; a point figure's band is cut at 1 on the paper's side whe
   same winner, another size); ``not held`` when it lies on the other side or at 1 (no difference);
   ``inconclusive`` when it straddles 1 (too few seeds or too much spread to tell the winner);
 * ``n = 1`` — one seed only: no interval, no verdict (the figure is shown); a deterministic figure
-  (the artifact's own schedulers: seeds ``exact``) is judged on its one value.
+  (the artifact's own schedulers: seeds ``exact``) is judged on its one value, and so is a figure whose
+  seeds all give one value (seeds ``1 (N identical: deterministic)``: a fixed trace under deterministic
+  policies repeats one replay; no width-0 interval is shown as if it were precision);
+* a figure on a trace *as recorded* shown beside the same figure on the trace resampled per seed
+  (``Figure.as_recorded``) prints its verdict as ``as recorded: ...``; the resampled row's verdict counts.
 
 A sweep (``Trend``) is tested by the per-seed change of the ratio from the first point to the last:
 ``trend held`` when its 95 % interval lies on the paper's side of 0, ``reversed`` when on the other,
@@ -54,6 +58,7 @@ RUN_OPTIONS = (
     ("tiresias", "Philly table", "parts=philly"),
     ("tiresias", "Philly per virtual cluster (", "parts=philly-vc"),
     ("tiresias", "Philly per virtual cluster, the artifact", "parts=reference"),
+    ("tiresias", "Sensitivity (sensitivity-x5)", "parts=sensitivity"),
     ("tiresias", "Sensitivity", "parts=sensitivity-testbed"),
 )
 SEEDS_WANTED = 5
@@ -200,15 +205,38 @@ def _seeds(rs: Mapping[int | None, float]) -> str:
     return str(len(rs))
 
 
+def _same(values: Sequence[float]) -> bool:
+    return max(values) - min(values) <= 1e-12 * max(1.0, abs(max(values)))
+
+
+def replicas(runs: Mapping[str, Mapping[int | None, Mapping[str, Any]]], num: str, den: str, metric: str,
+             seeds: Iterable[int | None]) -> bool:
+    """Several seeds whose numerator and denominator records give one value each (to 1e-12 relative):
+    the same replays repeated (a fixed trace under deterministic policies), not a measurement of spread.
+    (Equal *ratios* alone are not: two policies may tie on every seed's own workload.)"""
+    seeds = list(seeds)
+    if len(seeds) < 2:
+        return False
+    cols = [[_metric(runs[lab][s], metric) for s in seeds] for lab in (num, den)]
+    return all(None not in c and _same(c) for c in cols)
+
+
 def figure_row(fig: pf.Figure, runs: Mapping[str, Mapping[int | None, Mapping[str, Any]]]) -> list[str]:
     rs = ratios(runs, fig.num, fig.den, fig.metric)
     cases = f"`{fig.num}` / `{fig.den}`" + ("" if fig.metric == "avg_jct" else f" ({fig.metric})")
     if not rs:
         return [fig.quantity, fig.claim, fig.source, "—", "0", "no run", cases]
-    iv = t_interval([rs[s] for s in sorted(rs, key=lambda s: -1 if s is None else s)])
-    n = "exact" if fig.exact and iv.n == 1 else str(iv.n)
-    return [fig.quantity, fig.claim, fig.source, fmt_interval(iv, fig.show), n, verdict(iv, fig.band, exact=fig.exact),
-            cases]
+    values = [rs[s] for s in sorted(rs, key=lambda s: -1 if s is None else s)]
+    if replicas(runs, fig.num, fig.den, fig.metric, rs):  # deterministic: one value, judged as such (no width-0 interval shown as precision)
+        iv = t_interval(values[:1])
+        n, v = f"1 ({len(values)} identical: deterministic)", verdict(iv, fig.band, exact=True)
+    else:
+        iv = t_interval(values)
+        n = "exact" if fig.exact and iv.n == 1 else str(iv.n)
+        v = verdict(iv, fig.band, exact=fig.exact)
+    if fig.as_recorded:
+        v = f"as recorded: {v}"
+    return [fig.quantity, fig.claim, fig.source, fmt_interval(iv, fig.show), n, v, cases]
 
 
 def trend_row(tr: pf.Trend, runs: Mapping[str, Mapping[int | None, Mapping[str, Any]]]) -> list[str]:

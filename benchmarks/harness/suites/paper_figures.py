@@ -16,6 +16,7 @@ own ``reproduce`` rows read them from here too.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -86,6 +87,9 @@ class Figure:
     show: str = "ratio"
     exact: bool = False  # deterministic cases (the artifact's schedulers): one run is the figure, no interval
     optional: bool = False  # a table of such figures is left out of the report while none has a run
+    #: the trace as recorded, shown beside its resampled figure (which carries the verdict): its verdict is
+    #: printed as ``as recorded: ...`` and not counted
+    as_recorded: bool = False
 
 
 @dataclass(frozen=True)
@@ -137,25 +141,48 @@ def _testbed(prefix: str, what: str) -> list[Figure]:
     return _per_semantics(prefix, what, rows)
 
 
-def _philly(prefix: str, what: str) -> list[Figure]:
+def _philly(prefix: str, what: str, *, resampled: str | None = None) -> list[Figure]:
+    """The Philly comparisons on the cases ``prefix/SEM/POLICY``; with ``resampled`` (the label prefix of
+    the same part with the table bootstrapped per seed), each figure on the resampled cases (the verdict)
+    followed by the same on the table as recorded (``as_recorded``)."""
     def rows(t: str, p: str, sem: str) -> list[Figure]:
-        return [
-            Figure("tiresias", t, "avg JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11", p + "yarn-cs",
-                   p + "2d-las", "avg_jct", point(2.4), "2.4x"),
-            Figure("tiresias", t, "avg JCT Best-effort / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11",
-                   p + "best-effort", p + "2d-las", "avg_jct", point(1.5), "1.5x"),
-            Figure("tiresias", t, "avg JCT Gandiva-like / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11",
-                   p + "gandiva-like", p + "2d-las", "avg_jct", point(2.0), "2x"),
-            Figure("tiresias", t, "median JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.3", p + "yarn-cs",
-                   p + "2d-las", "median_jct", point(30.8), "30.8x"),
-            Figure("tiresias", t, "avg JCT 2D-Gittins / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 12", p + "2d-gittins",
-                   p + "2d-las", "avg_jct", AT_MOST_1, "<= 1"),
-            Figure("tiresias", t, "avg JCT 2D-Gittins / SRSF", f"{TIRESIAS} §5.3, Fig. 12", p + "2d-gittins",
-                   p + "srsf", "avg_jct", point(1.1, 0.1), "about 1.1"),
-        ]
+        figs = _philly_rows(t, p)
+        if resampled is None:
+            return figs
+        rs = _philly_rows(t, f"{resampled}/{sem}/")
+        return [f for a, b in zip(rs, figs, strict=True)
+                for f in (dataclasses.replace(a, quantity=f"{a.quantity}, resampled (bootstrap per seed)"),
+                          dataclasses.replace(b, quantity=f"{b.quantity}, trace as recorded", as_recorded=True))]
 
     return _per_semantics(prefix, what, rows)
 
+
+def _philly_rows(t: str, p: str) -> list[Figure]:
+    return [
+        Figure("tiresias", t, "avg JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11", p + "yarn-cs",
+               p + "2d-las", "avg_jct", point(2.4), "2.4x"),
+        Figure("tiresias", t, "avg JCT Best-effort / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11",
+               p + "best-effort", p + "2d-las", "avg_jct", point(1.5), "1.5x"),
+        Figure("tiresias", t, "avg JCT Gandiva-like / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 11",
+               p + "gandiva-like", p + "2d-las", "avg_jct", point(2.0), "2x"),
+        Figure("tiresias", t, "median JCT YARN-CS / 2D-LAS", f"{TIRESIAS} §5.3", p + "yarn-cs",
+               p + "2d-las", "median_jct", point(30.8), "30.8x"),
+        Figure("tiresias", t, "avg JCT 2D-Gittins / 2D-LAS", f"{TIRESIAS} §5.3, Fig. 12", p + "2d-gittins",
+               p + "2d-las", "avg_jct", AT_MOST_1, "<= 1"),
+        Figure("tiresias", t, "avg JCT 2D-Gittins / SRSF", f"{TIRESIAS} §5.3, Fig. 12", p + "2d-gittins",
+               p + "srsf", "avg_jct", point(1.1, 0.1), "about 1.1"),
+    ]
+
+
+#: Fig. 14's variants: (case suffix, band of avg JCT over the base's, the paper's words, where)
+_SENSITIVITY = (
+    ("K=3", point(0.99, 0.05), "0.99", "§5.4, Fig. 14a"),
+    ("K=4", point(0.99, 0.05), "0.99", "§5.4, Fig. 14a"),
+    ("threshold=0.5h", (1.0, 1.1), "slightly > 1", "§5.4, Fig. 14b"),
+    ("threshold=2h", point(1.0, 0.05), "about 1", "§5.4, Fig. 14b"),
+    ("threshold=4h", point(1.0, 0.05), "about 1", "§5.4, Fig. 14b"),
+    *[(f"knob={k}", point(1.0, 0.05), "about 1", "§5.4, Fig. 14c (PROMOTEKNOB)") for k in (1, 2, 4, 8)],
+)
 
 #: the Tiresias artifact's virtual clusters of the suite's reference / philly-vc parts
 VCS = ("0e4a51", "7f04ca", "2869ce", "103959")
@@ -166,8 +193,9 @@ def _tiresias() -> list[Figure]:
     out += _testbed("testbed-philly", "Testbed, the paper's setting (480 jobs, durations drawn from the Philly table "
                                       "by GPU count, scaled to 2D-LAS makespan 27,400 s)")
     out += _philly("philly", "Philly table (82,247 jobs, own arrivals)")
-    out += _philly("philly-x5", "Philly table, arrivals compressed 5x (ours)")
-    out += _philly("philly-paper-load", "Philly table, the paper's load (compression where YARN-CS queues 4,102 s)")
+    out += _philly("philly-x5", "Philly table, arrivals compressed 5x (ours)", resampled="philly-x5-rs")
+    out += _philly("philly-paper-load", "Philly table, the paper's load (compression where YARN-CS queues 4,102 s)",
+                   resampled="philly-paper-load-rs")
     t = "Philly per virtual cluster (the paper's setting: the artifact's VCs and cluster specs, tiresias semantics)"
     for vc in VCS:
         p = f"philly-vc/{vc}/"
@@ -192,16 +220,16 @@ def _tiresias() -> list[Figure]:
             out.append(Figure("tiresias", t, f"VC {vc}: avg JCT gandiva / dlas-gpu",
                               f"{TIRESIAS} §5.3, Fig. 11 (2x overall)", p + "gandiva", p + "dlas-gpu", "avg_jct",
                               point(2.0), "2x", exact=True))
+    t = ("Sensitivity (sensitivity-x5): avg JCT over the same policy at K = 2, 1 GPU-hour, knob off (the Philly "
+         "table x5 as recorded, tiresias semantics; deterministic, one run)")
+    for pol in ("2d-las", "2d-gittins"):  # the base is the loaded part's case (the same parameters)
+        for var, band, claim, src in _SENSITIVITY:
+            out.append(Figure("tiresias", t, f"{pol} {var}", f"{TIRESIAS} {src}", f"sensitivity-x5/{pol}/{var}",
+                              f"philly-x5/tiresias/{pol}", "avg_jct", band, claim, exact=True))
     for prefix, base_of in (("sensitivity-testbed", "K=2"), ("sensitivity-testbed-realistic", "K=2")):
         t = f"Sensitivity ({prefix}): avg JCT over the same policy at K = 2, 1 GPU-hour, knob off"
         for pol in ("2d-las", "2d-gittins"):
-            for var, band, claim, src in (
-                    ("K=3", point(0.99, 0.05), "0.99", "§5.4, Fig. 14a"),
-                    ("K=4", point(0.99, 0.05), "0.99", "§5.4, Fig. 14a"),
-                    ("threshold=0.5h", (1.0, 1.1), "slightly > 1", "§5.4, Fig. 14b"),
-                    ("threshold=2h", point(1.0, 0.05), "about 1", "§5.4, Fig. 14b"),
-                    ("threshold=4h", point(1.0, 0.05), "about 1", "§5.4, Fig. 14b"),
-                    *[(f"knob={k}", point(1.0, 0.05), "about 1", "§5.4, Fig. 14c (PROMOTEKNOB)") for k in (1, 2, 4, 8)]):
+            for var, band, claim, src in _SENSITIVITY:
                 out.append(Figure("tiresias", t, f"{pol} {var}", f"{TIRESIAS} {src}", f"{prefix}/{pol}/{var}",
                                   f"{prefix}/{pol}/{base_of}", "avg_jct", band, claim))
         for k in (1, 2, 4, 8):  # the knob with our margin 0.5, over 2D-Gittins with margin 0.5

@@ -14,7 +14,13 @@ Parts (option ``parts``, all by default):
 * ``philly`` — the whole Philly table (82,247 jobs) on the ``philly`` preset, same policies (2D-LAS /
   2D-Gittins with the paper's simulation defaults: K = 2, 1 GPU-hour), both semantics.
 * ``loaded`` — the same with arrivals compressed ``load``-fold (default 5: offered load about 0.78 of
-  the cluster's GPUs; the table's own arrivals offer 0.16, so FIFO never queues there).
+  the cluster's GPUs; the table's own arrivals offer 0.16, so FIFO never queues there). The trace is
+  fixed and, under ``tiresias`` semantics, every policy deterministic, so its seeds would be replicas:
+  with ``resample="bootstrap"`` (the default) each seed keeps the table's arrivals and draws every
+  arrival's job with replacement from the table's jobs (``WorkloadSource.resample``), labels
+  ``philly-x5-rs/...``; ``resample="none"`` runs the table as recorded (``philly-x5/...``). The same
+  holds for ``loaded-paper`` (``philly-paper-load-rs/...`` / ``philly-paper-load/...``); ``philly`` (own
+  arrivals: no contention, every policy ties) and ``sensitivity`` always replay the table as recorded.
 * ``sensitivity`` — 2D-LAS and 2D-Gittins on the loaded replay (``tiresias`` semantics): K = 2, 3, 4
   (thresholds 1 h, then doubling), the threshold 0.5 / 1 / 2 / 4 GPU-hours, PROMOTEKNOB 1, 2, 4, 8.
 * ``sensitivity-testbed`` — the same variants on the testbed workload (seconds instead of the loaded
@@ -43,7 +49,7 @@ from typing import Any
 
 from schedlab.benchmarks.harness.cases import ReplayCase, ReproRow, Suite
 from schedlab.benchmarks.harness.suites.seeds import SEED_TAG, over_seeds, seed_values
-from schedlab.benchmarks.workloads.source import WorkloadSource
+from schedlab.benchmarks.workloads.source import RESAMPLE, WorkloadSource
 from schedlab.topology.errors import SpecError
 
 HERE = Path(__file__).resolve().parent
@@ -81,6 +87,8 @@ PHILLY_TESTBED_SCALE = 0.0076351
 PAPER_LOAD = 4.193
 #: the per-VC part's policies (the artifact's VCs and cluster specs, ``tiresias`` semantics)
 VC_POLICIES = ("yarn-cs", "best-effort", "2d-las", "2d-gittins")
+#: the label suffix of a resampled trace part (``philly-x5-rs/...``): one bootstrap draw of the table per seed
+RESAMPLED_SUFFIX = "-rs"
 TESTBED_THRESHOLD = 3200.0  # GPU-s, the paper's testbed (§5.2)
 HOUR = 3600.0
 #: the loaded replay's SRTF/SRSF refresh every running job's key at every event (about 1,000 running):
@@ -146,13 +154,15 @@ def _sensitivity_cases(source: WorkloadSource, prefix: str, *, with_base: bool =
 def tiresias_suite(*, traces: str = "../shared/traces", parts: Iterable[str] = PARTS,
                    semantics: Iterable[str] = ("realistic", "tiresias"), load: float = 5.0, seed: int = 0,
                    seeds: int | Sequence[int] = 1, policies: Iterable[str] = POLICIES_COMPARED,
-                   paper_load: float = PAPER_LOAD) -> Suite:
+                   paper_load: float = PAPER_LOAD, resample: str = "bootstrap") -> Suite:
     """The suite (see the module docstring); ``parts`` selects experiments, ``load`` the loaded replay's
     time compression, ``seeds`` the seeds every non-artifact case runs under (a count from ``seed`` or
     the seeds; the workload's and the policy's seed move together; the ``reference`` part, the
     artifact's deterministic figures, runs once), ``policies`` the compared policies of the
     ``testbed``/``philly``/``loaded``/``testbed-philly``/``loaded-paper`` parts, ``paper_load`` the
-    compression of ``loaded-paper``.
+    compression of ``loaded-paper``, ``resample`` how ``loaded`` and ``loaded-paper`` draw a seed's workload
+    from the table (``bootstrap``: arrivals kept, jobs drawn with replacement, labels ``...-rs/``; ``none``:
+    the table as recorded).
 
     The paper's own settings, each its own part: ``testbed-philly`` (the testbed's 480 jobs with
     durations drawn from the Philly table by GPU count, scaled to the paper's 27,400 s makespan),
@@ -177,19 +187,29 @@ def tiresias_suite(*, traces: str = "../shared/traces", parts: Iterable[str] = P
     if bad or not policies:
         raise SpecError(f"policies must be among {', '.join(POLICIES_COMPARED)}; got {policies!r}",
                         source="<suite tiresias>", field="policies")
+    if resample not in RESAMPLE:
+        raise SpecError(f"resample must be one of {', '.join(RESAMPLE)}, got {resample!r}", source="<suite tiresias>",
+                        field="resample")
     seed_list = seed_values(seeds, seed, suite="tiresias")
     cases: list[ReplayCase] = _reference_cases(traces) if "reference" in parts else []
-    cases += over_seeds(lambda s: _seeded_cases(traces, parts, semantics, load, s, policies, paper_load), seed_list)
+    cases += over_seeds(lambda s: _seeded_cases(traces, parts, semantics, load, s, policies, paper_load, resample),
+                        seed_list)
     return Suite("tiresias", "Tiresias (NSDI'19): the artifact's figures, the testbed and Philly comparisons, "
                  "sensitivity", tuple(cases), reproduce=lambda r: reproduce(r, load=load), paper=PAPER)
 
 
+def resampled_prefix(prefix: str, resample: str) -> str:
+    """The label prefix of a trace part under ``resample`` (the table as recorded keeps the plain one)."""
+    return prefix if resample == "none" else f"{prefix}{RESAMPLED_SUFFIX}"
+
+
 def _seeded_cases(traces: str, parts: tuple[str, ...], semantics: tuple[str, ...], load: float,
-                  seed: int, policies: tuple[str, ...], paper_load: float) -> list[ReplayCase]:
+                  seed: int, policies: tuple[str, ...], paper_load: float, resample: str) -> list[ReplayCase]:
     cases: list[ReplayCase] = []
     table = str(Path(traces) / PHILLY_TABLE)
     philly = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed)
     loaded = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed, load=load)
+    loaded_rs = dataclasses.replace(loaded, resample=resample)
     sim_defaults = {"threshold": HOUR}
     if "testbed" in parts:
         testbed = WorkloadSource(workload="tiresias-480", seed=seed)
@@ -205,12 +225,13 @@ def _seeded_cases(traces: str, parts: tuple[str, ...], semantics: tuple[str, ...
     if "philly" in parts:
         cases += _compared(philly, "philly", semantics, sim_defaults, "tiresias", policies=policies)
     if "loaded" in parts:
-        cases += _compared(loaded, f"philly-x{load:g}", semantics, sim_defaults, "tiresias", ORACLE_HARD_LIMIT_S,
-                           policies=policies)
+        cases += _compared(loaded_rs, resampled_prefix(f"philly-x{load:g}", resample), semantics, sim_defaults,
+                           "tiresias", ORACLE_HARD_LIMIT_S, policies=policies)
     if "loaded-paper" in parts:
-        paper = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed, load=paper_load)
-        cases += _compared(paper, "philly-paper-load", semantics, sim_defaults, "tiresias", ORACLE_HARD_LIMIT_S,
-                           policies=policies)
+        paper = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed, load=paper_load,
+                               resample=resample)
+        cases += _compared(paper, resampled_prefix("philly-paper-load", resample), semantics, sim_defaults, "tiresias",
+                           ORACLE_HARD_LIMIT_S, policies=policies)
     if "philly-vc" in parts:
         for vc, (spec, _) in REFERENCE.items():
             src = dataclasses.replace(vc_source(traces, vc, spec), seed=seed)
@@ -261,6 +282,8 @@ def reproduce(results: Mapping[str, Mapping[str, Any]], *, load: float = 5.0) ->
         rows += _compare_rows(results, f"testbed/{sem}", f"testbed, {sem}", TESTBED_PAPER)
         rows += _compare_rows(results, f"philly/{sem}", f"Philly table, {sem}", PHILLY_PAPER)
         rows += _compare_rows(results, f"philly-x{load:g}/{sem}", f"Philly x{load:g} load, {sem}", PHILLY_PAPER)
+        rows += _compare_rows(results, f"philly-x{load:g}{RESAMPLED_SUFFIX}/{sem}",
+                              f"Philly x{load:g} load, resampled, {sem}", PHILLY_PAPER)
     base = {pol: _get(results, f"philly-x{load:g}/tiresias/{pol}", "avg_jct") for pol in ("2d-las", "2d-gittins")}
     for prefix in (f"sensitivity-x{load:g}", "sensitivity-testbed", "sensitivity-testbed-realistic"):
         if prefix.startswith("sensitivity-testbed"):
@@ -318,5 +341,5 @@ def _compare_rows(results, prefix: str, what: str, paper) -> list[ReproRow]:
     return rows
 
 
-__all__ = ["GANDIVA_REFERENCE", "PARTS", "POLICIES_COMPARED", "REFERENCE", "REFERENCE_TOLERANCE", "reference_params", "reproduce",
+__all__ = ["GANDIVA_REFERENCE", "PARTS", "POLICIES_COMPARED", "REFERENCE", "REFERENCE_TOLERANCE", "RESAMPLED_SUFFIX", "reference_params", "reproduce", "resampled_prefix",
            "spec_path", "tiresias_suite", "vc_source"]
