@@ -260,7 +260,7 @@ def place_consolidated(view: ClusterView, job: Job, ps: PassState, *,
         touched = ps.best_touched(g, None if simple else fits, idx.machine(best) if best is not None else None)
         best = touched if touched is not None else best
         return {best: need} if best is not None else None
-    tp = job.requested_plan.tp
+    tp = job.plan.tp if job.plan is not None else 1  # (``requested_plan`` builds a DP plan per call)
     rack_free = {r: idx.rack(r) - ps.rack_taken.get(r, 0) for r in cluster.racks}
     racks = sorted((r for r, k in rack_free.items() if k >= g), key=lambda r: (rack_free[r], r))
 

@@ -24,6 +24,7 @@ from schedlab.benchmarks.simulator.artifact import ArtifactNotes, artifact_jobs,
 from schedlab.benchmarks.simulator.costs import CostModel, Semantics
 from schedlab.benchmarks.simulator.costs import semantics as get_semantics
 from schedlab.benchmarks.simulator.events import EventQueue
+from schedlab.benchmarks.simulator.gcpause import PausedGC
 from schedlab.benchmarks.simulator.guarantee import GuaranteeCheck
 from schedlab.benchmarks.simulator.hooks import CountsFallbacks, PreparesJobs
 from schedlab.benchmarks.simulator.metrics import RunMetrics, summarize
@@ -171,6 +172,11 @@ class Simulator(SharingMixin):
         if isinstance(policy, PreparesJobs):  # a policy's load-time fill-ins and checks (Rubick's minRes)
             self.jobs = tuple(policy.prepare_jobs(self.jobs, cluster, self.quotas, calibration=calibration))
         self._snap = sem.whole_seconds
+        with PausedGC():  # a runtime and a view per job: no cycle collection while they are built
+            self._init_jobs(cluster, sem, total, calibration, machine_gpus)
+
+    def _init_jobs(self, cluster: Cluster, sem: Semantics, total: int, calibration: str,
+                   machine_gpus: tuple[int, ...]) -> None:
         self._rt: dict[str, JobRuntime] = {}
         for i, j in enumerate(self.jobs):
             if j.id in self._rt:
@@ -206,7 +212,7 @@ class Simulator(SharingMixin):
         self.finished = 0
         self.n_events = 0
         self.n_passes = 0
-        self._next_report = progress_every
+        self._next_report = self.progress_every
         self._wall = 0.0
 
     # ------------------------------------------------------------ helpers
@@ -508,27 +514,33 @@ class Simulator(SharingMixin):
         if until < self._now:
             raise SpecError(f"run(until={until!r}): the simulation is already at t={self._now:g} s",
                             source="<simulator>", field="until")
-        start = _time.perf_counter()
-        ev = self.events
-        step = self._step
-        stop = StopReason.DRAINED
-        try:
-            while len(ev):
-                if ev.peek_time() > until:
-                    stop = StopReason.UNTIL
-                    break
-                step()
-        except KeyboardInterrupt:
-            stop = StopReason.INTERRUPTED
-        finally:
-            if stop is StopReason.UNTIL:
-                self.recorder.flush()
-            else:
-                self.recorder.close()
-        self._wall += _time.perf_counter() - start  # the event loop only (metrics below are not events)
-        if self.progress is not None and stop is not StopReason.INTERRUPTED:
-            self.progress(self._now, self.finished, len(self.jobs))
-        return self._result(stop)
+        with PausedGC() as gc_pause:  # the cycle collector off (young objects collected in batches)
+            start = _time.perf_counter()
+            ev = self.events
+            step = self._step
+            tick = gc_pause.tick
+            stop = StopReason.DRAINED
+            n = 0
+            try:
+                while len(ev):
+                    if ev.peek_time() > until:
+                        stop = StopReason.UNTIL
+                        break
+                    step()
+                    n += 1
+                    if not n & 4095:
+                        tick()
+            except KeyboardInterrupt:
+                stop = StopReason.INTERRUPTED
+            finally:
+                if stop is StopReason.UNTIL:
+                    self.recorder.flush()
+                else:
+                    self.recorder.close()
+            self._wall += _time.perf_counter() - start  # the event loop only (metrics below are not events)
+            if self.progress is not None and stop is not StopReason.INTERRUPTED:
+                self.progress(self._now, self.finished, len(self.jobs))
+            return self._result(stop)
 
     def _result(self, stop: StopReason) -> SimResult:
         unfinished = tuple(jid for jid, rt in self._rt.items() if rt.status is not _FINISHED)

@@ -224,6 +224,12 @@ class WorkloadSource:
 
     def build(self) -> tuple[Workload, Cluster]:
         """The workload and its cluster; every error names the flag or field at fault."""
+        from schedlab.benchmarks.simulator.gcpause import PausedGC
+
+        with PausedGC():  # tens of thousands of long-lived jobs: no cycle collection while they are built
+            return self._build()
+
+    def _build(self) -> tuple[Workload, Cluster]:
         from schedlab.benchmarks import workloads as wl
         from schedlab.topology.presets import load_cluster
 
