@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from schedlab.scheduling.resources import Resources
+from schedlab.scheduling.resources import _EPS, Resources, _raw
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import AllocationError, CapacityError, TopologyError
 
@@ -83,6 +83,27 @@ class ClusterState:
 
     def allocate(self, job_id: str, placement: Mapping[str, Resources]) -> None:
         """Give ``job_id`` the resources of ``placement``; all or nothing."""
+        free = self._free
+        if placement and job_id not in self._placements:
+            # one pass: every share non-negative and within what is free (else the checks below name
+            # what is wrong); the new free amounts are the same differences ``free - r``
+            left = []
+            g = 0
+            for m, r in placement.items():
+                f = free.get(m)
+                if f is None:
+                    break
+                rg, rc, rm = r.gpus, r.cpus, r.mem_gb
+                if rg < 0 or rc < 0 or rm < -_EPS or rg > f.gpus or rc > f.cpus or rm > f.mem_gb + _EPS:
+                    break
+                left.append((m, _raw(f.gpus - rg, f.cpus - rc, f.mem_gb - rm)))
+                g += rg
+            else:
+                for m, r in left:
+                    free[m] = r
+                self._free_gpus -= g
+                self._placements[job_id] = MappingProxyType(dict(placement))
+                return
         if job_id in self._placements:
             raise AllocationError(f"job {job_id!r} already holds resources; release it first")
         if not placement:

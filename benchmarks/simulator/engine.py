@@ -34,7 +34,7 @@ from schedlab.benchmarks.simulator.sharing import SharingMixin
 from schedlab.benchmarks.simulator.verifying import DecisionVerifier
 from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION
 from schedlab.scheduling.allocation import JobAllocation
-from schedlab.scheduling.job import Job
+from schedlab.scheduling.job import Job, JobClass
 from schedlab.scheduling.policy import (
     ClusterView,
     Decision,
@@ -70,6 +70,7 @@ _E_PREEMPT = EventKind.PREEMPT_DONE
 _E_RECONF = EventKind.RECONF_DONE
 _E_TIMER = EventKind.TIMER
 _FINISHED = JobStatus.FINISHED
+_GUARANTEED = JobClass.GUARANTEED
 _T_MACHINE = Tier.MACHINE
 _TIER_LABEL = {t: t.label for t in Tier}
 _MACHINE_LABEL = Tier.MACHINE.label
@@ -189,6 +190,7 @@ class Simulator(SharingMixin):
         self.state = ClusterState(cluster)
         self.verifier = DecisionVerifier(cluster)  # the verifier's checks on every decision, incrementally
         self.index = FreeIndex(cluster, {m: self.state.free(m).gpus for m in cluster.machines})
+        self._free_map = self.state.free_map  # (a live read-only view: built once, not per event)
         self._queue: dict[str, JobRuntime] = {}
         self._holding: dict[str, JobRuntime] = {}
         self._now = 0.0
@@ -267,36 +269,45 @@ class Simulator(SharingMixin):
         self.events.push(end, _E_COMPLETION, rt.job.id, rt.version)
 
     def _release(self, rt: JobRuntime) -> None:
-        placement = self.state.release(rt.job.id)
-        idx = self.index
-        free = self.state.free_map
+        jid = rt.job.id
+        placement = self.state.release(jid)
+        idx_set = self.index._set
+        free = self._free_map
         for m in placement:
-            idx._set(m, free[m].gpus)
-        del self._holding[rt.job.id]
+            idx_set(m, free[m].gpus)
+        del self._holding[jid]
 
     def _allocate(self, rt: JobRuntime, ja: JobAllocation) -> None:
-        self.state.allocate(rt.job.id, ja.placement)
-        idx = self.index
-        free = self.state.free_map
-        for m in ja.placement:
-            idx._set(m, free[m].gpus)
-        self._holding[rt.job.id] = rt
+        job = rt.job
+        jid = job.id
+        placement = ja.placement
+        self.state.allocate(jid, placement)
+        idx_set = self.index._set
+        free = self._free_map
+        g = spans = 0  # GPUs (``ja.gpus``) and machines with GPUs of the job
+        for m, r in placement.items():
+            idx_set(m, free[m].gpus)
+            k = r.gpus
+            g += k
+            if k > 0:
+                spans += 1
+        self._holding[jid] = rt
         rt.alloc = ja
-        rt.gpus = ja.gpus
-        rt.iter_time, rt.comm_frac = self.rates.speed(rt.job, ja.plan, ja.placement)
+        rt.gpus = g
+        rt.iter_time, rt.comm_frac = self.rates.speed(job, ja.plan, placement)
         if not rt.iter_time > 0:
-            raise SpecError(f"job {rt.job.id!r}: rate model gave iteration time {rt.iter_time!r}",
+            raise SpecError(f"job {jid!r}: rate model gave iteration time {rt.iter_time!r}",
                             source="<rates>", field="iter_time")
-        self.guarantee.observe(rt.job, rt.iter_time)
-        ms = [m for m, r in ja.placement.items() if r.gpus > 0]
-        if len(ms) > 1 and self._slowdown is not None:
-            slow = self._slowdown(rt.job, ja.plan, ja.placement, rt.iter_time)
-            if slow > self._slow.get(rt.job.id, 1.0):
-                self._slow[rt.job.id] = slow
-        if len(ja.placement) == 1:  # one machine (verified): the machine tier, GPUs or not
+        if job.job_class is _GUARANTEED:
+            self.guarantee.observe(job, rt.iter_time)
+        if spans > 1 and self._slowdown is not None:
+            slow = self._slowdown(job, ja.plan, placement, rt.iter_time)
+            if slow > self._slow.get(jid, 1.0):
+                self._slow[jid] = slow
+        if len(placement) == 1:  # one machine (verified): the machine tier, GPUs or not
             rt.tiers.add(_MACHINE_LABEL)
         else:
-            rt.tiers.add(_TIER_LABEL[self.cluster.tier_of(ja.placement, default=_T_MACHINE)])
+            rt.tiers.add(_TIER_LABEL[self.cluster.tier_of(placement, default=_T_MACHINE)])
 
     # ------------------------------------------------------------- events
     def _finish(self, rt: JobRuntime, t: float) -> None:
