@@ -77,6 +77,20 @@ _MACHINE_LABEL = Tier.MACHINE.label
 
 Progress = Callable[[float, int, int], None]  # (sim time, finished, total)
 
+_new = object.__new__
+_SE_TIME, _SE_KIND, _SE_JOB, _SE_TAG = (getattr(SimEvent, f).__set__ for f in ("time", "kind", "job_id", "tag"))
+
+
+def _event(t: float, kind: EventKind, jid: str | None, tag: object = None) -> SimEvent:
+    """``SimEvent(t, kind, jid, tag)`` without the frozen ``__init__``'s ``object.__setattr__`` per field
+    (one per event; the values are the simulator's own)."""
+    e = _new(SimEvent)
+    _SE_TIME(e, t)
+    _SE_KIND(e, kind)
+    _SE_JOB(e, jid)
+    _SE_TAG(e, tag)
+    return e
+
 
 class StopReason(Enum):
     """Why :meth:`Simulator.run` returned."""
@@ -346,21 +360,21 @@ class Simulator(SharingMixin):
             rt.t_mark = t
             rt.enqueued_at = t
             self._queue[jid] = rt
-            return SimEvent(t, _E_ARRIVAL, jid)
+            return _event(t, _E_ARRIVAL, jid)
         if kind == _K_TIMER:
-            return SimEvent(t, _E_TIMER, None, payload)
+            return _event(t, _E_TIMER, None, payload)
         rt = self._rt[jid]
         if rt.version != payload:
             return None  # superseded by a later change of this job
         if kind == _K_COMPLETION:
             self._finish(rt, t)
-            return SimEvent(t, _E_COMPLETION, jid)
+            return _event(t, _E_COMPLETION, jid)
         if kind == _K_RECONF:
             self._advance(rt, t)
             self._close_segment(rt, t)
             self._set_running(rt, t)
             self._open_segment(rt, t)
-            return SimEvent(t, _E_RECONF, jid)
+            return _event(t, _E_RECONF, jid)
         # preemption done: the checkpoint is saved; give the resources back
         self._advance(rt, t)
         self._close_segment(rt, t)
@@ -368,7 +382,7 @@ class Simulator(SharingMixin):
         rt.status = _QUEUED
         rt.enqueued_at = t
         self._queue[jid] = rt
-        return SimEvent(t, _E_PREEMPT, jid)
+        return _event(t, _E_PREEMPT, jid)
 
     # ----------------------------------------------------------- decisions
     def _apply(self, d: Decision, t: float) -> None:
