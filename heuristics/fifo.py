@@ -190,7 +190,7 @@ class PassState:
     counts), not O(machines touched): a pass that starts k jobs costs O(k log k).
     """
 
-    __slots__ = ("view", "eff", "buckets", "rack_taken", "_cap")
+    __slots__ = ("view", "eff", "buckets", "rack_taken", "_cap", "_gain")
 
     def __init__(self, view: ClusterView) -> None:
         self.view = view
@@ -198,6 +198,13 @@ class PassState:
         self.eff: dict[str, Resources] = {}            # effective free resources of touched machines
         self.buckets: dict[int, dict[str, None]] = {}  # free GPUs (capped) -> touched machines
         self.rack_taken: dict[str, int] = {}
+        self._gain = 0  # sum over touched machines of max(effective free GPUs, 0) - the view's free GPUs
+
+    @property
+    def free_gpus(self) -> int:
+        """Free GPUs left in this pass over all machines (negative effective amounts count as 0): no
+        placement can take more."""
+        return self.view.index.total + self._gain
 
     def __bool__(self) -> bool:
         return bool(self.eff)
@@ -218,6 +225,7 @@ class PassState:
             if not self.buckets[k]:
                 del self.buckets[k]
         new = old - r
+        self._gain += max(new.gpus, 0) - max(old.gpus, 0)
         self.eff[machine] = new
         self.buckets.setdefault(min(max(new.gpus, 0), self._cap), {})[machine] = None
         rack = self.view.index.rack_of(machine)

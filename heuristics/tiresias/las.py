@@ -80,7 +80,7 @@ class TiresiasPolicy(PolicyBase):
         return self.learner.value if self.learner is not None else self._packlimit
 
     def _reset(self) -> None:
-        self.st = MLFQ(self.k)
+        self.st = MLFQ(self.k, arrays=self.gittins)  # (the numpy columns serve the Gittins index only)
         self.history = History(self.min_history)
         self._dem: list[tuple[float, int, str]] = []
         self._pro: list[tuple[float, int, str]] = []
@@ -234,7 +234,8 @@ class TiresiasPolicy(PolicyBase):
                     j = st.jobs.get(jid)
                     if j is not None and j.state == RUN:
                         j.a_ref, j.t_ref = view.job(jid).attained_service, now  # its restore is over
-                        st.run_cols[j.q].refresh(j)
+                        if st.arrays:
+                            st.run_cols[j.q].refresh(j)
                         self._push_demotion(view, j)
         for j in self._due(self._dem, now, RUN):
             jv = view.job(j.id)

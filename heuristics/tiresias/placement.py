@@ -69,6 +69,8 @@ def place_spread(view: ClusterView, job: Job, ps: PassState, *, min_gpu_mem: flo
                  ) -> dict[str, Resources] | None:
     """``job``'s GPUs from the machines with the fewest free GPUs first (see the module docstring)."""
     g = job.requested.gpus
+    if g > ps.free_gpus:
+        return None  # (the scan below could not collect g GPUs: no search)
     plan = job.plan
     tp = plan.tp if plan is not None else 1  # (``requested_plan`` builds a DP plan per call)
     cluster = view.cluster

@@ -101,8 +101,11 @@ class RunArrays:
 class MLFQ:
     """``K`` queues of :class:`QJob` (see the module docstring)."""
 
-    def __init__(self, k: int) -> None:
+    def __init__(self, k: int, *, arrays: bool = True) -> None:
+        """``arrays``: keep the running jobs' numpy columns (:class:`RunArrays`, read by 2D-Gittins only;
+        2D-LAS passes ``False`` and ``run_cols`` holds empty columns)."""
         self.k = k
+        self.arrays = arrays
         self.jobs: dict[str, QJob] = {}
         self.wait: list[dict[int, list[tuple]]] = [dict() for _ in range(k)]
         self.run: list[list[tuple]] = [[] for _ in range(k)]
@@ -137,14 +140,16 @@ class MLFQ:
         insort(self.run[j.q], j.key)
         self.held[j.q] += j.g
         self.run_gpus[j.q] += j.g
-        self.run_cols[j.q].add(j)
+        if self.arrays:
+            self.run_cols[j.q].add(j)
 
     def remove_running(self, j: QJob) -> None:
         lst = self.run[j.q]
         del lst[bisect_left(lst, j.key)]
         self.held[j.q] -= j.g
         self.run_gpus[j.q] -= j.g
-        self.run_cols[j.q].remove(j)
+        if self.arrays:
+            self.run_cols[j.q].remove(j)
 
     def add_reserved(self, j: QJob) -> None:
         j.state = RESV
