@@ -111,14 +111,28 @@ class TiresiasPolicy(PolicyBase):
             self._push_promotion(view, j)
 
     def _rekey(self, view: ClusterView) -> None:
-        """The distribution changed: every waiting job of a Gittins queue gets its new index."""
+        """The distribution changed: every waiting job of a Gittins queue gets its new index, computed
+        for the whole queue at once (numpy: the same floats as :meth:`_k0`'s scalar path, see
+        ``ServiceDistribution.index``); each bucket is sorted once instead of re-inserted job by job."""
+        st = self.st
+        d = self.dist
         for q in range(self.k - 1):
-            jobs = [self.st.jobs[key[3]] for lst in self.st.wait[q].values() for key in lst]
-            self.st.wait[q] = {}
-            self.st.n_wait -= len(jobs)
-            for j in jobs:
-                j.k0 = self._k0(view, j)
-                self.st.add_waiting(j)
+            buckets = st.wait[q]
+            if not buckets:
+                continue
+            jobs = [st.jobs[key[3]] for lst in buckets.values() for key in lst]
+            if d is None:
+                ks = [0.0] * len(jobs)
+            else:
+                a = np.array([view.job(j.id).attained_service - j.svc0 for j in jobs], dtype=float)
+                ks = (-np.atleast_1d(d.index(a, self.limits[q]))).tolist()
+            new: dict[int, list[tuple]] = {}
+            for j, k0 in zip(jobs, ks, strict=True):
+                j.k0 = k0
+                new.setdefault(j.g, []).append((k0, j.band, j.stamp, j.id))
+            for lst in new.values():
+                lst.sort()
+            st.wait[q] = new
 
     # -------------------------------------------------------- deadlines
     def _push_demotion(self, view: ClusterView, j: QJob) -> None:
