@@ -129,9 +129,13 @@ class ClusterState:
         placement = self._placements.pop(job_id, None)
         if placement is None:
             raise AllocationError(f"job {job_id!r} holds no resources to release")
+        free = self._free
+        g = 0
         for m, r in placement.items():
-            self._free[m] = self._free[m] + r
-        self._free_gpus += sum(r.gpus for r in placement.values())
+            f = free[m]
+            free[m] = _raw(f.gpus + r.gpus, f.cpus + r.cpus, f.mem_gb + r.mem_gb)  # (= f + r)
+            g += r.gpus
+        self._free_gpus += g
         return placement
 
     def copy(self) -> ClusterState:

@@ -223,6 +223,7 @@ class RealisticRates:
         self._perf: PerfModelRates | None = None
         self._choice: dict[str, object] = {}
         self.sources: Counter[str] = Counter()
+        self._shapes: dict[int, dict[str, int]] = {}  # consolidated_counts by GPU count (a scan of the machines)
 
     def perfmodel(self) -> PerfModelRates:
         if self._perf is None:
@@ -278,7 +279,9 @@ class RealisticRates:
         g = sum(r.gpus for _, r in counts)
         total = Resources(0, int(sum(r.cpus for r in placement.values())),
                           float(sum(r.mem_gb for r in placement.values())))
-        shape = consolidated_counts(self.cluster, g)
+        shape = self._shapes.get(g)
+        if shape is None:
+            shape = self._shapes[g] = consolidated_counts(self.cluster, g)
         best: dict[str, Resources] = {}
         for i, (m, k) in enumerate(shape.items()):
             best[m] = Resources(k, total.cpus, total.mem_gb) if i == 0 else Resources(k)
