@@ -110,6 +110,8 @@ def place_job(view: ClusterView, job: Job, ps: PassState, *, consolidate: bool, 
               traits: JobTraits) -> dict[str, Resources] | None:
     """Consolidated placement when ``consolidate`` (falling back to a spread one when ``allow_spread``),
     else a spread one; ``None`` when nothing fits now."""
+    if job.requested.gpus > ps.free_gpus:
+        return None  # more GPUs than are free in the whole pass: no placement below could find them
     if len(view.cluster.machines) == 1:
         return place_pool(view, job, ps)
     mem = traits.min_gpu_mem(view, job)

@@ -110,6 +110,7 @@ class MLFQ:
         self.wait: list[dict[int, list[tuple]]] = [dict() for _ in range(k)]
         self.run: list[list[tuple]] = [[] for _ in range(k)]
         self.resv: dict[str, None] = {}
+        self.resv_q: list[dict[str, None]] = [dict() for _ in range(k)]  # ``resv`` by queue (victims)
         self.held = [0] * k
         self.run_gpus = [0] * k  # GPUs of the running jobs of each queue (held = running + reserved)
         self.run_cols = [RunArrays() for _ in range(k)]
@@ -154,10 +155,12 @@ class MLFQ:
     def add_reserved(self, j: QJob) -> None:
         j.state = RESV
         self.resv[j.id] = None
+        self.resv_q[j.q][j.id] = None  # (a reserved job's queue does not change until it leaves)
         self.held[j.q] += j.g
 
     def remove_reserved(self, j: QJob) -> None:
         del self.resv[j.id]
+        del self.resv_q[j.q][j.id]
         self.held[j.q] -= j.g
 
     def detach(self, j: QJob) -> None:
@@ -195,8 +198,7 @@ class MLFQ:
         """Jobs holding or claiming GPUs in queues ``> q_from``, lowest priority first: per queue from the
         last, reserved ones first (latest key first), then running ones in ``order_running(q)`` order."""
         for q in range(self.k - 1, q_from, -1):
-            resv = sorted((self.jobs[j] for j in self.resv if self.jobs[j].q == q), key=lambda x: x.key,
-                          reverse=True)
+            resv = sorted((self.jobs[j] for j in self.resv_q[q]), key=lambda x: x.key, reverse=True)
             yield from resv
             yield from order_running(q)
 
