@@ -137,7 +137,13 @@ class RunningArrays:
                 if hi > lo:
                     lo += int(np.count_nonzero(tb[order[lo:hi]] < t))
                 at.append(lo)
-            order = np.insert(order, at, new)
+            parts, last = [], 0  # (np.insert, without its overhead: ``at`` is non-decreasing)
+            for a, r in zip(at, new, strict=True):
+                parts.append(order[last:a])
+                parts.append(np.array((r,), dtype=order.dtype))
+                last = a
+            parts.append(order[last:])
+            order = np.concatenate(parts)
         new.clear()
         self.order = order
         return order
