@@ -231,6 +231,30 @@ class PassState:
         rack = self.view.index.rack_of(machine)
         self.rack_taken[rack] = self.rack_taken.get(rack, 0) + r.gpus
 
+    def retouch(self, placement: Mapping[str, Resources]) -> None:
+        """The same as giving ``placement`` back and taking it again (``take(m, r.scale(-1))`` for every
+        machine, then ``take(m, r)`` for every machine), in fewer steps: the machines end up touched, with
+        the same effective free resources (the same float operations) and at the end of their buckets in
+        ``placement``'s order; the racks' taken GPUs are unchanged (a rack not seen before is entered
+        with 0, as there)."""
+        eff, buckets, cap, rt = self.eff, self.buckets, self._cap, self.rack_taken
+        rack_of = self.view.index.rack_of
+        for m, r in placement.items():
+            old = eff.get(m)
+            if old is None:
+                old = self.view.free(m)
+            else:
+                k = min(old.gpus, cap)
+                b = buckets[k]
+                del b[m]
+                if not b:
+                    del buckets[k]
+            new = (old + r) - r  # = (old - r.scale(-1)) - r: x - (-y) is x + y in IEEE arithmetic
+            eff[m] = new
+            buckets.setdefault(min(max(new.gpus, 0), cap), {})[m] = None
+            rack = rack_of(m)
+            rt[rack] = rt.get(rack, 0)
+
     def best_touched(self, gpus: int, accept: Callable[[str], bool] | None, below: int | None) -> str | None:
         """The touched machine with the fewest free GPUs ``>= gpus`` (and ``< below``) that ``accept``s."""
         hi = min(self._cap, (below or self._cap + 1) - 1)

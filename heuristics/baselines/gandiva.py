@@ -178,68 +178,80 @@ class GandivaLike(PolicyBase):
                     self._turns.remove(jid)
         return out
 
-    @staticmethod
-    def _hopeless(ps, own: tuple[tuple[str, int], ...], g: int, now_ms: int, cap: int, umax: int) -> bool:
-        """No placement of ``g`` GPUs on fewer than ``now_ms`` machines can exist, the job's own GPUs
-        (``own``: machine, GPUs) counted free: one machine with ``g`` free when ``g <= cap`` (a
-        consolidated placement is one machine), else ``now_ms - 1`` machines with ``g`` free between
-        them. Bounds: its own machines' free GPUs with its own back; any other machine at most the most
-        free on an untouched machine (``umax``) or a touched one (``ps``'s buckets)."""
-        other = max(umax, max(ps.buckets, default=0))
-        if g <= cap:
-            return other < g and all(ps.free(m).gpus + k < g for m, k in own)
-        k = now_ms - 1
-        best = sorted([ps.free(m).gpus + c for m, c in own] + [other] * k, reverse=True)[:k]
-        return sum(best) < g
-
     def _migrations(self, view: ClusterView, ps) -> dict[str, JobAllocation]:
         """Up to ``max_migrations`` spread jobs moved onto fewer machines. A candidate that no placement
-        can move (:meth:`_hopeless`) is skipped without trying; its tentative give-back-and-retake (net
-        zero, but it marks its machines touched in ``ps``, which can decide ties of later placements) is
-        replayed before the next real try, so ``ps`` is the same there as without the skip."""
+        can move is skipped without trying: no placement of its ``g`` GPUs on fewer than its ``now_ms``
+        machines can exist, its own GPUs counted free (one machine with ``g`` free when ``g <= cap``, a
+        consolidated placement being one machine; else ``now_ms - 1`` machines with ``g`` free between
+        them), bounding its own machines by their free GPUs with its own back and any other machine by
+        the most free on an untouched machine (``umax``) or a touched one (``ps``'s buckets); its tentative give-back-and-retake
+        (net zero, but it marks its machines touched in ``ps``, which can decide ties of later placements)
+        is replayed (:meth:`PassState.retouch`) before the next real try, so ``ps`` is the same there as
+        without the skip."""
         out: dict[str, JobAllocation] = {}
         cap = view.cluster.max_gpus_per_machine
         idx = view.index
         eff = ps.eff
+        fmap = view.free_map
+        buckets = ps.buckets
         # an upper bound on the free GPUs of any machine that no take of this pass has touched (touches only
         # shrink that set; the view's counts do not change during the pass)
         umax = next((k for k in range(cap, 0, -1) if any(m not in eff for m in idx.machines_with(k))), 0)
+        other = max(umax, max(buckets, default=0))  # (recomputed whenever ``ps`` changes)
         deferred: list = []  # placements of skipped candidates, whose no-op give-back-and-retake is owed
         spread = self._spread
+        views = view.job
+        running = JobStatus.RUNNING
+        limit = self.max_migrations
         for jid in list(spread):  # the only running jobs the loop below does not skip
-            jv = view.job(jid)
-            if len(out) >= self.max_migrations:
+            if len(out) >= limit:
                 break
+            jv = views(jid)
             ja = jv.allocation
-            if jv.status is not JobStatus.RUNNING or ja is None:
+            if ja is None or jv.status is not running:
                 continue
             info = spread[jid]
-            if info is None or info[0] is not ja:  # (allocation, machines, GPUs, own GPUs per machine)
+            if info is None or info[0] is not ja:  # (allocation, machines, GPUs, own GPUs per machine, floor)
                 counts = ja.gpu_counts
-                info = spread[jid] = (ja, len(counts), jv.job.requested.gpus, tuple(counts.items()))
-            _, now_ms, g, own = info
-            if now_ms <= max(1, -(-g // cap)):
+                g = jv.job.requested.gpus
+                info = spread[jid] = (ja, len(counts), g, tuple(counts.items()), max(1, -(-g // cap)))
+            _, now_ms, g, own, floor = info
+            if now_ms <= floor:
                 continue
-            if self._hopeless(ps, own, g, now_ms, cap, umax):
-                deferred.append(jv.allocation.placement)  # no placement can be found: none is tried
+            # hopeless: no placement on fewer machines can exist (see above)
+            if g <= cap:
+                hopeless = other < g
+                if hopeless:
+                    for m, k in own:
+                        e = eff.get(m)
+                        if (e if e is not None else fmap[m]).gpus + k >= g:
+                            hopeless = False
+                            break
+            else:
+                k = now_ms - 1
+                mine = []
+                for m, c in own:
+                    e = eff.get(m)
+                    mine.append((e if e is not None else fmap[m]).gpus + c)
+                hopeless = sum(sorted(mine + [other] * k, reverse=True)[:k]) < g
+            if hopeless:
+                deferred.append(ja.placement)  # no placement can be found: none is tried
                 continue
             for placement in deferred:
-                for m, r in placement.items():
-                    ps.take(m, r.scale(-1))
-                for m, r in placement.items():
-                    ps.take(m, r)
+                ps.retouch(placement)
             deferred.clear()
-            for m, r in jv.allocation.placement.items():  # its own GPUs count as free for the move
+            for m, r in ja.placement.items():  # its own GPUs count as free for the move
                 ps.take(m, r.scale(-1))
             p = place_consolidated(view, jv.job, ps, min_gpu_mem=self.traits.min_gpu_mem(view, jv.job))
             if p is not None and sum(1 for r in p.values() if r.gpus) < now_ms:
                 for m, r in p.items():
                     ps.take(m, r)
-                out[jv.id] = JobAllocation(jv.id, jv.allocation.plan, p)
+                out[jid] = JobAllocation(jid, ja.plan, p)
                 self.migrations += 1
             else:
-                for m, r in jv.allocation.placement.items():
+                for m, r in ja.placement.items():
                     ps.take(m, r)
+            other = max(umax, max(buckets, default=0))
         return out
 
 

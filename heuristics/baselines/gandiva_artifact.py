@@ -68,6 +68,8 @@ class ArtifactGandiva(PolicyBase):
         self.sets = GandivaSets(gpn.pop(), len(view.machine_gpus), quantum_s=self.quantum_s)
         self.t: int | None = None
         self.steady = False
+        self._exec: list[str] | None = None   # s.executing() since the sets last changed (read-only)
+        self._over: bool | None = None        # s.oversubscribed() since then
         self._asked: set[int] = set()
         self.steps = self.skipped = 0
 
@@ -104,7 +106,7 @@ class ArtifactGandiva(PolicyBase):
                 break
             n = self._skippable(now) if self.steady else 0
             if n > 0:
-                for jid in s.executing():
+                for jid in self._executing():
                     s.executed[jid] += n * step
                 self.t += n * step
                 self.skipped += n
@@ -121,22 +123,37 @@ class ArtifactGandiva(PolicyBase):
         rot = s.rotations
         ended = s.step(t, dt, arrivals, adjusted=self.t is not None)
         s.adjust()
+        self._exec = self._over = None  # (the only place this policy changes the sets)
         self.t = t
         self.steps += 1
         self.steady = before is not None and not ended and s.rotations == rot and s.signature() == before
+
+    def _executing(self) -> list[str]:
+        """``sets.executing()``, computed once per change of the sets (steps and adjusts, all in
+        :meth:`_step`); callers only read it."""
+        if self._exec is None:
+            assert self.sets is not None
+            self._exec = self.sets.executing()
+        return self._exec
+
+    def _oversubscribed(self) -> bool:
+        if self._over is None:
+            assert self.sets is not None
+            self._over = self.sets.oversubscribed()
+        return self._over
 
     def _ends_in(self) -> int:
         """Steps until the first executing job ends (``ceil(left / step)``, at least 1)."""
         s = self.sets
         assert s is not None
-        left = min((s.duration[j] - s.executed[j] for j in s.executing()), default=None)
+        left = min((s.duration[j] - s.executed[j] for j in self._executing()), default=None)
         return math.inf if left is None else max(1, -(-left // self.step_s))
 
     def _rotates_in(self) -> float:
         """Steps until the next step whose clock is a multiple of the quantum, if a set is over-subscribed."""
         s = self.sets
         assert s is not None and self.t is not None
-        if not s.oversubscribed():
+        if not self._oversubscribed():
             return math.inf
         return next((k for k in range(1, self.quantum_s + 1) if (self.t + k * self.step_s) % self.quantum_s == 0),
                     math.inf)
@@ -153,14 +170,14 @@ class ArtifactGandiva(PolicyBase):
         s = self.sets
         assert s is not None and self.t is not None
         room = t_next - self.t
-        return any(s.duration[j] - s.executed[j] <= room for j in s.executing())
+        return any(s.duration[j] - s.executed[j] <= room for j in self._executing())
 
     def _run_ahead(self, arrival: float) -> None:
         """Steps before the next arrival that change nothing the simulator sees (same executing set, no
         job ending): done now. Steady runs of them are credited at once."""
         s, step = self.sets, self.step_s
         assert s is not None and self.t is not None
-        first = s.executing()
+        first = self._executing()
         same = set(first)
         while self.t + step < arrival and not self._tail(self.t + step):
             if self.steady:
@@ -174,7 +191,7 @@ class ArtifactGandiva(PolicyBase):
                     self.skipped += int(n)
                     continue
             self._step(self.t + step, step, [])
-            if set(s.executing()) != same:
+            if set(self._executing()) != same:
                 return
 
     def _render(self, view: ClusterView, now: int) -> Decision:
@@ -185,14 +202,14 @@ class ArtifactGandiva(PolicyBase):
         arrival = view.next_arrival()
         if self.t is not None and s.active:
             if self.t == now:
-                run = s.executing()
+                run = self._executing()
                 self._run_ahead(arrival)
                 if self.t > now:  # ``run`` holds until then
                     wake.add(self.t)
             if self.t <= now:
                 run = []
                 t_next = min(self.t + self.step_s, arrival)
-                for jid in s.executing():
+                for jid in self._executing():
                     left = s.duration[jid] - s.executed[jid]
                     begin = t_next - left
                     if left <= t_next - self.t and now < begin:

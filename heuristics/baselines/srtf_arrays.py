@@ -30,6 +30,11 @@ class RunningArrays:
     def __init__(self, capacity: int = 256) -> None:
         self.row: dict[str, int] = {}
         self.ids: list[str] = []
+        #: the rows in ``(key, tie-break)`` order as of the last ranking (``None``: not known), kept across
+        #: removals; rows added since wait in ``_new`` and are merged in by :meth:`previous_order`
+        self.order: np.ndarray | None = None
+        self._new: list[int] = []
+        self._resort = False
         self._alloc(capacity)
 
     def _alloc(self, cap: int) -> None:
@@ -59,6 +64,8 @@ class RunningArrays:
             self._alloc(2 * n)
         self.row[jid] = n
         self.ids.append(jid)
+        if self.order is not None:
+            self._new.append(n)
         self.it[n], self.dur[n], self.g[n], self.gi[n] = iterations, duration, gpus, gpus
         self.key[n], self.tb[n] = key, tb
         self.mov[n] = self.ck[n] = False
@@ -69,6 +76,19 @@ class RunningArrays:
         i = self.row.pop(jid)
         out = (float(self.key[i]), int(self.tb[i]))
         last = len(self.ids) - 1
+        order = self.order
+        if order is not None:  # the row leaves the order; the last row takes its number
+            new = self._new
+            if i in new:
+                new.remove(i)
+            else:
+                order = order[order != i]
+            if i != last:
+                if last in new:
+                    new[new.index(last)] = i
+                else:
+                    order[order == last] = i
+            self.order = order
         if i != last:
             moved = self.ids[last]
             self.ids[i] = moved
@@ -98,26 +118,71 @@ class RunningArrays:
             k = snap_array(k * self.g[:n])
         return k
 
+    def previous_order(self) -> np.ndarray:
+        """Every row in ``(key, tie-break)`` order (the kept order with the rows added since merged in by
+        binary search; a full sort when no order is kept)."""
+        n = len(self.ids)
+        order, new = self.order, self._new
+        if order is None:
+            order = np.lexsort((self.tb[:n], self.key[:n]))
+        elif new:
+            key, tb = self.key, self.tb
+            ks = key[order]
+            new.sort(key=lambda r: (key[r], tb[r]))
+            at = []
+            for r in new:
+                k, t = key[r], tb[r]
+                lo = int(ks.searchsorted(k, "left"))
+                hi = int(ks.searchsorted(k, "right"))
+                if hi > lo:
+                    lo += int(np.count_nonzero(tb[order[lo:hi]] < t))
+                at.append(lo)
+            parts, last = [], 0  # (np.insert, without its overhead: ``at`` is non-decreasing)
+            for a, r in zip(at, new, strict=True):
+                parts.append(order[last:a])
+                parts.append(np.array((r,), dtype=order.dtype))
+                last = a
+            parts.append(order[last:])
+            order = np.concatenate(parts)
+        new.clear()
+        self.order = order
+        return order
+
     def refresh(self, now: float, weighted: bool, next_tb: int) -> int:
         """New keys; the rows whose key changed get fresh tie-breaks from ``next_tb`` on, in their previous
         ``(key, tie-break)`` order. Returns the next free tie-break."""
         n = len(self.ids)
         if not n:
+            self.order = np.zeros(0, dtype=np.intp)
+            self._new.clear()
             return next_tb
+        prev = self.previous_order()
         k = self.keys(now, weighted)
         old = self.key[:n]
-        ch = np.nonzero(k != old)[0]
+        chm = k != old
+        if (k > old).any():  # (keys only decrease; if one did not, the next ranking sorts from scratch)
+            self._resort = True
+        ch = prev[chm[prev]]
         if len(ch):
-            ch = ch[np.lexsort((self.tb[ch], old[ch]))]
             self.tb[ch] = np.arange(next_tb, next_tb + len(ch))
             next_tb += len(ch)
         self.key[:n] = k
         return next_tb
 
     def ranked(self) -> np.ndarray:
-        """Rows in ``(key, tie-break)`` order."""
+        """Rows in ``(key, tie-break)`` order. After :meth:`refresh` this is a stable sort by key of the
+        previous order: keys only decrease, so a row whose key changed now sorts behind the rows it ties
+        with exactly when its fresh tie-break says so (rows whose key did not change keep their relative
+        order; changed ones got tie-breaks in that order)."""
+        order = self.previous_order()
         n = len(self.ids)
-        return np.lexsort((self.tb[:n], self.key[:n]))
+        if self._resort:
+            self._resort = False
+            order = np.lexsort((self.tb[:n], self.key[:n]))
+        else:
+            order = order[np.argsort(self.key[order], kind="stable")]
+        self.order = order
+        return order
 
 
 class BlockFill:
@@ -140,8 +205,8 @@ class BlockFill:
     def position(self, key: float, tb: int) -> int:
         """How many ranked rows come before ``(key, tb)``."""
         ks = self.ks
-        lo = int(np.searchsorted(ks, key, "left"))
-        hi = int(np.searchsorted(ks, key, "right"))
+        lo = int(ks.searchsorted(key, "left"))
+        hi = int(ks.searchsorted(key, "right"))
         if hi > lo:
             lo += int(np.count_nonzero(self.ts[lo:hi] < tb))
         return lo
@@ -153,9 +218,9 @@ class BlockFill:
         while pos < idx and free > 0:
             base = int(cs[pos])
             target = base + free
-            j = int(np.searchsorted(cs, target, "right")) - 1  # rows pos..j-1 fit one after the other
+            j = int(cs.searchsorted(target, "right")) - 1  # rows pos..j-1 fit one after the other
             if int(cs[j]) == target:  # no GPU left from the first row reaching it: stop there, as row by row
-                j = int(np.searchsorted(cs, target, "left"))
+                j = int(cs.searchsorted(target, "left"))
             if j >= idx:
                 return idx, free - (int(cs[idx]) - base)
             free -= int(cs[j]) - base
