@@ -374,7 +374,7 @@ class RubickPolicy(VictimSearch, PolicyBase):
         # machines where _take_gpus can do something in the current state (_active): the others are
         # passed over while the state is the one the loop's last stop test saw (most visits on a busy
         # cluster change nothing)
-        act_at, act, tested = -1, frozenset(), -1
+        act_at, act, tested = -1, None, -1
         for m in machines:
             if not gpus_out:
                 if e.below_floor(GPU):
@@ -382,7 +382,7 @@ class RubickPolicy(VictimSearch, PolicyBase):
                 else:
                     if act_at != st.version:
                         act, act_at = self._active(st, e, sat), st.version
-                    if m in act:
+                    if act is None or m in act:
                         self._take_gpus(st, e, m, sat, victims)
                     elif tested == st.version:
                         continue  # nothing to take on m, nothing held on m, and the stop test failed on this state

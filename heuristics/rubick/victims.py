@@ -99,23 +99,31 @@ class VictimSearch:
                 low = sorted([low[0], item])
         return low
 
-    def _active(self, st: PassState, e: Entry, sat: int) -> frozenset[str] | set[str]:
+    def _active(self, st: PassState, e: Entry, sat: int) -> set[str] | None:
         """The machines where :meth:`_take_gpus` may change something for ``e`` (not below its GPU floor)
-        in the current state: those it holds GPUs on, those with a free granule it would take, and those
-        whose lowest loss (:meth:`_machine_low`) is below its gain. Anywhere else ``_take_gpus`` returns
-        at once: nothing free is taken (its want or the machine's free GPUs are below a granule) and the
-        machine's lowest loss is not below ``e``'s gain (or ``e`` is at its cap or gains nothing)."""
+        in the current state, or ``None`` for "any machine". Elsewhere ``_take_gpus`` returns at once:
+        nothing free is taken (its want or the machine's free GPUs are below a granule) and the machine's
+        lowest loss is not below ``e``'s gain (or ``e`` is at its cap or gains nothing).
+
+        A machine ``e`` holds no GPUs on has a lowest loss (:meth:`_machine_low`) of at least the lowest
+        loss of the jobs but ``e`` (:meth:`_min_loss`), so while ``e``'s gain is not above that, the
+        machines are those ``e`` holds GPUs on and those with a free granule it would take. Otherwise
+        the machines whose lowest loss is below the gain are added from a table of every machine's
+        (:meth:`_lows`). ``None`` when the pass keeps entries unbuilt (``st.lazy``: most of a large
+        cluster's running jobs) and ``e`` could gain from a loss: reading every machine would build
+        them, which costs more than the visits it saves."""
         jm = e.jm
         gran = jm.granule
+        gain = jm.gain_g(e.g) if e.g < jm.cap else 0.0
+        if gain > EPS and st.lazy:
+            return None
         act = set(e.units[GPU])
         free = st.free[GPU]
         if min(max(e.floor[GPU], sat), jm.cap) - e.g >= gran:
             act.update(m for m in st.machines if free[m] >= gran)
-        if e.g < jm.cap:
-            gain = jm.gain_g(e.g)
-            if gain > EPS:
-                bar = gain - EPS
-                act.update(m for m, low in self._lows(st).items() if low < bar)
+        if gain > EPS and gain - EPS > self._min_loss(st, e):
+            bar = gain - EPS
+            act.update(m for m, low in self._lows(st).items() if low < bar)
         return act
 
     def _lows(self, st: PassState) -> dict[str, float]:
