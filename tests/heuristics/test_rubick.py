@@ -472,7 +472,7 @@ class _CheckedRubick(RubickPolicy):
     def _active(self, st, e, sat):
         act = super()._active(st, e, sat)
         for m in st.machines:
-            if m not in act:
+            if act is not None and m not in act:
                 mark, version = st.mark(), st.version
                 self._take_gpus(st, e, m, sat, [])
                 assert (len(st.log), st.version) == (mark, version), m
