@@ -363,13 +363,13 @@ class RubickPolicy(VictimSearch, PolicyBase):
             return False
         mark = st.mark()
         victims: list[Entry] = []
-        sat = jm.gpu.saturation(jm.cap)
         # whole-cluster shortcut: nothing free and no job would give it a GPU -> only its own machines
         # can matter (CPUs for a running job); most of a long queue on a full cluster stops here
         gpus_out = (not e.below_floor(GPU) and st.free_total[GPU] < jm.granule
                     and jm.gain_g(e.g) <= self._min_loss(st, e) + EPS)
         if gpus_out and not e.running:
             return False
+        sat = jm.gpu.saturation(jm.cap)
         machines = list(e.units[GPU]) if gpus_out else self._machine_order(st, e)
         # machines where _take_gpus can do something in the current state (_active): the others are
         # passed over while the state is the one the loop's last stop test saw (most visits on a busy
