@@ -64,7 +64,10 @@ unchanged for the round; the simulation never stops on a solver failure. ``node_
 ``work_limit`` add deterministic limits (same seed, same records even when they bind).
 ``feasibility_jump`` (off by default) is HiGHS's feasibility-jump heuristic, which costs a fixed ~25 ms
 of CPU per MIP solve (most of a small round's solve); a primal heuristic only decides which of equally
-good solutions a round finds, never whether it is proven optimal.
+good solutions a round finds, never whether it is proven optimal. ``mip_restart`` (off by default, issue
+25) is HiGHS's restart after the root once presolve can fix many columns: on the rounds of the
+``rubick-base`` replay it re-ran the root's cut rounds on the reduced model, ~25 % of the solver's CPU;
+off, every round is still proven optimal (same objective), ties may resolve to another allocation.
 
 **Settled rounds** (family objective only: the neutral one depends on progress and the clock): when the
 previous round was solved to proven optimality, preempting no one, and the snapshot is what
@@ -169,6 +172,11 @@ class ExactJointParams(PolicyParams):
         False, neutral="a primal heuristic: it changes which optimum a tie resolves to, never the proof",
         description="HiGHS's feasibility-jump heuristic before the root (backend highs only): a fixed ~25 ms "
         "of CPU per MIP solve, most of a small round's solve; off, the proof of optimality is unchanged")
+    mip_restart: bool = ours(
+        False, neutral="a solver setting: it changes which of equally good solutions a round finds, never the proof",
+        description="HiGHS's restart after the root when presolve can fix many columns (backend highs only): "
+                    "off (default) cut the solver's CPU by ~25 % on the rounds of the rubick-base replay; every "
+                    "round is still proven optimal, ties may resolve differently")
     preemption: Literal["hold", "re-solve"] = ours(
         "hold", neutral="hold is the simulator's rule in the model (a gap-table check)",
         description="how a round knows that a preempted job keeps its resources until its checkpoint: hold "
@@ -226,7 +234,7 @@ class ExactJointPolicy(RoundPolicy):
     def __init__(self, *, backend: str = "highs", method: str = "joint", time_limit_s: float = 10.0,
                  node_limit: int = 0, work_limit: float = 0.0, interval_s: float = 60.0,
                  reconfig_penalty: float = 0.05, rel_gap: float = 1e-6, threads: int = 1, max_gpus: int = 0,
-                 source: str = "perfmodel", feasibility_jump: bool = False,
+                 source: str = "perfmodel", feasibility_jump: bool = False, mip_restart: bool = False,
                  decisions: str = "resizable", objective: str = "family", preemption: str = "hold",
                  warm_start: str | None = None, registry: Mapping[str, Any] | None = None, seed: int = 0) -> None:
         super().__init__(interval_s, seed=seed)
@@ -235,8 +243,9 @@ class ExactJointPolicy(RoundPolicy):
         self.reconfig_penalty, self.threads, self.max_gpus, self.source = reconfig_penalty, threads, max_gpus, source
         self.rel_gap = rel_gap
         #: backend options of every solve (SolveParams.backend_options)
-        self.backend_options = () if feasibility_jump or backend != "highs" else (
-            ("mip_heuristic_run_feasibility_jump", False),)
+        self.backend_options = () if backend != "highs" else (
+            (() if feasibility_jump else (("mip_heuristic_run_feasibility_jump", False),))
+            + (() if mip_restart else (("mip_allow_restart", False),)))
         if decisions not in DECISION_SETS:
             raise SpecError(f"unknown decision set {decisions!r}; known: {', '.join(DECISION_SETS)}",
                             source="<exact-joint>", field="exact-joint.decisions")

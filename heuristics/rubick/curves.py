@@ -68,13 +68,14 @@ class Slopes:
     (unnormalised; module docstring), each an O(top) numpy reduction memoised per amount, and
     ``valid[a]``: a plan runs on exactly ``a`` units (``valid[0]`` is False)."""
 
-    __slots__ = ("env", "valid", "_gain", "_loss", "_steps")
+    __slots__ = ("env", "valid", "_gain", "_loss", "_sat", "_steps")
 
     def __init__(self, env: np.ndarray, valid: np.ndarray) -> None:
         self.env = env
         self.valid = valid
         self._gain: dict[int, float] = {}
         self._loss: dict[int, float] = {}
+        self._sat: dict[int, int] = {}
         self._steps = np.arange(1, env.size, dtype=float)
 
     @property
@@ -99,8 +100,11 @@ class Slopes:
         return hit
 
     def saturation(self, upto: int) -> int:
-        """The fewest units at which the envelope reaches its top within ``upto``."""
-        return int(self.env[: upto + 1].argmax())
+        """The fewest units at which the envelope reaches its top within ``upto`` (cached per ``upto``)."""
+        hit = self._sat.get(upto)
+        if hit is None:
+            hit = self._sat[upto] = int(self.env[: upto + 1].argmax())
+        return hit
 
 
 def hull_slopes(raw: np.ndarray) -> Slopes:

@@ -45,6 +45,7 @@ from schedlab.heuristics.rubick.claims import Claims, keep_claims, remember_clai
 from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infeasible
 from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offload
 from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
+from schedlab.heuristics.rubick.victims import VictimSearch
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
 from schedlab.perfmodel.params import DEFAULT_CALIBRATION
 from schedlab.scheduling.allocation import JobAllocation
@@ -86,7 +87,7 @@ class RubickParams(PolicyParams):
                                       "models whose checkpoints are free, so no PREEMPT_DONE event comes)")
 
 
-class RubickPolicy(PolicyBase):
+class RubickPolicy(VictimSearch, PolicyBase):
     """Rubick (``mode="full"``) and Rubick-E/R/N. ``counters`` counts the fallbacks it applied."""
 
     oracle = False
@@ -362,21 +363,34 @@ class RubickPolicy(PolicyBase):
             return False
         mark = st.mark()
         victims: list[Entry] = []
-        sat = jm.gpu.saturation(jm.cap)
         # whole-cluster shortcut: nothing free and no job would give it a GPU -> only its own machines
         # can matter (CPUs for a running job); most of a long queue on a full cluster stops here
         gpus_out = (not e.below_floor(GPU) and st.free_total[GPU] < jm.granule
                     and jm.gain_g(e.g) <= self._min_loss(st, e) + EPS)
         if gpus_out and not e.running:
             return False
+        sat = jm.gpu.saturation(jm.cap)
         machines = list(e.units[GPU]) if gpus_out else self._machine_order(st, e)
+        # machines where _take_gpus can do something in the current state (_active): the others are
+        # passed over while the state is the one the loop's last stop test saw (most visits on a busy
+        # cluster change nothing)
+        act_at, act, tested = -1, None, -1
         for m in machines:
             if not gpus_out:
-                self._take_gpus(st, e, m, sat, victims)
+                if e.below_floor(GPU):
+                    self._take_gpus(st, e, m, sat, victims)
+                else:
+                    if act_at != st.version:
+                        act, act_at = self._active(st, e, sat), st.version
+                    if act is None or m in act:
+                        self._take_gpus(st, e, m, sat, victims)
+                    elif tested == st.version:
+                        continue  # nothing to take on m, nothing held on m, and the stop test failed on this state
             if e.on(GPU, m) and jm.elastic:
                 self._take_cpus(st, e, m, victims)
             if e.g >= jm.cap and not e.below_floor(GPU) and (not jm.elastic or not self._wants_cpu(e)):
                 break
+            tested = st.version
         if commit(st, e, victims):
             return True
         st.rollback(mark)
@@ -394,39 +408,6 @@ class RubickPolicy(PolicyBase):
 
     def _wants_cpu(self, e: Entry) -> bool:
         return e.below_floor(CPU) or e.jm.gain_c(e.g, e.c) > EPS
-
-    def _min_loss(self, st: PassState, e: Entry) -> float:
-        """The lowest GPU loss of any other job ``e`` could shrink (inf if none). The two lowest are
-        cached per state version, so a pass over a long queue on a full cluster costs O(jobs)."""
-        cached = st.memo.get("min_loss")
-        if cached is None or cached[0] != st.version:
-            low: list[tuple[float, str]] = [(math.inf, ""), (math.inf, "")]
-            for v in st.entries.values():
-                if v.frozen or v.locked or v.preempted or v.g == 0 or v.g - v.jm.granule < v.floor[GPU]:
-                    continue
-                item = (v.jm.loss_g(v.g), v.jid)
-                if item < low[1]:
-                    low = sorted([low[0], item])
-            for loss, jid, shrinkable, jv, *_ in st.pending():  # entries not built yet: as they would be
-                item = (loss, jid)
-                if shrinkable and item < low[1] and jv.status is JobStatus.RUNNING and self.reconfigurable(jv):
-                    low = sorted([low[0], item])
-            cached = st.memo["min_loss"] = (st.version, low)
-        first, second = cached[1]
-        return second[0] if first[1] == e.jid else first[0]
-
-    def _machine_order(self, st: PassState, e: Entry) -> list[str]:
-        """Machines ``e`` holds (largest share first), then best fit for the rest of its request, then
-        the most free, then the full ones (cluster order breaks ties)."""
-        idx = st.index
-        own = e.units[GPU]
-        mine = sorted(own, key=lambda m: (-own[m], idx[m]))
-        need = max(e.jm.job.requested.gpus - e.g, 1)
-        free = st.free[GPU]
-        rest = [m for m in st.machines if m not in own]
-        fit = sorted((m for m in rest if free[m] >= need), key=lambda m: (free[m], idx[m]))
-        part = sorted((m for m in rest if 0 < free[m] < need), key=lambda m: (-free[m], idx[m]))
-        return mine + fit + part + [m for m in rest if free[m] <= 0]
 
     def _take_gpus(self, st: PassState, e: Entry, m: str, sat: int, victims: list[Entry]) -> None:
         jm = e.jm
@@ -459,25 +440,6 @@ class RubickPolicy(PolicyBase):
             if v not in victims:
                 victims.append(v)
 
-    def _machine_low(self, st: PassState, m: str) -> tuple[float, str | None]:
-        """The lowest GPU loss among the jobs on ``m`` any job may shrink (and whose it is), cached until
-        something on ``m`` (or of a job on ``m``) changes."""
-        key = "low:" + m
-        hit = st.memo.get(key)
-        if hit is not None and hit[0] == st.mversion[m]:
-            return hit[1]
-        best: tuple[float, str | None] = (math.inf, None)
-        if self.mode.elastic:
-            for v in st.residents(m):
-                if v.frozen or v.locked or v.preempted or v.on(GPU, m) < v.jm.granule \
-                        or v.g - v.jm.granule < v.floor[GPU]:
-                    continue
-                loss = v.jm.loss_g(v.g)
-                if loss < best[0]:
-                    best = (loss, v.jid)
-        st.memo[key] = (st.mversion[m], best)
-        return best
-
     def _take_cpus(self, st: PassState, e: Entry, m: str, victims: list[Entry]) -> None:
         jm = e.jm
         skip: set[str] = set()
@@ -502,36 +464,6 @@ class RubickPolicy(PolicyBase):
             st.move(CPU, m, v, e, 1)
             if v not in victims:
                 victims.append(v)
-
-    def _victim(self, st: PassState, e: Entry, r: int, m: str, need: bool,
-                skip: set[str]) -> tuple[Entry | None, bool, float]:
-        """GetLowestSlopeOverMinJob: the job on ``m`` with the lowest loss of a unit of ``r`` that is above
-        its own minRes. Penalty-locked best-effort jobs qualify only for a guaranteed job below its
-        minRes (they are then preempted whole), after every other job."""
-        best: Entry | None = None
-        best_key: tuple = ()
-        for v in st.residents(m):
-            if v is e or v.frozen or v.preempted or v.jid in skip:
-                continue
-            if r == GPU:
-                k = v.jm.granule
-                if v.on(GPU, m) < k or v.g - k < v.floor[GPU]:
-                    continue
-                loss = v.jm.loss_g(v.g)
-            else:
-                if not v.jm.elastic or v.on(CPU, m) <= v.on(GPU, m) * MIN_CPUS_PER_GPU or v.c <= v.floor[CPU]:
-                    continue
-                loss = v.jm.loss_c(v.g, v.c)
-            enforce = need and e.slo and not v.guaranteed and r == GPU  # a guarantee may preempt best-effort
-            if not self.mode.elastic and not enforce:
-                continue  # Rubick-E/-N never reallocate a running job's resources
-            penalised = v.locked
-            if penalised and not enforce:
-                continue
-            key = (penalised, loss, v.seq)
-            if best is None or key < best_key:
-                best, best_key = v, key
-        return (best, best_key[0], best_key[1]) if best is not None else (None, False, math.inf)
 
     def _keeps_slo(self, v: Entry, r: int, m: str, k: int) -> bool:
         """Would guaranteed ``v`` still reach its SLO with ``k`` units of ``r`` less on ``m``?"""

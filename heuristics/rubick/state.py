@@ -110,6 +110,9 @@ class PassState:
         self.touched: dict[str, Entry] = {}
         self.log: list[tuple] = []
         self.memo: dict[str, tuple] = {}  # per-pass caches keyed on ``version``
+        # entries whose units or attributes changed (moves, sets and their undoing), oldest first: what an
+        # incremental cache (Rubick's lowest-loss heap) must look at again; its reader clears it
+        self.dirty: list[Entry] = []
 
     # -------------------------------------------------------------- setup
     def add(self, e: Entry) -> None:
@@ -179,12 +182,14 @@ class PassState:
 
     def _apply(self, r: int, m: str, src, dst, k: int) -> None:
         self._bump(m, src, dst)
+        dirty = self.dirty
         if src is None:
             self.free[r][m] -= k
             self.free_total[r] -= k
         elif src is PENDING:
             pass
         else:
+            dirty.append(src)
             left = src.units[r][m] - k
             src.units[r][m] = left
             src.totals[r] -= k
@@ -197,6 +202,7 @@ class PassState:
         elif dst is PENDING:
             pass
         else:
+            dirty.append(dst)
             dst.units[r][m] = dst.units[r].get(m, 0) + k
             dst.totals[r] += k
             self.on_machine[m][dst.jid] = None
@@ -230,6 +236,7 @@ class PassState:
     def set(self, e: Entry, attr: str, value) -> None:
         self._bump(e)
         self.touched[e.jid] = e
+        self.dirty.append(e)
         self.log.append(("attr", e, attr, getattr(e, attr)))
         setattr(e, attr, value)
 
@@ -255,6 +262,7 @@ class PassState:
             else:
                 _, e, attr, old = item
                 setattr(e, attr, old)
+                self.dirty.append(e)
         if mark in self._marks:  # the state of the mark, exactly: its version numbers too
             self.version, saved = self._marks[mark]
             self.mversion.update(saved)

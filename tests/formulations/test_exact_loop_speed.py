@@ -99,11 +99,26 @@ def test_backend_options_reach_highs_and_no_other_backend(make_cluster):
     assert bad.status is not Status.OPTIMAL
 
 
-def test_exact_joint_turns_feasibility_jump_off_on_highs_only():
+RESTART_OFF = (("mip_allow_restart", False),)
+
+
+def test_exact_joint_turns_feasibility_jump_and_restarts_off_on_highs_only():
     spec = exact_joint.EXACT_POLICIES["exact-joint"]
-    assert spec.build({}, seed=0).backend_options == FJ_OFF
-    assert spec.build({"feasibility_jump": True}, seed=0).backend_options == ()
+    assert spec.build({}, seed=0).backend_options == FJ_OFF + RESTART_OFF
+    assert spec.build({"feasibility_jump": True}, seed=0).backend_options == RESTART_OFF
+    assert spec.build({"feasibility_jump": True, "mip_restart": True}, seed=0).backend_options == ()
+    assert spec.build({"mip_restart": True}, seed=0).backend_options == FJ_OFF
     assert spec.build({"backend": "cpsat"}, seed=0).backend_options == ()
+
+
+def test_restarts_off_keep_the_optimum(make_cluster):
+    """Without HiGHS's restart a joint instance is still solved to proven optimality, same objective."""
+    inst = generate_joint(make_cluster(machines=2, gpus=4, cpus=64, mem=512.0), 6, seed=3, source="perfmodel")
+    on = solve(JointFormulation(), inst, "highs", SolveParams(threads=1, seed=0, backend_options=FJ_OFF))
+    off = solve(JointFormulation(), inst, "highs",
+                SolveParams(threads=1, seed=0, backend_options=FJ_OFF + RESTART_OFF))
+    assert on.status is Status.OPTIMAL and off.status is Status.OPTIMAL
+    assert off.objective == pytest.approx(on.objective, rel=1e-6)
 
 
 def test_fastest_plan_memo_gives_the_unmemoised_answer(make_cluster):

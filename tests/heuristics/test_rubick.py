@@ -453,6 +453,31 @@ class _EagerRubick(RubickPolicy):
     def _signature(e):
         return (e.jid,)
 
+    def _two_lowest(self, st):  # a scan of every entry per state instead of the pass's heap
+        return self._scan_two_lowest(st)
+
+    def _active(self, st, e, sat):  # every machine visited by _take_gpus
+        return set(st.machines)
+
+
+class _CheckedRubick(RubickPolicy):
+    """Rubick whose heap of lowest losses is compared with a scan at every state it answers for, and whose
+    passed-over machines are checked to be ones where ``_take_gpus`` changes nothing."""
+
+    def _two_lowest(self, st):
+        got = super()._two_lowest(st)
+        assert got == self._scan_two_lowest(st)
+        return got
+
+    def _active(self, st, e, sat):
+        act = super()._active(st, e, sat)
+        for m in st.machines:
+            if act is not None and m not in act:
+                mark, version = st.mark(), st.version
+                self._take_gpus(st, e, m, sat, [])
+                assert (len(st.log), st.version) == (mark, version), m
+        return act
+
 
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(passes(), st.booleans(), st.integers(0, 6))
@@ -474,3 +499,25 @@ def test_pass_shortcuts_do_not_change_the_decision(inst, rigid, alike):
         eager.use_curves(TableBook(CLUSTER2, CURVES))
         want = eager.schedule(snapshot_view(inst))
         assert (got.start, got.preempt, got.timers) == (want.start, want.preempt, want.timers)
+        checked = _CheckedRubick(starvation_s=starving)
+        checked.use_curves(TableBook(CLUSTER2, CURVES))
+        again = checked.schedule(snapshot_view(inst))
+        assert (again.start, again.preempt, again.timers) == (want.start, want.preempt, want.timers)
+
+
+def test_pass_shortcuts_on_the_rubick_mix():
+    """The lowest-loss heap and the passed-over machines on a busy 64-GPU cluster of the Rubick mix (200
+    jobs, Rubick's own decision running, the rest queued): checked at every state, and the decision is
+    the plain pass's."""
+    from schedlab.benchmarks.workloads.convert import trace_to_jobs
+    from schedlab.benchmarks.workloads.named import rubick_trace
+    from schedlab.topology import preset
+
+    cluster = preset("rubick-64")
+    trace, quotas = rubick_trace("base", cluster, seed=0, n=200)
+    jobs = trace_to_jobs(trace, cluster, seed=0, reconfigurable=True)
+    running = RubickPolicy().decide(Instance(cluster, jobs, quotas=quotas))
+    busy = Instance(cluster, jobs, current=running, quotas=quotas, time=600.0)
+    got = _CheckedRubick().schedule(snapshot_view(busy))
+    want = _EagerRubick().schedule(snapshot_view(busy))
+    assert got.start and (got.start, got.preempt, got.timers) == (want.start, want.preempt, want.timers)

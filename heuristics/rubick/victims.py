@@ -1,0 +1,200 @@
+"""Where a Rubick pass finds units to take: the lowest GPU loss of the jobs any job may shrink, per
+machine and over the cluster, and ``GetLowestSlopeOverMinJob`` (the victim on a machine).
+
+:class:`VictimSearch` is a mix-in of :class:`~schedlab.heuristics.rubick.policy.RubickPolicy` (it reads
+the policy's ``mode`` and penalty rule). Its caches live in the pass state (``st.memo``), so nothing
+outlives a pass:
+
+* the two lowest losses over the cluster come from a heap kept across the pass and fed only the entries
+  the pass changed (``st.dirty``), not from a scan of every job per state;
+* each machine's lowest loss is cached per machine version, and a table of them lets ``ScheduleJob``
+  pass over machines where nothing can be taken (:meth:`VictimSearch._active`).
+
+Both give the plain scans' answers exactly (``tests/heuristics/test_rubick.py`` compares them at every
+state of a pass).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+from schedlab.heuristics.rubick.commit import EPS
+from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
+from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
+from schedlab.scheduling.policy import JobStatus
+
+
+class VictimSearch:
+    """Lowest-loss queries of a Rubick pass (a mix-in: ``mode`` and ``reconfigurable`` are the policy's)."""
+
+    def _machine_order(self, st: PassState, e: Entry) -> list[str]:
+        """Machines ``e`` holds (largest share first), then best fit for the rest of its request, then
+        the most free, then the full ones (cluster order breaks ties)."""
+        idx = st.index
+        own = e.units[GPU]
+        mine = sorted(own, key=lambda m: (-own[m], idx[m]))
+        need = max(e.jm.job.requested.gpus - e.g, 1)
+        free = st.free[GPU]
+        rest = [m for m in st.machines if m not in own]
+        fit = sorted((m for m in rest if free[m] >= need), key=lambda m: (free[m], idx[m]))
+        part = sorted((m for m in rest if 0 < free[m] < need), key=lambda m: (-free[m], idx[m]))
+        return mine + fit + part + [m for m in rest if free[m] <= 0]
+
+    def _min_loss(self, st: PassState, e: Entry) -> float:
+        """The lowest GPU loss of any other job ``e`` could shrink (inf if none). The two lowest are
+        cached per state version (:meth:`_two_lowest`)."""
+        cached = st.memo.get("min_loss")
+        if cached is None or cached[0] != st.version:
+            cached = st.memo["min_loss"] = (st.version, self._two_lowest(st))
+        first, second = cached[1]
+        return second[0] if first[1] == e.jid else first[0]
+
+    def _two_lowest(self, st: PassState) -> list[tuple[float, str]]:
+        """The two lowest ``(GPU loss, job id)`` of the jobs any job may shrink (padded with ``(inf, "")``),
+        from a heap kept across the pass: built once, then fed the entries the pass changed since
+        (``st.dirty``); an item is dropped when its job's loss or shrinkability is no longer what it says
+        (a job changed back, e.g. by a rollback, is dirty again and pushed anew). Same answer as a scan of
+        every entry (:meth:`_scan_two_lowest`), in O(changes log jobs) per state instead of O(jobs)."""
+        entries = st.entries
+        got = st.memo.get("loss_heap")
+        if got is None:
+            heap = [(v.jm.loss_g(v.g), v.jid) for v in entries.values() if _shrinkable(v)]
+            for loss, jid, shrinkable, jv, *_ in st.pending():  # entries not built yet: as they would be
+                if shrinkable and jv.status is JobStatus.RUNNING and self.reconfigurable(jv):
+                    heap.append((loss, jid))
+            heap = [item for item in heap if item[0] < math.inf]
+            heapq.heapify(heap)
+            st.memo["loss_heap"] = (heap,)
+        else:
+            heap = got[0]
+            for v in st.dirty:
+                if _shrinkable(v):
+                    loss = v.jm.loss_g(v.g)
+                    if loss < math.inf:
+                        heapq.heappush(heap, (loss, v.jid))
+        st.dirty.clear()
+        low: list[tuple[float, str]] = []
+        while heap and len(low) < 2:
+            loss, jid = item = heapq.heappop(heap)
+            v = dict.get(entries, jid)  # (not built: its record is as it was pushed)
+            if (v is None or (_shrinkable(v) and v.jm.loss_g(v.g) == loss)) and (not low or low[0][1] != jid):
+                low.append(item)
+        for item in low:
+            heapq.heappush(heap, item)
+        return low + [(math.inf, "")] * (2 - len(low))
+
+    def _scan_two_lowest(self, st: PassState) -> list[tuple[float, str]]:
+        """:meth:`_two_lowest` by a scan of every entry (the reference the equivalence tests compare with)."""
+        low: list[tuple[float, str]] = [(math.inf, ""), (math.inf, "")]
+        for v in st.entries.values():
+            if not _shrinkable(v):
+                continue
+            item = (v.jm.loss_g(v.g), v.jid)
+            if item < low[1]:
+                low = sorted([low[0], item])
+        for loss, jid, shrinkable, jv, *_ in st.pending():  # entries not built yet: as they would be
+            item = (loss, jid)
+            if shrinkable and item < low[1] and jv.status is JobStatus.RUNNING and self.reconfigurable(jv):
+                low = sorted([low[0], item])
+        return low
+
+    def _active(self, st: PassState, e: Entry, sat: int) -> set[str] | None:
+        """The machines where :meth:`_take_gpus` may change something for ``e`` (not below its GPU floor)
+        in the current state, or ``None`` for "any machine". Elsewhere ``_take_gpus`` returns at once:
+        nothing free is taken (its want or the machine's free GPUs are below a granule) and the machine's
+        lowest loss is not below ``e``'s gain (or ``e`` is at its cap or gains nothing).
+
+        A machine ``e`` holds no GPUs on has a lowest loss (:meth:`_machine_low`) of at least the lowest
+        loss of the jobs but ``e`` (:meth:`_min_loss`), so while ``e``'s gain is not above that, the
+        machines are those ``e`` holds GPUs on and those with a free granule it would take. Otherwise
+        the machines whose lowest loss is below the gain are added from a table of every machine's
+        (:meth:`_lows`). ``None`` when the pass keeps entries unbuilt (``st.lazy``: most of a large
+        cluster's running jobs) and ``e`` could gain from a loss: reading every machine would build
+        them, which costs more than the visits it saves."""
+        jm = e.jm
+        gran = jm.granule
+        gain = jm.gain_g(e.g) if e.g < jm.cap else 0.0
+        if gain > EPS and st.lazy:
+            return None
+        act = set(e.units[GPU])
+        free = st.free[GPU]
+        if min(max(e.floor[GPU], sat), jm.cap) - e.g >= gran:
+            act.update(m for m in st.machines if free[m] >= gran)
+        if gain > EPS and gain - EPS > self._min_loss(st, e):
+            bar = gain - EPS
+            act.update(m for m, low in self._lows(st).items() if low < bar)
+        return act
+
+    def _lows(self, st: PassState) -> dict[str, float]:
+        """The lowest loss of every machine (:meth:`_machine_low`) in the current state: a table kept
+        across the pass, each machine's row refreshed when its version is not the one the row was read at
+        (a machine's version names its state, rollbacks included)."""
+        got = st.memo.get("lows")
+        mv = st.mversion
+        if got is None:
+            got = st.memo["lows"] = (dict(mv), {m: self._machine_low(st, m)[0] for m in st.machines})
+            return got[1]
+        seen, lows = got
+        for m in [m for m in st.machines if mv[m] != seen[m]]:
+            lows[m] = self._machine_low(st, m)[0]
+            seen[m] = mv[m]
+        return lows
+
+    def _machine_low(self, st: PassState, m: str) -> tuple[float, str | None]:
+        """The lowest GPU loss among the jobs on ``m`` any job may shrink (and whose it is), cached until
+        something on ``m`` (or of a job on ``m``) changes."""
+        key = "low:" + m
+        hit = st.memo.get(key)
+        if hit is not None and hit[0] == st.mversion[m]:
+            return hit[1]
+        best: tuple[float, str | None] = (math.inf, None)
+        if self.mode.elastic:
+            for v in st.residents(m):
+                if v.frozen or v.locked or v.preempted or v.on(GPU, m) < v.jm.granule \
+                        or v.g - v.jm.granule < v.floor[GPU]:
+                    continue
+                loss = v.jm.loss_g(v.g)
+                if loss < best[0]:
+                    best = (loss, v.jid)
+        st.memo[key] = (st.mversion[m], best)
+        return best
+
+    def _victim(self, st: PassState, e: Entry, r: int, m: str, need: bool,
+                skip: set[str]) -> tuple[Entry | None, bool, float]:
+        """GetLowestSlopeOverMinJob: the job on ``m`` with the lowest loss of a unit of ``r`` that is above
+        its own minRes. Penalty-locked best-effort jobs qualify only for a guaranteed job below its
+        minRes (they are then preempted whole), after every other job."""
+        best: Entry | None = None
+        best_key: tuple = ()
+        for v in st.residents(m):
+            if v is e or v.frozen or v.preempted or v.jid in skip:
+                continue
+            if r == GPU:
+                k = v.jm.granule
+                if v.on(GPU, m) < k or v.g - k < v.floor[GPU]:
+                    continue
+                loss = v.jm.loss_g(v.g)
+            else:
+                if not v.jm.elastic or v.on(CPU, m) <= v.on(GPU, m) * MIN_CPUS_PER_GPU or v.c <= v.floor[CPU]:
+                    continue
+                loss = v.jm.loss_c(v.g, v.c)
+            enforce = need and e.slo and not v.guaranteed and r == GPU  # a guarantee may preempt best-effort
+            if not self.mode.elastic and not enforce:
+                continue  # Rubick-E/-N never reallocate a running job's resources
+            penalised = v.locked
+            if penalised and not enforce:
+                continue
+            key = (penalised, loss, v.seq)
+            if best is None or key < best_key:
+                best, best_key = v, key
+        return (best, best_key[0], best_key[1]) if best is not None else (None, False, math.inf)
+
+
+def _shrinkable(v: Entry) -> bool:
+    """May a pass take a GPU granule from ``v`` at all (``_min_loss``'s test)?"""
+    g = v.totals[GPU]
+    return not (v.frozen or v.locked or v.preempted or g == 0 or g - v.jm.granule < v.floor[GPU])
+
+
+__all__ = ["VictimSearch"]
