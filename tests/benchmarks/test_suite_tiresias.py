@@ -116,3 +116,14 @@ def test_reproduction_rows_put_ours_beside_the_paper():
     assert rows["testbed, realistic: median JCT YARN-CS / 2D-LAS"].ours == 10.0
     assert rows["testbed, realistic: avg JCT SRTF / 2D-LAS"].ours is None  # not run
     assert rows["testbed, realistic: 2d-las makespan"].paper == 27400.0
+
+
+def test_reproduction_rows_of_the_resampled_sensitivity_and_free_preemption():
+    res = {"philly-x5-rs/tiresias/2d-las": {"avg_jct": 1000.0}, "sensitivity-x5-rs/2d-las/K=3": {"avg_jct": 900.0},
+           "philly-x5/tiresias/2d-las": {"avg_jct": 2000.0}, "sensitivity-x5/2d-las/K=3": {"avg_jct": 1000.0},
+           "philly-x5-rs/realistic-free/2d-gittins": {"avg_jct": 1500.0},
+           "philly-x5-rs/realistic-free/srsf": {"avg_jct": 1000.0}}
+    rows = {r.quantity: r for r in reproduce(res)}
+    assert rows["sensitivity-x5-rs, 2d-las K=3: avg JCT / (K=2, 1 h, no knob)"].ours == 0.9  # over the same draw
+    assert rows["sensitivity-x5, 2d-las K=3: avg JCT / (K=2, 1 h, no knob)"].ours == 0.5  # over the table as recorded
+    assert rows["Philly x5 load, resampled, realistic-free: avg JCT 2D-Gittins / SRSF"].ours == 1.5
