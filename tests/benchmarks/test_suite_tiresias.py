@@ -49,7 +49,14 @@ def test_parts_and_options():
     # by default each seed is a bootstrap draw of the table (a fixed trace's seeds would be replicas)
     rs = tiresias_suite(parts=("loaded", "philly", "sensitivity"), load=8, seeds=2)
     by_part = {c.label.split("/")[0]: c.source.resample for c in rs.cases}
-    assert by_part == {"philly-x8-rs": "bootstrap", "philly": "none", "sensitivity-x8": "none"}
+    assert by_part == {"philly-x8-rs": "bootstrap", "philly": "none", "sensitivity-x8-rs": "bootstrap"}
+    # the sensitivity variants run on the loaded part's workload of the same seed (the base of their ratios)
+    sens = [c for c in rs.cases if c.label.startswith("sensitivity-x8-rs/")]
+    base = {c.source.seed: c.source for c in rs.cases if c.label.split("@")[0] == "philly-x8-rs/tiresias/2d-las"}
+    assert sens and all(c.source == base[c.source.seed] for c in sens) and len(base) == 2
+    rec = tiresias_suite(parts=("sensitivity",), load=8, resample="none")  # the table as recorded: labels as before
+    assert {c.label.split("/")[0] for c in rec.cases} == {"sensitivity-x8"}
+    assert all(c.source.resample == "none" and c.source.load == 8 for c in rec.cases)
     assert {c.source.seed for c in rs.cases if c.label.startswith("philly-x8-rs/")} == {0, 1}
     assert len({c.key() for c in rs.cases}) == len(rs.cases)
     with pytest.raises(SpecError) as e:
@@ -72,6 +79,31 @@ def test_parts_and_options():
         tiresias_suite(load=0)
 
 
+def test_costs_option_adds_free_preemption_cases_beside_the_measured_cost():
+    both = tiresias_suite(parts=("loaded",), semantics=("realistic", "tiresias"), costs=("tiresias", "free"),
+                          policies=("2d-las", "srsf"))
+    by_label = {c.label: c for c in both.cases}
+    measured = tiresias_suite(parts=("loaded",), semantics=("realistic", "tiresias"), policies=("2d-las", "srsf"))
+    # the default cases are untouched (labels and keys): the free ones are added beside them
+    assert {c.label: c.key() for c in measured.cases}.items() <= {k: c.key() for k, c in by_label.items()}.items()
+    free = {k: c for k, c in by_label.items() if "/realistic-free/" in k}
+    assert set(free) == {"philly-x5-rs/realistic-free/2d-las", "philly-x5-rs/realistic-free/srsf"}  # no learned variant
+    for label, c in free.items():
+        twin = by_label[label.replace("/realistic-free/", "/realistic/")]
+        assert c.costs == "free" and twin.costs == "tiresias" and c.semantics == twin.semantics == "realistic"
+        assert c.source == twin.source and c.params == twin.params and c.key() != twin.key()
+        assert c.hard_limit_s == twin.hard_limit_s
+    assert all(c.costs is None for c in both.cases if "/tiresias/" in c.label)  # free already under tiresias
+    only = tiresias_suite(parts=("testbed", "loaded-paper"), semantics=("realistic",), costs=("free",))
+    assert only.cases and all("/realistic-free/" in c.label and c.costs == "free" for c in only.cases)
+    for bad in (("none",), (), ("free", "free")):
+        with pytest.raises(SpecError) as e:
+            tiresias_suite(parts=("loaded",), costs=bad)
+        assert e.value.field == "costs"
+    from schedlab.benchmarks.cli.suite_options import parse_suite_options
+    assert parse_suite_options(tiresias_suite, "tiresias", ["costs=tiresias,free"]) == {"costs": ("tiresias", "free")}
+
+
 def test_reproduction_rows_put_ours_beside_the_paper():
     res = {"reference/2869ce/fifo": {"avg_jct": 220_700.31},
            "testbed/realistic/yarn-cs": {"avg_jct": 20_000.0, "median_jct": 20_000.0, "makespan": 60_000.0},
@@ -84,3 +116,14 @@ def test_reproduction_rows_put_ours_beside_the_paper():
     assert rows["testbed, realistic: median JCT YARN-CS / 2D-LAS"].ours == 10.0
     assert rows["testbed, realistic: avg JCT SRTF / 2D-LAS"].ours is None  # not run
     assert rows["testbed, realistic: 2d-las makespan"].paper == 27400.0
+
+
+def test_reproduction_rows_of_the_resampled_sensitivity_and_free_preemption():
+    res = {"philly-x5-rs/tiresias/2d-las": {"avg_jct": 1000.0}, "sensitivity-x5-rs/2d-las/K=3": {"avg_jct": 900.0},
+           "philly-x5/tiresias/2d-las": {"avg_jct": 2000.0}, "sensitivity-x5/2d-las/K=3": {"avg_jct": 1000.0},
+           "philly-x5-rs/realistic-free/2d-gittins": {"avg_jct": 1500.0},
+           "philly-x5-rs/realistic-free/srsf": {"avg_jct": 1000.0}}
+    rows = {r.quantity: r for r in reproduce(res)}
+    assert rows["sensitivity-x5-rs, 2d-las K=3: avg JCT / (K=2, 1 h, no knob)"].ours == 0.9  # over the same draw
+    assert rows["sensitivity-x5, 2d-las K=3: avg JCT / (K=2, 1 h, no knob)"].ours == 0.5  # over the table as recorded
+    assert rows["Philly x5 load, resampled, realistic-free: avg JCT 2D-Gittins / SRSF"].ours == 1.5

@@ -206,3 +206,52 @@ def test_fixed_trace_replicas_and_the_resampled_row():
     tie = {"philly-x5-rs/tiresias/yarn-cs": {s: {"avg_jct": 100.0 * (i + 1)} for i, s in enumerate(seeds)},
            "philly-x5-rs/tiresias/2d-las": {s: {"avg_jct": 100.0 * (i + 1)} for i, s in enumerate(seeds)}}
     assert figure_row(rs, tie)[4] == "5"
+
+
+def test_free_preemption_table_beside_the_measured_cost():
+    """The tiresias suite's ``costs=free`` experiment: its table appears after the measured-cost one once it has
+    runs, with the paper's ratios (verdicts) and, per policy, the measured cost over free preemption (ours only)."""
+    from schedlab.benchmarks.harness.report.reproduction import NO_PAPER_FIGURE, figure_row
+    from schedlab.benchmarks.harness.suites import paper_figures as pf
+
+    seeds = (None, 1, 2, 3, 4)
+    runs = {f"philly-x5-rs/{sem}/{pol}": {s: {"avg_jct": base * (1 + 0.01 * i) * (1.5 if sem == "realistic" else 1.0),
+                                               "preemptions": 10.0 + i}
+                                           for i, s in enumerate(seeds)}
+            for sem in ("realistic", "realistic-free") for pol, base in (("2d-las", 1000.0), ("srsf", 900.0))}
+    title = f"Philly table, arrivals compressed 5x (ours), {pf.FREE_TITLE}"
+    mine = [f for f in pf.figures() if f.table == title]
+    cost = next(f for f in mine if f.quantity.startswith("avg JCT 2D-LAS, measured cost"))
+    assert cost.num == "philly-x5-rs/realistic/2d-las" and cost.den == "philly-x5-rs/realistic-free/2d-las"
+    row = figure_row(cost, runs)
+    assert row[3].startswith("1.5x [") and row[4] == "5" and row[5] == NO_PAPER_FIGURE and row[1] == "—"
+    gittins = next(f for f in mine if f.quantity == "avg JCT 2D-Gittins / SRSF, free preemption")
+    assert gittins.num == "philly-x5-rs/realistic-free/2d-gittins" and gittins.band == pf.point(1.1, 0.1)
+    ratio = figure_row(next(f for f in mine if f.quantity == "avg JCT YARN-CS / 2D-LAS, free preemption"), runs)
+    assert ratio[5] == "no run"
+    store = [{"suite": "tiresias", "label": f"{lab}@seed={s}" if s else lab, "status": "ok", "metrics": m,
+              "finished_at": "t"} for lab, per in runs.items() for s, m in per.items()]
+    text = render(runs_from_records(store), suites=("tiresias",))
+    measured = text.index("### Philly table, arrivals compressed 5x (ours), realistic semantics\n")
+    free = text.index(f"### {title}")
+    assert measured < free < text.index("### Philly table, arrivals compressed 5x (ours), tiresias semantics")
+    assert f"| {NO_PAPER_FIGURE} |" in text[free:]
+    # without a free-preemption record the table is left out (the stores before the experiment render as before)
+    assert title not in render(runs_from_records([r for r in store if "realistic-free" not in r["label"]]),
+                               suites=("tiresias",))
+
+
+def test_resampled_sensitivity_rows_over_the_same_draw():
+    from schedlab.benchmarks.harness.report.reproduction import RUN_OPTIONS
+    from schedlab.benchmarks.harness.suites import paper_figures as pf
+
+    rs = [f for f in pf.figures() if f.table.startswith("Sensitivity (sensitivity-x5-rs)")]
+    assert len(rs) == 18 and all(f.optional and not f.exact for f in rs)
+    assert all(f.num.startswith("sensitivity-x5-rs/") and f.den == f"philly-x5-rs/tiresias/{f.num.split('/')[1]}"
+               for f in rs)
+    # every case of those rows is one the suite makes (the part resampled, as the loaded part)
+    labels = {split_seed(c.label)[0] for c in SUITES["tiresias"](parts=("loaded", "sensitivity"), semantics=("tiresias",),
+                                                                 policies=("2d-las", "2d-gittins")).cases}
+    assert {f.num for f in rs} | {f.den for f in rs} <= labels
+    as_recorded = next(o for s, p, o in RUN_OPTIONS if "Sensitivity (sensitivity-x5) ...".startswith(p))
+    assert "resample=none" in as_recorded

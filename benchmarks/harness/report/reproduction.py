@@ -22,6 +22,8 @@ see ``paper_figures``; a point figure's band is cut at 1 on the paper's side whe
   (the artifact's own schedulers: seeds ``exact``) is judged on its one value, and so is a figure whose
   seeds all give one value (seeds ``1 (N identical: deterministic)``: a fixed trace under deterministic
   policies repeats one replay; no width-0 interval is shown as if it were precision);
+* ``ours only`` — a row of an experiment (free preemption beside the measured cost) the paper has no
+  figure for: ours with its interval, no verdict;
 * a figure on a trace *as recorded* shown beside the same figure on the trace resampled per seed
   (``Figure.as_recorded``) prints its verdict as ``as recorded: ...``; the resampled row's verdict counts.
 
@@ -53,15 +55,20 @@ SUITE_TITLES = {"tiresias": "Tiresias (NSDI'19)", "dally": "Dally", "rubick": "R
 RUN_OPTIONS = (
     ("tiresias", "Testbed, the paper's", "parts=testbed-philly"),
     ("tiresias", "Testbed", "parts=testbed"),
+    ("tiresias", f"Philly table, arrivals compressed 5x (ours), {pf.FREE_TITLE}",
+     "parts=loaded --option semantics=realistic --option costs=free"),
     ("tiresias", "Philly table, arrivals compressed", "parts=loaded"),
     ("tiresias", "Philly table, the paper's load", "parts=loaded-paper"),
     ("tiresias", "Philly table", "parts=philly"),
     ("tiresias", "Philly per virtual cluster (", "parts=philly-vc"),
     ("tiresias", "Philly per virtual cluster, the artifact", "parts=reference"),
-    ("tiresias", "Sensitivity (sensitivity-x5)", "parts=sensitivity"),
+    ("tiresias", "Sensitivity (sensitivity-x5)", "parts=sensitivity --option resample=none"),
+    ("tiresias", "Sensitivity (sensitivity-x5-rs)", "parts=sensitivity"),
     ("tiresias", "Sensitivity", "parts=sensitivity-testbed"),
 )
 SEEDS_WANTED = 5
+#: the verdict column of a row the paper has no figure for (an experiment's own comparison)
+NO_PAPER_FIGURE = "ours only"
 #: the record's wall seconds, kept beside its metrics
 WALL = "_wall_s"
 
@@ -229,11 +236,13 @@ def figure_row(fig: pf.Figure, runs: Mapping[str, Mapping[int | None, Mapping[st
     values = [rs[s] for s in sorted(rs, key=lambda s: -1 if s is None else s)]
     if replicas(runs, fig.num, fig.den, fig.metric, rs):  # deterministic: one value, judged as such (no width-0 interval shown as precision)
         iv = t_interval(values[:1])
-        n, v = f"1 ({len(values)} identical: deterministic)", verdict(iv, fig.band, exact=True)
+        n, v = f"1 ({len(values)} identical: deterministic)", verdict(iv, fig.band or (0.0, math.inf), exact=True)
     else:
         iv = t_interval(values)
         n = "exact" if fig.exact and iv.n == 1 else str(iv.n)
-        v = verdict(iv, fig.band, exact=fig.exact)
+        v = verdict(iv, fig.band or (0.0, math.inf), exact=fig.exact)
+    if fig.band is None:  # an experiment's row the paper has no figure for: ours only
+        v = NO_PAPER_FIGURE
     if fig.as_recorded:
         v = f"as recorded: {v}"
     return [fig.quantity, fig.claim, fig.source, fmt_interval(iv, fig.show), n, v, cases]

@@ -5,7 +5,10 @@ Philly table at which YARN-CS's average queueing delay (first start - arrival) i
 (Tiresias Appendix A), by bisection on ``log(load)`` (the delay grows with load): one YARN-CS replay of
 the 82,247 jobs per step under ``tiresias`` semantics, each step printed (load, average queueing delay,
 wall seconds). Its result is :data:`~schedlab.benchmarks.harness.suites.tiresias.PAPER_LOAD`, the load of
-the suite's ``loaded-paper`` part.
+the suite's ``loaded-paper`` part (the table as recorded, seed 0). ``--resample bootstrap --seed S``
+calibrates on the suite's draw of seed ``S`` instead (``WorkloadSource.resample``: the table's arrivals,
+each job drawn with replacement; what ``loaded-paper`` replays by default), which queues longer than the
+table at the same compression (``docs/REPRODUCTION.md`` § Every "not held", Tiresias Philly 2.4x).
 
 ``... calibrate scale`` finds the ``duration_scale`` of ``tiresias-480-philly`` at which 2D-LAS's makespan
 on the testbed is the paper's 27,400 s (§5.2), by bisection on ``log(scale)`` (seed 0); its result is
@@ -28,7 +31,8 @@ from pathlib import Path
 from schedlab.benchmarks.harness.cases import ReplayCase
 from schedlab.benchmarks.harness.replay import run_replay
 from schedlab.benchmarks.harness.suites.tiresias import PHILLY_TABLE, TESTBED_THRESHOLD
-from schedlab.benchmarks.workloads.source import WorkloadSource
+from schedlab.benchmarks.workloads.source import RESAMPLE, WorkloadSource
+from schedlab.topology.errors import SpecError
 
 PAPER_YARN_QUEUE_S = 4102.0  # Tiresias Appendix A: YARN-CS average queueing delay in the Philly simulation
 PAPER_TESTBED_MAKESPAN_S = 27400.0  # Tiresias §5.2: 2D-LAS's makespan on the testbed
@@ -43,18 +47,22 @@ def las_makespan(scale: float, *, seed: int = 0) -> float:
     return float(run_replay(case).metrics["makespan"])
 
 
-def yarn_queue(load: float, *, traces: str = "../shared/traces", seed: int = 0) -> float:
-    """YARN-CS's average queueing delay (s) on the Philly table compressed ``load``-fold."""
+def yarn_queue(load: float, *, traces: str = "../shared/traces", seed: int = 0, resample: str = "none") -> float:
+    """YARN-CS's average queueing delay (s) on the Philly table compressed ``load``-fold (``resample``: the
+    table as recorded, ``none``, or the seed's bootstrap draw, ``bootstrap``, as the suite's ``-rs`` cases)."""
     src = WorkloadSource(trace=str(Path(traces) / PHILLY_TABLE), trace_format="philly", cluster="philly", seed=seed,
-                         load=load)
+                         load=load, resample=resample)
     return float(run_replay(ReplayCase(src, "yarn-cs", semantics="tiresias", seed=seed)).metrics["avg_queue"])
 
 
 def calibrate_load(target: float = PAPER_YARN_QUEUE_S, lo: float = 1.0, hi: float = 5.0, steps: int = 6, *,
-                   traces: str = "../shared/traces", seed: int = 0, log=print) -> float:
+                   traces: str = "../shared/traces", seed: int = 0, resample: str = "none", log=print) -> float:
     """Bisection on ``log(load)`` in ``[lo, hi]``: the load whose YARN-CS queueing delay is nearest
-    ``target`` among the steps tried."""
-    return _bisect(lambda x: yarn_queue(x, traces=traces, seed=seed), target, lo, hi, steps, "load",
+    ``target`` among the steps tried (on the table as recorded, or on seed ``seed``'s draw: ``resample``)."""
+    if resample not in RESAMPLE:
+        raise SpecError(f"resample must be one of {', '.join(RESAMPLE)}, got {resample!r}", source="<calibrate load>",
+                        field="resample")
+    return _bisect(lambda x: yarn_queue(x, traces=traces, seed=seed, resample=resample), target, lo, hi, steps, "load",
                    "YARN-CS average queueing", log)
 
 
@@ -106,10 +114,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hi", type=float)
     ap.add_argument("--steps", type=int)
     ap.add_argument("--traces", default="../shared/traces")
+    ap.add_argument("--seed", type=int, default=0, help="load: the workload's seed (the draw's, with --resample)")
+    ap.add_argument("--resample", choices=RESAMPLE, default="none",
+                    help="load: calibrate on the table as recorded (none) or on the seed's bootstrap draw")
     a = ap.parse_args(argv)
     given = {k: v for k, v in (("target", a.target), ("lo", a.lo), ("hi", a.hi), ("steps", a.steps)) if v is not None}
     if a.what == "load":
-        print(f"chosen load {calibrate_load(**given, traces=a.traces):.5g}")
+        print(f"chosen load {calibrate_load(**given, traces=a.traces, seed=a.seed, resample=a.resample):.5g} "
+              f"(seed {a.seed}, resample {a.resample})")
     elif a.what == "scale":
         print(f"chosen duration_scale {calibrate_scale(**given):.5g}")
     else:

@@ -73,7 +73,8 @@ def improvement(lo_pct: float, hi_pct: float) -> tuple[float, float]:
 @dataclass(frozen=True)
 class Figure:
     """``num / den`` of ``metric`` (a dotted path into a replay's metrics: ``classes.guaranteed.avg_jct``)
-    against the paper's ``band`` (``claim``: the paper's words)."""
+    against the paper's ``band`` (``claim``: the paper's words; ``band`` ``None``: an experiment's row the
+    paper has no figure for, shown without a verdict)."""
 
     suite: str
     table: str
@@ -82,7 +83,7 @@ class Figure:
     num: str
     den: str
     metric: str
-    band: tuple[float, float]
+    band: tuple[float, float] | None
     claim: str
     show: str = "ratio"
     exact: bool = False  # deterministic cases (the artifact's schedulers): one run is the figure, no interval
@@ -174,6 +175,30 @@ def _philly_rows(t: str, p: str) -> list[Figure]:
     ]
 
 
+#: the compared policies whose ``realistic`` cases the ``costs=free`` experiment repeats with free preemption
+FREE_POLICIES = (("2D-LAS", "2d-las"), ("2D-Gittins", "2d-gittins"), ("SRSF", "srsf"), ("Gandiva-like", "gandiva-like"),
+                 ("YARN-CS", "yarn-cs"), ("Best-effort", "best-effort"))
+FREE_TITLE = "realistic semantics, free preemption (experiment: the same draws and cases, preemption cost 0)"
+
+
+def _free_preemption(resampled: str, what: str) -> list[Figure]:
+    """The tiresias suite's ``costs=free`` experiment on the cases ``resampled/realistic-free/POLICY``: the
+    paper's ratios without the preemption cost Tiresias measured, then what that cost does to each policy
+    (avg JCT with the measured cost over the same draw's with free preemption: no paper figure). A table of
+    its own, shown once it has runs."""
+    t = f"{what}, {FREE_TITLE}"
+    p = f"{resampled}/realistic-free/"
+    figs = [dataclasses.replace(f, quantity=f"{f.quantity}, free preemption", optional=True) for f in _philly_rows(t, p)]
+    figs += [Figure("tiresias", t, f"avg JCT {name}, measured cost (62 s per preemption) / free preemption",
+                    "ours (the paper measures the cost, §5.2, but simulates without it)",
+                    f"{resampled}/realistic/{pol}", p + pol, "avg_jct", None, "—", optional=True)
+             for name, pol in FREE_POLICIES]
+    figs += [Figure("tiresias", t, f"preemptions {name}, measured cost / free preemption", "ours",
+                    f"{resampled}/realistic/{pol}", p + pol, "preemptions", None, "—", optional=True)
+             for name, pol in FREE_POLICIES[:4]]
+    return figs
+
+
 #: Fig. 14's variants: (case suffix, band of avg JCT over the base's, the paper's words, where)
 _SENSITIVITY = (
     ("K=3", point(0.99, 0.05), "0.99", "§5.4, Fig. 14a"),
@@ -193,7 +218,9 @@ def _tiresias() -> list[Figure]:
     out += _testbed("testbed-philly", "Testbed, the paper's setting (480 jobs, durations drawn from the Philly table "
                                       "by GPU count, scaled to 2D-LAS makespan 27,400 s)")
     out += _philly("philly", "Philly table (82,247 jobs, own arrivals)")
-    out += _philly("philly-x5", "Philly table, arrivals compressed 5x (ours)", resampled="philly-x5-rs")
+    x5 = _philly("philly-x5", "Philly table, arrivals compressed 5x (ours)", resampled="philly-x5-rs")
+    split = next(i for i, f in enumerate(x5) if f.table.endswith("tiresias semantics"))
+    out += x5[:split] + _free_preemption("philly-x5-rs", "Philly table, arrivals compressed 5x (ours)") + x5[split:]
     out += _philly("philly-paper-load", "Philly table, the paper's load (compression where YARN-CS queues 4,102 s)",
                    resampled="philly-paper-load-rs")
     t = "Philly per virtual cluster (the paper's setting: the artifact's VCs and cluster specs, tiresias semantics)"
@@ -226,6 +253,12 @@ def _tiresias() -> list[Figure]:
         for var, band, claim, src in _SENSITIVITY:
             out.append(Figure("tiresias", t, f"{pol} {var}", f"{TIRESIAS} {src}", f"sensitivity-x5/{pol}/{var}",
                               f"philly-x5/tiresias/{pol}", "avg_jct", band, claim, exact=True))
+    t = ("Sensitivity (sensitivity-x5-rs): avg JCT over the same policy at K = 2, 1 GPU-hour, knob off (the Philly "
+         "table x5 resampled per seed, as the loaded part, tiresias semantics)")
+    for pol in ("2d-las", "2d-gittins"):  # the base: the loaded part's case of the same draw
+        for var, band, claim, src in _SENSITIVITY:
+            out.append(Figure("tiresias", t, f"{pol} {var}", f"{TIRESIAS} {src}", f"sensitivity-x5-rs/{pol}/{var}",
+                              f"philly-x5-rs/tiresias/{pol}", "avg_jct", band, claim, optional=True))
     for prefix, base_of in (("sensitivity-testbed", "K=2"), ("sensitivity-testbed-realistic", "K=2")):
         t = f"Sensitivity ({prefix}): avg JCT over the same policy at K = 2, 1 GPU-hour, knob off"
         for pol in ("2d-las", "2d-gittins"):

@@ -19,10 +19,15 @@ Parts (option ``parts``, all by default):
   with ``resample="bootstrap"`` (the default) each seed keeps the table's arrivals and draws every
   arrival's job with replacement from the table's jobs (``WorkloadSource.resample``), labels
   ``philly-x5-rs/...``; ``resample="none"`` runs the table as recorded (``philly-x5/...``). The same
-  holds for ``loaded-paper`` (``philly-paper-load-rs/...`` / ``philly-paper-load/...``); ``philly`` (own
-  arrivals: no contention, every policy ties) and ``sensitivity`` always replay the table as recorded.
-* ``sensitivity`` — 2D-LAS and 2D-Gittins on the loaded replay (``tiresias`` semantics): K = 2, 3, 4
-  (thresholds 1 h, then doubling), the threshold 0.5 / 1 / 2 / 4 GPU-hours, PROMOTEKNOB 1, 2, 4, 8.
+  holds for ``loaded-paper`` (``philly-paper-load-rs/...`` / ``philly-paper-load/...``) and
+  ``sensitivity`` (``sensitivity-x5-rs/...`` / ``sensitivity-x5/...``); ``philly`` (own arrivals: no
+  contention, every policy ties) always replays the table as recorded. Option ``costs``: the preemption
+  cost of the compared policies' ``realistic`` cases, ``tiresias`` (the measured cost, the default) and/or
+  ``free`` (labels ``.../realistic-free/...``: the same cases with free preemption, to measure what the
+  cost does to each policy).
+* ``sensitivity`` — 2D-LAS and 2D-Gittins on the loaded replay (``tiresias`` semantics; resampled per seed
+  as the ``loaded`` part, over its ``philly-x5-rs/tiresias/POLICY``): K = 2, 3, 4 (thresholds 1 h, then
+  doubling), the threshold 0.5 / 1 / 2 / 4 GPU-hours, PROMOTEKNOB 1, 2, 4, 8.
 * ``sensitivity-testbed`` — the same variants on the testbed workload (seconds instead of the loaded
   replay's tens of minutes per run), with its own base (K = 2, 1 h, no knob), and for 2D-Gittins the
   knob again with our same-queue preemption margin 0.5 (``margin=0.5``, ``margin=0.5,knob=K``: does the
@@ -89,6 +94,11 @@ PAPER_LOAD = 4.193
 VC_POLICIES = ("yarn-cs", "best-effort", "2d-las", "2d-gittins")
 #: the label suffix of a resampled trace part (``philly-x5-rs/...``): one bootstrap draw of the table per seed
 RESAMPLED_SUFFIX = "-rs"
+#: the ``costs`` option: the preemption cost models the ``realistic`` cases run under, and the suffix each
+#: adds to the semantics in a label: the cost Tiresias measured (``PREFIX/realistic/...``, the default) and
+#: free preemption (``PREFIX/realistic-free/...``: what the measured cost does to each policy)
+MEASURED_COST = "tiresias"
+COST_LABELS: Mapping[str, str] = {MEASURED_COST: "", "free": "-free"}
 TESTBED_THRESHOLD = 3200.0  # GPU-s, the paper's testbed (§5.2)
 HOUR = 3600.0
 #: the loaded replay's SRTF/SRSF refresh every running job's key at every event (about 1,000 running):
@@ -120,18 +130,25 @@ def _reference_cases(traces: str | Path) -> list[ReplayCase]:
 
 def _compared(source: WorkloadSource, prefix: str, semantics: Iterable[str], las_params: Mapping[str, Any],
               costs: str | None, oracle_hard_limit_s: float | None = None,
-              policies: Iterable[str] = POLICIES_COMPARED) -> list[ReplayCase]:
+              policies: Iterable[str] = POLICIES_COMPARED,
+              cost_models: Iterable[str] = (MEASURED_COST,)) -> list[ReplayCase]:
+    """The compared policies on ``source`` under each of ``semantics``; under ``realistic`` once per cost
+    model of ``cost_models``: the measured one (``costs``, labels ``PREFIX/realistic/...``) and/or
+    ``free`` (labels ``PREFIX/realistic-free/...``: the same cases with preemption free)."""
     out = []
     policies = tuple(policies)
     for sem in semantics:
-        for pol in (p for p in POLICIES_COMPARED if p in policies):
-            params = dict(las_params) if pol in ("2d-las", "2d-gittins") else {}
-            out.append(ReplayCase(source, pol, params, semantics=sem, costs=costs if sem == "realistic" else None,
-                                  label=f"{prefix}/{sem}/{pol}",
-                                  hard_limit_s=oracle_hard_limit_s if pol in ("srtf", "srsf") else None))
-        if sem == "realistic" and "2d-las" in policies:  # placement matters only here: PACKLIMIT learned
-            out.append(ReplayCase(source, "2d-las", {**las_params, "learn_packlimit": True}, semantics=sem,
-                                  costs=costs, label=f"{prefix}/{sem}/2d-las-learned"))
+        runs = [(sem, None)] if sem != "realistic" else [
+            (sem + COST_LABELS[m], costs if m == MEASURED_COST else m) for m in cost_models]
+        for tag, cost in runs:
+            for pol in (p for p in POLICIES_COMPARED if p in policies):
+                params = dict(las_params) if pol in ("2d-las", "2d-gittins") else {}
+                out.append(ReplayCase(source, pol, params, semantics=sem, costs=cost, label=f"{prefix}/{tag}/{pol}",
+                                      hard_limit_s=oracle_hard_limit_s if pol in ("srtf", "srsf") else None))
+            # placement matters only under realistic: PACKLIMIT learned (the measured cost only)
+            if tag == "realistic" and "2d-las" in policies:
+                out.append(ReplayCase(source, "2d-las", {**las_params, "learn_packlimit": True}, semantics=sem,
+                                      costs=cost, label=f"{prefix}/{tag}/2d-las-learned"))
     return out
 
 
@@ -154,15 +171,18 @@ def _sensitivity_cases(source: WorkloadSource, prefix: str, *, with_base: bool =
 def tiresias_suite(*, traces: str = "../shared/traces", parts: Iterable[str] = PARTS,
                    semantics: Iterable[str] = ("realistic", "tiresias"), load: float = 5.0, seed: int = 0,
                    seeds: int | Sequence[int] = 1, policies: Iterable[str] = POLICIES_COMPARED,
-                   paper_load: float = PAPER_LOAD, resample: str = "bootstrap") -> Suite:
+                   paper_load: float = PAPER_LOAD, resample: str = "bootstrap",
+                   costs: Iterable[str] = (MEASURED_COST,)) -> Suite:
     """The suite (see the module docstring); ``parts`` selects experiments, ``load`` the loaded replay's
     time compression, ``seeds`` the seeds every non-artifact case runs under (a count from ``seed`` or
     the seeds; the workload's and the policy's seed move together; the ``reference`` part, the
     artifact's deterministic figures, runs once), ``policies`` the compared policies of the
     ``testbed``/``philly``/``loaded``/``testbed-philly``/``loaded-paper`` parts, ``paper_load`` the
-    compression of ``loaded-paper``, ``resample`` how ``loaded`` and ``loaded-paper`` draw a seed's workload
-    from the table (``bootstrap``: arrivals kept, jobs drawn with replacement, labels ``...-rs/``; ``none``:
-    the table as recorded).
+    compression of ``loaded-paper``, ``resample`` how ``loaded``, ``loaded-paper`` and ``sensitivity`` draw a
+    seed's workload from the table (``bootstrap``: arrivals kept, jobs drawn with replacement, labels
+    ``...-rs/``; ``none``: the table as recorded), ``costs`` the preemption cost models of the compared
+    policies' ``realistic`` cases (``tiresias``: the cost Tiresias measured, labels ``.../realistic/...``;
+    ``free``: none, labels ``.../realistic-free/...``; either or both).
 
     The paper's own settings, each its own part: ``testbed-philly`` (the testbed's 480 jobs with
     durations drawn from the Philly table by GPU count, scaled to the paper's 27,400 s makespan),
@@ -190,10 +210,15 @@ def tiresias_suite(*, traces: str = "../shared/traces", parts: Iterable[str] = P
     if resample not in RESAMPLE:
         raise SpecError(f"resample must be one of {', '.join(RESAMPLE)}, got {resample!r}", source="<suite tiresias>",
                         field="resample")
+    costs = tuple(costs)
+    bad = [c for c in costs if c not in COST_LABELS]
+    if bad or not costs or len(set(costs)) != len(costs):
+        raise SpecError(f"costs must be distinct among {', '.join(COST_LABELS)}; got {costs!r}",
+                        source="<suite tiresias>", field="costs")
     seed_list = seed_values(seeds, seed, suite="tiresias")
     cases: list[ReplayCase] = _reference_cases(traces) if "reference" in parts else []
-    cases += over_seeds(lambda s: _seeded_cases(traces, parts, semantics, load, s, policies, paper_load, resample),
-                        seed_list)
+    cases += over_seeds(lambda s: _seeded_cases(traces, parts, semantics, load, s, policies, paper_load, resample,
+                                                costs), seed_list)
     return Suite("tiresias", "Tiresias (NSDI'19): the artifact's figures, the testbed and Philly comparisons, "
                  "sensitivity", tuple(cases), reproduce=lambda r: reproduce(r, load=load), paper=PAPER)
 
@@ -204,7 +229,8 @@ def resampled_prefix(prefix: str, resample: str) -> str:
 
 
 def _seeded_cases(traces: str, parts: tuple[str, ...], semantics: tuple[str, ...], load: float,
-                  seed: int, policies: tuple[str, ...], paper_load: float, resample: str) -> list[ReplayCase]:
+                  seed: int, policies: tuple[str, ...], paper_load: float, resample: str,
+                  costs: tuple[str, ...] = (MEASURED_COST,)) -> list[ReplayCase]:
     cases: list[ReplayCase] = []
     table = str(Path(traces) / PHILLY_TABLE)
     philly = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed)
@@ -214,31 +240,32 @@ def _seeded_cases(traces: str, parts: tuple[str, ...], semantics: tuple[str, ...
     if "testbed" in parts:
         testbed = WorkloadSource(workload="tiresias-480", seed=seed)
         cases += _compared(testbed, "testbed", semantics, {"threshold": TESTBED_THRESHOLD}, "tiresias",
-                           policies=policies)
+                           policies=policies, cost_models=costs)
         if "tiresias" in semantics:  # the artifact's Gandiva (it models no placement: tiresias semantics only)
             cases.append(ReplayCase(testbed, "gandiva", semantics="tiresias", label="testbed/tiresias/gandiva"))
     if "testbed-philly" in parts:
         src = WorkloadSource(workload="tiresias-480-philly", seed=seed,
                              params={"duration_scale": PHILLY_TESTBED_SCALE, "table": table})
         cases += _compared(src, "testbed-philly", semantics, {"threshold": TESTBED_THRESHOLD}, "tiresias",
-                           policies=policies)
+                           policies=policies, cost_models=costs)
     if "philly" in parts:
-        cases += _compared(philly, "philly", semantics, sim_defaults, "tiresias", policies=policies)
+        cases += _compared(philly, "philly", semantics, sim_defaults, "tiresias", policies=policies,
+                           cost_models=costs)
     if "loaded" in parts:
         cases += _compared(loaded_rs, resampled_prefix(f"philly-x{load:g}", resample), semantics, sim_defaults,
-                           "tiresias", ORACLE_HARD_LIMIT_S, policies=policies)
+                           "tiresias", ORACLE_HARD_LIMIT_S, policies=policies, cost_models=costs)
     if "loaded-paper" in parts:
         paper = WorkloadSource(trace=table, trace_format="philly", cluster="philly", seed=seed, load=paper_load,
                                resample=resample)
         cases += _compared(paper, resampled_prefix("philly-paper-load", resample), semantics, sim_defaults, "tiresias",
-                           ORACLE_HARD_LIMIT_S, policies=policies)
+                           ORACLE_HARD_LIMIT_S, policies=policies, cost_models=costs)
     if "philly-vc" in parts:
         for vc, (spec, _) in REFERENCE.items():
             src = dataclasses.replace(vc_source(traces, vc, spec), seed=seed)
             cases += [ReplayCase(src, pol, sim_defaults if pol.startswith("2d-") else {}, semantics="tiresias",
                                  label=f"philly-vc/{vc}/{pol}") for pol in VC_POLICIES]
     if "sensitivity" in parts:
-        cases += _sensitivity_cases(loaded, f"sensitivity-x{load:g}")
+        cases += _sensitivity_cases(loaded_rs, resampled_prefix(f"sensitivity-x{load:g}", resample))
     if "sensitivity-testbed" in parts:
         testbed = WorkloadSource(workload="tiresias-480", seed=seed)
         cases += _sensitivity_cases(testbed, "sensitivity-testbed", with_base=True)
@@ -278,16 +305,20 @@ def reproduce(results: Mapping[str, Mapping[str, Any]], *, load: float = 5.0) ->
         if ours is not None:
             rows.append(ReproRow(f"artifact avg JCT, VC {vc}, gandiva", ref[1], ours, "s",
                                  f"{abs(ours / ref[1] - 1):.4%} off (tolerance {REFERENCE_TOLERANCE:.1%})"))
-    for sem in ("realistic", "tiresias"):
+    for sem in ("realistic", "realistic-free", "tiresias"):
         rows += _compare_rows(results, f"testbed/{sem}", f"testbed, {sem}", TESTBED_PAPER)
         rows += _compare_rows(results, f"philly/{sem}", f"Philly table, {sem}", PHILLY_PAPER)
         rows += _compare_rows(results, f"philly-x{load:g}/{sem}", f"Philly x{load:g} load, {sem}", PHILLY_PAPER)
         rows += _compare_rows(results, f"philly-x{load:g}{RESAMPLED_SUFFIX}/{sem}",
                               f"Philly x{load:g} load, resampled, {sem}", PHILLY_PAPER)
-    base = {pol: _get(results, f"philly-x{load:g}/tiresias/{pol}", "avg_jct") for pol in ("2d-las", "2d-gittins")}
-    for prefix in (f"sensitivity-x{load:g}", "sensitivity-testbed", "sensitivity-testbed-realistic"):
+    loaded_base = {rs: f"philly-x{load:g}{rs}/tiresias" for rs in ("", RESAMPLED_SUFFIX)}  # the loaded part's cases
+    for prefix in (f"sensitivity-x{load:g}", f"sensitivity-x{load:g}{RESAMPLED_SUFFIX}", "sensitivity-testbed",
+                   "sensitivity-testbed-realistic"):
         if prefix.startswith("sensitivity-testbed"):
             base = {pol: _get(results, f"{prefix}/{pol}/K=2", "avg_jct") for pol in ("2d-las", "2d-gittins")}
+        else:
+            of = loaded_base[RESAMPLED_SUFFIX if prefix.endswith(RESAMPLED_SUFFIX) else ""]
+            base = {pol: _get(results, f"{of}/{pol}", "avg_jct") for pol in ("2d-las", "2d-gittins")}
         for label in sorted(k for k in results if k.startswith(prefix + "/") and SEED_TAG not in k):
             _, pol, var = label.split("/")
             paper = {"K=3": 0.99, "K=4": 0.99, "threshold=0.5h": "slightly > 1"}.get(var, "about 1")
@@ -341,5 +372,5 @@ def _compare_rows(results, prefix: str, what: str, paper) -> list[ReproRow]:
     return rows
 
 
-__all__ = ["GANDIVA_REFERENCE", "PARTS", "POLICIES_COMPARED", "REFERENCE", "REFERENCE_TOLERANCE", "RESAMPLED_SUFFIX", "reference_params", "reproduce", "resampled_prefix",
+__all__ = ["COST_LABELS", "GANDIVA_REFERENCE", "MEASURED_COST", "PARTS", "POLICIES_COMPARED", "REFERENCE", "REFERENCE_TOLERANCE", "RESAMPLED_SUFFIX", "reference_params", "reproduce", "resampled_prefix",
            "spec_path", "tiresias_suite", "vc_source"]
