@@ -23,7 +23,7 @@ from types import MappingProxyType
 from schedlab.benchmarks.simulator.artifact import ArtifactNotes, artifact_jobs, pooled_cluster, snap
 from schedlab.benchmarks.simulator.costs import CostModel, Semantics
 from schedlab.benchmarks.simulator.costs import semantics as get_semantics
-from schedlab.benchmarks.simulator.events import EventQueue
+from schedlab.benchmarks.simulator.events import EventQueue, sim_event
 from schedlab.benchmarks.simulator.gcpause import PausedGC
 from schedlab.benchmarks.simulator.guarantee import GuaranteeCheck
 from schedlab.benchmarks.simulator.hooks import CountsFallbacks, PreparesJobs
@@ -77,19 +77,6 @@ _MACHINE_LABEL = Tier.MACHINE.label
 
 Progress = Callable[[float, int, int], None]  # (sim time, finished, total)
 
-_new = object.__new__
-_SE_TIME, _SE_KIND, _SE_JOB, _SE_TAG = (getattr(SimEvent, f).__set__ for f in ("time", "kind", "job_id", "tag"))
-
-
-def _event(t: float, kind: EventKind, jid: str | None, tag: object = None) -> SimEvent:
-    """``SimEvent(t, kind, jid, tag)`` without the frozen ``__init__``'s ``object.__setattr__`` per field
-    (one per event; the values are the simulator's own)."""
-    e = _new(SimEvent)
-    _SE_TIME(e, t)
-    _SE_KIND(e, kind)
-    _SE_JOB(e, jid)
-    _SE_TAG(e, tag)
-    return e
 
 
 class StopReason(Enum):
@@ -360,21 +347,21 @@ class Simulator(SharingMixin):
             rt.t_mark = t
             rt.enqueued_at = t
             self._queue[jid] = rt
-            return _event(t, _E_ARRIVAL, jid)
+            return sim_event(t, _E_ARRIVAL, jid)
         if kind == _K_TIMER:
-            return _event(t, _E_TIMER, None, payload)
+            return sim_event(t, _E_TIMER, None, payload)
         rt = self._rt[jid]
         if rt.version != payload:
             return None  # superseded by a later change of this job
         if kind == _K_COMPLETION:
             self._finish(rt, t)
-            return _event(t, _E_COMPLETION, jid)
+            return sim_event(t, _E_COMPLETION, jid)
         if kind == _K_RECONF:
             self._advance(rt, t)
             self._close_segment(rt, t)
             self._set_running(rt, t)
             self._open_segment(rt, t)
-            return _event(t, _E_RECONF, jid)
+            return sim_event(t, _E_RECONF, jid)
         # preemption done: the checkpoint is saved; give the resources back
         self._advance(rt, t)
         self._close_segment(rt, t)
@@ -382,7 +369,7 @@ class Simulator(SharingMixin):
         rt.status = _QUEUED
         rt.enqueued_at = t
         self._queue[jid] = rt
-        return _event(t, _E_PREEMPT, jid)
+        return sim_event(t, _E_PREEMPT, jid)
 
     # ----------------------------------------------------------- decisions
     def _apply(self, d: Decision, t: float) -> None:

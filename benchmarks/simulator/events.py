@@ -10,10 +10,23 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
-from schedlab.scheduling.policy import EventKind
+from schedlab.scheduling.policy import EventKind, SimEvent
 
 _INF = float("inf")
 _ARRIVAL = EventKind.ARRIVAL._value_  # (``_value_``: a plain attribute; ``.value`` is a descriptor call)
+_new = object.__new__
+_SE_TIME, _SE_KIND, _SE_JOB, _SE_TAG = (getattr(SimEvent, f).__set__ for f in ("time", "kind", "job_id", "tag"))
+
+
+def sim_event(t: float, kind: EventKind, jid: str | None, tag: object = None) -> SimEvent:
+    """``SimEvent(t, kind, jid, tag)`` without the frozen ``__init__``'s ``object.__setattr__`` per field
+    (the simulator builds one per event; the values are its own, already typed)."""
+    e = _new(SimEvent)
+    _SE_TIME(e, t)
+    _SE_KIND(e, kind)
+    _SE_JOB(e, jid)
+    _SE_TAG(e, tag)
+    return e
 
 
 class EventQueue:
@@ -87,4 +100,4 @@ class EventQueue:
 
 
 
-__all__ = ["EventQueue"]
+__all__ = ["EventQueue", "sim_event"]

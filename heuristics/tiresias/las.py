@@ -291,7 +291,8 @@ class TiresiasPolicy(PolicyBase):
         return Decision(start=start, preempt=preempt, timers=timers)
 
     def _timers(self, now: float) -> tuple[Timer, ...]:
-        self._asked = {t for t in self._asked if t > now}
+        if len(self._asked) > 64:  # times already past are never asked again (t > now below): pruned now and then
+            self._asked = {t for t in self._asked if t > now}
         t = self._next_deadline()
         if t > now + EPS_T and t < math.inf and t not in self._asked:
             self._asked.add(t)

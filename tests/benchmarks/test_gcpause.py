@@ -8,7 +8,7 @@ import weakref
 
 import pytest
 
-from schedlab.benchmarks.simulator.engine import _event
+from schedlab.benchmarks.simulator.events import sim_event
 from schedlab.benchmarks.simulator.gcpause import PausedGC
 from schedlab.scheduling.policy import EventKind, SimEvent
 
@@ -63,7 +63,7 @@ def test_tick_collects_young_cycles_past_the_limit(gc_on):
 def test_fast_event_is_the_same_event():
     for args in [(1.5, EventKind.ARRIVAL, "j1", None), (2.0, EventKind.TIMER, None, "tiresias"),
                  (0.0, EventKind.COMPLETION, "x", None)]:
-        fast, ref = _event(*args), SimEvent(*args)
+        fast, ref = sim_event(*args), SimEvent(*args)
         assert fast == ref and hash(fast) == hash(ref) and dataclasses.astuple(fast) == args
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.time = 3.0  # type: ignore[misc]
