@@ -143,14 +143,23 @@ class VictimSearch:
 
     def _machine_low(self, st: PassState, m: str) -> tuple[float, str | None]:
         """The lowest GPU loss among the jobs on ``m`` any job may shrink (and whose it is), cached until
-        something on ``m`` (or of a job on ``m``) changes."""
+        something on ``m`` (or of a job on ``m``) changes. A job whose entry is not built yet is read from
+        its record, as the entry would be (reading it builds nothing)."""
         key = "low:" + m
         hit = st.memo.get(key)
         if hit is not None and hit[0] == st.mversion[m]:
             return hit[1]
         best: tuple[float, str | None] = (math.inf, None)
         if self.mode.elastic:
-            for v in st.residents(m):
+            entries, lazy = st.entries, st.lazy
+            for jid in st.on_machine[m]:
+                v = dict.get(entries, jid)
+                if v is None:  # (loss, jid, shrinkable, view, seq, floor, slo, template): _running_entry's
+                    loss, _, shrinkable, jv, _, _, _, tpl = lazy[jid]
+                    if (shrinkable and loss < best[0] and tpl[2].get(m, 0) >= tpl[1].granule
+                            and jv.status is JobStatus.RUNNING and self.reconfigurable(jv)):
+                        best = (loss, jid)
+                    continue
                 if v.frozen or v.locked or v.preempted or v.on(GPU, m) < v.jm.granule \
                         or v.g - v.jm.granule < v.floor[GPU]:
                     continue
