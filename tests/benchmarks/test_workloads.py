@@ -153,7 +153,12 @@ def test_trace_iterations_are_kept():
 def test_named_workloads_build_deterministically(name):
     spec = get_workload(name)
     c = preset(spec.cluster)
-    w1, w2 = spec.build(c, seed=2), spec.build(c, seed=2)
+    try:  # a named workload drawn from a public trace (the Philly table) needs ../shared/traces
+        w1, w2 = spec.build(c, seed=2), spec.build(c, seed=2)
+    except SpecError as e:
+        if e.field == "table" and "not found" in str(e):
+            pytest.skip(f"{name}: {e}")
+        raise
     assert w1.jobs == w2.jobs and len(w1.jobs) > 0
     assert all(1 <= j.requested.gpus <= c.total_gpus for j in w1.jobs)
     assert all(j.iterations > 0 and j.attrs["iter_time"] > 0 for j in w1.jobs)
