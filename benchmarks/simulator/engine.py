@@ -78,7 +78,6 @@ _MACHINE_LABEL = Tier.MACHINE.label
 Progress = Callable[[float, int, int], None]  # (sim time, finished, total)
 
 
-
 class StopReason(Enum):
     """Why :meth:`Simulator.run` returned."""
 
