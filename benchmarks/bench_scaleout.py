@@ -2,9 +2,12 @@
 worker processes, the per-run overhead that limits it, and the curve expected on more cores.
 
     python -m schedlab.benchmarks.bench_scaleout [--workers 1,2] [--seeds 6] [--out scaleout.json]
+    python -m schedlab.benchmarks.bench_scaleout --trace ../shared/traces/philly/sia_philly_jobs.csv \
+        --trace-format philly --cluster philly --source sample=20000 --seeds 4
 
-A suite of ``K`` short trace replays (``smoke`` x FIFO / 2D-LAS x ``--seeds`` seeds, each run about a
-second of work) is run into a fresh folder with ``schedlab bench FILE --executor dask --workers N
+A suite of ``K`` trace replays (``--workload``, default ``smoke``, x ``--policies``, default FIFO / 2D-LAS,
+x ``--seeds`` seeds; or a trace file, ``--trace PATH --trace-format F --cluster C``; ``--source K=V``
+sets any other workload-source option, e.g. ``sample`` or ``load``) is run into a fresh folder with ``schedlab bench FILE --executor dask --workers N
 --no-report`` for each N (and once with ``--executor local --workers 1`` for reference), then rerun with
 nothing left to run, which measures the fixed cost ``S`` (start-up, connecting / starting the cluster,
 closing it). With ``r`` the mean run time the workers report (``wall_s`` of the records: the work of a
@@ -35,8 +38,48 @@ from schedlab.benchmarks.bench_speed import _json_of, load_avg, schedlab_cmd, ti
 SUITE = """name: scaleout
 defaults: {{seeds: {seeds}}}
 replay:
-  - {{workload: smoke, policies: [fifo, 2d-las]}}
+  - {{{what}, policies: {policies}, source: {source}}}
 """
+
+
+def _source_options(items: list[str]) -> dict[str, Any]:
+    """``K=V`` pairs, each value read as YAML (``sample=20000`` gives an int)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"error: --source {item!r}: expected KEY=VALUE")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def suite_text(a: argparse.Namespace) -> str:
+    """The suite file of the sweep: one replay entry (a named workload or a trace file) x policies x seeds."""
+    if a.trace:
+        what = {"trace": str(Path(a.trace).resolve()), "trace_format": a.trace_format, "cluster": a.cluster}
+        what = {k: v for k, v in what.items() if v is not None}
+    else:
+        what = {"workload": a.workload}
+    policies = [p.strip() for p in a.policies.split(",") if p.strip()]
+    return SUITE.format(seeds=list(range(a.seeds)), what=json.dumps(what)[1:-1], policies=json.dumps(policies),
+                        source=json.dumps(_source_options(a.source)))
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--workers", default="1,2", help="comma-separated N (Dask worker processes)")
+    ap.add_argument("--seeds", type=int, default=6, help="seeds per policy (K = policies x seeds runs)")
+    ap.add_argument("--workload", default="smoke", help="a named workload (schedlab list workloads)")
+    ap.add_argument("--policies", default="fifo,2d-las", help="comma-separated policies")
+    ap.add_argument("--source", action="append", default=[], metavar="K=V",
+                    help="another workload-source option (repeatable), e.g. sample=20000")
+    ap.add_argument("--trace", help="a trace file instead of --workload (with --trace-format, --cluster)")
+    ap.add_argument("--trace-format")
+    ap.add_argument("--cluster")
+    ap.add_argument("--out", default="scaleout.json")
+    return ap
 
 
 def run_once(suite: Path, out: Path, executor: str, workers: int) -> dict[str, Any]:
@@ -63,15 +106,12 @@ def curve(t1: float, fixed: float, k: int, r: float, o: float, n_max: int = 16) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workers", default="1,2", help="comma-separated N (Dask worker processes)")
-    ap.add_argument("--seeds", type=int, default=6, help="seeds per policy (K = 2 x seeds runs)")
-    ap.add_argument("--out", default="scaleout.json")
+    ap = parser()
     a = ap.parse_args(argv)
     ns = [int(x) for x in a.workers.split(",") if x.strip()]
     with tempfile.TemporaryDirectory(prefix="bench_scaleout-") as tmp:
         suite = Path(tmp) / "scaleout.yaml"
-        suite.write_text(SUITE.format(seeds=list(range(a.seeds))))
+        suite.write_text(suite_text(a))
         points = [run_once(suite, Path(tmp) / "local-1", "local", 1)]
         for n in ns:
             points.append(run_once(suite, Path(tmp) / f"dask-{n}", "dask", n))
@@ -84,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         model = {"runs": k, "mean_run_s": r, "fixed_s": s, "per_run_overhead_s": o,
                  "measured_speedup": {n: t1 / p["wall_s"] for n, p in dask.items()},
                  "expected": curve(t1, s, k, r, max(o, 0.0))}
-    doc = {"cpu_count": os.cpu_count(), "python": sys.version.split()[0], "points": points, "model": model,
+    doc = {"cpu_count": os.cpu_count(), "workload": a.trace or a.workload, "policies": a.policies, "source": a.source, "python": sys.version.split()[0], "points": points, "model": model,
            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     Path(a.out).write_text(json.dumps(doc, indent=2) + "\n")
     for p in points:
