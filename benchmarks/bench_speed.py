@@ -87,7 +87,11 @@ def schedlab_cmd() -> list[str]:
 def timed_command(argv: list[str], *, timeout: float | None = None, env: dict | None = None) -> dict[str, Any]:
     """Run ``argv``: ``{"wall_s", "cpu_s", "code", "stdout", "stderr"}`` (CPU: the child's user + system)."""
     c0, t0 = _child_cpu(), time.perf_counter()
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:  # killed and reaped by ``run``: its CPU is in RUSAGE_CHILDREN
+        return {"wall_s": time.perf_counter() - t0, "cpu_s": _child_cpu() - c0, "code": None, "stdout": "",
+                "stderr": f"stopped at the row limit ({timeout:g} s wall)", "timed_out": True}
     return {"wall_s": time.perf_counter() - t0, "cpu_s": _child_cpu() - c0, "code": r.returncode,
             "stdout": r.stdout, "stderr": r.stderr}
 
@@ -98,6 +102,8 @@ def _json_of(text: str) -> dict[str, Any]:
 
 
 def _failed(res: dict[str, Any]) -> str:
+    if res.get("timed_out"):
+        return f"not finished: {res['stderr']} after {res['cpu_s']:.1f} CPU s"
     return f"exit {res['code']}: " + (res["stderr"].strip().splitlines() or ["(no message)"])[-1][:300]
 
 
@@ -108,6 +114,7 @@ class Ctx:
     runs: int
     repeat: int
     workdir: Path
+    row_limit: float | None = None
 
 
 # ---------------------------------------------------------------------------------------------- rows
@@ -141,7 +148,7 @@ def philly_row(policy: str, load: float) -> Callable[[Ctx], dict[str, Any]]:
             argv += ["--load", f"{load:g}"]
         if ctx.quick:
             argv += ["--sample", str(QUICK_SAMPLE)]
-        res = timed_command(argv)
+        res = timed_command(argv, timeout=ctx.row_limit)
         if res["code"] != 0:
             return {"error": _failed(res), "cpu_s": res["cpu_s"], "wall_s": res["wall_s"]}
         m = _json_of(res["stdout"]).get("policies", {}).get(policy, {})
@@ -156,7 +163,7 @@ def exact_joint_row(ctx: Ctx) -> dict[str, Any]:
     workload = "smoke" if ctx.quick else "rubick-base"
     argv = [*schedlab_cmd(), "simulate", "--workload", workload, "--seed", "0", "-p", "rubick", "-p", "exact-joint",
             "--format", "json", "-q"]
-    res = timed_command(argv)
+    res = timed_command(argv, timeout=ctx.row_limit)
     if res["code"] != 0:
         return {"error": _failed(res), "cpu_s": res["cpu_s"], "wall_s": res["wall_s"]}
     pol = _json_of(res["stdout"]).get("policies", {})
@@ -402,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trace", help="the Philly table (default: ../shared/traces/philly/sia_philly_jobs.csv)")
     ap.add_argument("--runs", type=int, default=None, help="fresh processes per start-up figure (default 10, quick 3)")
     ap.add_argument("--repeat", type=int, default=5, help="Rubick schedule calls (median)")
+    ap.add_argument("--row-limit", type=float, default=None, metavar="S",
+                    help="stop a replay row's command after S wall seconds (the row says so, with its CPU s)")
     ap.add_argument("--list", action="store_true", help="print the rows and groups, then exit")
     a = ap.parse_args(argv)
     if a.list:
@@ -420,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="bench_speed-") as tmp:
         ctx = Ctx(quick=a.quick, trace=find_trace(a.trace), runs=max(1, runs), repeat=max(1, a.repeat),
-                  workdir=Path(tmp))
+                  workdir=Path(tmp), row_limit=a.row_limit)
         results = measure(rows, ctx, echo=lambda s: print(s, file=sys.stderr, flush=True), done=write)
     write(results, complete=True)
     print(table(results))

@@ -58,3 +58,11 @@ def test_gittins_p99_is_taken_over_the_busy_decisions_of_a_whole_replay():
     assert 0 < busy < row["decisions"] and row["max_queued"] >= 100 and row["jobs"] == 2500
     assert row["p99_wall_ms"] >= row["median_wall_ms"] >= 0 and row["p99_cpu_ms"] >= 0
     assert bench_speed.gittins_decisions(2000, 2000.0, 10**6)["error"].startswith("no decision saw 1000000 queued")
+
+
+def test_a_command_past_the_row_limit_is_stopped_and_says_so():
+    import sys
+
+    res = bench_speed.timed_command([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
+    assert res["timed_out"] is True and res["code"] is None
+    assert bench_speed._failed(res).startswith("not finished: stopped at the row limit (0.5 s wall)")
