@@ -75,6 +75,8 @@ _T_MACHINE = Tier.MACHINE
 _TIER_LABEL = {t: t.label for t in Tier}
 _MACHINE_LABEL = Tier.MACHINE.label
 
+_INF = float("inf")
+
 Progress = Callable[[float, int, int], None]  # (sim time, finished, total)
 
 
@@ -216,6 +218,10 @@ class Simulator(SharingMixin):
         self.n_passes = 0
         self._next_report = self.progress_every
         self._wall = 0.0
+        self._total_gpus = cluster.total_gpus
+        # the plain recorder's series, appended to inline per pass (any other recorder: its ``sample``)
+        self._series = self.recorder.series if type(self.recorder) is Recorder else None
+        self._segments = self.recorder.segments is not None  # segments kept (``_close_segment`` does nothing else)
 
     # ------------------------------------------------------------ helpers
     def _clock(self) -> float:
@@ -312,13 +318,15 @@ class Simulator(SharingMixin):
     # ------------------------------------------------------------- events
     def _finish(self, rt: JobRuntime, t: float) -> None:
         self._advance(rt, t)
-        self._close_segment(rt, t)
+        if self._segments:
+            self._close_segment(rt, t)
         rt.progress = rt.job.iterations
         if rt.host is not None:
             del self._guest[rt.host]
             rt.host = None
         else:
-            self._unshare_host(rt.job.id, t)
+            if self._guest:  # (``_unshare_host`` finds nothing while no job shares)
+                self._unshare_host(rt.job.id, t)
             self._release(rt)
         rt.status = _FINISHED
         rt.rate = 0.0
@@ -375,6 +383,7 @@ class Simulator(SharingMixin):
         name = self.policy_name
         rts = self._rt
         changes: dict[str, JobAllocation] = {}
+        hosted = False  # a started job shares another's GPUs (an error, reported after the checks before it)
         for jid, ja in d.start.items():
             rt = rts.get(jid)
             if rt is None:
@@ -387,6 +396,8 @@ class Simulator(SharingMixin):
                 changes[jid] = ja
             elif st is not _RUNNING and st is not _RESTORING:
                 raise PolicyError(f"policy {name!r} at t={t:g} s started job {jid!r}, which is {st.value}")
+            if rt.host is not None:
+                hosted = True
         for jid in d.preempt:
             rt = rts.get(jid)
             if rt is None or not (rt.status is _RUNNING or rt.status is _RESTORING):
@@ -399,7 +410,7 @@ class Simulator(SharingMixin):
                 raise PolicyError(f"policy {name!r} at t={t:g} s asked for a timer at {tm.at:g}, not in the future")
         if d.share:
             self._check_shares(d, changes, t)
-        for jid in d.start:
+        for jid in d.start if hosted else ():
             if rts[jid].host is not None:
                 raise PolicyError(f"policy {name!r} at t={t:g} s started job {jid!r}, which shares the GPUs of "
                                   f"{rts[jid].host!r} (preempt it first)")
@@ -495,12 +506,20 @@ class Simulator(SharingMixin):
         t, items = self.events.pop_batch()
         self._now = t
         self.n_events += len(items)
-        handle = self._handle
         batch = []
+        append = batch.append
         for kind, jid, payload in items:
-            se = handle(t, kind, jid, payload)
-            if se is not None:
-                batch.append(se)
+            if kind == _K_ARRIVAL:  # (``_handle``'s arrival case, inline: half of all events)
+                rt = self._rt[jid]
+                rt.status = _QUEUED
+                rt.t_mark = t
+                rt.enqueued_at = t
+                self._queue[jid] = rt
+                append(sim_event(t, _E_ARRIVAL, jid))
+            else:
+                se = self._handle(t, kind, jid, payload)
+                if se is not None:
+                    append(se)
         if batch:  # (every event of the batch may be a superseded one)
             self._decide(t, batch)
 
@@ -512,7 +531,24 @@ class Simulator(SharingMixin):
         d = self.policy.schedule(view)
         if d is not None and not d.empty:
             self._apply(d, t)
-        self._sample(t)
+        # the state sample (``_sample``), inline for the plain recorder
+        series = self._series
+        if series is None:
+            self._sample(t)
+        else:
+            idx = self.index
+            free = idx._total
+            mb = idx._top  # (``largest_machine_block``: its upper bound is the answer while that bucket is not empty)
+            if not (mb and idx._buckets[mb]):
+                mb = idx.largest_machine_block()
+            rb = idx._rack_max
+            if rb is None:
+                rb = idx.largest_rack_block()
+            row = (t, self._total_gpus - free, len(self._queue), len(self._holding), mb, rb, free)
+            if series and series[-1][0] == t:  # (``Recorder.sample``: a same-time row replaces the last)
+                series[-1] = row
+            else:
+                series.append(row)
         if self.progress is not None and self.n_events >= self._next_report:
             self._next_report = self.n_events + self.progress_every
             self.progress(t, self.finished, len(self.jobs))
@@ -532,9 +568,11 @@ class Simulator(SharingMixin):
             tick = gc_pause.tick
             stop = StopReason.DRAINED
             n = 0
+            bounded = not until == _INF  # (the next event is never after an infinite ``until``)
+            heap, n_arrivals = ev._heap, len(ev._arrivals)  # ``len(ev)`` without a method call per step
             try:
-                while len(ev):
-                    if ev.peek_time() > until:
+                while heap or ev._next_arrival < n_arrivals:
+                    if bounded and ev.peek_time() > until:
                         stop = StopReason.UNTIL
                         break
                     step()
