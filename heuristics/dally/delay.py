@@ -300,6 +300,11 @@ class Offer:
         need = job.requested
         g = need.gpus
         if k == 0:
+            if not ps.eff and not self.blocked and not mem:  # a fresh offer: ``ps.free`` is the view's
+                free = self.view.free_map
+                m = self.view.index.best_fit(g, accept=lambda m: need <= free[m])
+                return {m: need} if m is not None else None
+
             def ok(m: str) -> bool:
                 return self._usable(m, mem) and need <= ps.free(m)
 
