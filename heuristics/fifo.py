@@ -289,9 +289,13 @@ def place_consolidated(view: ClusterView, job: Job, ps: PassState, *,
             best = idx.best_fit(g)
             return {best: need} if best is not None else None
 
-        if not ps.eff and not min_gpu_mem:  # nothing placed yet in this pass: ``ps.free`` is the view's
+        if not ps.eff:  # nothing placed yet in this pass: ``ps.free`` is the view's
             free = view.free_map
-            best = idx.best_fit(g, accept=lambda m: need <= free[m])
+            if min_gpu_mem:
+                spec = cluster.machine
+                best = idx.best_fit(g, accept=lambda m: need <= free[m] and spec(m).gpu_memory_gb >= min_gpu_mem)
+            else:
+                best = idx.best_fit(g, accept=lambda m: need <= free[m])
             return {best: need} if best is not None else None
 
         def fits(m: str) -> bool:

@@ -419,6 +419,7 @@ class Simulator(SharingMixin):
             self.verifier.verify(self.state, changes, rts, released=released, quotas=self.quotas,
                             holding=self._holding, policy=name, now=t)
         costs = self.costs
+        segments = self._segments
         for jid in d.preempt:
             rt = rts[jid]
             if rt.host is not None:
@@ -449,8 +450,14 @@ class Simulator(SharingMixin):
                 self._release(rt)
         for jid, ja in changes.items():
             rt = rts[jid]
-            self._advance(rt, t)
             was_queued = rt.status is _QUEUED
+            if was_queued:  # (``_advance`` of a queued job, inline)
+                dt = t - rt.t_mark
+                if dt > 0:
+                    rt.waited += dt
+                rt.t_mark = t
+            else:
+                self._advance(rt, t)
             self._allocate(rt, ja)
             rt.last_change = t
             rt.last_start = t
@@ -469,7 +476,8 @@ class Simulator(SharingMixin):
                 self.events.push(t + delay, _E_RECONF, jid, rt.version)
             else:
                 self._set_running(rt, t)
-            self._open_segment(rt, t)
+            if segments:
+                self._open_segment(rt, t)
         for gid, sh in d.share.items():
             self._start_guest(rts[gid], rts[sh.host], sh.speed, t)
         for tm in d.timers:
@@ -516,6 +524,11 @@ class Simulator(SharingMixin):
                 rt.enqueued_at = t
                 self._queue[jid] = rt
                 append(sim_event(t, _E_ARRIVAL, jid))
+            elif kind == _K_COMPLETION:  # (``_handle``'s completion case, inline)
+                rt = self._rt[jid]
+                if rt.version == payload:  # (else superseded by a later change of this job)
+                    self._finish(rt, t)
+                    append(sim_event(t, _E_COMPLETION, jid))
             else:
                 se = self._handle(t, kind, jid, payload)
                 if se is not None:

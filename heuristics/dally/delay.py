@@ -300,10 +300,15 @@ class Offer:
         need = job.requested
         g = need.gpus
         if k == 0:
-            if not ps.eff and not self.blocked and not mem:  # a fresh offer: ``ps.free`` is the view's
+            if not ps.eff and not self.blocked:  # a fresh offer: ``ps.free`` is the view's, no machine held
                 free = self.view.free_map
-                m = self.view.index.best_fit(g, accept=lambda m: need <= free[m])
-                return {m: need} if m is not None else None
+                if mem:
+                    spec = self.view.cluster.machine
+                    m = self.view.index.best_fit(g, accept=lambda m: need <= free[m]
+                                                 and spec(m).gpu_memory_gb >= mem)
+                else:
+                    m = self.view.index.best_fit(g, accept=lambda m: need <= free[m])
+                return {m: need} if m is not None else None  # (no machine touched: ``best_touched`` has none)
 
             def ok(m: str) -> bool:
                 return self._usable(m, mem) and need <= ps.free(m)
