@@ -36,6 +36,7 @@ from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job, JobClass
 from schedlab.scheduling.policy import (
+    NO_DECISION,
     ClusterView,
     Decision,
     EventKind,
@@ -317,7 +318,18 @@ class Simulator(SharingMixin):
 
     # ------------------------------------------------------------- events
     def _finish(self, rt: JobRuntime, t: float) -> None:
-        self._advance(rt, t)
+        dt = t - rt.t_mark
+        if dt > 0 and rt.status is _RUNNING:  # (``_advance`` of a running job, inline)
+            rt.progress += rt.rate * dt
+            rt.executed += dt
+            g = rt.gpus * dt
+            rt.attained += g
+            if rt.host is None:
+                rt.held += g
+            rt.comm += rt.comm_frac * dt
+            rt.t_mark = t
+        else:
+            self._advance(rt, t)
         if self._segments:
             self._close_segment(rt, t)
         rt.progress = rt.job.iterations
@@ -415,7 +427,7 @@ class Simulator(SharingMixin):
                 raise PolicyError(f"policy {name!r} at t={t:g} s started job {jid!r}, which shares the GPUs of "
                                   f"{rts[jid].host!r} (preempt it first)")
         if changes:
-            released = [j for j in d.preempt if self.costs.checkpoint_s == 0]
+            released = d.preempt if self.costs.checkpoint_s == 0 else ()
             self.verifier.verify(self.state, changes, rts, released=released, quotas=self.quotas,
                             holding=self._holding, policy=name, now=t)
         costs = self.costs
@@ -542,7 +554,7 @@ class Simulator(SharingMixin):
         view.events = tuple(batch)
         self.n_passes += 1
         d = self.policy.schedule(view)
-        if d is not None and not d.empty:
+        if d is not None and d is not NO_DECISION and not d.empty:
             self._apply(d, t)
         # the state sample (``_sample``), inline for the plain recorder
         series = self._series

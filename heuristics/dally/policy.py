@@ -48,7 +48,15 @@ from schedlab.heuristics.fifo import QuotaLedger, plan_memory_need
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
-from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, JobView, Timer
+from schedlab.scheduling.policy import (
+    NO_DECISION,
+    ClusterView,
+    Decision,
+    EventKind,
+    JobStatus,
+    JobView,
+    Timer,
+)
 from schedlab.scheduling.snapshot import PolicyBase
 
 HOUR = 3600.0
@@ -219,7 +227,7 @@ class DallyPolicy(PolicyBase):
         while self._wakeups and self._wakeups[0] <= now:
             heapq.heappop(self._wakeups)
         if not self._key and not self._claims and not (self.upgrade and self._upgradable):
-            return Decision()
+            return NO_DECISION  # (shared and immutable: nothing built per idle pass)
         blocked = {m: c.job for c in self._claims.values() for m in c.machines}
         offer = Offer(view, self.levels, blocked=blocked, min_gpu_mem=self._min_gpu_mem)
         quota = QuotaLedger(view) if view.quotas else None
