@@ -177,7 +177,7 @@ class Offer:
         self._who: str | None = None
         self._failed: set[tuple] = set()
         self.epoch = 0   # bumped when resources are given back (what failed to fit may fit now)
-        self._blocked_free = sum(view.index.machine(m) for m in self.blocked)
+        self._blocked_free = sum(view.index.machine(m) for m in self.blocked) if self.blocked else 0
 
     # ------------------------------------------------------------ queries
     @property

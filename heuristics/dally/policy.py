@@ -257,8 +257,8 @@ class DallyPolicy(PolicyBase):
         margin_cut = 1.0 - self.preempt_margin   # only jobs below it can find lower-priority victims
         preemption = self.preemption
         waiting_on_timer = False
-        running = ([(job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items()] if self.upgrade
-                   else [])
+        running = ([(job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items()]
+                   if self.upgrade and self._upgradable else [])
         running.sort()
         order = heapq.merge(list(self._order), running) if running else list(self._order)
         claims = self._claims
