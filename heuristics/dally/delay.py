@@ -170,7 +170,8 @@ class Offer:
                  min_gpu_mem: Callable[[Job], float] | None = None) -> None:
         self.view = view
         self.levels = levels
-        self.ps = PassState(view)
+        self._ps = PassState(view)
+        self._pending: list[tuple[str, Resources]] = []  # takes not yet applied to ``_ps`` (see ``ps``)
         self.blocked: dict[str, str] = dict(blocked or {})
         self.min_gpu_mem = min_gpu_mem
         self.taken = 0
@@ -180,6 +181,18 @@ class Offer:
         self._blocked_free = sum(view.index.machine(m) for m in self.blocked) if self.blocked else 0
 
     # ------------------------------------------------------------ queries
+    @property
+    def ps(self) -> PassState:
+        """The pass state with every take so far applied, in order: :meth:`take` defers them to the next
+        read (most passes start one job and read it no more)."""
+        pending = self._pending
+        if pending:
+            ps = self._ps
+            for m, r in pending:
+                ps.take(m, r)
+            pending.clear()
+        return self._ps
+
     @property
     def free_gpus(self) -> int:
         """GPUs the offer still holds for an unclaimed job (blocked machines excluded)."""
@@ -195,7 +208,7 @@ class Offer:
     def take(self, placement: Mapping[str, Resources]) -> None:
         """Use ``placement`` (negative amounts give resources back: cached fit failures are void)."""
         for m, r in placement.items():
-            self.ps.take(m, r)
+            self._pending.append((m, r))  # (applied to the pass state when it is next read: ``ps``)
             self.taken += r.gpus
             if m in self.blocked:
                 self._blocked_free -= r.gpus

@@ -98,3 +98,36 @@ def test_fresh_pass_fast_paths_match_the_general_code(spec, seed):
     res = simulate(CLUSTER, jobs, probe, semantics="reference")
     assert not res.unfinished
     assert probe.checked >= len(spec) * len(MEMS)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(ops=st.lists(st.tuples(st.integers(0, 349), st.integers(-4, 8), st.booleans()), max_size=30))
+def test_offer_deferred_takes_leave_the_pass_state_as_immediate_takes(ops):
+    """``Offer.take`` defers the pass state's takes to its next read: the state read is the one the
+    takes applied at once give (effective free resources, buckets in order, racks' taken GPUs)."""
+    from schedlab.benchmarks.simulator import Simulator
+    from schedlab.heuristics.fifo import FifoPolicy
+
+    sim = Simulator(CLUSTER, [Job("x", Resources(1), iterations=1.0, arrival=0.0, attrs={"iter_time": 1.0})],
+                    FifoPolicy(), semantics="reference")
+    view = sim.view
+    offer, ref = Offer(view, Levels.from_cluster(CLUSTER)), PassState(view)
+    machines = CLUSTER.machines
+    held: dict[str, int] = {}
+    total = 0
+    for i, g, read in ops:
+        m = machines[i]
+        left = view.index.machine(m) - held.get(m, 0)
+        g = min(g, left) if g >= 0 else -min(-g, held.get(m, 0))  # within the machine; give back what was taken
+        held[m] = held.get(m, 0) + g
+        total += g
+        r = Resources(g) if g >= 0 else Resources(-g).scale(-1)  # (negative: resources given back)
+        offer.take({m: r})
+        ref.take(m, r)
+        if read:
+            ps = offer.ps
+            assert (ps.eff, ps.rack_taken, ps._gain) == (ref.eff, ref.rack_taken, ref._gain)
+            assert {k: list(v) for k, v in ps.buckets.items()} == {k: list(v) for k, v in ref.buckets.items()}
+    ps = offer.ps
+    assert (ps.eff, ps.rack_taken, ps._gain) == (ref.eff, ref.rack_taken, ref._gain)
+    assert offer.taken == total
