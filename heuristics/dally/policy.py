@@ -63,6 +63,7 @@ HOUR = 3600.0
 CLAIM_RECHECK_S = 1.0   # after preempting: look again this much later (checkpoints may be free)
 _ENTERS = (EventKind.ARRIVAL, EventKind.PREEMPT_DONE)
 _HOLDING = (JobStatus.RUNNING, JobStatus.RESTORING, JobStatus.CHECKPOINTING)
+_COMPLETION = EventKind.COMPLETION  # (a module constant: ``EventKind.X`` is a descriptor call per read)
 
 
 def waiting_since(jv: JobView) -> float:
@@ -193,10 +194,10 @@ class DallyPolicy(PolicyBase):
         for ev in view.events:
             if ev.kind in _ENTERS:
                 self._enqueue(view.job(ev.job_id))
-            elif ev.kind is EventKind.COMPLETION:
+            elif ev.kind is _COMPLETION:
                 self._upgradable.pop(ev.job_id, None)
                 self._claims.pop(ev.job_id, None)
-        for jid in [j for j in self._preempting if view.job(j).status not in _HOLDING]:
+        for jid in [j for j in self._preempting if view.job(j).status not in _HOLDING] if self._preempting else ():
             self._preempting.discard(jid)
             if view.job(jid).status is JobStatus.QUEUED:
                 self._enqueue(view.job(jid))
