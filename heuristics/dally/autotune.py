@@ -125,7 +125,10 @@ class AutoTuner:
         lst = self.lists.get((level, g))
         if lst is None:
             lst = self.lists[(level, g)] = WaitList()
-        lst.expire(now - self.window)
+        e = lst.entries
+        cutoff = now - self.window
+        if e and e[0][0] < cutoff:  # (else ``expire`` drops nothing: see ``timers``)
+            lst.expire(cutoff)
         lst.add(now, max(0.0, float(wait)))
 
     def waits(self, level: int, g: int, now: float) -> list[float]:

@@ -229,11 +229,13 @@ class DallyPolicy(PolicyBase):
             heapq.heappop(self._wakeups)
         if not self._key and not self._claims and not (self.upgrade and self._upgradable):
             return NO_DECISION  # (shared and immutable: nothing built per idle pass)
-        blocked = {m: c.job for c in self._claims.values() for m in c.machines}
+        claims = self._claims
+        blocked = {m: c.job for c in claims.values() for m in c.machines} if claims else None
         offer = Offer(view, self.levels, blocked=blocked, min_gpu_mem=self._min_gpu_mem)
         quota = QuotaLedger(view) if view.quotas else None
         starts: dict[str, JobAllocation] = {}
-        self._serve_claims(view, offer, starts, quota)
+        if claims:  # (none to serve: no call)
+            self._serve_claims(view, offer, starts, quota)
         unserved: list[tuple[float, int, str]] = []
         waiting_on_timer = self._offer_round(view, offer, starts, quota, unserved)
         preempt: list[str] = []

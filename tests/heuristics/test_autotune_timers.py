@@ -1,17 +1,17 @@
-"""``AutoTuner.timers`` skips ``WaitList.expire`` when the oldest entry is inside the window: the same
-timers and the same lists (entries and running sums) as expiring every list it reads, on random
-record/query sequences (Hypothesis)."""
+"""``AutoTuner.timers`` and ``record`` skip ``WaitList.expire`` when the oldest entry is inside the window:
+the same timers and the same lists (entries and running sums) as expiring every list they touch, on
+random record/query sequences (Hypothesis)."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.heuristics.dally.autotune import AutoTuner, skip_levels
+from schedlab.heuristics.dally.autotune import AutoTuner, WaitList, skip_levels
 
 
 class _Always(AutoTuner):
-    """The timers as they were: every list read is expired first."""
+    """The timers and records as they were: every list touched is expired first."""
 
     def timers(self, g, now):
         out = []
@@ -25,6 +25,13 @@ class _Always(AutoTuner):
             else:
                 out.append(lst.mean_plus(self.sigmas))
         return skip_levels(out, self.capacities, g)
+
+    def record(self, level, g, wait, now):
+        lst = self.lists.get((level, g))
+        if lst is None:
+            lst = self.lists[(level, g)] = WaitList()
+        lst.expire(now - self.window)
+        lst.add(now, max(0.0, float(wait)))
 
 
 def _state(t: AutoTuner):
