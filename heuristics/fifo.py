@@ -63,6 +63,9 @@ class FifoPolicy(PolicyBase):
         left = idx.total
         quota = QuotaLedger(view) if view.quotas else None
         blocked_tenants: set[str] = set()
+        # the last start's placement, not yet taken in ``ps``: only a later placement reads ``ps``, so a
+        # pass that starts one job (most do) never takes it
+        taken: dict[str, Resources] | None = None
         for jv in view.queue():
             job = jv.job
             if quota is not None and job.guaranteed and job.tenant in view.quotas:
@@ -75,10 +78,13 @@ class FifoPolicy(PolicyBase):
                     continue
             if job.requested.gpus <= left:
                 need = self._need(job) if self._mixed else 0.0
+                if taken is not None:  # the previous start's resources, taken only once another job is placed
+                    for m, r in taken.items():
+                        ps.take(m, r)
+                    taken = None
                 placement = place_consolidated(view, job, ps, min_gpu_mem=need)
                 if placement is not None:
-                    for m, r in placement.items():
-                        ps.take(m, r)
+                    taken = placement
                     left -= job.requested.gpus
                     plan = job.plan
                     if plan is None:
@@ -279,6 +285,18 @@ def place_consolidated(view: ClusterView, job: Job, ps: PassState, *,
     if g <= cluster.max_gpus_per_machine:
         need = job.requested
         simple = need.cpus == 0 and need.mem_gb == 0 and not min_gpu_mem
+        if simple and not ps.eff:  # fast path: nothing placed yet in this pass, GPUs only
+            best = idx.best_fit(g)
+            return {best: need} if best is not None else None
+
+        if not ps.eff:  # nothing placed yet in this pass: ``ps.free`` is the view's
+            free = view.free_map
+            if min_gpu_mem:
+                spec = cluster.machine
+                best = idx.best_fit(g, accept=lambda m: need <= free[m] and spec(m).gpu_memory_gb >= min_gpu_mem)
+            else:
+                best = idx.best_fit(g, accept=lambda m: need <= free[m])
+            return {best: need} if best is not None else None
 
         def fits(m: str) -> bool:
             return need <= ps.free(m) and (not min_gpu_mem or cluster.machine(m).gpu_memory_gb >= min_gpu_mem)

@@ -24,7 +24,22 @@ def main(argv: list[str] | None = None) -> None:
         return
     from schedlab.benchmarks.cli.app import run  # lazy: start-up (typer and every command)
 
-    run(argv)
+    try:
+        run(argv)
+    finally:
+        if argv is None:  # the process's own entry point (``schedlab``, ``python -m schedlab``): it ends here
+            _ending()
+
+
+def _ending() -> None:
+    """The process ends with this command: every object goes to the cycle collector's permanent
+    generation, so that the interpreter's last collection at exit does not traverse, and free one by one,
+    what a replay left in reference cycles (a simulator and its per-job views: about 870,000 objects and
+    0.7 CPU s after the Philly table; the operating system takes the memory back). Only for ``argv=None``:
+    a caller that passes its arguments (tests, scripts) goes on running and keeps its collector as it was."""
+    import gc
+
+    gc.freeze()
 
 
 def __getattr__(name: str) -> Any:

@@ -36,6 +36,7 @@ from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job, JobClass
 from schedlab.scheduling.policy import (
+    NO_DECISION,
     ClusterView,
     Decision,
     EventKind,
@@ -74,6 +75,8 @@ _GUARANTEED = JobClass.GUARANTEED
 _T_MACHINE = Tier.MACHINE
 _TIER_LABEL = {t: t.label for t in Tier}
 _MACHINE_LABEL = Tier.MACHINE.label
+
+_INF = float("inf")
 
 Progress = Callable[[float, int, int], None]  # (sim time, finished, total)
 
@@ -216,6 +219,10 @@ class Simulator(SharingMixin):
         self.n_passes = 0
         self._next_report = self.progress_every
         self._wall = 0.0
+        self._total_gpus = cluster.total_gpus
+        # the plain recorder's series, appended to inline per pass (any other recorder: its ``sample``)
+        self._series = self.recorder.series if type(self.recorder) is Recorder else None
+        self._segments = self.recorder.segments is not None  # segments kept (``_close_segment`` does nothing else)
 
     # ------------------------------------------------------------ helpers
     def _clock(self) -> float:
@@ -311,14 +318,27 @@ class Simulator(SharingMixin):
 
     # ------------------------------------------------------------- events
     def _finish(self, rt: JobRuntime, t: float) -> None:
-        self._advance(rt, t)
-        self._close_segment(rt, t)
+        dt = t - rt.t_mark
+        if dt > 0 and rt.status is _RUNNING:  # (``_advance`` of a running job, inline)
+            rt.progress += rt.rate * dt
+            rt.executed += dt
+            g = rt.gpus * dt
+            rt.attained += g
+            if rt.host is None:
+                rt.held += g
+            rt.comm += rt.comm_frac * dt
+            rt.t_mark = t
+        else:
+            self._advance(rt, t)
+        if self._segments:
+            self._close_segment(rt, t)
         rt.progress = rt.job.iterations
         if rt.host is not None:
             del self._guest[rt.host]
             rt.host = None
         else:
-            self._unshare_host(rt.job.id, t)
+            if self._guest:  # (``_unshare_host`` finds nothing while no job shares)
+                self._unshare_host(rt.job.id, t)
             self._release(rt)
         rt.status = _FINISHED
         rt.rate = 0.0
@@ -375,6 +395,7 @@ class Simulator(SharingMixin):
         name = self.policy_name
         rts = self._rt
         changes: dict[str, JobAllocation] = {}
+        hosted = False  # a started job shares another's GPUs (an error, reported after the checks before it)
         for jid, ja in d.start.items():
             rt = rts.get(jid)
             if rt is None:
@@ -387,6 +408,8 @@ class Simulator(SharingMixin):
                 changes[jid] = ja
             elif st is not _RUNNING and st is not _RESTORING:
                 raise PolicyError(f"policy {name!r} at t={t:g} s started job {jid!r}, which is {st.value}")
+            if rt.host is not None:
+                hosted = True
         for jid in d.preempt:
             rt = rts.get(jid)
             if rt is None or not (rt.status is _RUNNING or rt.status is _RESTORING):
@@ -399,15 +422,16 @@ class Simulator(SharingMixin):
                 raise PolicyError(f"policy {name!r} at t={t:g} s asked for a timer at {tm.at:g}, not in the future")
         if d.share:
             self._check_shares(d, changes, t)
-        for jid in d.start:
+        for jid in d.start if hosted else ():
             if rts[jid].host is not None:
                 raise PolicyError(f"policy {name!r} at t={t:g} s started job {jid!r}, which shares the GPUs of "
                                   f"{rts[jid].host!r} (preempt it first)")
         if changes:
-            released = [j for j in d.preempt if self.costs.checkpoint_s == 0]
+            released = d.preempt if self.costs.checkpoint_s == 0 else ()
             self.verifier.verify(self.state, changes, rts, released=released, quotas=self.quotas,
                             holding=self._holding, policy=name, now=t)
         costs = self.costs
+        segments = self._segments
         for jid in d.preempt:
             rt = rts[jid]
             if rt.host is not None:
@@ -438,8 +462,14 @@ class Simulator(SharingMixin):
                 self._release(rt)
         for jid, ja in changes.items():
             rt = rts[jid]
-            self._advance(rt, t)
             was_queued = rt.status is _QUEUED
+            if was_queued:  # (``_advance`` of a queued job, inline)
+                dt = t - rt.t_mark
+                if dt > 0:
+                    rt.waited += dt
+                rt.t_mark = t
+            else:
+                self._advance(rt, t)
             self._allocate(rt, ja)
             rt.last_change = t
             rt.last_start = t
@@ -458,7 +488,8 @@ class Simulator(SharingMixin):
                 self.events.push(t + delay, _E_RECONF, jid, rt.version)
             else:
                 self._set_running(rt, t)
-            self._open_segment(rt, t)
+            if segments:
+                self._open_segment(rt, t)
         for gid, sh in d.share.items():
             self._start_guest(rts[gid], rts[sh.host], sh.speed, t)
         for tm in d.timers:
@@ -495,24 +526,53 @@ class Simulator(SharingMixin):
         t, items = self.events.pop_batch()
         self._now = t
         self.n_events += len(items)
-        handle = self._handle
         batch = []
+        append = batch.append
         for kind, jid, payload in items:
-            se = handle(t, kind, jid, payload)
-            if se is not None:
-                batch.append(se)
-        if batch:  # (every event of the batch may be a superseded one)
-            self._decide(t, batch)
-
-    def _decide(self, t: float, batch: list[SimEvent]) -> None:
+            if kind == _K_ARRIVAL:  # (``_handle``'s arrival case, inline: half of all events)
+                rt = self._rt[jid]
+                rt.status = _QUEUED
+                rt.t_mark = t
+                rt.enqueued_at = t
+                self._queue[jid] = rt
+                append(sim_event(t, _E_ARRIVAL, jid))
+            elif kind == _K_COMPLETION:  # (``_handle``'s completion case, inline)
+                rt = self._rt[jid]
+                if rt.version == payload:  # (else superseded by a later change of this job)
+                    self._finish(rt, t)
+                    append(sim_event(t, _E_COMPLETION, jid))
+            else:
+                se = self._handle(t, kind, jid, payload)
+                if se is not None:
+                    append(se)
+        if not batch:  # (every event of the batch may be a superseded one)
+            return
+        # the decision point (in this method: one call less per step)
         view = self.view
         view._now = t
         view.events = tuple(batch)
         self.n_passes += 1
         d = self.policy.schedule(view)
-        if d is not None and not d.empty:
+        if d is not None and d is not NO_DECISION and not d.empty:
             self._apply(d, t)
-        self._sample(t)
+        # the state sample (``_sample``), inline for the plain recorder
+        series = self._series
+        if series is None:
+            self._sample(t)
+        else:
+            idx = self.index
+            free = idx._total
+            mb = idx._top  # (``largest_machine_block``: its upper bound is the answer while that bucket is not empty)
+            if not (mb and idx._buckets[mb]):
+                mb = idx.largest_machine_block()
+            rb = idx._rack_max
+            if rb is None:
+                rb = idx.largest_rack_block()
+            row = (t, self._total_gpus - free, len(self._queue), len(self._holding), mb, rb, free)
+            if series and series[-1][0] == t:  # (``Recorder.sample``: a same-time row replaces the last)
+                series[-1] = row
+            else:
+                series.append(row)
         if self.progress is not None and self.n_events >= self._next_report:
             self._next_report = self.n_events + self.progress_every
             self.progress(t, self.finished, len(self.jobs))
@@ -532,9 +592,11 @@ class Simulator(SharingMixin):
             tick = gc_pause.tick
             stop = StopReason.DRAINED
             n = 0
+            bounded = not until == _INF  # (the next event is never after an infinite ``until``)
+            heap, n_arrivals = ev._heap, len(ev._arrivals)  # ``len(ev)`` without a method call per step
             try:
-                while len(ev):
-                    if ev.peek_time() > until:
+                while heap or ev._next_arrival < n_arrivals:
+                    if bounded and ev.peek_time() > until:
                         stop = StopReason.UNTIL
                         break
                     step()

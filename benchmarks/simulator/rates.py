@@ -157,10 +157,12 @@ class TierRates:
         return self.overhead(job.model, tier)
 
     def speed(self, job: Job, plan: ExecutionPlan, placement: Mapping[str, Resources]) -> tuple[float, float]:
-        g = _gpus(placement)
+        g = 0  # (``_gpus``, inline)
+        for r in placement.values():
+            g += r.gpus
         t_req = request_iter_time(job)
         if t_req is not None:
-            c = t_req / (1.0 + self.request_overhead(job))
+            c = t_req / (1.0 + (self.request_overhead(job) if job.requested.gpus > 1 else 0.0))
         else:
             c = job.attrs.get("compute_time")
             if c is None:

@@ -117,7 +117,9 @@ class DecisionVerifier:
         if not use:
             return False
         releasing = set(released)
-        releasing.update(j for j in changes if j in holding)
+        for j in changes:
+            if j in holding:
+                releasing.add(j)
         free = state.free_map
         for m, u in use.items():
             cap = machines[m]

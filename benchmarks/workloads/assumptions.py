@@ -148,6 +148,16 @@ class AssumptionLog:
         if len(acc.examples) < EXAMPLES_KEPT:  # only the first few are kept (a load may note every job)
             acc.examples.append(Example(job, line or None, field, detail))
 
+    def tally(self, kind: str, what: str) -> bool:
+        """Count one more job/row of the note ``(kind, what)`` if it exists and keeps no more examples
+        (what :meth:`add` would do then, without building the example's fields); ``False``: nothing was
+        counted, call :meth:`add` (under ``strict`` always ``False``)."""
+        acc = self._acc.get((kind, what))
+        if acc is None or self.strict or len(acc.examples) < EXAMPLES_KEPT:
+            return False
+        acc.count += 1
+        return True
+
     def add_rows(self, kind: str, what: str, mask: np.ndarray, *, lines: np.ndarray,
                  ids: Sequence[str] | np.ndarray | None = None, field: str | None = None,
                  details: Iterable[str] | None = None, assumption: bool = True) -> None:

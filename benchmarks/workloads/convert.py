@@ -57,6 +57,10 @@ NOMINAL_ITER_S = 1.0  # seconds per iteration for jobs no model can time (ours; 
 RATE_KINDS = ("auto", "perfmodel", "tier", "reference")
 #: largest ratio between a trace's duration and iterations x the perf model's iteration time not noted
 DURATION_RATIO = 2.0
+_BATCH_TIER = (f"global batch assumed: {CNN_BATCH_PER_GPU} per GPU (tf_cnn_benchmarks' default), halved until "
+               "it fits GPU memory")
+_BATCH_ZOO = "global batch assumed: the zoo's default for the model"
+
 __all__ = ["CNN_BATCH_PER_GPU", "DALLY_MODELS", "LARGE_MODELS", "RATE_KINDS", "RUBICK_MODELS", "TIRESIAS_MODELS",
            "consolidated_counts", "rate_kind", "trace_to_jobs", "trace_workload"]
 
@@ -96,15 +100,17 @@ def trace_to_jobs(trace: Trace, cluster: Cluster, *, seed: int = 0, model_pool: 
     picks = iter(np.random.default_rng(seed).integers(len(model_pool), size=sum(draw)).tolist()) \
         if model_pool else iter(())
     pool_label = f"{pool_name or 'pool'} ({', '.join(model_pool)})" if model_pool else ""
+    why_pool = tuple(f"model drawn from the {pool_label} pool with seed {seed}" + tail
+                     for tail in (" (the trace names none)", " in place of the trace's"))  # by bool(tj.model)
     out: list[Job] = []
     kinds: dict[tuple[str, bool], str] = {}  # rate_kind depends on the model and whether a plan is given
     for tj, d in zip(jobs, draw, strict=True):
         if d:
             model = str(model_pool[next(picks)])
-            why = (f"model drawn from the {pool_label} pool with seed {seed}" + (
-                " in place of the trace's" if tj.model else " (the trace names none)"))
-            log.add("model-pool", why, job=tj.id, line=tj.line, field="model",
-                    detail=f"{tj.model} -> {model}" if tj.model else model)
+            why = why_pool[bool(tj.model)]
+            if not log.tally("model-pool", why):
+                log.add("model-pool", why, job=tj.id, line=tj.line, field="model",
+                        detail=f"{tj.model} -> {model}" if tj.model else model)
         else:
             model = conv.model(tj)
         try:
@@ -303,12 +309,11 @@ class _Converter:
         batch = tj.batch_size
         if batch is None and kind == "tier":
             batch = self.dp_batch(model, g)  # rigid DP job: the per-GPU batch is what the user fixed
-            log.add("batch-default", f"global batch assumed: {CNN_BATCH_PER_GPU} per GPU (tf_cnn_benchmarks' "
-                    "default), halved until it fits GPU memory", job=tj.id, line=tj.line, field="batch",
-                    detail=str(batch))
+            if not log.tally("batch-default", _BATCH_TIER):
+                log.add("batch-default", _BATCH_TIER, job=tj.id, line=tj.line, field="batch", detail=str(batch))
         elif batch is None and kind == "perfmodel":
-            log.add("batch-default", "global batch assumed: the zoo's default for the model", job=tj.id,
-                    line=tj.line, field="batch", detail=model)
+            if not log.tally("batch-default", _BATCH_ZOO):
+                log.add("batch-default", _BATCH_ZOO, job=tj.id, line=tj.line, field="batch", detail=model)
         if zoo and batch is not None or plan is not None:
             why = self.memory_problem(model, plan, g, batch)
             if why:

@@ -125,7 +125,10 @@ class AutoTuner:
         lst = self.lists.get((level, g))
         if lst is None:
             lst = self.lists[(level, g)] = WaitList()
-        lst.expire(now - self.window)
+        e = lst.entries
+        cutoff = now - self.window
+        if e and e[0][0] < cutoff:  # (else ``expire`` drops nothing: see ``timers``)
+            lst.expire(cutoff)
         lst.add(now, max(0.0, float(wait)))
 
     def waits(self, level: int, g: int, now: float) -> list[float]:
@@ -140,12 +143,17 @@ class AutoTuner:
         """Algorithm 2, ``get_tuned_timers(G_d)``: one absolute timer per level."""
         out = []
         cutoff = now - self.window
+        lists = self.lists
         for k in range(len(self.capacities)):
-            lst = self.lists.get((k, g))
-            if lst is not None:
-                lst.expire(cutoff)                       # lines 2-6 (k = 0), 8-12 (k = 1)
-            if lst is None or len(lst) < self.min_samples:
+            lst = lists.get((k, g))
+            if lst is None:
                 out.append(self.cold[k])                 # cold start (ours; module docstring)
+                continue
+            e = lst.entries
+            if e and e[0][0] < cutoff:                   # (else ``expire`` drops nothing: an empty list's
+                lst.expire(cutoff)                       # sums are already 0) lines 2-6 (k = 0), 8-12 (k = 1)
+            if len(e) < self.min_samples:
+                out.append(self.cold[k])
             else:
                 out.append(lst.mean_plus(self.sigmas))   # lines 13-14
         return skip_levels(out, self.capacities, g)

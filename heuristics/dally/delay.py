@@ -170,16 +170,29 @@ class Offer:
                  min_gpu_mem: Callable[[Job], float] | None = None) -> None:
         self.view = view
         self.levels = levels
-        self.ps = PassState(view)
+        self._ps = PassState(view)
+        self._pending: list[tuple[str, Resources]] = []  # takes not yet applied to ``_ps`` (see ``ps``)
         self.blocked: dict[str, str] = dict(blocked or {})
         self.min_gpu_mem = min_gpu_mem
         self.taken = 0
         self._who: str | None = None
         self._failed: set[tuple] = set()
         self.epoch = 0   # bumped when resources are given back (what failed to fit may fit now)
-        self._blocked_free = sum(view.index.machine(m) for m in self.blocked)
+        self._blocked_free = sum(view.index.machine(m) for m in self.blocked) if self.blocked else 0
 
     # ------------------------------------------------------------ queries
+    @property
+    def ps(self) -> PassState:
+        """The pass state with every take so far applied, in order: :meth:`take` defers them to the next
+        read (most passes start one job and read it no more)."""
+        pending = self._pending
+        if pending:
+            ps = self._ps
+            for m, r in pending:
+                ps.take(m, r)
+            pending.clear()
+        return self._ps
+
     @property
     def free_gpus(self) -> int:
         """GPUs the offer still holds for an unclaimed job (blocked machines excluded)."""
@@ -195,7 +208,7 @@ class Offer:
     def take(self, placement: Mapping[str, Resources]) -> None:
         """Use ``placement`` (negative amounts give resources back: cached fit failures are void)."""
         for m, r in placement.items():
-            self.ps.take(m, r)
+            self._pending.append((m, r))  # (applied to the pass state when it is next read: ``ps``)
             self.taken += r.gpus
             if m in self.blocked:
                 self._blocked_free -= r.gpus
@@ -300,6 +313,16 @@ class Offer:
         need = job.requested
         g = need.gpus
         if k == 0:
+            if not ps.eff and not self.blocked:  # a fresh offer: ``ps.free`` is the view's, no machine held
+                free = self.view.free_map
+                if mem:
+                    spec = self.view.cluster.machine
+                    m = self.view.index.best_fit(g, accept=lambda m: need <= free[m]
+                                                 and spec(m).gpu_memory_gb >= mem)
+                else:
+                    m = self.view.index.best_fit(g, accept=lambda m: need <= free[m])
+                return {m: need} if m is not None else None  # (no machine touched: ``best_touched`` has none)
+
             def ok(m: str) -> bool:
                 return self._usable(m, mem) and need <= ps.free(m)
 

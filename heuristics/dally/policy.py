@@ -48,13 +48,22 @@ from schedlab.heuristics.fifo import QuotaLedger, plan_memory_need
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
-from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, JobView, Timer
+from schedlab.scheduling.policy import (
+    NO_DECISION,
+    ClusterView,
+    Decision,
+    EventKind,
+    JobStatus,
+    JobView,
+    Timer,
+)
 from schedlab.scheduling.snapshot import PolicyBase
 
 HOUR = 3600.0
 CLAIM_RECHECK_S = 1.0   # after preempting: look again this much later (checkpoints may be free)
 _ENTERS = (EventKind.ARRIVAL, EventKind.PREEMPT_DONE)
 _HOLDING = (JobStatus.RUNNING, JobStatus.RESTORING, JobStatus.CHECKPOINTING)
+_COMPLETION = EventKind.COMPLETION  # (a module constant: ``EventKind.X`` is a descriptor call per read)
 
 
 def waiting_since(jv: JobView) -> float:
@@ -185,10 +194,10 @@ class DallyPolicy(PolicyBase):
         for ev in view.events:
             if ev.kind in _ENTERS:
                 self._enqueue(view.job(ev.job_id))
-            elif ev.kind is EventKind.COMPLETION:
+            elif ev.kind is _COMPLETION:
                 self._upgradable.pop(ev.job_id, None)
                 self._claims.pop(ev.job_id, None)
-        for jid in [j for j in self._preempting if view.job(j).status not in _HOLDING]:
+        for jid in [j for j in self._preempting if view.job(j).status not in _HOLDING] if self._preempting else ():
             self._preempting.discard(jid)
             if view.job(jid).status is JobStatus.QUEUED:
                 self._enqueue(view.job(jid))
@@ -219,12 +228,14 @@ class DallyPolicy(PolicyBase):
         while self._wakeups and self._wakeups[0] <= now:
             heapq.heappop(self._wakeups)
         if not self._key and not self._claims and not (self.upgrade and self._upgradable):
-            return Decision()
-        blocked = {m: c.job for c in self._claims.values() for m in c.machines}
+            return NO_DECISION  # (shared and immutable: nothing built per idle pass)
+        claims = self._claims
+        blocked = {m: c.job for c in claims.values() for m in c.machines} if claims else None
         offer = Offer(view, self.levels, blocked=blocked, min_gpu_mem=self._min_gpu_mem)
         quota = QuotaLedger(view) if view.quotas else None
         starts: dict[str, JobAllocation] = {}
-        self._serve_claims(view, offer, starts, quota)
+        if claims:  # (none to serve: no call)
+            self._serve_claims(view, offer, starts, quota)
         unserved: list[tuple[float, int, str]] = []
         waiting_on_timer = self._offer_round(view, offer, starts, quota, unserved)
         preempt: list[str] = []
@@ -249,8 +260,8 @@ class DallyPolicy(PolicyBase):
         margin_cut = 1.0 - self.preempt_margin   # only jobs below it can find lower-priority victims
         preemption = self.preemption
         waiting_on_timer = False
-        running = ([(job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items()] if self.upgrade
-                   else [])
+        running = ([(job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items()]
+                   if self.upgrade and self._upgradable else [])
         running.sort()
         order = heapq.merge(list(self._order), running) if running else list(self._order)
         claims = self._claims

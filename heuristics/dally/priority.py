@@ -58,8 +58,11 @@ def nw_sens(*, completed: float, total: float, run_time: float, compute_time: fl
 
 def job_nw_sens(jv: JobView) -> float:
     """``Nw_sens`` of a job as the view shows it now."""
+    run_time = jv.executed_time
+    if run_time <= 0:  # nothing has run (every arrival): ``nw_sens`` gives UNSTARTED whatever the rest is
+        return UNSTARTED
     job = jv.job
-    return nw_sens(completed=jv.progress, total=job.iterations, run_time=jv.executed_time,
+    return nw_sens(completed=jv.progress, total=job.iterations, run_time=run_time,
                    compute_time=ideal_iteration_time(job))
 
 

@@ -1,0 +1,59 @@
+"""``AutoTuner.timers`` and ``record`` skip ``WaitList.expire`` when the oldest entry is inside the window:
+the same timers and the same lists (entries and running sums) as expiring every list they touch, on
+random record/query sequences (Hypothesis)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schedlab.heuristics.dally.autotune import AutoTuner, WaitList, skip_levels
+
+
+class _Always(AutoTuner):
+    """The timers and records as they were: every list touched is expired first."""
+
+    def timers(self, g, now):
+        out = []
+        cutoff = now - self.window
+        for k in range(len(self.capacities)):
+            lst = self.lists.get((k, g))
+            if lst is not None:
+                lst.expire(cutoff)
+            if lst is None or len(lst) < self.min_samples:
+                out.append(self.cold[k])
+            else:
+                out.append(lst.mean_plus(self.sigmas))
+        return skip_levels(out, self.capacities, g)
+
+    def record(self, level, g, wait, now):
+        lst = self.lists.get((level, g))
+        if lst is None:
+            lst = self.lists[(level, g)] = WaitList()
+        lst.expire(now - self.window)
+        lst.add(now, max(0.0, float(wait)))
+
+
+def _state(t: AutoTuner):
+    return {k: (list(v.entries), v.total, v.total_sq) for k, v in t.lists.items()}
+
+
+ops = st.lists(st.tuples(st.booleans(), st.integers(0, 1), st.sampled_from([1, 2, 4, 8, 16]),
+                         st.floats(0, 5000), st.floats(0, 800)), max_size=80)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(ops=ops, min_samples=st.integers(1, 3))
+def test_timers_as_expiring_every_list(ops, min_samples):
+    kw = dict(window=1000.0, capacities=(8, 32), cold=(60.0, 120.0), min_samples=min_samples, sigmas=2.0)
+    fast, ref = AutoTuner(**kw), _Always(**kw)
+    now = 0.0
+    for is_record, level, g, wait, dt in ops:
+        now += dt
+        if is_record:
+            fast.record(level, g, wait, now)
+            ref.record(level, g, wait, now)
+        else:
+            assert fast.timers(g, now) == ref.timers(g, now)
+        assert _state(fast) == _state(ref)
+        assert fast.next_change(now) == ref.next_change(now)
