@@ -146,13 +146,15 @@ class Starter:
         return ps
 
     def start(self, view: ClusterView, ps: PassState, job: Job, *, consolidate: bool,
-              allow_spread: bool = True) -> JobAllocation | None:
-        """``job`` placed (and taken from ``ps``), or ``None`` when it does not fit now."""
+              allow_spread: bool = True, take: bool = True) -> JobAllocation | None:
+        """``job`` placed (and taken from ``ps`` unless ``take`` is false: the pass's last placement, after
+        which ``ps`` is not read), or ``None`` when it does not fit now."""
         p = place_job(view, job, ps, consolidate=consolidate, allow_spread=allow_spread, traits=self.traits)
         if p is None:
             return None
-        for m, r in p.items():
-            ps.take(m, r)
+        if take:
+            for m, r in p.items():
+                ps.take(m, r)
         plan = job.plan
         if plan is None:
             g = job.requested.gpus
