@@ -31,6 +31,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+from bisect import bisect_left
 from collections.abc import Iterator
 
 import numpy as np
@@ -356,8 +357,9 @@ class TiresiasPolicy(PolicyBase):
             below = st.below(q)
             # 2D-Gittins: a waiting job may also preempt running jobs of its own queue with a lower index
             gq = self._gittins_queue(q)
-            same: list[QJob] | None = None  # their indices, computed once when first needed
-            same_g = same_order = None
+            same: list[QJob] | None = None  # lowest index first, computed once when first needed
+            same_g: list[float] = []
+            lo = 0  # same[:lo] no longer run (taken by earlier claims of this walk: never run again in it)
             cap = [free + below + (st.run_gpus[q] if gq else 0)]
             if cap[0] <= 0:
                 break
@@ -371,13 +373,16 @@ class TiresiasPolicy(PolicyBase):
                     mine: list[QJob] = []
                     if s > free + below:
                         if same is None:
-                            same_g, same_order, same = self._running_index(view, q)
-                            same_g = same_g * (1.0 + self.margin)
+                            g_sorted, order, rows = self._running_index(view, q)
+                            same_g = (g_sorted * (1.0 + self.margin)).tolist()
+                            same = [rows[i] for i in order.tolist()]
                         # low enough to be preempted: (1 + margin) x index below the claimant's; index 0
                         # (no sample above the job's service) is the lowest priority and preemptible too
-                        n = int(np.searchsorted(same_g, -key[0], side="left"))
+                        n = bisect_left(same_g, -key[0])  # (np.searchsorted(side="left") on the same floats)
                         short, got = s - free - below, 0  # GPUs its own queue must give
-                        for i in same_order[:n]:
+                        while lo < len(same) and same[lo].state != RUN:
+                            lo += 1
+                        for i in range(lo, n):
                             v = same[i]
                             if v.state == RUN:
                                 mine.append(v)
@@ -476,12 +481,26 @@ class TiresiasPolicy(PolicyBase):
         last = len(claims) - 1
         skew_of = self.traits.skew
         start = self.starter.start
+        # what a placement reads of a job: a claim with the same shape as one that failed since the pass
+        # state last changed (a placement taken) fails too, without a search (placement is a function of
+        # the view, the pass state and this shape)
+        failed: set[tuple] = set()
+        mem_of = self.traits.min_gpu_mem
         for n, j in enumerate(claims):
             job = j.job
             skew = skew_of(job)
             skewed = skew > limit
-            ja = start(view, ps, job, consolidate=skewed,
-                       allow_spread=not skewed or j.pack_expired or self.pack_wait_s == 0, take=n < last)
+            spread = not skewed or j.pack_expired or self.pack_wait_s == 0
+            plan = job.plan
+            shape = (job.requested, plan.tp if plan is not None else 1, mem_of(view, job), skewed, spread)
+            if shape in failed:
+                ja = None
+            else:
+                ja = start(view, ps, job, consolidate=skewed, allow_spread=spread, take=n < last)
+                if ja is None:
+                    failed.add(shape)
+                else:
+                    failed.clear()
             if ja is None:
                 stuck.add(j.id)  # retried once GPUs are given back (or its consolidation wait ends)
                 if skewed and not j.pack_expired and j.pack_deadline is None:
