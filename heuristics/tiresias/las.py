@@ -42,7 +42,15 @@ from schedlab.heuristics.tiresias.params import DEFAULT_PACKLIMIT, queue_limits
 from schedlab.heuristics.tiresias.placement import JobTraits, PacklimitLearner, Starter
 from schedlab.heuristics.tiresias.queues import CKPT, MLFQ, RESV, RUN, WAIT, QJob
 from schedlab.scheduling.allocation import JobAllocation
-from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, JobView, Timer
+from schedlab.scheduling.policy import (
+    NO_DECISION,
+    ClusterView,
+    Decision,
+    EventKind,
+    JobStatus,
+    JobView,
+    Timer,
+)
 from schedlab.scheduling.snapshot import PolicyBase
 
 EPS_T = 1e-9   # a deadline at ``now`` (the timer's own time) is due
@@ -290,7 +298,7 @@ class TiresiasPolicy(PolicyBase):
         d = self._pass(view) if dirty and (self.st.n_wait or self.st.resv) else None
         timers = self._timers(now)
         if d is None:
-            return Decision(timers=timers)
+            return Decision(timers=timers) if timers else NO_DECISION
         start, preempt = d
         return Decision(start=start, preempt=preempt, timers=timers)
 
@@ -474,10 +482,9 @@ class TiresiasPolicy(PolicyBase):
         stuck = self._stuck
         if preempted and instant:
             stuck.clear()  # GPUs given back in this decision: every claim may fit now
-        jobs = st.jobs
-        claims = [jobs[jid] for jid in st.resv if jid not in stuck]
-        if len(claims) > 1:
-            claims.sort(key=lambda x: (x.q, x.k0, x.band, x.stamp, x.id))  # (q, key)
+        claims = st.reserved_in_order()
+        if stuck:
+            claims = [j for j in claims if j.id not in stuck]
         last = len(claims) - 1
         skew_of = self.traits.skew
         start = self.starter.start
@@ -491,8 +498,12 @@ class TiresiasPolicy(PolicyBase):
             skew = skew_of(job)
             skewed = skew > limit
             spread = not skewed or j.pack_expired or self.pack_wait_s == 0
-            plan = job.plan
-            shape = (job.requested, plan.tp if plan is not None else 1, mem_of(view, job), skewed, spread)
+            base = j.shape
+            if base is None:  # (fixed for the job: its request, TP degree and GPU memory need)
+                plan, req = job.plan, job.requested
+                base = j.shape = (req.gpus, req.cpus, req.mem_gb, plan.tp if plan is not None else 1,
+                                  mem_of(view, job))
+            shape = (base, skewed, spread)
             if shape in failed:
                 ja = None
             else:

@@ -203,3 +203,38 @@ def test_bisect_on_the_list_is_searchsorted(xs, margin, q):
     (side left) on the numpy array gave."""
     g = np.sort(np.array(xs, dtype=float)) * (1.0 + margin)
     assert bisect_left(g.tolist(), q) == int(np.searchsorted(g, q, side="left"))
+
+
+class _J:
+    def __init__(self, jid: str, g: int) -> None:
+        self.requested = Resources(g)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(ops=st.lists(st.tuples(st.integers(0, 29), st.integers(0, 2), st.sampled_from([0.0, -0.0, -1.5, -2.0]),
+                              st.integers(0, 1)), max_size=80))
+def test_reserved_keys_are_the_sorted_reserved_jobs(ops):
+    """``MLFQ.resv_keys`` (kept by insort / bisect on every add / remove) lists the reserved jobs as sorting
+    ``resv`` by ``(q, key)`` did, and ``victims`` yields each queue's reserved jobs last key first, as the
+    per-call ``sorted(..., reverse=True)`` did."""
+    from schedlab.heuristics.tiresias.queues import MLFQ
+
+    mq = MLFQ(3, arrays=False)
+    for n, (i, q, k0, band) in enumerate(ops):
+        jid = f"j{i}"
+        j = mq.jobs.get(jid)
+        if j is not None and j.state == RESV:
+            mq.remove_reserved(j)
+            j.state = RUN
+            continue
+        if j is None:
+            j = mq.jobs[jid] = QJob(jid, _J(jid, 1 + i % 4), n)
+        j.q, j.k0, j.band, j.stamp = q, k0, band, mq.next_stamp()
+        mq.add_reserved(j)
+    want = sorted((mq.jobs[jid] for jid in mq.resv), key=lambda x: (x.q, x.key))
+    assert mq.reserved_in_order() == want
+    for q_from in (-1, 0, 1):
+        got = list(mq.victims(q_from, lambda q: iter(())))
+        old = [v for q in range(2, q_from, -1)
+               for v in sorted((mq.jobs[j] for j in mq.resv_q[q]), key=lambda x: x.key, reverse=True)]
+        assert got == old
