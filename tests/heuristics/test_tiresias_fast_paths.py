@@ -4,7 +4,8 @@ random small workloads (Hypothesis) and on a compressed Philly window, records c
 replaced pieces: a claim whose shape failed since the pass state last changed is not searched again
 (``failed`` in ``_place``); same-queue victims from a list with a pointer past the ones already taken and
 ``bisect_left`` instead of ``np.searchsorted`` (``same`` in ``_pass``); no ``take`` after the last
-placement; deadline heaps read only when a head is due."""
+placement; deadline heaps read only when a head is due; reserved claims kept sorted (``resv_keys``);
+one-machine consolidated searches resumed from per-pass cursors (``PassCursors``)."""
 
 from __future__ import annotations
 
@@ -90,6 +91,7 @@ class OldPath(TiresiasPolicy):
 
     def _place(self, view: ClusterView, preempted: list[QJob], instant: bool
                ) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
+        self.starter.cursors = False  # (the one line main had not: placement searches as main made them)
         st = self.st
         if instant and preempted:
             # a victim that a later queue's walk claimed again (GPUs a larger victim left over) keeps
@@ -176,13 +178,13 @@ def test_policy_replays_as_the_old_pass(spec, gittins, machines, racks, instant,
 
 @pytest.mark.parametrize("gittins", [False, True])
 def test_compressed_philly_window_replays_as_the_old_pass(gittins):
-    """1,500 Philly jobs with arrivals compressed 2,000-fold: hundreds queued, claims that cannot be placed
-    while their victims checkpoint, same-queue Gittins preemptions (the ``gittins-p99`` replay's regime)."""
+    """3,000 Philly jobs with arrivals compressed 2,000-fold (23,000 preemptions under 2D-Gittins): claims
+    that cannot be placed while their victims checkpoint, same-queue Gittins preemptions (the ``gittins-p99`` replay's regime)."""
     from schedlab.benchmarks.workloads import get_workload
     from schedlab.topology.presets import preset
 
     cluster = preset("philly")
-    w = get_workload("philly").build(cluster, seed=0, load=2000.0, n=1500)
+    w = get_workload("philly").build(cluster, seed=0, load=2000.0, n=3000)
     digests = []
     for old in (False, True):
         pol = POLICIES.build("2d-gittins" if gittins else "2d-las")
