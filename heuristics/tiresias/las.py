@@ -80,7 +80,7 @@ class TiresiasPolicy(PolicyBase):
         self.margin = preempt_margin
         self._file_dist = ServiceDistribution(load_samples(distribution)) if distribution else None
         self.traits = JobTraits()
-        self.starter = Starter(self.traits)
+        self.starter = Starter(self.traits, cursors=True)
         self._view: ClusterView | None = None
         self._reset()
 

@@ -200,10 +200,12 @@ class Starter:
 
     __slots__ = ("traits", "_plans", "cursors", "_cur")
 
-    def __init__(self, traits: JobTraits, *, cursors: bool = True) -> None:
+    def __init__(self, traits: JobTraits, *, cursors: bool = False) -> None:
         self.traits = traits
         self._plans: dict[int, ExecutionPlan] = {}
-        self.cursors = cursors  # (False: every search from the start, as before :class:`PassCursors`)
+        # resume one-machine consolidated searches from :class:`PassCursors` (the pass state must be new
+        # for each decision; 2D-LAS / 2D-Gittins turn it on)
+        self.cursors = cursors
         self._cur: PassCursors | None = None
 
     def pass_state(self, view: ClusterView, preempted=()) -> PassState:
