@@ -177,9 +177,10 @@ def test_policy_replays_as_the_old_pass(spec, gittins, machines, racks, instant,
 
 
 @pytest.mark.parametrize("gittins", [False, True])
-def test_compressed_philly_window_replays_as_the_old_pass(gittins):
+def test_compressed_philly_window_replays_as_the_old_pass(gittins, traces_dir):
     """3,000 Philly jobs with arrivals compressed 2,000-fold (23,000 preemptions under 2D-Gittins): claims
     that cannot be placed while their victims checkpoint, same-queue Gittins preemptions (the ``gittins-p99`` replay's regime)."""
+    # (``traces_dir``: the philly workload is drawn from the Philly table, skipped where it is absent)
     from schedlab.benchmarks.workloads import get_workload
     from schedlab.topology.presets import preset
 
