@@ -31,6 +31,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+from bisect import bisect_left
 from collections.abc import Iterator
 
 import numpy as np
@@ -41,7 +42,15 @@ from schedlab.heuristics.tiresias.params import DEFAULT_PACKLIMIT, queue_limits
 from schedlab.heuristics.tiresias.placement import JobTraits, PacklimitLearner, Starter
 from schedlab.heuristics.tiresias.queues import CKPT, MLFQ, RESV, RUN, WAIT, QJob
 from schedlab.scheduling.allocation import JobAllocation
-from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, Timer
+from schedlab.scheduling.policy import (
+    NO_DECISION,
+    ClusterView,
+    Decision,
+    EventKind,
+    JobStatus,
+    JobView,
+    Timer,
+)
 from schedlab.scheduling.snapshot import PolicyBase
 
 EPS_T = 1e-9   # a deadline at ``now`` (the timer's own time) is due
@@ -71,7 +80,7 @@ class TiresiasPolicy(PolicyBase):
         self.margin = preempt_margin
         self._file_dist = ServiceDistribution(load_samples(distribution)) if distribution else None
         self.traits = JobTraits()
-        self.starter = Starter(self.traits)
+        self.starter = Starter(self.traits, cursors=True)
         self._view: ClusterView | None = None
         self._reset()
 
@@ -157,14 +166,17 @@ class TiresiasPolicy(PolicyBase):
 
     def _next_deadline(self) -> float:
         best = math.inf
+        jobs = self.st.jobs
+        pop = heapq.heappop
         for heap, state in ((self._dem, RUN), (self._pro, WAIT), (self._pack, RESV)):
             while heap:
-                _, ver, jid = heap[0]
-                j = self.st.jobs.get(jid)
+                t, ver, jid = heap[0]
+                j = jobs.get(jid)
                 if j is not None and j.ver == ver and j.state == state:
-                    best = min(best, heap[0][0])
+                    if t < best:
+                        best = t
                     break
-                heapq.heappop(heap)
+                pop(heap)
         return best
 
     # ----------------------------------------------------------- events
@@ -251,7 +263,7 @@ class TiresiasPolicy(PolicyBase):
                         if st.arrays:
                             st.run_cols[j.q].refresh(j)
                         self._push_demotion(view, j)
-        for j in self._due(self._dem, now, RUN):
+        for j in (self._due(self._dem, now, RUN) if self._dem and self._dem[0][0] <= now + EPS_T else ()):
             jv = view.job(j.id)
             a = jv.attained_service - j.svc0
             if a >= self.limits[j.q] - EPS_A:
@@ -265,7 +277,7 @@ class TiresiasPolicy(PolicyBase):
                 dirty = True
             elif jv.status is JobStatus.RUNNING:
                 self._push_demotion(view, j)
-        if self.knob is not None:
+        if self.knob is not None and self._pro and self._pro[0][0] <= now + EPS_T:
             for j in self._due(self._pro, now, WAIT):
                 jv = view.job(j.id)
                 t_j = jv.executed_time - j.exec0
@@ -279,14 +291,14 @@ class TiresiasPolicy(PolicyBase):
                     dirty = True
                 else:
                     self._push_promotion(view, j)
-        for j in self._due(self._pack, now, RESV):
+        for j in (self._due(self._pack, now, RESV) if self._pack and self._pack[0][0] <= now + EPS_T else ()):
             j.pack_expired = True
             self._stuck.discard(j.id)
             dirty = True
         d = self._pass(view) if dirty and (self.st.n_wait or self.st.resv) else None
         timers = self._timers(now)
         if d is None:
-            return Decision(timers=timers)
+            return Decision(timers=timers) if timers else NO_DECISION
         start, preempt = d
         return Decision(start=start, preempt=preempt, timers=timers)
 
@@ -294,7 +306,7 @@ class TiresiasPolicy(PolicyBase):
         if len(self._asked) > 64:  # times already past are never asked again (t > now below): pruned now and then
             self._asked = {t for t in self._asked if t > now}
         t = self._next_deadline()
-        if t > now + EPS_T and t < math.inf and t not in self._asked:
+        if now + EPS_T < t < math.inf and t not in self._asked:
             self._asked.add(t)
             return (Timer(t, "tiresias"),)
         return ()
@@ -321,13 +333,27 @@ class TiresiasPolicy(PolicyBase):
             return (jobs[i] for i in order)
         return (self.st.jobs[key[3]] for key in reversed(self.st.run[q]))
 
-    def _set_running(self, view: ClusterView, j: QJob) -> None:
+    def _set_running(self, view: ClusterView, j: QJob, jv: JobView | None = None) -> None:
         """``j`` runs from now; a preempted job restarting under costly preemption restores first (no
         service until its ``RECONF_DONE`` event refreshes the reference point)."""
-        jv = view.job(j.id)
+        if jv is None:
+            jv = view.job(j.id)
         restoring = jv.status is JobStatus.QUEUED and jv.preemptions > 0 and view.checkpoint_s > 0
         j.a_ref, j.t_ref = jv.attained_service, math.inf if restoring else view.now
         self.st.add_running(j)
+
+    def _run_from_now(self, view: ClusterView, j: QJob, now: float) -> float:
+        """:meth:`_set_running` then :meth:`_push_demotion`, with one view lookup: ``j`` has just been
+        placed from the queue (QUEUED in the view), so its attained service is its stored value.
+        Returns the job's waiting time (the view's, read once)."""
+        jv = view.job(j.id)
+        a = jv.attained_service
+        restoring = jv.preemptions > 0 and view.checkpoint_s > 0 and jv.status is JobStatus.QUEUED
+        j.a_ref, j.t_ref = a, math.inf if restoring else now
+        self.st.add_running(j)
+        if j.q < self.k - 1:
+            heapq.heappush(self._dem, (now + max(self.limits[j.q] - (a - j.svc0), 0.0) / j.g, j.ver, j.id))
+        return jv.waiting_time
 
     def _pass(self, view: ClusterView) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
         st = self.st
@@ -339,8 +365,9 @@ class TiresiasPolicy(PolicyBase):
             below = st.below(q)
             # 2D-Gittins: a waiting job may also preempt running jobs of its own queue with a lower index
             gq = self._gittins_queue(q)
-            same: list[QJob] | None = None  # their indices, computed once when first needed
-            same_g = same_order = np.empty(0)
+            same: list[QJob] | None = None  # lowest index first, computed once when first needed
+            same_g: list[float] = []
+            lo = 0  # same[:lo] no longer run (taken by earlier claims of this walk: never run again in it)
             cap = [free + below + (st.run_gpus[q] if gq else 0)]
             if cap[0] <= 0:
                 break
@@ -354,13 +381,16 @@ class TiresiasPolicy(PolicyBase):
                     mine: list[QJob] = []
                     if s > free + below:
                         if same is None:
-                            same_g, same_order, same = self._running_index(view, q)
-                            same_g = same_g * (1.0 + self.margin)
+                            g_sorted, order, rows = self._running_index(view, q)
+                            same_g = (g_sorted * (1.0 + self.margin)).tolist()
+                            same = [rows[i] for i in order.tolist()]
                         # low enough to be preempted: (1 + margin) x index below the claimant's; index 0
                         # (no sample above the job's service) is the lowest priority and preemptible too
-                        n = int(np.searchsorted(same_g, -key[0], side="left"))
+                        n = bisect_left(same_g, -key[0])  # (np.searchsorted(side="left") on the same floats)
                         short, got = s - free - below, 0  # GPUs its own queue must give
-                        for i in same_order[:n]:
+                        while lo < len(same) and same[lo].state != RUN:
+                            lo += 1
+                        for i in range(lo, n):
                             v = same[i]
                             if v.state == RUN:
                                 mine.append(v)
@@ -452,12 +482,36 @@ class TiresiasPolicy(PolicyBase):
         stuck = self._stuck
         if preempted and instant:
             stuck.clear()  # GPUs given back in this decision: every claim may fit now
-        for j in sorted((st.jobs[jid] for jid in st.resv if jid not in stuck), key=lambda x: (x.q, x.key)):
+        claims = st.reserved_in_order()
+        if stuck:
+            claims = [j for j in claims if j.id not in stuck]
+        last = len(claims) - 1
+        skew_of = self.traits.skew
+        start = self.starter.start
+        # what a placement reads of a job: a claim with the same shape as one that failed since the pass
+        # state last changed (a placement taken) fails too, without a search (placement is a function of
+        # the view, the pass state and this shape)
+        failed: set[tuple] = set()
+        mem_of = self.traits.min_gpu_mem
+        for n, j in enumerate(claims):
             job = j.job
-            skew = self.traits.skew(job)
+            skew = skew_of(job)
             skewed = skew > limit
-            ja = self.starter.start(view, ps, job, consolidate=skewed,
-                                    allow_spread=not skewed or j.pack_expired or self.pack_wait_s == 0)
+            spread = not skewed or j.pack_expired or self.pack_wait_s == 0
+            base = j.shape
+            if base is None:  # (fixed for the job: its request, TP degree and GPU memory need)
+                plan, req = job.plan, job.requested
+                base = j.shape = (req.gpus, req.cpus, req.mem_gb, plan.tp if plan is not None else 1,
+                                  mem_of(view, job))
+            shape = (base, skewed, spread)
+            if shape in failed:
+                ja = None
+            else:
+                ja = start(view, ps, job, consolidate=skewed, allow_spread=spread, take=n < last)
+                if ja is None:
+                    failed.add(shape)
+                else:
+                    failed.clear()
             if ja is None:
                 stuck.add(j.id)  # retried once GPUs are given back (or its consolidation wait ends)
                 if skewed and not j.pack_expired and j.pack_deadline is None:
@@ -470,11 +524,9 @@ class TiresiasPolicy(PolicyBase):
                 j.band, j.stamp = 0, st.next_stamp()
             j.ver += 1
             j.pack_deadline, j.pack_expired = None, False
-            self._set_running(view, j)
-            jv = view.job(j.id)
+            waited = self._run_from_now(view, j, now)
             if j.wait0 is None:
-                j.wait0 = jv.waiting_time
-            self._push_demotion(view, j)
+                j.wait0 = waited
             starts[j.id] = ja
             if self.learner is not None:
                 self.learner.observe(view, job, ja.placement, skew)

@@ -106,17 +106,84 @@ def place_pool(view: ClusterView, job: Job, ps: PassState) -> dict[str, Resource
     return {m: job.requested} if job.requested <= ps.free(m) else None
 
 
+class PassCursors:
+    """One pass's cursors into the view's free index: for a free-GPU count ``k`` (and, for a job that asks
+    for CPUs, memory or a GPU memory floor, that request), where the scan for the first machine with ``k``
+    free GPUs that the pass has not touched and that fits stopped. Within a pass the view does not
+    change and the touched machines only grow, so an untouched machine that fits keeps fitting until it
+    is touched, and a machine skipped stays skipped: each cursor only moves forward, and the scans of a
+    pass that places many jobs cost the index's size once, not once per job."""
+
+    __slots__ = ("ps", "at")
+
+    def __init__(self, ps: PassState) -> None:
+        self.ps = ps
+        self.at: dict[object, tuple] = {}
+
+    def first_fit(self, view: ClusterView, g: int, need: Resources, min_gpu_mem: float, simple: bool) -> str | None:
+        """``view.index.best_fit(g, accept)`` with ``accept`` = untouched in the pass and fits (``need``
+        within the view's free resources, GPUs of at least ``min_gpu_mem`` GB), as
+        :func:`~schedlab.heuristics.fifo.place_consolidated` asks it once the pass has touched a machine."""
+        eff = self.ps.eff
+        at = self.at
+        idx = view.index
+        cluster = view.cluster
+        for k in range(max(g, 1), cluster.max_gpus_per_machine + 1):
+            key = k if simple else (k, need, min_gpu_mem)
+            cur = at.get(key)
+            if cur is None:
+                it = idx.machines_with(k)
+            else:
+                it, m = cur
+                if m is None:
+                    continue  # no machine of this count fits in this pass
+                if m not in eff:
+                    return m
+            m = None
+            for x in it:
+                if x not in eff and (simple or (need <= view.free(x) and (
+                        not min_gpu_mem or cluster.machine(x).gpu_memory_gb >= min_gpu_mem))):
+                    m = x
+                    break
+            at[key] = (it, m)
+            if m is not None:
+                return m
+        return None
+
+
+def _consolidated_one_machine(view: ClusterView, job: Job, ps: PassState, min_gpu_mem: float,
+                              cursors: PassCursors) -> dict[str, Resources] | None:
+    """:func:`~schedlab.heuristics.fifo.place_consolidated` for a job that fits on one machine, in a pass
+    that has touched a machine: the same machine, the untouched candidate found by ``cursors``."""
+    need = job.requested
+    g = need.gpus
+    cluster = view.cluster
+    simple = need.cpus == 0 and need.mem_gb == 0 and not min_gpu_mem
+
+    def fits(m: str) -> bool:
+        return need <= ps.free(m) and (not min_gpu_mem or cluster.machine(m).gpu_memory_gb >= min_gpu_mem)
+
+    best = cursors.first_fit(view, g, need, min_gpu_mem, simple)
+    touched = ps.best_touched(g, None if simple else fits, view.index.machine(best) if best is not None else None)
+    best = touched if touched is not None else best
+    return {best: need} if best is not None else None
+
+
 def place_job(view: ClusterView, job: Job, ps: PassState, *, consolidate: bool, allow_spread: bool,
-              traits: JobTraits) -> dict[str, Resources] | None:
+              traits: JobTraits, cursors: PassCursors | None = None) -> dict[str, Resources] | None:
     """Consolidated placement when ``consolidate`` (falling back to a spread one when ``allow_spread``),
-    else a spread one; ``None`` when nothing fits now."""
+    else a spread one; ``None`` when nothing fits now. ``cursors`` (of this ``ps``): the same placements,
+    found faster in a pass that places many jobs."""
     if job.requested.gpus > ps.free_gpus:
         return None  # more GPUs than are free in the whole pass: no placement below could find them
     if len(view.cluster.machines) == 1:
         return place_pool(view, job, ps)
     mem = traits.min_gpu_mem(view, job)
     if consolidate:
-        p = place_consolidated(view, job, ps, min_gpu_mem=mem)
+        if cursors is not None and ps.eff and job.requested.gpus <= view.cluster.max_gpus_per_machine:
+            p = _consolidated_one_machine(view, job, ps, mem, cursors)
+        else:
+            p = place_consolidated(view, job, ps, min_gpu_mem=mem)
         if p is not None or not allow_spread:
             return p
     p = place_spread(view, job, ps, min_gpu_mem=mem)
@@ -131,11 +198,15 @@ class Starter:
     (``view.checkpoint_s == 0``: the simulator releases them before the starts), and one cached plain
     data-parallel plan per GPU count for jobs without a plan."""
 
-    __slots__ = ("traits", "_plans")
+    __slots__ = ("traits", "_plans", "cursors", "_cur")
 
-    def __init__(self, traits: JobTraits) -> None:
+    def __init__(self, traits: JobTraits, *, cursors: bool = False) -> None:
         self.traits = traits
         self._plans: dict[int, ExecutionPlan] = {}
+        # resume one-machine consolidated searches from :class:`PassCursors` (the pass state must be new
+        # for each decision; 2D-LAS / 2D-Gittins turn it on)
+        self.cursors = cursors
+        self._cur: PassCursors | None = None
 
     def pass_state(self, view: ClusterView, preempted=()) -> PassState:
         ps = PassState(view)
@@ -146,13 +217,21 @@ class Starter:
         return ps
 
     def start(self, view: ClusterView, ps: PassState, job: Job, *, consolidate: bool,
-              allow_spread: bool = True) -> JobAllocation | None:
-        """``job`` placed (and taken from ``ps``), or ``None`` when it does not fit now."""
-        p = place_job(view, job, ps, consolidate=consolidate, allow_spread=allow_spread, traits=self.traits)
+              allow_spread: bool = True, take: bool = True) -> JobAllocation | None:
+        """``job`` placed (and taken from ``ps`` unless ``take`` is false: the pass's last placement, after
+        which ``ps`` is not read), or ``None`` when it does not fit now."""
+        cur = None
+        if self.cursors:
+            cur = self._cur
+            if cur is None or cur.ps is not ps:
+                cur = self._cur = PassCursors(ps)
+        p = place_job(view, job, ps, consolidate=consolidate, allow_spread=allow_spread, traits=self.traits,
+                      cursors=cur)
         if p is None:
             return None
-        for m, r in p.items():
-            ps.take(m, r)
+        if take:
+            for m, r in p.items():
+                ps.take(m, r)
         plan = job.plan
         if plan is None:
             g = job.requested.gpus
@@ -237,5 +316,5 @@ def fit_threshold(obs, current: float) -> float:
     return best_t
 
 
-__all__ = ["JobTraits", "PacklimitLearner", "Starter", "consolidated_shape", "fit_threshold", "place_job", "place_pool",
+__all__ = ["JobTraits", "PacklimitLearner", "PassCursors", "Starter", "consolidated_shape", "fit_threshold", "place_job", "place_pool",
            "place_spread"]

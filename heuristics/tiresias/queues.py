@@ -32,7 +32,7 @@ class QJob:
     first ran after that (``δ_J = waiting - wait0``); ``ver`` invalidates its heap deadlines."""
 
     __slots__ = ("id", "job", "g", "q", "state", "band", "stamp", "k0", "ver", "svc0", "exec0", "wait0",
-                 "pack_deadline", "pack_expired", "seq", "a_ref", "t_ref")
+                 "pack_deadline", "pack_expired", "seq", "a_ref", "t_ref", "shape")
 
     def __init__(self, jid: str, job, seq: int) -> None:
         self.id = jid
@@ -52,6 +52,7 @@ class QJob:
         self.seq = seq
         self.a_ref = 0.0  # attained service when it last started running (Gittins victims' index)
         self.t_ref = 0.0
+        self.shape: tuple | None = None  # what placement reads of the job (``TiresiasPolicy._place``)
 
     @property
     def key(self) -> tuple:
@@ -111,6 +112,8 @@ class MLFQ:
         self.run: list[list[tuple]] = [[] for _ in range(k)]
         self.resv: dict[str, None] = {}
         self.resv_q: list[dict[str, None]] = [dict() for _ in range(k)]  # ``resv`` by queue (victims)
+        # ``resv`` sorted by ``(q, *key)``: a reserved job's queue and key do not change until it leaves
+        self.resv_keys: list[tuple] = []
         self.held = [0] * k
         self.run_gpus = [0] * k  # GPUs of the running jobs of each queue (held = running + reserved)
         self.run_cols = [RunArrays() for _ in range(k)]
@@ -156,12 +159,20 @@ class MLFQ:
         j.state = RESV
         self.resv[j.id] = None
         self.resv_q[j.q][j.id] = None  # (a reserved job's queue does not change until it leaves)
+        insort(self.resv_keys, (j.q, j.k0, j.band, j.stamp, j.id))
         self.held[j.q] += j.g
 
     def remove_reserved(self, j: QJob) -> None:
         del self.resv[j.id]
         del self.resv_q[j.q][j.id]
+        keys = self.resv_keys
+        del keys[bisect_left(keys, (j.q, j.k0, j.band, j.stamp, j.id))]
         self.held[j.q] -= j.g
+
+    def reserved_in_order(self) -> list[QJob]:
+        """Reserved jobs by ``(q, key)``: queues from Q1 down, each in key order."""
+        jobs = self.jobs
+        return [jobs[key[4]] for key in self.resv_keys]
 
     def detach(self, j: QJob) -> None:
         """Take ``j`` out of whatever structure holds it."""
@@ -197,9 +208,11 @@ class MLFQ:
     def victims(self, q_from: int, order_running) -> Iterator[QJob]:
         """Jobs holding or claiming GPUs in queues ``> q_from``, lowest priority first: per queue from the
         last, reserved ones first (latest key first), then running ones in ``order_running(q)`` order."""
+        keys, jobs = self.resv_keys, self.jobs
         for q in range(self.k - 1, q_from, -1):
-            resv = sorted((self.jobs[j] for j in self.resv_q[q]), key=lambda x: x.key, reverse=True)
-            yield from resv
+            if self.resv_q[q]:  # queue q's block of ``resv_keys``, last first
+                lo, hi = bisect_left(keys, (q,)), bisect_left(keys, (q + 1,))
+                yield from [jobs[key[4]] for key in reversed(keys[lo:hi])]
             yield from order_running(q)
 
 
