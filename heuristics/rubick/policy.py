@@ -44,6 +44,7 @@ from schedlab.heuristics.fifo import QuotaLedger
 from schedlab.heuristics.rubick.claims import Claims, keep_claims, remember_claims
 from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infeasible
 from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offload
+from schedlab.heuristics.rubick.resident import Residents
 from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
 from schedlab.heuristics.rubick.victims import VictimSearch
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
@@ -57,6 +58,7 @@ from schedlab.scheduling.snapshot import PolicyBase
 from schedlab.topology.cluster import Cluster
 from schedlab.topology.errors import SpecError
 
+_RUNNING, _RESTORING, _CHECKPOINTING = JobStatus.RUNNING, JobStatus.RESTORING, JobStatus.CHECKPOINTING
 NAMES = {Mode.FULL: "rubick", Mode.PLANS: "rubick-e", Mode.RESOURCES: "rubick-r", Mode.NONE: "rubick-n"}
 
 
@@ -91,6 +93,8 @@ class RubickPolicy(VictimSearch, PolicyBase):
     """Rubick (``mode="full"``) and Rubick-E/R/N. ``counters`` counts the fallbacks it applied."""
 
     oracle = False
+    incremental = True       # keep the running jobs' pass records across passes (:mod:`.resident`)
+    check_residents = False  # compare them with records rebuilt from scratch at every pass (tests)
 
     def __init__(self, *, mode: str = "full", threshold: float = 0.97, delta_s: float = 78.0,
                  starvation_s: float | None = 4 * 3600.0, max_scale: float | None = None,
@@ -120,6 +124,7 @@ class RubickPolicy(VictimSearch, PolicyBase):
         # deferred claims (Algorithm 1's decision kept across passes): job id -> (the job, the allocation
         # decided for it, the preempted jobs whose checkpoints it waits for)
         self._claims: Claims = {}
+        self._residents = Residents()
 
     # ------------------------------------------------------------ job facts
     def use_curves(self, book: CurveBook) -> None:
@@ -241,7 +246,51 @@ class RubickPolicy(VictimSearch, PolicyBase):
         idx = self._index
         if idx is None or idx[0] is not view.cluster:
             idx = self._index = (view.cluster, {m: i for i, m in enumerate(view.cluster.machines)})
-        st = PassState(view, idx[1], self._build)
+        res = self._residents if self.incremental else None
+        st = PassState(view, idx[1], self._build, res)
+        queued: list[Entry] = []
+        seq = 0
+        for jv in view.queue():
+            if jv.status.holds_resources:
+                res = None
+                break
+            queued.append(self._entry(st, jv, view, seq))
+            seq += 1
+        synced = self._sync_residents(view, res) if res is not None else None
+        if synced is not None:
+            checkpointing, movable = synced
+            for jid, record in res.movers.items():
+                e = st.entries[jid] = self._build(record)
+                if not e.locked and not e.frozen:
+                    movable.append(e)
+            if self.check_residents:
+                self._check_residents(st, view, movable)
+        else:  # the pass built from every job (a queued job holds resources, or a running one none)
+            self._residents = Residents()
+            st = PassState(view, idx[1], self._build)
+            queued, movable, checkpointing = self._rebuild(st, view)
+        keep_claims(self._claims, st, self.counters)
+        ledger = _Ledger(view, self) if view.quotas else None
+        if ledger is not None:
+            for e in queued:
+                if e.frozen and e.guaranteed:
+                    ledger.take(e.job)  # a claim holds its quota while it waits
+        for e in queued:  # 1. privileged: guaranteed jobs within their tenant's remaining quota
+            if (e.guaranteed and not e.frozen and ledger is not None and ledger.fits(e.job)
+                    and self.schedule_job(st, e)):
+                ledger.charge(e.job)
+        rest = [e for e in queued if not e.guaranteed and not e.frozen]
+        rest += [e for e in movable if not e.frozen]  # (keep_claims may have frozen one)
+        starving = sorted((e for e in rest if e.starving), key=lambda e: (e.jv.queued_since, e.seq))
+        others = sorted((e for e in rest if not e.starving),
+                        key=lambda e: (-e.jm.gain_g(e.g), -e.jm.gain_c(e.g, e.c), e.seq))
+        for e in starving + others:  # 2. SortBySlope(best-effort + running)
+            self.schedule_job(st, e)
+        return self._decision(st, view, checkpointing)
+
+    def _rebuild(self, st: PassState, view: ClusterView) -> tuple[list[Entry], list[Entry], list[str]]:
+        """Add every active job to ``st`` from scratch: (queued entries, running entries a pass may move,
+        running jobs checkpointing)."""
         queued: list[Entry] = []
         movable: list[Entry] = []  # running jobs a pass may shrink, grow or re-plan
         seq = 0
@@ -267,24 +316,95 @@ class RubickPolicy(VictimSearch, PolicyBase):
                     if not e.locked and not e.frozen:
                         movable.append(e)
             seq += 1
-        keep_claims(self._claims, st, self.counters)
-        ledger = _Ledger(view, self) if view.quotas else None
-        if ledger is not None:
-            for e in queued:
-                if e.frozen and e.guaranteed:
-                    ledger.take(e.job)  # a claim holds its quota while it waits
-        for e in queued:  # 1. privileged: guaranteed jobs within their tenant's remaining quota
-            if (e.guaranteed and not e.frozen and ledger is not None and ledger.fits(e.job)
-                    and self.schedule_job(st, e)):
-                ledger.charge(e.job)
-        rest = [e for e in queued if not e.guaranteed and not e.frozen]
-        rest += [e for e in movable if not e.frozen]  # (keep_claims may have frozen one)
-        starving = sorted((e for e in rest if e.starving), key=lambda e: (e.jv.queued_since, e.seq))
-        others = sorted((e for e in rest if not e.starving),
-                        key=lambda e: (-e.jm.gain_g(e.g), -e.jm.gain_c(e.g, e.c), e.seq))
-        for e in starving + others:  # 2. SortBySlope(best-effort + running)
-            self.schedule_job(st, e)
-        return self._decision(st, view, checkpointing)
+        return queued, movable, checkpointing
+
+    def _sync_residents(self, view: ClusterView, res: Residents) -> tuple[list[str], list[Entry]] | None:
+        """Bring the running jobs kept across passes (``res``) up to ``view``: drop the jobs gone, add the
+        new ones and those whose allocation or model changed (their records as :meth:`_running_entry`
+        makes them). ``(jobs checkpointing, [])``, or ``None`` when a running job holds nothing (the
+        pass is then built from scratch). When the view's order of the kept jobs is not the recorded one,
+        or a new job comes before a kept one, the kept state is rebuilt in the view's order."""
+        if len(self._placed) > 2 * view.running_count + 1024:
+            self._placed = {}
+        models = self._models
+        hits = res.hits
+        jobs: list[tuple] = []
+        checkpointing: list[str] = []
+        first_fresh = -1
+        fresh = 0
+        for jv in view.running():
+            job = jv.job
+            jid = job.id
+            status = jv.status
+            if status is not _RUNNING and status is not _RESTORING:
+                if status is not _CHECKPOINTING:
+                    return None
+                checkpointing.append(jid)
+            known = models.get(jid)  # (job_model's cache hit, inline, as in _running_entry)
+            if known is not None and known[0] is job:
+                jm = known[1]
+            else:
+                jm = self.job_model(job, view)[0]
+                known = models[jid]
+            hit = hits.get(jid)
+            if hit is None or hit[0] is not jv.allocation or hit[1] is not jm:
+                if first_fresh < 0:
+                    first_fresh = len(jobs)
+                fresh += 1
+            jobs.append((jid, jv, known))
+        n = len(jobs)
+        kept = n - fresh
+        if fresh and first_fresh != kept:
+            res.clear()  # a new or changed job before a kept one: rebuild
+            kept = 0
+        else:
+            ids = [t[0] for t in jobs[:kept]]
+            if len(hits) != kept or list(hits) != ids:
+                gone = hits.keys() - set(ids)
+                if [jid for jid in hits if jid not in gone] != ids:
+                    res.clear()  # the kept jobs' order changed: rebuild
+                    kept = 0
+                else:
+                    for jid in gone:
+                        res.remove(jid)
+        for jid, jv, known in jobs[kept:]:
+            if jid in hits:
+                res.remove(jid)
+            res.add(jid, lambda seq, jv=jv, known=known: self._record(jv, known, seq))
+        return checkpointing, []
+
+    def _record(self, jv: JobView, known: tuple, seq: int) -> tuple[tuple, bool]:
+        """``(record, movable)`` of a running job, as :meth:`_running_entry` makes them."""
+        job, jm, floor, slo = known
+        orig = jv.allocation
+        hit = self._template(job.id, jm, orig)
+        moves = hit[8]
+        if moves:
+            return (hit[9], job.id, False, jv, seq, floor, slo, hit), True
+        g = hit[5]
+        return (hit[9], job.id, g > 0 and g - jm.granule >= floor[GPU], jv, seq, floor, slo, hit), False
+
+    def _check_residents(self, st: PassState, view: ClusterView, movable: list[Entry]) -> None:
+        """The kept state against a pass built from scratch (``check_residents``; tests): the same
+        records (but ``seq``, in the same order), resident lists and movable entries."""
+        ref = PassState(view, self._index[1], self._build)
+        placed = self._placed
+        _, ref_movable, _ = self._rebuild(ref, view)
+        self._placed = placed
+        run = {jv.id for jv in view.running()}
+        got = {jid: r for jid, r in st.lazy.items()}
+        want = {jid: r for jid, r in ref.lazy.items() if jid in run}
+        assert list(got) == list(want), "lazy jobs"
+        for jid, r in got.items():
+            w = want[jid]
+            assert r[:4] + r[5:7] == w[:4] + w[5:7] and r[7][2:] == w[7][2:], jid
+        order = sorted(got, key=lambda j: got[j][4])
+        assert order == sorted(want, key=lambda j: want[j][4]), "seq order"
+        for m in st.machines:
+            assert list(st.on_machine[m]) == list(ref.on_machine[m]), m
+        assert [e.jid for e in movable] == [e.jid for e in ref_movable], "movable"
+        seqs = [e.seq for e in movable]
+        assert seqs == sorted(seqs)
 
     def _entry(self, st: PassState, jv: JobView, view: ClusterView, seq: int) -> Entry:
         """A queued job's entry (a preempted job keeps a stale allocation: it holds nothing)."""
@@ -311,7 +431,19 @@ class RubickPolicy(VictimSearch, PolicyBase):
             _, jm, floor, slo = known
         else:
             jm, floor, slo = self.job_model(job, view)
-        orig = jv.allocation
+        hit = self._template(jid, jm, jv.allocation)
+        moves = hit[8]
+        if lazy and not moves:
+            # _min_loss reads (loss, jid, whether it may lose a GPU at all, view) while it is not built
+            g = hit[5]
+            st.add_lazy(jid, hit[4], (hit[9], jid, g > 0 and g - jm.granule >= floor[GPU], jv, seq, floor, slo, hit))
+        else:
+            st.add_placed(self._build((hit[9], jid, False, jv, seq, floor, slo, hit)), hit[4])
+        return moves
+
+    def _template(self, jid: str, jm: JobModel, orig: JobAllocation) -> tuple:
+        """A running job's template (allocation, model, GPUs / CPUs / memory per machine, totals, normalised
+        throughput, whether a pass may move or re-plan it, GPU loss), kept while the allocation is the same."""
         hit = self._placed.get(jid)
         if hit is None or hit[0] is not orig or hit[1] is not jm:
             ug: dict[str, int] = {}
@@ -327,14 +459,7 @@ class RubickPolicy(VictimSearch, PolicyBase):
             tput = self._throughput(jm, orig.plan, ug, c)
             hit = self._placed[jid] = (orig, jm, ug, uc, mem, g, c, tput, jm.elastic or jm.mode.replans,
                                        jm.loss_g(g) if g else math.inf)
-        moves = hit[8]
-        if lazy and not moves:
-            # _min_loss reads (loss, jid, whether it may lose a GPU at all, view) while it is not built
-            g = hit[5]
-            st.add_lazy(jid, hit[4], (hit[9], jid, g > 0 and g - jm.granule >= floor[GPU], jv, seq, floor, slo, hit))
-        else:
-            st.add_placed(self._build((hit[9], jid, False, jv, seq, floor, slo, hit)), hit[4])
-        return moves
+        return hit
 
     def _build(self, record: tuple) -> Entry:
         """The entry of a job holding resources, from its record (:meth:`_running_entry`)."""

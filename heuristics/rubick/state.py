@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from schedlab.heuristics.rubick.curves import JobModel
+from schedlab.heuristics.rubick.resident import ResidentMap
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.policy import ClusterView, JobView
@@ -85,8 +86,10 @@ class PassState:
     """Free resources per machine and the tentative allocations of the pass's jobs."""
 
     def __init__(self, view: ClusterView, index: dict[str, int] | None = None,
-                 make: Callable[[tuple], Entry] | None = None) -> None:
-        """``make(record)`` builds the entry of a job added by :meth:`add_lazy`."""
+                 make: Callable[[tuple], Entry] | None = None, residents=None) -> None:
+        """``make(record)`` builds the entry of a job added by :meth:`add_lazy`; ``residents`` (a
+        :class:`~schedlab.heuristics.rubick.resident.Residents`) gives the running jobs' records and
+        resident lists kept across passes (then nothing is added by :meth:`add_lazy`)."""
         cluster = view.cluster
         machines = self.machines = cluster.machines
         self.index = index if index is not None else {m: i for i, m in enumerate(machines)}
@@ -103,9 +106,10 @@ class PassState:
         self.mversion: dict[str, int] = dict.fromkeys(machines, 0)  # per machine, likewise (new only)
         # the pass's entries; a running job's is built when first read (most are never read on a large
         # cluster): ``lazy`` holds what builds it, ``pending()`` what is not built yet
-        self.lazy: dict[str, tuple] = {}
+        self.lazy: dict[str, tuple] = {} if residents is None else residents.lazy
         self.entries: _Entries = _Entries(self.lazy, make)
-        self.on_machine: defaultdict[str, dict[str, None]] = defaultdict(dict)
+        self.on_machine: dict[str, dict[str, None]] = (
+            defaultdict(dict) if residents is None else ResidentMap(residents.on_machine))
         # entries whose attributes were set in the pass (only they can end changed, preempted or deferred)
         self.touched: dict[str, Entry] = {}
         self.log: list[tuple] = []
