@@ -242,6 +242,7 @@ class RubickPolicy(VictimSearch, PolicyBase):
     # ------------------------------------------------------------------ pass
     def schedule(self, view: ClusterView) -> Decision:
         if view.queue_length == 0 and view.running_count == 0:
+            self._residents.synced = None
             return Decision()
         idx = self._index
         if idx is None or idx[0] is not view.cluster:
@@ -264,9 +265,9 @@ class RubickPolicy(VictimSearch, PolicyBase):
                 if not e.locked and not e.frozen:
                     movable.append(e)
             if self.check_residents:
-                self._check_residents(st, view, movable)
+                self._check_residents(st, view, movable, checkpointing)
         else:  # the pass built from every job (a queued job holds resources, or a running one none)
-            self._residents = Residents()
+            self._residents = res = Residents()
             st = PassState(view, idx[1], self._build)
             queued, movable, checkpointing = self._rebuild(st, view)
         keep_claims(self._claims, st, self.counters)
@@ -286,7 +287,9 @@ class RubickPolicy(VictimSearch, PolicyBase):
                         key=lambda e: (-e.jm.gain_g(e.g), -e.jm.gain_c(e.g, e.c), e.seq))
         for e in starving + others:  # 2. SortBySlope(best-effort + running)
             self.schedule_job(st, e)
-        return self._decision(st, view, checkpointing)
+        d = self._decision(st, view, checkpointing)
+        res.synced = None if synced is None else (view, self._models, tuple(d.start), d.preempt)
+        return d
 
     def _rebuild(self, st: PassState, view: ClusterView) -> tuple[list[Entry], list[Entry], list[str]]:
         """Add every active job to ``st`` from scratch: (queued entries, running entries a pass may move,
@@ -319,6 +322,58 @@ class RubickPolicy(VictimSearch, PolicyBase):
         return queued, movable, checkpointing
 
     def _sync_residents(self, view: ClusterView, res: Residents) -> tuple[list[str], list[Entry]] | None:
+        """Bring the kept running jobs up to ``view``: by what changed since the last pass when that is
+        known (:meth:`_sync_changes`), else by reading every running job (:meth:`_sync_all`)."""
+        try:
+            got = self._sync_changes(view, res)
+        except KeyError:  # (a job the view does not know: read every job)
+            got = None
+        return got if got is not None else self._sync_all(view, res)
+
+    def _sync_changes(self, view: ClusterView, res: Residents) -> tuple[list[str], list[Entry]] | None:
+        """The kept running jobs brought up to ``view`` by what changed since the last pass, when the last
+        pass was on the same view (the simulator's, which shows every change as an event) and the job
+        model cache was not renewed since: the jobs the last decision started or preempted and the jobs
+        of this pass's completions, checkpoint ends and restores. A job whose allocation changed is
+        placed after the kept ones (the view lists a job by when it got its allocation; the jobs started
+        in the decision's order). ``None`` (read every job) otherwise, or when the count of running jobs
+        then disagrees with the view's."""
+        last = res.synced
+        if last is None or last[0] is not view or last[1] is not self._models:
+            return None
+        _, models, started, preempted = last
+        hits, ckpt = res.hits, res.checkpointing
+        for jid in [*preempted, *(ev.job_id for ev in view.events if ev.job_id is not None)]:
+            jv = view.job(jid)
+            status = jv.status
+            if status is _CHECKPOINTING:
+                hit = hits.get(jid)
+                if hit is None or hit[0] is not jv.allocation:
+                    return None
+                ckpt[jid] = None
+            elif status is _RUNNING or status is _RESTORING:
+                ckpt.pop(jid, None)
+            elif jid in hits:
+                res.remove(jid)
+        for jid in started:
+            jv = view.job(jid)
+            status = jv.status
+            if status is not _RUNNING and status is not _RESTORING:
+                continue  # (started and done since)
+            hit = hits.get(jid)
+            known = models.get(jid)
+            if known is None or known[0] is not jv.job:
+                return None
+            if hit is not None:
+                if hit[0] is jv.allocation and hit[1] is known[1]:
+                    continue
+                res.remove(jid)
+            res.add(jid, lambda seq, jv=jv, known=known: self._record(jv, known, seq))
+        if len(hits) != view.running_count:
+            return None
+        return sorted(ckpt, key=res.seq), []
+
+    def _sync_all(self, view: ClusterView, res: Residents) -> tuple[list[str], list[Entry]] | None:
         """Bring the running jobs kept across passes (``res``) up to ``view``: drop the jobs gone, add the
         new ones and those whose allocation or model changed (their records as :meth:`_running_entry`
         makes them). ``(jobs checkpointing, [])``, or ``None`` when a running job holds nothing (the
@@ -371,6 +426,8 @@ class RubickPolicy(VictimSearch, PolicyBase):
             if jid in hits:
                 res.remove(jid)
             res.add(jid, lambda seq, jv=jv, known=known: self._record(jv, known, seq))
+        res.checkpointing.clear()
+        res.checkpointing.update(dict.fromkeys(checkpointing))
         return checkpointing, []
 
     def _record(self, jv: JobView, known: tuple, seq: int) -> tuple[tuple, bool]:
@@ -384,13 +441,15 @@ class RubickPolicy(VictimSearch, PolicyBase):
         g = hit[5]
         return (hit[9], job.id, g > 0 and g - jm.granule >= floor[GPU], jv, seq, floor, slo, hit), False
 
-    def _check_residents(self, st: PassState, view: ClusterView, movable: list[Entry]) -> None:
+    def _check_residents(self, st: PassState, view: ClusterView, movable: list[Entry],
+                         checkpointing: list[str]) -> None:
         """The kept state against a pass built from scratch (``check_residents``; tests): the same
         records (but ``seq``, in the same order), resident lists and movable entries."""
         ref = PassState(view, self._index[1], self._build)
         placed = self._placed
-        _, ref_movable, _ = self._rebuild(ref, view)
+        _, ref_movable, ref_checkpointing = self._rebuild(ref, view)
         self._placed = placed
+        assert checkpointing == ref_checkpointing, "checkpointing"
         run = {jv.id for jv in view.running()}
         got = {jid: r for jid, r in st.lazy.items()}
         want = {jid: r for jid, r in ref.lazy.items() if jid in run}

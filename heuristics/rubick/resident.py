@@ -24,14 +24,18 @@ RUNNING_SEQ = 1 << 50  # the first running job's seq: above any queue position
 class Residents:
     """Records of the running jobs and the per-machine resident lists, kept across passes."""
 
-    __slots__ = ("lazy", "movers", "on_machine", "hits", "next_seq")
+    __slots__ = ("lazy", "movers", "on_machine", "hits", "checkpointing", "next_seq", "synced")
 
     def __init__(self) -> None:
         self.lazy: dict[str, tuple] = {}     # job id -> record, jobs a pass never moves (built when read)
         self.movers: dict[str, tuple] = {}   # job id -> record, jobs a pass may move (built every pass)
         self.on_machine: dict[str, dict[str, None]] = {}  # machine -> job ids holding something, view order
         self.hits: dict[str, tuple] = {}     # job id -> template the record was made from, view order
+        self.checkpointing: dict[str, None] = {}  # the kept jobs checkpointing (a preemption's)
         self.next_seq = RUNNING_SEQ
+        # what the kept state was last brought up to: (view, the policy's job-model cache, the jobs its
+        # decision started, those it preempted), or None when the next pass must read every running job
+        self.synced: tuple | None = None
 
     def clear(self) -> None:
         """Forget every job (the counter of ``seq`` goes on)."""
@@ -39,8 +43,14 @@ class Residents:
         self.movers.clear()
         self.on_machine.clear()
         self.hits.clear()
+        self.checkpointing.clear()
+
+    def seq(self, jid: str) -> int:
+        record = self.lazy.get(jid)
+        return (record if record is not None else self.movers[jid])[4]
 
     def remove(self, jid: str) -> None:
+        self.checkpointing.pop(jid, None)
         hit = self.hits.pop(jid)
         if self.lazy.pop(jid, None) is None:
             del self.movers[jid]
