@@ -248,18 +248,20 @@ class RubickPolicy(VictimSearch, PolicyBase):
         if idx is None or idx[0] is not view.cluster:
             idx = self._index = (view.cluster, {m: i for i, m in enumerate(view.cluster.machines)})
         res = self._residents if self.incremental else None
-        st = PassState(view, idx[1], self._build, res)
         queued: list[Entry] = []
+        entries: dict[str, Entry] = {}
         seq = 0
         for jv in view.queue():
             if jv.status.holds_resources:
                 res = None
                 break
-            queued.append(self._entry(st, jv, view, seq))
+            queued.append(self._entry(entries, jv, view, seq))
             seq += 1
         synced = self._sync_residents(view, res) if res is not None else None
         if synced is not None:
             checkpointing, movable = synced
+            st = PassState(view, idx[1], self._build, res)
+            st.entries.update(entries)
             for jid, record in res.movers.items():
                 e = st.entries[jid] = self._build(record)
                 if not e.locked and not e.frozen:
@@ -304,13 +306,13 @@ class RubickPolicy(VictimSearch, PolicyBase):
                 self._running_entry(st, jv, view, seq)
                 queued.append(st.entries[jv.id])
             else:
-                queued.append(self._entry(st, jv, view, seq))
+                queued.append(self._entry(st.entries, jv, view, seq))
             seq += 1
         checkpointing: list[str] = []
         for jv in view.running():
             status = jv.status
             if not status.holds_resources:
-                self._entry(st, jv, view, seq)
+                self._entry(st.entries, jv, view, seq)
             else:
                 if status is JobStatus.CHECKPOINTING:
                     checkpointing.append(jv.id)
@@ -359,7 +361,9 @@ class RubickPolicy(VictimSearch, PolicyBase):
             jv = view.job(jid)
             status = jv.status
             if status is not _RUNNING and status is not _RESTORING:
-                continue  # (started and done since)
+                if jv.allocation is not None and res.stale is not None:  # (started and done since)
+                    res.stale.update(jv.allocation.placement)
+                continue
             hit = hits.get(jid)
             known = models.get(jid)
             if known is None or known[0] is not jv.job:
@@ -381,6 +385,7 @@ class RubickPolicy(VictimSearch, PolicyBase):
         or a new job comes before a kept one, the kept state is rebuilt in the view's order."""
         if len(self._placed) > 2 * view.running_count + 1024:
             self._placed = {}
+        res.stale = None  # (every machine's free resources read again)
         models = self._models
         hits = res.hits
         jobs: list[tuple] = []
@@ -450,6 +455,7 @@ class RubickPolicy(VictimSearch, PolicyBase):
         _, ref_movable, ref_checkpointing = self._rebuild(ref, view)
         self._placed = placed
         assert checkpointing == ref_checkpointing, "checkpointing"
+        assert (st.free, st.free_mem, st.free_total) == (ref.free, ref.free_mem, ref.free_total), "free"
         run = {jv.id for jv in view.running()}
         got = {jid: r for jid, r in st.lazy.items()}
         want = {jid: r for jid, r in ref.lazy.items() if jid in run}
@@ -465,13 +471,13 @@ class RubickPolicy(VictimSearch, PolicyBase):
         seqs = [e.seq for e in movable]
         assert seqs == sorted(seqs)
 
-    def _entry(self, st: PassState, jv: JobView, view: ClusterView, seq: int) -> Entry:
+    def _entry(self, entries: dict[str, Entry], jv: JobView, view: ClusterView, seq: int) -> Entry:
         """A queued job's entry (a preempted job keeps a stale allocation: it holds nothing)."""
         job = jv.job
         jm, floor, slo = self.job_model(job, view)
         e = Entry(jv.id, jv, jm, seq, None, ({}, {}), [0, 0], {}, None, 0.0, floor, False, False, slo,
                   job.guaranteed)
-        st.entries[e.jid] = e
+        entries[e.jid] = e
         if (self.starvation_s is not None and not e.guaranteed
                 and view.now - jv.queued_since >= self.starvation_s):
             e.starving = True

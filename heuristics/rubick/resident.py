@@ -24,7 +24,7 @@ RUNNING_SEQ = 1 << 50  # the first running job's seq: above any queue position
 class Residents:
     """Records of the running jobs and the per-machine resident lists, kept across passes."""
 
-    __slots__ = ("lazy", "movers", "on_machine", "hits", "checkpointing", "next_seq", "synced")
+    __slots__ = ("lazy", "movers", "on_machine", "hits", "checkpointing", "next_seq", "synced", "free", "stale")
 
     def __init__(self) -> None:
         self.lazy: dict[str, tuple] = {}     # job id -> record, jobs a pass never moves (built when read)
@@ -36,6 +36,25 @@ class Residents:
         # what the kept state was last brought up to: (view, the policy's job-model cache, the jobs its
         # decision started, those it preempted), or None when the next pass must read every running job
         self.synced: tuple | None = None
+        # free GPUs / CPUs / GB per machine as the view last showed them, and the machines where a job
+        # kept or dropped since held something (only there can they have changed; None: every machine)
+        self.free: tuple[dict[str, int], dict[str, int], dict[str, float]] | None = None
+        self.stale: set[str] | None = None
+
+    def free_of(self, fm, machines) -> tuple[dict[str, int], dict[str, int], dict[str, float]]:
+        """Copies of the free GPUs, CPUs and GB of every machine (``fm``: the view's free map), read
+        again only on the machines that may have changed since the last call."""
+        free, stale = self.free, self.stale
+        if free is None or stale is None:
+            free = self.free = ({m: fm[m].gpus for m in machines}, {m: fm[m].cpus for m in machines},
+                                {m: fm[m].mem_gb for m in machines})
+        else:
+            g, c, mem = free
+            for m in stale:
+                r = fm[m]
+                g[m], c[m], mem[m] = r.gpus, r.cpus, r.mem_gb
+        self.stale = set()
+        return dict(free[0]), dict(free[1]), dict(free[2])
 
     def clear(self) -> None:
         """Forget every job (the counter of ``seq`` goes on)."""
@@ -44,6 +63,7 @@ class Residents:
         self.on_machine.clear()
         self.hits.clear()
         self.checkpointing.clear()
+        self.stale = None
 
     def seq(self, jid: str) -> int:
         record = self.lazy.get(jid)
@@ -52,6 +72,8 @@ class Residents:
     def remove(self, jid: str) -> None:
         self.checkpointing.pop(jid, None)
         hit = self.hits.pop(jid)
+        if self.stale is not None:
+            self.stale.update(hit[4])
         if self.lazy.pop(jid, None) is None:
             del self.movers[jid]
         om = self.on_machine
@@ -68,6 +90,8 @@ class Residents:
         hit = record[7]
         (self.movers if movable else self.lazy)[jid] = record
         self.hits[jid] = hit
+        if self.stale is not None:
+            self.stale.update(hit[4])
         om = self.on_machine
         for m in hit[4]:
             d = om.get(m)

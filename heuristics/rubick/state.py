@@ -93,10 +93,14 @@ class PassState:
         cluster = view.cluster
         machines = self.machines = cluster.machines
         self.index = index if index is not None else {m: i for i, m in enumerate(machines)}
-        fm = view.free_map
-        self.free: tuple[dict[str, int], dict[str, int]] = (
-            {m: fm[m].gpus for m in machines}, {m: fm[m].cpus for m in machines})
-        self.free_mem: dict[str, float] = {m: fm[m].mem_gb for m in machines}
+        if residents is None:
+            fm = view.free_map
+            self.free: tuple[dict[str, int], dict[str, int]] = (
+                {m: fm[m].gpus for m in machines}, {m: fm[m].cpus for m in machines})
+            self.free_mem: dict[str, float] = {m: fm[m].mem_gb for m in machines}
+        else:
+            g, c, mem = residents.free_of(view.free_map, machines)
+            self.free, self.free_mem = (g, c), mem
         self.free_total = [sum(self.free[GPU].values()), sum(self.free[CPU].values())]
         # identifies the state: a new number for every change, the old one back on rollback (so caches
         # keyed on it, e.g. victim scans, survive a ScheduleJob that was undone)
