@@ -348,6 +348,9 @@ class RubickPolicy(VictimSearch, PolicyBase):
         for jid in [*preempted, *(ev.job_id for ev in view.events if ev.job_id is not None)]:
             jv = view.job(jid)
             status = jv.status
+            hit = hits.get(jid)
+            if hit is not None:
+                res.touch(hit[4])
             if status is _CHECKPOINTING:
                 hit = hits.get(jid)
                 if hit is None or hit[0] is not jv.allocation:
@@ -386,6 +389,7 @@ class RubickPolicy(VictimSearch, PolicyBase):
         if len(self._placed) > 2 * view.running_count + 1024:
             self._placed = {}
         res.stale = None  # (every machine's free resources read again)
+        res.lows.clear()
         models = self._models
         hits = res.hits
         jobs: list[tuple] = []

@@ -24,7 +24,8 @@ RUNNING_SEQ = 1 << 50  # the first running job's seq: above any queue position
 class Residents:
     """Records of the running jobs and the per-machine resident lists, kept across passes."""
 
-    __slots__ = ("lazy", "movers", "on_machine", "hits", "checkpointing", "next_seq", "synced", "free", "stale")
+    __slots__ = ("lazy", "movers", "on_machine", "hits", "checkpointing", "next_seq", "synced", "free", "stale",
+                 "lows")
 
     def __init__(self) -> None:
         self.lazy: dict[str, tuple] = {}     # job id -> record, jobs a pass never moves (built when read)
@@ -40,6 +41,15 @@ class Residents:
         # kept or dropped since held something (only there can they have changed; None: every machine)
         self.free: tuple[dict[str, int], dict[str, int], dict[str, float]] | None = None
         self.stale: set[str] | None = None
+        # machine -> (its lowest loss at the start of a pass, until when it holds): kept while no job on
+        # it comes, goes or changes status (VictimSearch._machine_low)
+        self.lows: dict[str, tuple] = {}
+
+    def touch(self, machines) -> None:
+        """Something of a job on ``machines`` changed (its status): their kept lowest losses are void."""
+        lows = self.lows
+        for m in machines:
+            lows.pop(m, None)
 
     def free_of(self, fm, machines) -> tuple[dict[str, int], dict[str, int], dict[str, float]]:
         """Copies of the free GPUs, CPUs and GB of every machine (``fm``: the view's free map), read
@@ -64,6 +74,7 @@ class Residents:
         self.hits.clear()
         self.checkpointing.clear()
         self.stale = None
+        self.lows.clear()
 
     def seq(self, jid: str) -> int:
         record = self.lazy.get(jid)
@@ -72,6 +83,7 @@ class Residents:
     def remove(self, jid: str) -> None:
         self.checkpointing.pop(jid, None)
         hit = self.hits.pop(jid)
+        self.touch(hit[4])
         if self.stale is not None:
             self.stale.update(hit[4])
         if self.lazy.pop(jid, None) is None:
@@ -90,6 +102,7 @@ class Residents:
         hit = record[7]
         (self.movers if movable else self.lazy)[jid] = record
         self.hits[jid] = hit
+        self.touch(hit[4])
         if self.stale is not None:
             self.stale.update(hit[4])
         om = self.on_machine

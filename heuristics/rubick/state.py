@@ -118,6 +118,8 @@ class PassState:
         self.touched: dict[str, Entry] = {}
         self.log: list[tuple] = []
         self.memo: dict[str, tuple] = {}  # per-pass caches keyed on ``version``
+        self.kept = residents  # (what is kept across passes, or None)
+        self.now = view.now
         # entries whose units or attributes changed (moves, sets and their undoing), oldest first: what an
         # incremental cache (Rubick's lowest-loss heap) must look at again; its reader clears it
         self.dirty: list[Entry] = []

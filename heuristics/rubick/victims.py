@@ -144,11 +144,53 @@ class VictimSearch:
     def _machine_low(self, st: PassState, m: str) -> tuple[float, str | None]:
         """The lowest GPU loss among the jobs on ``m`` any job may shrink (and whose it is), cached until
         something on ``m`` (or of a job on ``m``) changes. A job whose entry is not built yet is read from
-        its record, as the entry would be (reading it builds nothing)."""
+        its record, as the entry would be (reading it builds nothing). While nothing on ``m`` changed in
+        the pass, the answer is also kept across passes (``st.kept.lows``): until a job on ``m``
+        comes, goes or changes status, or one of them passes the penalty rule (:meth:`_low_until`)."""
         key = "low:" + m
         hit = st.memo.get(key)
-        if hit is not None and hit[0] == st.mversion[m]:
+        mv = st.mversion[m]
+        if hit is not None and hit[0] == mv:
             return hit[1]
+        res = st.kept if mv == 0 else None
+        if res is not None:
+            kept = res.lows.get(m)
+            if kept is not None and st.now < kept[1]:
+                if self.check_residents:
+                    assert kept[0] == self._scan_machine_low(st, m), m
+                st.memo[key] = (mv, kept[0])
+                return kept[0]
+        best = self._scan_machine_low(st, m)
+        if res is not None:
+            res.lows[m] = (best, self._low_until(st, m))
+        st.memo[key] = (mv, best)
+        return best
+
+    def _low_until(self, st: PassState, m: str) -> float:
+        """Until when :meth:`_machine_low` of ``m`` stays what it is if nothing on ``m`` changes: the
+        earliest time a running job there that the penalty rule locks now passes it (its training
+        seconds grow with the clock), less a second's margin; ``inf`` if none will."""
+        until = math.inf
+        entries, lazy, movers = st.entries, st.lazy, st.kept.movers
+        now = st.now
+        for jid in st.on_machine[m]:
+            record = lazy.get(jid) or movers.get(jid)
+            if record is None:
+                v = dict.get(entries, jid)
+                if v is None:
+                    return now
+                jv = v.jv
+            else:
+                jv = record[3]
+            if jv.status is not JobStatus.RUNNING or self.reconfigurable(jv):
+                continue
+            n = jv.reconfigurations + (jv.preemptions if self.count_preemptions else 0)
+            due = n * self.delta_s / (1 - self.threshold) - jv.executed_time
+            until = min(until, now + due - 1.0)
+        return until
+
+    def _scan_machine_low(self, st: PassState, m: str) -> tuple[float, str | None]:
+        """:meth:`_machine_low` by a scan of the jobs on ``m``."""
         best: tuple[float, str | None] = (math.inf, None)
         if self.mode.elastic:
             entries, lazy = st.entries, st.lazy
@@ -166,7 +208,6 @@ class VictimSearch:
                 loss = v.jm.loss_g(v.g)
                 if loss < best[0]:
                     best = (loss, v.jid)
-        st.memo[key] = (st.mversion[m], best)
         return best
 
     def _victim(self, st: PassState, e: Entry, r: int, m: str, need: bool,
