@@ -18,6 +18,9 @@ is not the recorded one (or a new job is not after them), everything is rebuilt 
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left, insort
+
 RUNNING_SEQ = 1 << 50  # the first running job's seq: above any queue position
 
 
@@ -25,7 +28,7 @@ class Residents:
     """Records of the running jobs and the per-machine resident lists, kept across passes."""
 
     __slots__ = ("lazy", "movers", "on_machine", "hits", "checkpointing", "next_seq", "synced", "free", "stale",
-                 "lows")
+                 "lows", "shrink")
 
     def __init__(self) -> None:
         self.lazy: dict[str, tuple] = {}     # job id -> record, jobs a pass never moves (built when read)
@@ -44,6 +47,9 @@ class Residents:
         # machine -> (its lowest loss at the start of a pass, until when it holds): kept while no job on
         # it comes, goes or changes status (VictimSearch._machine_low)
         self.lows: dict[str, tuple] = {}
+        # (GPU loss, job id) of the lazily kept jobs a pass may take a GPU granule from (if running and
+        # past the penalty rule), sorted: VictimSearch._two_lowest reads it from the lowest
+        self.shrink: list[tuple[float, str]] = []
 
     def touch(self, machines) -> None:
         """Something of a job on ``machines`` changed (its status): their kept lowest losses are void."""
@@ -75,6 +81,7 @@ class Residents:
         self.checkpointing.clear()
         self.stale = None
         self.lows.clear()
+        self.shrink.clear()
 
     def seq(self, jid: str) -> int:
         record = self.lazy.get(jid)
@@ -86,8 +93,12 @@ class Residents:
         self.touch(hit[4])
         if self.stale is not None:
             self.stale.update(hit[4])
-        if self.lazy.pop(jid, None) is None:
+        record = self.lazy.pop(jid, None)
+        if record is None:
             del self.movers[jid]
+        elif record[2] and record[0] < math.inf:
+            shrink = self.shrink
+            del shrink[bisect_left(shrink, (record[0], jid))]
         om = self.on_machine
         for m in hit[4]:
             d = om[m]
@@ -101,6 +112,8 @@ class Residents:
         self.next_seq += 1
         hit = record[7]
         (self.movers if movable else self.lazy)[jid] = record
+        if not movable and record[2] and record[0] < math.inf:
+            insort(self.shrink, (record[0], jid))
         self.hits[jid] = hit
         self.touch(hit[4])
         if self.stale is not None:

@@ -58,14 +58,16 @@ class VictimSearch:
         every entry (:meth:`_scan_two_lowest`), in O(changes log jobs) per state instead of O(jobs)."""
         entries = st.entries
         got = st.memo.get("loss_heap")
+        kept = st.kept
         if got is None:
             heap = [(v.jm.loss_g(v.g), v.jid) for v in entries.values() if _shrinkable(v)]
-            for loss, jid, shrinkable, jv, *_ in st.pending():  # entries not built yet: as they would be
-                if shrinkable and jv.status is JobStatus.RUNNING and self.reconfigurable(jv):
-                    heap.append((loss, jid))
+            if kept is None:
+                for loss, jid, shrinkable, jv, *_ in st.pending():  # entries not built yet: as they would be
+                    if shrinkable and jv.status is JobStatus.RUNNING and self.reconfigurable(jv):
+                        heap.append((loss, jid))
             heap = [item for item in heap if item[0] < math.inf]
             heapq.heapify(heap)
-            st.memo["loss_heap"] = (heap,)
+            got = st.memo["loss_heap"] = (heap, [0])
         else:
             heap = got[0]
             for v in st.dirty:
@@ -74,15 +76,37 @@ class VictimSearch:
                     if loss < math.inf:
                         heapq.heappush(heap, (loss, v.jid))
         st.dirty.clear()
+        # with the running jobs kept across passes, the lazily kept ones are not in the heap: they are read
+        # from their sorted list (kept.shrink) from the lowest, merged with the heap; one read is checked
+        # as the heap's build would have (running, past the penalty rule) and, if it holds, goes to the heap
+        order = kept.shrink if kept is not None else ()
+        pos = got[1]
         low: list[tuple[float, str]] = []
-        while heap and len(low) < 2:
-            loss, jid = item = heapq.heappop(heap)
-            v = dict.get(entries, jid)  # (not built: its record is as it was pushed)
-            if (v is None or (_shrinkable(v) and v.jm.loss_g(v.g) == loss)) and (not low or low[0][1] != jid):
+        while len(low) < 2:
+            i = pos[0]
+            if i < len(order) and (not heap or order[i] < heap[0]):
+                pos[0] = i + 1
+                loss, jid = item = order[i]
+                v = dict.get(entries, jid)
+                if v is None:
+                    jv = st.lazy[jid][3]
+                    ok = jv.status is JobStatus.RUNNING and self.reconfigurable(jv)
+                else:
+                    ok = _shrinkable(v) and v.jm.loss_g(v.g) == loss
+            elif heap:
+                loss, jid = item = heapq.heappop(heap)
+                v = dict.get(entries, jid)  # (not built: its record is as it was pushed)
+                ok = v is None or (_shrinkable(v) and v.jm.loss_g(v.g) == loss)
+            else:
+                break
+            if ok and (not low or low[0][1] != jid):
                 low.append(item)
         for item in low:
             heapq.heappush(heap, item)
-        return low + [(math.inf, "")] * (2 - len(low))
+        got = low + [(math.inf, "")] * (2 - len(low))
+        if self.check_residents:
+            assert got == self._scan_two_lowest(st), "two lowest"
+        return got
 
     def _scan_two_lowest(self, st: PassState) -> list[tuple[float, str]]:
         """:meth:`_two_lowest` by a scan of every entry (the reference the equivalence tests compare with)."""
