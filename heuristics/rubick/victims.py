@@ -134,12 +134,13 @@ class VictimSearch:
         machines are those ``e`` holds GPUs on and those with a free granule it would take. Otherwise
         the machines whose lowest loss is below the gain are added from a table of every machine's
         (:meth:`_lows`). ``None`` when the pass keeps entries unbuilt (``st.lazy``: most of a large
-        cluster's running jobs) and ``e`` could gain from a loss: reading every machine would build
-        them, which costs more than the visits it saves."""
+        cluster's running jobs) and ``e`` could gain from a loss, unless the running jobs are kept across
+        passes (``st.kept``): then most machines' lowest losses come from the last passes (no entry is
+        built to read them) and the table costs less than the visits it saves."""
         jm = e.jm
         gran = jm.granule
         gain = jm.gain_g(e.g) if e.g < jm.cap else 0.0
-        if gain > EPS and st.lazy:
+        if gain > EPS and st.lazy and st.kept is None:
             return None
         act = set(e.units[GPU])
         free = st.free[GPU]
