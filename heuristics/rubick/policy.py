@@ -44,7 +44,9 @@ from schedlab.heuristics.fifo import QuotaLedger
 from schedlab.heuristics.rubick.claims import Claims, keep_claims, remember_claims
 from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infeasible
 from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offload
+from schedlab.heuristics.rubick.resident import Residents
 from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
+from schedlab.heuristics.rubick.sync import ResidentSync
 from schedlab.heuristics.rubick.victims import VictimSearch
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
 from schedlab.perfmodel.params import DEFAULT_CALIBRATION
@@ -87,7 +89,7 @@ class RubickParams(PolicyParams):
                                       "models whose checkpoints are free, so no PREEMPT_DONE event comes)")
 
 
-class RubickPolicy(VictimSearch, PolicyBase):
+class RubickPolicy(ResidentSync, VictimSearch, PolicyBase):
     """Rubick (``mode="full"``) and Rubick-E/R/N. ``counters`` counts the fallbacks it applied."""
 
     oracle = False
@@ -120,6 +122,7 @@ class RubickPolicy(VictimSearch, PolicyBase):
         # deferred claims (Algorithm 1's decision kept across passes): job id -> (the job, the allocation
         # decided for it, the preempted jobs whose checkpoints it waits for)
         self._claims: Claims = {}
+        self._residents = Residents()
 
     # ------------------------------------------------------------ job facts
     def use_curves(self, book: CurveBook) -> None:
@@ -237,36 +240,36 @@ class RubickPolicy(VictimSearch, PolicyBase):
     # ------------------------------------------------------------------ pass
     def schedule(self, view: ClusterView) -> Decision:
         if view.queue_length == 0 and view.running_count == 0:
+            self._residents.synced = None
             return Decision()
         idx = self._index
         if idx is None or idx[0] is not view.cluster:
             idx = self._index = (view.cluster, {m: i for i, m in enumerate(view.cluster.machines)})
-        st = PassState(view, idx[1], self._build)
+        res = self._residents if self.incremental else None
         queued: list[Entry] = []
-        movable: list[Entry] = []  # running jobs a pass may shrink, grow or re-plan
+        entries: dict[str, Entry] = {}
         seq = 0
-        if len(self._placed) > 2 * view.running_count + 1024:
-            self._placed = {}
         for jv in view.queue():
             if jv.status.holds_resources:
-                self._running_entry(st, jv, view, seq)
-                queued.append(st.entries[jv.id])
-            else:
-                queued.append(self._entry(st, jv, view, seq))
+                res = None
+                break
+            queued.append(self._entry(entries, jv, view, seq))
             seq += 1
-        checkpointing: list[str] = []
-        for jv in view.running():
-            status = jv.status
-            if not status.holds_resources:
-                self._entry(st, jv, view, seq)
-            else:
-                if status is JobStatus.CHECKPOINTING:
-                    checkpointing.append(jv.id)
-                if self._running_entry(st, jv, view, seq, lazy=True):
-                    e = st.entries[jv.id]
-                    if not e.locked and not e.frozen:
-                        movable.append(e)
-            seq += 1
+        synced = self._sync_residents(view, res) if res is not None else None
+        if synced is not None:
+            checkpointing, movable = synced
+            st = PassState(view, idx[1], self._build, res)
+            st.entries.update(entries)
+            for jid, record in res.movers.items():
+                e = st.entries[jid] = self._build(record)
+                if not e.locked and not e.frozen:
+                    movable.append(e)
+            if self.check_residents:
+                self._check_residents(st, view, movable, checkpointing)
+        else:  # the pass built from every job (a queued job holds resources, or a running one none)
+            self._residents = res = Residents()
+            st = PassState(view, idx[1], self._build)
+            queued, movable, checkpointing = self._rebuild(st, view)
         keep_claims(self._claims, st, self.counters)
         ledger = _Ledger(view, self) if view.quotas else None
         if ledger is not None:
@@ -284,15 +287,17 @@ class RubickPolicy(VictimSearch, PolicyBase):
                         key=lambda e: (-e.jm.gain_g(e.g), -e.jm.gain_c(e.g, e.c), e.seq))
         for e in starving + others:  # 2. SortBySlope(best-effort + running)
             self.schedule_job(st, e)
-        return self._decision(st, view, checkpointing)
+        d = self._decision(st, view, checkpointing)
+        res.synced = None if synced is None else (view, self._models, tuple(d.start), d.preempt)
+        return d
 
-    def _entry(self, st: PassState, jv: JobView, view: ClusterView, seq: int) -> Entry:
+    def _entry(self, entries: dict[str, Entry], jv: JobView, view: ClusterView, seq: int) -> Entry:
         """A queued job's entry (a preempted job keeps a stale allocation: it holds nothing)."""
         job = jv.job
         jm, floor, slo = self.job_model(job, view)
         e = Entry(jv.id, jv, jm, seq, None, ({}, {}), [0, 0], {}, None, 0.0, floor, False, False, slo,
                   job.guaranteed)
-        st.entries[e.jid] = e
+        entries[e.jid] = e
         if (self.starvation_s is not None and not e.guaranteed
                 and view.now - jv.queued_since >= self.starvation_s):
             e.starving = True
@@ -311,7 +316,19 @@ class RubickPolicy(VictimSearch, PolicyBase):
             _, jm, floor, slo = known
         else:
             jm, floor, slo = self.job_model(job, view)
-        orig = jv.allocation
+        hit = self._template(jid, jm, jv.allocation)
+        moves = hit[8]
+        if lazy and not moves:
+            # _min_loss reads (loss, jid, whether it may lose a GPU at all, view) while it is not built
+            g = hit[5]
+            st.add_lazy(jid, hit[4], (hit[9], jid, g > 0 and g - jm.granule >= floor[GPU], jv, seq, floor, slo, hit))
+        else:
+            st.add_placed(self._build((hit[9], jid, False, jv, seq, floor, slo, hit)), hit[4])
+        return moves
+
+    def _template(self, jid: str, jm: JobModel, orig: JobAllocation) -> tuple:
+        """A running job's template (allocation, model, GPUs / CPUs / memory per machine, totals, normalised
+        throughput, whether a pass may move or re-plan it, GPU loss), kept while the allocation is the same."""
         hit = self._placed.get(jid)
         if hit is None or hit[0] is not orig or hit[1] is not jm:
             ug: dict[str, int] = {}
@@ -327,14 +344,7 @@ class RubickPolicy(VictimSearch, PolicyBase):
             tput = self._throughput(jm, orig.plan, ug, c)
             hit = self._placed[jid] = (orig, jm, ug, uc, mem, g, c, tput, jm.elastic or jm.mode.replans,
                                        jm.loss_g(g) if g else math.inf)
-        moves = hit[8]
-        if lazy and not moves:
-            # _min_loss reads (loss, jid, whether it may lose a GPU at all, view) while it is not built
-            g = hit[5]
-            st.add_lazy(jid, hit[4], (hit[9], jid, g > 0 and g - jm.granule >= floor[GPU], jv, seq, floor, slo, hit))
-        else:
-            st.add_placed(self._build((hit[9], jid, False, jv, seq, floor, slo, hit)), hit[4])
-        return moves
+        return hit
 
     def _build(self, record: tuple) -> Entry:
         """The entry of a job holding resources, from its record (:meth:`_running_entry`)."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from schedlab.heuristics.rubick.curves import JobModel
+from schedlab.heuristics.rubick.resident import ResidentMap
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.policy import ClusterView, JobView
@@ -85,15 +86,21 @@ class PassState:
     """Free resources per machine and the tentative allocations of the pass's jobs."""
 
     def __init__(self, view: ClusterView, index: dict[str, int] | None = None,
-                 make: Callable[[tuple], Entry] | None = None) -> None:
-        """``make(record)`` builds the entry of a job added by :meth:`add_lazy`."""
+                 make: Callable[[tuple], Entry] | None = None, residents=None) -> None:
+        """``make(record)`` builds the entry of a job added by :meth:`add_lazy`; ``residents`` (a
+        :class:`~schedlab.heuristics.rubick.resident.Residents`) gives the running jobs' records and
+        resident lists kept across passes (then nothing is added by :meth:`add_lazy`)."""
         cluster = view.cluster
         machines = self.machines = cluster.machines
         self.index = index if index is not None else {m: i for i, m in enumerate(machines)}
-        fm = view.free_map
-        self.free: tuple[dict[str, int], dict[str, int]] = (
-            {m: fm[m].gpus for m in machines}, {m: fm[m].cpus for m in machines})
-        self.free_mem: dict[str, float] = {m: fm[m].mem_gb for m in machines}
+        if residents is None:
+            fm = view.free_map
+            self.free: tuple[dict[str, int], dict[str, int]] = (
+                {m: fm[m].gpus for m in machines}, {m: fm[m].cpus for m in machines})
+            self.free_mem: dict[str, float] = {m: fm[m].mem_gb for m in machines}
+        else:
+            g, c, mem = residents.free_of(view.free_map, machines)
+            self.free, self.free_mem = (g, c), mem
         self.free_total = [sum(self.free[GPU].values()), sum(self.free[CPU].values())]
         # identifies the state: a new number for every change, the old one back on rollback (so caches
         # keyed on it, e.g. victim scans, survive a ScheduleJob that was undone)
@@ -103,13 +110,16 @@ class PassState:
         self.mversion: dict[str, int] = dict.fromkeys(machines, 0)  # per machine, likewise (new only)
         # the pass's entries; a running job's is built when first read (most are never read on a large
         # cluster): ``lazy`` holds what builds it, ``pending()`` what is not built yet
-        self.lazy: dict[str, tuple] = {}
+        self.lazy: dict[str, tuple] = {} if residents is None else residents.lazy
         self.entries: _Entries = _Entries(self.lazy, make)
-        self.on_machine: defaultdict[str, dict[str, None]] = defaultdict(dict)
+        self.on_machine: dict[str, dict[str, None]] = (
+            defaultdict(dict) if residents is None else ResidentMap(residents.on_machine))
         # entries whose attributes were set in the pass (only they can end changed, preempted or deferred)
         self.touched: dict[str, Entry] = {}
         self.log: list[tuple] = []
         self.memo: dict[str, tuple] = {}  # per-pass caches keyed on ``version``
+        self.kept = residents  # (what is kept across passes, or None)
+        self.now = view.now
         # entries whose units or attributes changed (moves, sets and their undoing), oldest first: what an
         # incremental cache (Rubick's lowest-loss heap) must look at again; its reader clears it
         self.dirty: list[Entry] = []

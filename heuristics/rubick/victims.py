@@ -58,14 +58,16 @@ class VictimSearch:
         every entry (:meth:`_scan_two_lowest`), in O(changes log jobs) per state instead of O(jobs)."""
         entries = st.entries
         got = st.memo.get("loss_heap")
+        kept = st.kept
         if got is None:
             heap = [(v.jm.loss_g(v.g), v.jid) for v in entries.values() if _shrinkable(v)]
-            for loss, jid, shrinkable, jv, *_ in st.pending():  # entries not built yet: as they would be
-                if shrinkable and jv.status is JobStatus.RUNNING and self.reconfigurable(jv):
-                    heap.append((loss, jid))
+            if kept is None:
+                for loss, jid, shrinkable, jv, *_ in st.pending():  # entries not built yet: as they would be
+                    if shrinkable and jv.status is JobStatus.RUNNING and self.reconfigurable(jv):
+                        heap.append((loss, jid))
             heap = [item for item in heap if item[0] < math.inf]
             heapq.heapify(heap)
-            st.memo["loss_heap"] = (heap,)
+            got = st.memo["loss_heap"] = (heap, [0])
         else:
             heap = got[0]
             for v in st.dirty:
@@ -74,15 +76,37 @@ class VictimSearch:
                     if loss < math.inf:
                         heapq.heappush(heap, (loss, v.jid))
         st.dirty.clear()
+        # with the running jobs kept across passes, the lazily kept ones are not in the heap: they are read
+        # from their sorted list (kept.shrink) from the lowest, merged with the heap; one read is checked
+        # as the heap's build would have (running, past the penalty rule) and, if it holds, goes to the heap
+        order = kept.shrink if kept is not None else ()
+        pos = got[1]
         low: list[tuple[float, str]] = []
-        while heap and len(low) < 2:
-            loss, jid = item = heapq.heappop(heap)
-            v = dict.get(entries, jid)  # (not built: its record is as it was pushed)
-            if (v is None or (_shrinkable(v) and v.jm.loss_g(v.g) == loss)) and (not low or low[0][1] != jid):
+        while len(low) < 2:
+            i = pos[0]
+            if i < len(order) and (not heap or order[i] < heap[0]):
+                pos[0] = i + 1
+                loss, jid = item = order[i]
+                v = dict.get(entries, jid)
+                if v is None:
+                    jv = st.lazy[jid][3]
+                    ok = jv.status is JobStatus.RUNNING and self.reconfigurable(jv)
+                else:
+                    ok = _shrinkable(v) and v.jm.loss_g(v.g) == loss
+            elif heap:
+                loss, jid = item = heapq.heappop(heap)
+                v = dict.get(entries, jid)  # (not built: its record is as it was pushed)
+                ok = v is None or (_shrinkable(v) and v.jm.loss_g(v.g) == loss)
+            else:
+                break
+            if ok and (not low or low[0][1] != jid):
                 low.append(item)
         for item in low:
             heapq.heappush(heap, item)
-        return low + [(math.inf, "")] * (2 - len(low))
+        got = low + [(math.inf, "")] * (2 - len(low))
+        if self.check_residents:
+            assert got == self._scan_two_lowest(st), "two lowest"
+        return got
 
     def _scan_two_lowest(self, st: PassState) -> list[tuple[float, str]]:
         """:meth:`_two_lowest` by a scan of every entry (the reference the equivalence tests compare with)."""
@@ -110,12 +134,13 @@ class VictimSearch:
         machines are those ``e`` holds GPUs on and those with a free granule it would take. Otherwise
         the machines whose lowest loss is below the gain are added from a table of every machine's
         (:meth:`_lows`). ``None`` when the pass keeps entries unbuilt (``st.lazy``: most of a large
-        cluster's running jobs) and ``e`` could gain from a loss: reading every machine would build
-        them, which costs more than the visits it saves."""
+        cluster's running jobs) and ``e`` could gain from a loss, unless the running jobs are kept across
+        passes (``st.kept``): then most machines' lowest losses come from the last passes (no entry is
+        built to read them) and the table costs less than the visits it saves."""
         jm = e.jm
         gran = jm.granule
         gain = jm.gain_g(e.g) if e.g < jm.cap else 0.0
-        if gain > EPS and st.lazy:
+        if gain > EPS and st.lazy and st.kept is None:
             return None
         act = set(e.units[GPU])
         free = st.free[GPU]
@@ -144,11 +169,53 @@ class VictimSearch:
     def _machine_low(self, st: PassState, m: str) -> tuple[float, str | None]:
         """The lowest GPU loss among the jobs on ``m`` any job may shrink (and whose it is), cached until
         something on ``m`` (or of a job on ``m``) changes. A job whose entry is not built yet is read from
-        its record, as the entry would be (reading it builds nothing)."""
+        its record, as the entry would be (reading it builds nothing). While nothing on ``m`` changed in
+        the pass, the answer is also kept across passes (``st.kept.lows``): until a job on ``m``
+        comes, goes or changes status, or one of them passes the penalty rule (:meth:`_low_until`)."""
         key = "low:" + m
         hit = st.memo.get(key)
-        if hit is not None and hit[0] == st.mversion[m]:
+        mv = st.mversion[m]
+        if hit is not None and hit[0] == mv:
             return hit[1]
+        res = st.kept if mv == 0 else None
+        if res is not None:
+            kept = res.lows.get(m)
+            if kept is not None and st.now < kept[1]:
+                if self.check_residents:
+                    assert kept[0] == self._scan_machine_low(st, m), m
+                st.memo[key] = (mv, kept[0])
+                return kept[0]
+        best = self._scan_machine_low(st, m)
+        if res is not None:
+            res.lows[m] = (best, self._low_until(st, m))
+        st.memo[key] = (mv, best)
+        return best
+
+    def _low_until(self, st: PassState, m: str) -> float:
+        """Until when :meth:`_machine_low` of ``m`` stays what it is if nothing on ``m`` changes: the
+        earliest time a running job there that the penalty rule locks now passes it (its training
+        seconds grow with the clock), less a second's margin; ``inf`` if none will."""
+        until = math.inf
+        entries, lazy, movers = st.entries, st.lazy, st.kept.movers
+        now = st.now
+        for jid in st.on_machine[m]:
+            record = lazy.get(jid) or movers.get(jid)
+            if record is None:
+                v = dict.get(entries, jid)
+                if v is None:
+                    return now
+                jv = v.jv
+            else:
+                jv = record[3]
+            if jv.status is not JobStatus.RUNNING or self.reconfigurable(jv):
+                continue
+            n = jv.reconfigurations + (jv.preemptions if self.count_preemptions else 0)
+            due = n * self.delta_s / (1 - self.threshold) - jv.executed_time
+            until = min(until, now + due - 1.0)
+        return until
+
+    def _scan_machine_low(self, st: PassState, m: str) -> tuple[float, str | None]:
+        """:meth:`_machine_low` by a scan of the jobs on ``m``."""
         best: tuple[float, str | None] = (math.inf, None)
         if self.mode.elastic:
             entries, lazy = st.entries, st.lazy
@@ -166,7 +233,6 @@ class VictimSearch:
                 loss = v.jm.loss_g(v.g)
                 if loss < best[0]:
                     best = (loss, v.jid)
-        st.memo[key] = (st.mversion[m], best)
         return best
 
     def _victim(self, st: PassState, e: Entry, r: int, m: str, need: bool,

@@ -446,6 +446,9 @@ class _EagerRubick(RubickPolicy):
     """Rubick without its pass shortcuts: every running job's entry built up front, and a queued job's
     failed ScheduleJob never taken as the answer for an alike job."""
 
+    incremental = False  # every pass built from every job (the kept-across-passes records are in
+    # tests/heuristics/test_rubick_residents.py)
+
     def _running_entry(self, st, jv, view, seq, *, lazy=False):
         return super()._running_entry(st, jv, view, seq, lazy=False)
 
