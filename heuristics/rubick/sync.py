@@ -137,8 +137,9 @@ class ResidentSync:
             if known is not None and known[0] is job:
                 jm = known[1]
             else:
-                jm = self.job_model(job, view)[0]
-                known = models[jid]
+                jm, floor, slo = self.job_model(job, view)
+                known = (job, jm, floor, slo)  # as job_model keeps it (it may have replaced its cache)
+                models = self._models
             hit = hits.get(jid)
             if hit is None or hit[0] is not jv.allocation or hit[1] is not jm:
                 if first_fresh < 0:

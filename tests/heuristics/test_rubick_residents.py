@@ -68,3 +68,22 @@ def test_kept_residents_on_a_loaded_philly_window():
     got = _replay(_Checked(), cl, jobs, w.quotas)
     want = _replay(_Rebuilt(), cl, jobs, w.quotas)
     assert got == want
+
+
+class _SmallCache(RubickPolicy):
+    """Job-model cache replaced by ``job_model`` at almost every new job (its size bound is hit)."""
+
+    def job_model(self, job, view):
+        if len(self._models) >= 2:
+            self._models = {}
+        return super().job_model(job, view)
+
+
+def test_a_job_model_cache_replaced_mid_sync_is_read_again():
+    """``job_model`` may replace its cache while the kept running jobs are brought up to date (the
+    cache's size bound); the sync keeps what it returned instead of reading the dropped cache (this
+    raised KeyError), and the replay is the rebuilt one's."""
+    cluster, jobs, quotas = _mix(40, 3, 1.0)
+    got = _replay(type("C", (_SmallCache,), {"check_residents": True})(), cluster, jobs, quotas)
+    want = _replay(_Rebuilt(), cluster, jobs, quotas)
+    assert got == want
