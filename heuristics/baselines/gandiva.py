@@ -72,6 +72,7 @@ class GandivaLike(PolicyBase):
         # candidates (of at most a machine's GPUs) with GPUs on it -> their GPUs there; a candidate's GPUs
         # and machines; how many candidates need more than a machine
         self._on: dict[str, dict[str, int]] = {}
+        self._need: dict[str, int] = {}  # machine -> min over its candidates of GPUs - GPUs there
         self._cand: dict[str, tuple[int, tuple[tuple[str, int], ...]]] = {}
         self._big: dict[str, None] = {}
         self._sizes: dict[int, int] = {}  # GPUs -> candidates of that size (at most a machine's)
@@ -83,6 +84,7 @@ class GandivaLike(PolicyBase):
         if view is not self._view:
             self._view, self._tick, self._turns = view, None, []
             self._spread, self._on, self._cand, self._big, self._sizes = {}, {}, {}, {}, {}
+            self._need = {}
             for jv in view.running():
                 if jv.allocation is not None and self._spread_out(view, jv.allocation):
                     self._spread[jv.id] = None
@@ -163,11 +165,14 @@ class GandivaLike(PolicyBase):
             self._big[jid] = None
             return
         self._sizes[g] = self._sizes.get(g, 0) + 1
-        on = self._on
+        on, need = self._on, self._need
         for m, k in counts.items():
             d = on.get(m)
             if d is None:
                 d = on[m] = {}
+                need[m] = g - k
+            elif g - k < need[m]:
+                need[m] = g - k
             d[jid] = k
 
     def _unindex(self, jid: str) -> None:
@@ -183,21 +188,22 @@ class GandivaLike(PolicyBase):
             self._sizes[g] = n
         else:
             del self._sizes[g]
-        on = self._on
-        for m, _ in own:
+        on, need, cand = self._on, self._need, self._cand
+        for m, k in own:
             d = on[m]
             del d[jid]
             if not d:
-                del on[m]
+                del on[m], need[m]
+            elif g - k == need[m]:
+                need[m] = min(cand[j][0] - c for j, c in d.items())
 
     def _none_movable(self, view: ClusterView, ps, other: int) -> bool:
         """Whether every candidate is certainly skipped by :meth:`_migrations`' first test (so the pass
         would try none and change nothing): each candidate of more than a machine's GPUs fails that test
-        (done here as there); none of the others needs at most ``other`` GPUs, and no machine with a free
-        GPU (in ``ps``) has one of them whose GPUs there plus the free ones reach its own. Such a
-        candidate (``g <= cap`` GPUs) holds fewer than ``g`` on each of its machines, so only machines with
-        a free GPU can pass its test."""
-        cand, on = self._cand, self._on
+        (done here as there); none of the others needs at most ``other`` GPUs, and no machine has one of
+        them whose GPUs there plus the machine's free ones (in ``ps``) reach its own (per machine the least
+        ``g - k`` over its candidates, ``k`` their GPUs there, is kept)."""
+        cand = self._cand
         if any(g <= other for g in self._sizes):
             return False
         eff = ps.eff
@@ -211,24 +217,10 @@ class GandivaLike(PolicyBase):
                 mine.append((e if e is not None else fmap[m]).gpus + c)
             if sum(sorted(mine + [other] * k, reverse=True)[:k]) >= g:
                 return False
-        for b, ms in ps.buckets.items():  # touched machines
-            if b >= 1:
-                for m in ms:
-                    d = on.get(m)
-                    if d:
-                        f = eff[m].gpus
-                        if any(f + k >= cand[j][0] for j, k in d.items()):
-                            return False
-        idx = view.index
-        for b in range(1, view.cluster.max_gpus_per_machine + 1):  # untouched machines
-            for m in idx.machines_with(b):
-                if m in eff:
-                    continue
-                d = on.get(m)
-                if d:
-                    f = fmap[m].gpus
-                    if any(f + k >= cand[j][0] for j, k in d.items()):
-                        return False
+        for m, least in self._need.items():  # f + k >= g for a candidate there <=> f >= min(g - k)
+            e = eff.get(m)
+            if (e if e is not None else fmap[m]).gpus >= least:
+                return False
         return True
 
     def _switch(self, view: ClusterView, waiting, starts: dict[str, JobAllocation], free: int,
