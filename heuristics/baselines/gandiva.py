@@ -68,6 +68,14 @@ class GandivaLike(PolicyBase):
         # holding jobs on more machines than they need (holding order) -> what the migration pass read of
         # them (None until it does)
         self._spread: dict[str, tuple | None] = {}
+        # the same candidates indexed for the pass's quick test (:meth:`_none_movable`): machine -> the
+        # candidates (of at most a machine's GPUs) with GPUs on it -> their GPUs there; a candidate's GPUs
+        # and machines; how many candidates need more than a machine
+        self._on: dict[str, dict[str, int]] = {}
+        self._need: dict[str, int] = {}  # machine -> min over its candidates of GPUs - GPUs there
+        self._cand: dict[str, tuple[int, tuple[tuple[str, int], ...]]] = {}
+        self._big: dict[str, None] = {}
+        self._sizes: dict[int, int] = {}  # GPUs -> candidates of that size (at most a machine's)
         self.switches = 0
         self.migrations = 0
 
@@ -75,12 +83,17 @@ class GandivaLike(PolicyBase):
         now = view.now
         if view is not self._view:
             self._view, self._tick, self._turns = view, None, []
-            self._spread = {jv.id: None for jv in view.running()
-                            if jv.allocation is not None and self._spread_out(view, jv.allocation)}
+            self._spread, self._on, self._cand, self._big, self._sizes = {}, {}, {}, {}, {}
+            self._need = {}
+            for jv in view.running():
+                if jv.allocation is not None and self._spread_out(view, jv.allocation):
+                    self._spread[jv.id] = None
+                    self._index(view, jv.allocation)
         else:
             for e in view.events:
                 if e.kind is EventKind.COMPLETION or e.kind is EventKind.PREEMPT_DONE:
                     self._spread.pop(e.job_id, None)
+                    self._unindex(e.job_id)
         tick = any(e.kind is EventKind.TIMER and e.tag == "gandiva-slice" for e in view.events)
         self._slice = max(self.quantum_s, 2.0 * view.checkpoint_s / self.switch_share)
         if tick and self._tick is not None and self._tick <= now:
@@ -135,10 +148,80 @@ class GandivaLike(PolicyBase):
         if view.checkpoint_s == 0:
             for jid in preempt:
                 spread.pop(jid, None)
+                self._unindex(jid)
         for jid, ja in starts.items():
             spread.pop(jid, None)
+            self._unindex(jid)
             if self._spread_out(view, ja):
                 spread[jid] = None
+                self._index(view, ja)
+
+    def _index(self, view: ClusterView, ja: JobAllocation) -> None:
+        jid = ja.job_id
+        g = view.job(jid).job.requested.gpus
+        counts = ja.gpu_counts
+        self._cand[jid] = (g, tuple(counts.items()))
+        if g > view.cluster.max_gpus_per_machine:
+            self._big[jid] = None
+            return
+        self._sizes[g] = self._sizes.get(g, 0) + 1
+        on, need = self._on, self._need
+        for m, k in counts.items():
+            d = on.get(m)
+            if d is None:
+                d = on[m] = {}
+                need[m] = g - k
+            elif g - k < need[m]:
+                need[m] = g - k
+            d[jid] = k
+
+    def _unindex(self, jid: str) -> None:
+        c = self._cand.pop(jid, None)
+        if c is None:
+            return
+        g, own = c
+        if jid in self._big:
+            del self._big[jid]
+            return
+        n = self._sizes[g] - 1
+        if n:
+            self._sizes[g] = n
+        else:
+            del self._sizes[g]
+        on, need, cand = self._on, self._need, self._cand
+        for m, k in own:
+            d = on[m]
+            del d[jid]
+            if not d:
+                del on[m], need[m]
+            elif g - k == need[m]:
+                need[m] = min(cand[j][0] - c for j, c in d.items())
+
+    def _none_movable(self, view: ClusterView, ps, other: int) -> bool:
+        """Whether every candidate is certainly skipped by :meth:`_migrations`' first test (so the pass
+        would try none and change nothing): each candidate of more than a machine's GPUs fails that test
+        (done here as there); none of the others needs at most ``other`` GPUs, and no machine has one of
+        them whose GPUs there plus the machine's free ones (in ``ps``) reach its own (per machine the least
+        ``g - k`` over its candidates, ``k`` their GPUs there, is kept)."""
+        cand = self._cand
+        if any(g <= other for g in self._sizes):
+            return False
+        eff = ps.eff
+        fmap = view.free_map
+        for jid in self._big:
+            g, own = cand[jid]
+            k = len(own) - 1
+            mine = []
+            for m, c in own:
+                e = eff.get(m)
+                mine.append((e if e is not None else fmap[m]).gpus + c)
+            if sum(sorted(mine + [other] * k, reverse=True)[:k]) >= g:
+                return False
+        for m, least in self._need.items():  # f + k >= g for a candidate there <=> f >= min(g - k)
+            e = eff.get(m)
+            if (e if e is not None else fmap[m]).gpus >= least:
+                return False
+        return True
 
     def _switch(self, view: ClusterView, waiting, starts: dict[str, JobAllocation], free: int,
                 quota: QuotaLedger | None) -> list[str]:
@@ -198,6 +281,8 @@ class GandivaLike(PolicyBase):
         # shrink that set; the view's counts do not change during the pass)
         umax = next((k for k in range(cap, 0, -1) if any(m not in eff for m in idx.machines_with(k))), 0)
         other = max(umax, max(buckets, default=0))  # (recomputed whenever ``ps`` changes)
+        if self._none_movable(view, ps, other):
+            return out
         deferred: list = []  # placements of skipped candidates, whose no-op give-back-and-retake is owed
         spread = self._spread
         views = view.job

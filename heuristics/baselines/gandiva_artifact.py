@@ -70,7 +70,12 @@ class ArtifactGandiva(PolicyBase):
         self.steady = False
         self._exec: list[str] | None = None   # s.executing() since the sets last changed (read-only)
         self._over: bool | None = None        # s.oversubscribed() since then
+        self._least: float | None = None      # the least seconds left of an executing job (inf: none)
         self._asked: set[int] = set()
+        # the simulator's holding jobs in its order (its running view, kept from this policy's decisions
+        # and the completions), and the executing list the last decision ran (held == set of it after it)
+        self._held: dict[str, None] = {jv.id: None for jv in view.running()}
+        self._last_run: list[str] | None = None
         self.steps = self.skipped = 0
 
     # ------------------------------------------------------------- pass
@@ -80,6 +85,11 @@ class ArtifactGandiva(PolicyBase):
         s = self.sets
         assert s is not None
         now = whole(view.now)
+        held = self._held
+        for e in view.events:
+            if e.kind is EventKind.COMPLETION and e.job_id in held:
+                del held[e.job_id]
+                self._last_run = None
         if self.t is not None and self.t > now:
             return NO_DECISION  # the loop already ran ahead to a step where the simulator must change
         arrivals = [e.job_id for e in view.events if e.kind is EventKind.ARRIVAL]
@@ -108,6 +118,7 @@ class ArtifactGandiva(PolicyBase):
             if n > 0:
                 for jid in self._executing():
                     s.executed[jid] += n * step
+                self._credited(n * step)
                 self.t += n * step
                 self.skipped += n
             else:
@@ -123,7 +134,7 @@ class ArtifactGandiva(PolicyBase):
         rot = s.rotations
         ended = s.step(t, dt, arrivals, adjusted=self.t is not None)
         s.adjust()
-        self._exec = self._over = None  # (the only place this policy changes the sets)
+        self._exec = self._over = self._least = None  # (the only place this policy changes the sets)
         self.t = t
         self.steps += 1
         self.steady = before is not None and not ended and s.rotations == rot and s.signature() == before
@@ -136,6 +147,20 @@ class ArtifactGandiva(PolicyBase):
             self._exec = self.sets.executing()
         return self._exec
 
+    def _least_left(self) -> float:
+        """``min(duration - executed)`` over the executing jobs (``inf`` if none), kept with ``_exec``."""
+        if self._least is None:
+            s = self.sets
+            assert s is not None
+            dur, ex = s.duration, s.executed
+            self._least = min((dur[j] - ex[j] for j in self._executing()), default=math.inf)
+        return self._least
+
+    def _credited(self, dt: int) -> None:
+        """Every executing job gained ``dt`` seconds (a steady run credited at once)."""
+        if self._least is not None:
+            self._least -= dt
+
     def _oversubscribed(self) -> bool:
         if self._over is None:
             assert self.sets is not None
@@ -144,10 +169,8 @@ class ArtifactGandiva(PolicyBase):
 
     def _ends_in(self) -> int:
         """Steps until the first executing job ends (``ceil(left / step)``, at least 1)."""
-        s = self.sets
-        assert s is not None
-        left = min((s.duration[j] - s.executed[j] for j in self._executing()), default=None)
-        return math.inf if left is None else max(1, -(-left // self.step_s))
+        left = self._least_left()
+        return math.inf if left == math.inf else max(1, -(-int(left) // self.step_s))
 
     def _rotates_in(self) -> float:
         """Steps until the next step whose clock is a multiple of the quantum, if a set is over-subscribed."""
@@ -167,10 +190,8 @@ class ArtifactGandiva(PolicyBase):
     # ----------------------------------------------------------- render
     def _tail(self, t_next: int) -> bool:
         """Whether a job of the executing set ends at the step ``t_next``."""
-        s = self.sets
-        assert s is not None and self.t is not None
-        room = t_next - self.t
-        return any(s.duration[j] - s.executed[j] <= room for j in self._executing())
+        assert self.t is not None
+        return self._least_left() <= t_next - self.t
 
     def _run_ahead(self, arrival: float) -> None:
         """Steps before the next arrival that change nothing the simulator sees (same executing set, no
@@ -187,6 +208,7 @@ class ArtifactGandiva(PolicyBase):
                 if n > 0:
                     for jid in first:
                         s.executed[jid] += int(n) * step
+                    self._credited(int(n) * step)
                     self.t += int(n) * step
                     self.skipped += int(n)
                     continue
@@ -207,22 +229,28 @@ class ArtifactGandiva(PolicyBase):
                 if self.t > now:  # ``run`` holds until then
                     wake.add(self.t)
             if self.t <= now:
-                run = []
                 t_next = min(self.t + self.step_s, arrival)
-                for jid in self._executing():
-                    left = s.duration[jid] - s.executed[jid]
-                    begin = t_next - left
-                    if left <= t_next - self.t and now < begin:
-                        wake.add(int(begin))  # its last seconds run so that it ends on the artifact's step
-                    else:
-                        run.append(jid)
+                if self._least_left() > t_next - self.t:
+                    run = self._executing()  # no job ends at ``t_next``
+                else:
+                    run = []
+                    for jid in self._executing():
+                        left = s.duration[jid] - s.executed[jid]
+                        begin = t_next - left
+                        if left <= t_next - self.t and now < begin:
+                            wake.add(int(begin))  # its last seconds run so that it ends on the artifact's step
+                        else:
+                            run.append(jid)
                 if t_next < arrival and not (self.steady and self._ends_in() == self._rotates_in() == math.inf):
                     wake.add(int(t_next))  # else the arrival wakes it, or nothing will change
-        holding = {jv.id: None for jv in view.running()}  # ordered: the preemptions' order is deterministic
-        want = set(run)
-        preempt = tuple(j for j in holding if j not in want)
+        holding = self._held  # ordered: the preemptions' order is deterministic
         starts: dict[str, JobAllocation] = {}
-        if run:
+        if run is self._last_run:  # the same executing list, nothing ended since: the simulator runs it
+            preempt: tuple[str, ...] = ()
+        else:
+            want = set(run)
+            preempt = tuple(j for j in holding if j not in want)
+        if run and len(holding) - len(preempt) < len(run):  # (held minus preempted = held and wanted)
             ps = self.starter.pass_state(view, preempt)
             for jid in run:
                 if jid in holding:
@@ -235,6 +263,11 @@ class ArtifactGandiva(PolicyBase):
                 if ja is None:
                     raise RuntimeError(f"gandiva: no room for job {jid!r} in the pool at t={now}")
                 starts[jid] = ja
+        for jid in preempt:
+            del holding[jid]
+        for jid in starts:
+            holding[jid] = None
+        self._last_run = run
         self._asked = {t for t in self._asked if t > now}
         timers = tuple(Timer(float(t), "gandiva-step") for t in sorted(wake - self._asked) if t > now)
         self._asked.update(t for t in wake if t > now)

@@ -26,7 +26,9 @@ unsorted, and classes are visited in CPython 2.7's order of the ``node_g`` dict 
 
 from __future__ import annotations
 
+import itertools
 import math
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from schedlab.topology.errors import SpecError
@@ -131,10 +133,7 @@ class GandivaSets:
             moved.extend(ns.jobs)
             self.free += ns.nodes
         if k > 0:
-            for jid in moved:
-                sets[0].util += 1
-                sets[0].jobs.append(jid)
-                sets.sort(key=_util)
+            _join_lowest(sets, moved)
 
     def _expand(self, g: int, k: int) -> None:
         sets = self.classes[g]
@@ -152,10 +151,7 @@ class GandivaSets:
                     moved.extend(ns.jobs)
                     ns.jobs = []
                     ns.util = 0
-            for jid in moved:
-                sets[0].util += 1
-                sets[0].jobs.append(jid)
-                sets.sort(key=_util)
+            _join_lowest(sets, moved)
 
     # ---------------------------------------------------------- slice
     def slice(self, t: int, dt: int) -> tuple[list[str], bool]:
@@ -232,6 +228,27 @@ class GandivaSets:
 
 def _util(ns: NodeSet) -> int:
     return ns.util
+
+
+def _join_lowest(sets: list[NodeSet], moved: list[str]) -> None:
+    """Each job of ``moved`` in turn joins ``sets[0]`` (its util + 1), then ``sets.sort(key=_util)``, as the
+    artifact does. After the first sort the list is sorted and only its head changed (util ``u`` -> ``u + 1``,
+    ``u`` the least): the stable sort puts it before the other sets of util ``u + 1`` and after those of
+    util ``u``, found by binary search, instead of a sort per job."""
+    if not moved:
+        return
+    head = sets[0]
+    head.util += 1
+    head.jobs.append(moved[0])
+    sets.sort(key=_util)
+    for jid in itertools.islice(moved, 1, None):
+        head = sets[0]
+        head.util += 1
+        head.jobs.append(jid)
+        i = bisect_left(sets, head.util, lo=1, key=_util)
+        if i > 1:
+            del sets[0]
+            sets.insert(i - 1, head)
 
 
 __all__ = ["ORDER", "GandivaSets", "NodeSet"]

@@ -1,0 +1,35 @@
+"""The artifact's gandiva sets (:mod:`heuristics.baselines.gandiva_sets`): the fast forms against the
+artifact's literal loops (Hypothesis)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schedlab.heuristics.baselines.gandiva_sets import NodeSet, _join_lowest, _util
+
+
+def _literal(sets: list[NodeSet], moved: list[str]) -> None:
+    """The artifact's loop: each job joins ``sets[0]``, then the list is sorted by util (stable)."""
+    for jid in moved:
+        sets[0].util += 1
+        sets[0].jobs.append(jid)
+        sets.sort(key=_util)
+
+
+def _state(sets: list[NodeSet]) -> list[tuple[int, int, tuple[str, ...]]]:
+    return [(id(ns), ns.util, tuple(ns.jobs)) for ns in sets]
+
+
+@settings(max_examples=300, deadline=None)
+@given(utils=st.lists(st.integers(0, 6), min_size=1, max_size=12), n=st.integers(0, 40))
+def test_join_lowest_is_the_sort_per_job(utils: list[int], n: int) -> None:
+    """Any start order (sorted or not, many ties): the same sets in the same order with the same jobs;
+    it fails if the binary search puts the head before or after the sets it ties with."""
+    fast = [NodeSet(1, 4, u, [f"o{i}"] if u else []) for i, u in enumerate(utils)]
+    slow = [NodeSet(1, 4, u, [f"o{i}"] if u else []) for i, u in enumerate(utils)]
+    ids = {id(a): id(b) for a, b in zip(fast, slow, strict=True)}
+    moved = [f"j{i}" for i in range(n)]
+    _join_lowest(fast, moved)
+    _literal(slow, moved)
+    assert [(ids[i], u, j) for i, u, j in _state(fast)] == _state(slow)
