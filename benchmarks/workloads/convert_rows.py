@@ -29,11 +29,27 @@ class NoteSink:
     (``log.tally`` says so once, exactly as :meth:`AssumptionLog.add` would then only count) and those
     counts go to the log at :meth:`flush` (call it before reading the log's report)."""
 
-    __slots__ = ("_full", "log")
+    __slots__ = ("_full", "_rows", "log")
 
     def __init__(self, log: AssumptionLog) -> None:
         self.log = log
         self._full: dict[tuple[str, str], int] = {}
+        self._rows: dict[tuple[ShapeNote, ...], int] = {}  # a shape's notes, all full: rows counted
+
+    def add_notes(self, notes: tuple[ShapeNote, ...], job: str | None, line: int | None) -> None:
+        """A shape's notes for one row, in order (once all of them are full, one count per row)."""
+        if not notes:
+            return
+        rows = self._rows
+        n = rows.get(notes)
+        if n is not None:
+            rows[notes] = n + 1
+            return
+        for kind, what, field, detail, assumption in notes:
+            self.add(kind, what, job, line, field, detail, assumption)
+        full = self._full
+        if all((kind, what) in full for kind, what, *_ in notes):
+            rows[notes] = 0
 
     def add(self, kind: str, what: str, job: str | None, line: int | None, field: str | None, detail: str = "",
             assumption: bool = True) -> None:
@@ -47,10 +63,15 @@ class NoteSink:
             self.log.add(kind, what, job=job, line=line, field=field, detail=detail, assumption=assumption)
 
     def flush(self) -> None:
-        for (kind, what), n in self._full.items():
+        full = self._full
+        for notes, n in self._rows.items():
+            for kind, what, *_ in notes:
+                full[kind, what] += n
+        for (kind, what), n in full.items():
             if n:
                 self.log.add(kind, what, count=n)  # the note holds all its examples: only counted
-        self._full.clear()
+        full.clear()
+        self._rows.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +116,7 @@ def implausible(sink: NoteSink, tj: TraceJob, duration: float, derived: float, r
 def row_job(tj: TraceJob, model: str, kind: str, s: Shape, sink: NoteSink, *, reconfigurable: bool,
             ratio_max: float) -> Job:
     """One row's job from its shape ``s``: the shape's notes, then the row's, in the conversion's order."""
-    for kind_, what, field, detail, assumption in s.notes:
-        sink.add(kind_, what, tj.id, tj.line, field, detail, assumption)
+    sink.add_notes(s.notes, tj.id, tj.line)
     duration = tj.duration
     if s.resized and duration is not None:
         duration = duration * tj.gpus / s.g
