@@ -93,7 +93,7 @@ def trace_to_jobs(trace: Trace, cluster: Cluster, *, seed: int = 0, model_pool: 
     ``min_gpus``: per-model minimum GPU count. ``rates``: the rate model each job runs under in
     realistic semantics (:func:`rate_kind`). ``lenient``: a job that cannot be converted is skipped and
     reported instead of raising. ``memo``: convert each job shape once (:mod:`.convert_rows`; ``False``
-    converts every row afresh, the same jobs and notes).
+    converts every row afresh and sends every note to the log as it is made: the same jobs and notes).
     """
     log = log if log is not None else AssumptionLog(source=trace.source)
     conv = _Converter(cluster, trace.source, reconfigurable=reconfigurable, keep_cpus=keep_cpus, log=log, memo=memo)
@@ -150,7 +150,7 @@ class _Converter:
         self.reconfigurable = reconfigurable
         self.keep_cpus = keep_cpus
         self.log = log
-        self.sink = NoteSink(log)
+        self.sink = NoteSink(log, defer=memo)
         self.memo = memo
         self._shapes: dict[tuple, Shape] = {}
         self.total = cluster.total_gpus

@@ -27,18 +27,24 @@ ShapeNote = tuple[str, str, str | None, str, bool]
 class NoteSink:
     """Sends notes to ``log``; a note the log already holds with all its examples is only counted here
     (``log.tally`` says so once, exactly as :meth:`AssumptionLog.add` would then only count) and those
-    counts go to the log at :meth:`flush` (call it before reading the log's report)."""
+    counts go to the log at :meth:`flush` (call it before reading the log's report). ``defer=False``: every note goes to the log one by one
+    (the reference the deferred counts are tested against)."""
 
-    __slots__ = ("_full", "_rows", "log")
+    __slots__ = ("_full", "_rows", "defer", "log")
 
-    def __init__(self, log: AssumptionLog) -> None:
+    def __init__(self, log: AssumptionLog, *, defer: bool = True) -> None:
         self.log = log
+        self.defer = defer  # False: every note goes to the log as it is made
         self._full: dict[tuple[str, str], int] = {}
         self._rows: dict[tuple[ShapeNote, ...], int] = {}  # a shape's notes, all full: rows counted
 
     def add_notes(self, notes: tuple[ShapeNote, ...], job: str | None, line: int | None) -> None:
         """A shape's notes for one row, in order (once all of them are full, one count per row)."""
         if not notes:
+            return
+        if not self.defer:
+            for kind, what, field, detail, assumption in notes:
+                self.log.add(kind, what, job=job, line=line, field=field, detail=detail, assumption=assumption)
             return
         rows = self._rows
         n = rows.get(notes)
@@ -53,6 +59,9 @@ class NoteSink:
 
     def add(self, kind: str, what: str, job: str | None, line: int | None, field: str | None, detail: str = "",
             assumption: bool = True) -> None:
+        if not self.defer:
+            self.log.add(kind, what, job=job, line=line, field=field, detail=detail, assumption=assumption)
+            return
         key = (kind, what)
         n = self._full.get(key)
         if n is not None:
