@@ -106,11 +106,12 @@ def trace_to_jobs(trace: Trace, cluster: Cluster, *, seed: int = 0, model_pool: 
                      for tail in (" (the trace names none)", " in place of the trace's"))  # by bool(tj.model)
     out: list[Job] = []
     kinds: dict[tuple[str, bool], str] = {}  # rate_kind depends on the model and whether a plan is given
-    sink = conv.sink
+    sink, job, mins = conv.sink, conv.job, min_gpus or {}
+    names = [str(m) for m in model_pool] if model_pool else []
     try:
         for tj, d in zip(jobs, draw, strict=True):
             if d:
-                model = str(model_pool[next(picks)])
+                model = names[next(picks)]
                 sink.add("model-pool", why_pool[bool(tj.model)], tj.id, tj.line, "model",
                          f"{tj.model} -> {model}" if tj.model else model)
             else:
@@ -119,7 +120,7 @@ def trace_to_jobs(trace: Trace, cluster: Cluster, *, seed: int = 0, model_pool: 
                 rk = kinds.get((model, tj.plan is None))
                 if rk is None:
                     rk = kinds[model, tj.plan is None] = rate_kind(model, tj.plan, rates)
-                out.append(conv.job(tj, model, (min_gpus or {}).get(model, 1), rk))
+                out.append(job(tj, model, mins.get(model, 1), rk))
             except SchedlabError as e:
                 if not lenient:
                     raise
