@@ -282,8 +282,8 @@ class _Converter:
             notes: list[ShapeNote] = []
             try:
                 s = self.shape(tj, model, min_g, kind, notes)
-            except SchedlabError:
-                for kind_, what, field, detail, assumption in notes:  # the notes made before the error
+            except Exception:  # any error: the notes made before it, as the unshared conversion logs them
+                for kind_, what, field, detail, assumption in notes:
                     self.sink.add(kind_, what, tj.id, tj.line, field, detail, assumption)
                 raise
             if self.memo:
