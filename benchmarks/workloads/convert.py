@@ -36,6 +36,7 @@ import numpy as np
 from schedlab.benchmarks.simulator import perf_adapter
 from schedlab.benchmarks.simulator.rates import TierRates, consolidated_counts
 from schedlab.benchmarks.workloads.assumptions import AssumptionLog
+from schedlab.benchmarks.workloads.convert_rows import NoteSink, Shape, ShapeNote, row_job
 from schedlab.benchmarks.workloads.models import UNSERVED, model_key, resolve_trace_model
 from schedlab.benchmarks.workloads.trace import Trace, TraceJob, Workload
 from schedlab.perfmodel.plans import ExecutionPlan, parse_plan
@@ -84,17 +85,18 @@ def rate_kind(model: str, plan: str | None, kind: str = "auto") -> str:
 def trace_to_jobs(trace: Trace, cluster: Cluster, *, seed: int = 0, model_pool: Sequence[str] | None = None,
                   pool_name: str | None = None, override_models: bool = False, reconfigurable: bool = False,
                   min_gpus: Mapping[str, int] | None = None, keep_cpus: bool = True, rates: str = "auto",
-                  log: AssumptionLog | None = None, lenient: bool = False) -> tuple[Job, ...]:
+                  log: AssumptionLog | None = None, lenient: bool = False, memo: bool = True) -> tuple[Job, ...]:
     """Simulated jobs of ``trace`` on ``cluster`` (see the module docstring); notes go to ``log``.
 
     ``model_pool``: models drawn (uniformly, ``numpy.random.default_rng(seed)``) for jobs whose trace
     names none, or for every job with ``override_models``; ``pool_name`` names it in reports.
     ``min_gpus``: per-model minimum GPU count. ``rates``: the rate model each job runs under in
     realistic semantics (:func:`rate_kind`). ``lenient``: a job that cannot be converted is skipped and
-    reported instead of raising.
+    reported instead of raising. ``memo``: convert each job shape once (:mod:`.convert_rows`; ``False``
+    converts every row afresh and sends every note to the log as it is made: the same jobs and notes).
     """
     log = log if log is not None else AssumptionLog(source=trace.source)
-    conv = _Converter(cluster, trace.source, reconfigurable=reconfigurable, keep_cpus=keep_cpus, log=log)
+    conv = _Converter(cluster, trace.source, reconfigurable=reconfigurable, keep_cpus=keep_cpus, log=log, memo=memo)
     jobs = trace.jobs
     draw = [bool(model_pool) and (override_models or not tj.model) for tj in jobs]
     picks = iter(np.random.default_rng(seed).integers(len(model_pool), size=sum(draw)).tolist()) \
@@ -104,27 +106,30 @@ def trace_to_jobs(trace: Trace, cluster: Cluster, *, seed: int = 0, model_pool: 
                      for tail in (" (the trace names none)", " in place of the trace's"))  # by bool(tj.model)
     out: list[Job] = []
     kinds: dict[tuple[str, bool], str] = {}  # rate_kind depends on the model and whether a plan is given
-    for tj, d in zip(jobs, draw, strict=True):
-        if d:
-            model = str(model_pool[next(picks)])
-            why = why_pool[bool(tj.model)]
-            if not log.tally("model-pool", why):
-                log.add("model-pool", why, job=tj.id, line=tj.line, field="model",
-                        detail=f"{tj.model} -> {model}" if tj.model else model)
-        else:
-            model = conv.model(tj)
-        try:
-            rk = kinds.get((model, tj.plan is None))
-            if rk is None:
-                rk = kinds[model, tj.plan is None] = rate_kind(model, tj.plan, rates)
-            out.append(conv.job(tj, model, (min_gpus or {}).get(model, 1), rk))
-        except SchedlabError as e:
-            if not lenient:
-                raise
-            text = getattr(e, "message", None) or str(e.args[0] if e.args else e)  # without file and line
-            reason = text.replace(f"job {tj.id!r}", "job")  # one note per reason, the jobs as its examples
-            log.add("job-skipped", f"jobs skipped (--lenient): {reason}", job=tj.id, line=tj.line,
-                    field=getattr(e, "field", None))
+    sink, job, mins = conv.sink, conv.job, min_gpus or {}
+    names = [str(m) for m in model_pool] if model_pool else []
+    try:
+        for tj, d in zip(jobs, draw, strict=True):
+            if d:
+                model = names[next(picks)]
+                sink.add("model-pool", why_pool[bool(tj.model)], tj.id, tj.line, "model",
+                         f"{tj.model} -> {model}" if tj.model else model)
+            else:
+                model = conv.model(tj)
+            try:
+                rk = kinds.get((model, tj.plan is None))
+                if rk is None:
+                    rk = kinds[model, tj.plan is None] = rate_kind(model, tj.plan, rates)
+                out.append(job(tj, model, mins.get(model, 1), rk))
+            except SchedlabError as e:
+                if not lenient:
+                    raise
+                text = getattr(e, "message", None) or str(e.args[0] if e.args else e)  # without file and line
+                reason = text.replace(f"job {tj.id!r}", "job")  # one note per reason, the jobs as its examples
+                log.add("job-skipped", f"jobs skipped (--lenient): {reason}", job=tj.id, line=tj.line,
+                        field=getattr(e, "field", None))
+    finally:
+        sink.flush()
     if not out:
         raise SpecError("no job left after conversion (every job was skipped)", source=trace.source)
     return tuple(out)
@@ -140,12 +145,15 @@ class _Converter:
     """One trace's conversion, with caches of the perf model's answers."""
 
     def __init__(self, cluster: Cluster, source: str, *, reconfigurable: bool, keep_cpus: bool,
-                 log: AssumptionLog) -> None:
+                 log: AssumptionLog, memo: bool = True) -> None:
         self.cluster = cluster
         self.source = source
         self.reconfigurable = reconfigurable
         self.keep_cpus = keep_cpus
         self.log = log
+        self.sink = NoteSink(log, defer=memo)
+        self.memo = memo
+        self._shapes: dict[tuple, Shape] = {}
         self.total = cluster.total_gpus
         self.tiers = TierRates(cluster)
         self._pm = None
@@ -177,8 +185,8 @@ class _Converter:
         """The zoo name of the trace's model, or the trace's own name (reported) when the zoo cannot serve it."""
         name = tj.model
         if not name:
-            self.log.add("model-missing", "no model in the trace: runs at the reference rate (recorded "
-                         "duration, linear in GPUs, placement-independent)", job=tj.id, line=tj.line, field="model")
+            self.sink.add("model-missing", "no model in the trace: runs at the reference rate (recorded "
+                          "duration, linear in GPUs, placement-independent)", tj.id, tj.line, "model")
             return "unknown"
         z = self._names.get(name)
         if z is None:
@@ -186,13 +194,13 @@ class _Converter:
             z = self._names[name] = zn if zn is not None else f"?{how}"
         if z.startswith("?"):
             why = UNSERVED.get(model_key(name), "not in the zoo")
-            self.log.add("model-unknown", f"model {name!r} cannot be served by the zoo ({why}): runs at the "
-                         "reference rate (recorded duration, linear in GPUs, placement-independent)",
-                         job=tj.id, line=tj.line, field="model")
+            self.sink.add("model-unknown", f"model {name!r} cannot be served by the zoo ({why}): runs at the "
+                          "reference rate (recorded duration, linear in GPUs, placement-independent)",
+                          tj.id, tj.line, "model")
             return name
         if z != name:
-            self.log.add("model-name", f"model name {name!r} read as the zoo's {z!r} (docs/workloads.md, model "
-                         "names)", job=tj.id, line=tj.line, field="model", assumption=False)
+            self.sink.add("model-name", f"model name {name!r} read as the zoo's {z!r} (docs/workloads.md, model "
+                          "names)", tj.id, tj.line, "model", assumption=False)
         return z
 
     def dp_batch(self, model: str, g: int) -> int:
@@ -207,7 +215,8 @@ class _Converter:
             b = self._batches[key] = per * g
         return b
 
-    def valid_micro_batches(self, tj: TraceJob, model: str, plan: ExecutionPlan) -> ExecutionPlan:
+    def valid_micro_batches(self, tj: TraceJob, model: str, plan: ExecutionPlan,
+                            notes: list[ShapeNote]) -> ExecutionPlan:
         """A 3-digit plan code does not record its micro-batch count (``parse_plan`` assumes ``2 p``): the
         perf model's reading (:func:`~schedlab.perfmodel.tables.with_valid_micro_batches`, the largest count
         not above ``2 p`` that divides the per-replica batch), so the requested plan passes the batch rule
@@ -217,9 +226,9 @@ class _Converter:
         batch = tj.batch_size or get_model(str(perf_adapter.zoo_name(model))).global_batch
         fixed = with_valid_micro_batches(plan, int(batch))
         if fixed != plan:
-            self.log.add("plan-micro-batches", "micro-batches of a 3D plan code: the largest count <= 2 x PP "
-                         "dividing the per-replica batch (the code gives none)", job=tj.id, line=tj.line,
-                         field="plan", detail=f"{tj.plan}: {plan.micro_batches} -> {fixed.micro_batches}")
+            notes.append(("plan-micro-batches", "micro-batches of a 3D plan code: the largest count <= 2 x PP "
+                          "dividing the per-replica batch (the code gives none)", "plan",
+                          f"{tj.plan}: {plan.micro_batches} -> {fixed.micro_batches}", True))
         return fixed
 
     def best_plan(self, model: str, g: int, cpus: int, batch: int | None) -> ExecutionPlan | None:
@@ -256,20 +265,39 @@ class _Converter:
         return why
 
     def job(self, tj: TraceJob, model: str, min_g: int, kind: str) -> Job:
+        """The row's job: its shape's (memoised when ``memo``), then its own per-row work."""
+        if tj.duration is None:
+            if tj.iterations is None:
+                raise SpecError(f"job {tj.id!r} has neither a duration nor iterations (map a duration column, or "
+                                "iterations and a model; Pollux/Sia traces have no durations: --default-duration "
+                                "S)", field="duration", source=self.source, line=tj.line or None)
+            if perf_adapter.zoo_name(model) is None:
+                raise SpecError(f"job {tj.id!r} has iterations but no duration, and the zoo has no model {model!r} "
+                                "to time them", field="duration", source=self.source, line=tj.line or None)
+        key = (model, min_g, kind, tj.gpus, type(tj.gpus), tj.plan, tj.batch_size, type(tj.batch_size), tj.cpus,
+               type(tj.cpus), tj.mem_gb, type(tj.mem_gb), bool(tj.guaranteed), tj.duration is None,
+               tj.iterations is None)
+        s = self._shapes.get(key) if self.memo else None
+        if s is None:
+            notes: list[ShapeNote] = []
+            try:
+                s = self.shape(tj, model, min_g, kind, notes)
+            except Exception:  # any error: the notes made before it, as the unshared conversion logs them
+                for kind_, what, field, detail, assumption in notes:
+                    self.sink.add(kind_, what, tj.id, tj.line, field, detail, assumption)
+                raise
+            if self.memo:
+                self._shapes[key] = s
+        return row_job(tj, model, kind, s, self.sink, reconfigurable=self.reconfigurable, ratio_max=DURATION_RATIO)
+
+    def shape(self, tj: TraceJob, model: str, min_g: int, kind: str, notes: list[ShapeNote]) -> Shape:
+        """What the row's shape decides (:class:`~.convert_rows.Shape`); its notes go to ``notes``. Reads
+        of ``tj`` other than its shape fields (the memo key in :meth:`job`) only name it in errors."""
         where = dict(source=self.source, line=tj.line or None)
-        log = self.log
-        g = tj.gpus
-        duration = tj.duration
-        if duration is None and tj.iterations is None:
-            raise SpecError(f"job {tj.id!r} has neither a duration nor iterations (map a duration column, or "
-                            "iterations and a model; Pollux/Sia traces have no durations: --default-duration S)",
-                            field="duration", **where)
+        g = g_req = tj.gpus
+        has_duration = tj.duration is not None
         zoo = perf_adapter.zoo_name(model) is not None
-        if duration is None and not zoo:
-            raise SpecError(f"job {tj.id!r} has iterations but no duration, and the zoo has no model {model!r} "
-                            "to time them", field="duration", **where)
-        attrs: dict = dict(tj.attrs)
-        attrs["rates"] = kind
+        extra: list[tuple[str, object]] = []
         g_new = min(max(g, min_g), self.total)
         reason = (f"larger than the cluster ({self.total} GPUs)" if g > self.total
                   else f"below the minimum of {min_g} GPUs for {model}" if g < min_g else "")
@@ -278,12 +306,12 @@ class _Converter:
             try:
                 plan = parse_plan(tj.plan, g_new)
                 if zoo:
-                    plan = self.valid_micro_batches(tj, model, plan)
+                    plan = self.valid_micro_batches(tj, model, plan, notes)
             except PlanError:
                 if g_new == g:
                     raise SpecError(f"job {tj.id!r}: plan {tj.plan!r} is not valid on {g} GPUs", field="plan",
                                     **where) from None
-                attrs["requested_plan"] = tj.plan  # a 3D plan for the old GPU count: choose again
+                extra.append(("requested_plan", tj.plan))  # a 3D plan for the old GPU count: choose again
         if kind == "perfmodel" and plan is None:
             found = self.feasible_gpus(model, g_new, tj.batch_size)
             if found is None:
@@ -296,24 +324,20 @@ class _Converter:
         else:
             chosen = None
         if g_new != g:
-            attrs["requested_gpus"] = g
-            log.add("gpus-resized", f"GPU request resized ({reason}), keeping GPU-hours (duration x g/g')",
-                    job=tj.id, line=tj.line, field="gpus", detail=f"{g} -> {g_new}")
-            if duration is not None:
-                duration = duration * g / g_new
+            extra.append(("requested_gpus", g))
+            notes.append(("gpus-resized", f"GPU request resized ({reason}), keeping GPU-hours (duration x g/g')",
+                          "gpus", f"{g} -> {g_new}", True))
             g = g_new
         if chosen is not None:
-            log.add("plan-chosen", "plan chosen: the perf model's best plan for the request (the trace gives "
-                    "none" + (" valid for the new GPU count)" if tj.plan is not None else ")"),
-                    job=tj.id, line=tj.line, field="plan", detail=chosen.name)
+            notes.append(("plan-chosen", "plan chosen: the perf model's best plan for the request (the trace gives "
+                          "none" + (" valid for the new GPU count)" if tj.plan is not None else ")"), "plan",
+                          chosen.name, True))
         batch = tj.batch_size
         if batch is None and kind == "tier":
             batch = self.dp_batch(model, g)  # rigid DP job: the per-GPU batch is what the user fixed
-            if not log.tally("batch-default", _BATCH_TIER):
-                log.add("batch-default", _BATCH_TIER, job=tj.id, line=tj.line, field="batch", detail=str(batch))
+            notes.append(("batch-default", _BATCH_TIER, "batch", str(batch), True))
         elif batch is None and kind == "perfmodel":
-            if not log.tally("batch-default", _BATCH_ZOO):
-                log.add("batch-default", _BATCH_ZOO, job=tj.id, line=tj.line, field="batch", detail=model)
+            notes.append(("batch-default", _BATCH_ZOO, "batch", model, True))
         if zoo and batch is not None or plan is not None:
             why = self.memory_problem(model, plan, g, batch)
             if why:
@@ -323,57 +347,27 @@ class _Converter:
             cpus = tj.cpus
         elif kind == "perfmodel":
             cpus = g * self.cpus_per_gpu
-            log.add("cpus-default", f"CPUs assumed: {self.cpus_per_gpu} per GPU (the trace gives none; min(8, "
-                    "the cluster's CPUs per GPU))", job=tj.id, line=tj.line, field="cpus", detail=str(cpus))
+            notes.append(("cpus-default", f"CPUs assumed: {self.cpus_per_gpu} per GPU (the trace gives none; "
+                          "min(8, the cluster's CPUs per GPU))", "cpus", str(cpus), True))
         else:
             cpus = 0
         if not self.keep_cpus:
             cpus = 0
         req = Resources(g, cpus, (tj.mem_gb or 0.0) if self.keep_cpus else 0.0)
-        if zoo and (duration is None or tj.iterations is None):
+        if zoo and (not has_duration or tj.iterations is None):
             t_model = self.model_time(model, plan, g, cpus, batch)
         else:
             t_model = NOMINAL_ITER_S
-        if kind == "perfmodel" and zoo and duration is not None and tj.iterations is not None:
-            self._check_duration(tj, duration, float(tj.iterations) * self.model_time(model, plan, g, cpus, batch))
-        if duration is None:
-            iterations = float(tj.iterations)
-            duration = iterations * t_model
-            log.add("duration-perfmodel", "duration from the perf model: iterations x its iteration time at the "
-                    "request (the trace gives none)", job=tj.id, line=tj.line, field="duration",
-                    detail=f"{iterations:g} x {t_model:.4g} s")
-        elif tj.iterations is not None:
-            iterations = float(tj.iterations)
-        else:
-            # a job shorter than one iteration is one iteration of its duration (and a tiny duration's
-            # quotient cannot underflow to 0 iterations)
-            iterations = max(1.0, duration / t_model)
-        iter_time = duration / iterations
-        attrs["iter_time"] = iter_time
+        t_perf = (self.model_time(model, plan, g, cpus, batch)
+                  if kind == "perfmodel" and zoo and has_duration and tj.iterations is not None else None)
+        overhead = None
         if kind == "tier":
-            # the simulator's bounded overhead (rates.MAX_COMM_OVERHEAD), so compute x (1 + o) = iter_time there
-            o_req = self.tiers.overhead(model, self.tiers.tier(self.counts(g))) if g > 1 else 0.0
-            attrs["compute_time"] = iter_time / (1.0 + o_req)
+            overhead = self.tiers.overhead(model, self.tiers.tier(self.counts(g))) if g > 1 else 0.0
         min_res = None
         if tj.guaranteed and self.reconfigurable and kind == "perfmodel":
             min_res = self.min_resources(model, req, plan, batch)  # Rubick's minRes = the quota usage
-        return Job(tj.id, req, iterations=iterations, arrival=tj.submit, model=model, tenant=tj.tenant, plan=plan,
-                   job_class=JobClass.GUARANTEED if tj.guaranteed else JobClass.BEST_EFFORT,
-                   reconfigurable=self.reconfigurable, global_batch=batch, duration=duration, attrs=attrs,
-                   min_resources=min_res)
-
-    def _check_duration(self, tj: TraceJob, duration: float, derived: float) -> None:
-        """The recorded duration is ground truth; iterations x the perf model's iteration time at the
-        request should be near it. A ratio beyond :data:`DURATION_RATIO` either way (ElasticFlow: 2-217x)
-        says a column is mapped wrongly or the trace ran elsewhere: noted, never silently used."""
-        lo, hi = sorted((duration, derived))
-        ratio = hi / lo if lo > 0 else float("inf")
-        if ratio > DURATION_RATIO:
-            self.log.add("implausible", f"implausible: the trace's duration and iterations x the perf model's "
-                         f"iteration time differ by more than {DURATION_RATIO:g}x (the recorded duration is kept; "
-                         "are the iterations, model or GPU columns right?)",
-                         job=tj.id, line=tj.line, field="duration",
-                         detail=f"{duration:,.0f} s in the trace vs {derived:,.0f} s, x{ratio:,.1f}")
+        return Shape(g, g != g_req, plan, req, batch, t_model, t_perf, overhead, min_res, tuple(extra), tuple(notes),
+                     JobClass.GUARANTEED if tj.guaranteed else JobClass.BEST_EFFORT)
 
     def min_resources(self, model: str, req: Resources, plan: ExecutionPlan | None, batch: int | None) -> Resources:
         """Rubick's minRes of a guaranteed reconfigurable job: the fewest GPUs, then CPUs, any plan,

@@ -156,19 +156,22 @@ def finish(name: str, ctx: LoadContext, rows: Rows, cols: Cols, *, id_prefix: st
     jobs = []
     has_extra = any(x is not None for x in (cols.model, cols.cpus, cols.mem_gb, cols.iterations, cols.plan,
                                             cols.guaranteed, cols.batch, cols.deadline, cols.attrs))
-    tenants = cols.tenant
+    # the columns in job order as Python objects, read once (not an indexed numpy scalar per row)
+    durs = None if dur is None else dur[order].tolist()
+    tenants = None if cols.tenant is None else cols.tenant[order].tolist()
+    job_ids = ids[order].tolist()
     ln = lines.tolist()
     for k, i in enumerate(order.tolist()):
-        d = None if dur is None or dur[i] != dur[i] else float(dur[i])
-        tenant = "default" if tenants is None or not tenants[i] else str(tenants[i])
+        d = None if durs is None or durs[k] != durs[k] else float(durs[k])
+        tenant = "default" if tenants is None or not tenants[k] else str(tenants[k])
         if not has_extra:
-            jobs.append(TraceJob(str(ids[i]), submit[k], gpus[k], d, tenant=tenant, line=ln[i]))
+            jobs.append(TraceJob(str(job_ids[k]), submit[k], gpus[k], d, tenant=tenant, line=ln[i]))
             continue
         attrs = dict(cols.attrs[i]) if cols.attrs is not None else {}
         if cols.deadline is not None and cols.deadline[i] == cols.deadline[i]:
             attrs["deadline"] = float(cols.deadline[i] - t0)
         jobs.append(TraceJob(
-            str(ids[i]), submit[k], gpus[k], d, model=_opt(cols.model, i, str), tenant=tenant,
+            str(job_ids[k]), submit[k], gpus[k], d, model=_opt(cols.model, i, str), tenant=tenant,
             cpus=_opt(cols.cpus, i, int), mem_gb=_opt(cols.mem_gb, i), iterations=_opt(cols.iterations, i),
             plan=_opt(cols.plan, i, str), guaranteed=bool(cols.guaranteed[i]) if cols.guaranteed is not None
             else False, batch_size=_opt(cols.batch, i, int), line=ln[i], attrs=attrs))
