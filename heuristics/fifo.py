@@ -246,20 +246,28 @@ class PassState:
         eff, buckets, cap, rt = self.eff, self.buckets, self._cap, self.rack_taken
         rack_of = self.view.index.rack_of
         for m, r in placement.items():
+            # ``(old + r) - r`` is ``old`` itself when ``r`` has no memory and ``old``'s is not +-0.0: the
+            # ints are exact and ``(x + 0.0) - 0.0`` is ``x`` for such a float (``-0.0`` becomes ``0.0``)
+            same = r.mem_gb == 0.0
             old = eff.get(m)
             if old is None:
                 old = self.view.free(m)
+                new = old if same and old.mem_gb != 0.0 else (old + r) - r
+                eff[m] = new
+                buckets.setdefault(min(max(new.gpus, 0), cap), {})[m] = None
             else:
                 k = min(old.gpus, cap)
                 b = buckets[k]
                 del b[m]
-                if not b:
-                    del buckets[k]
-            new = (old + r) - r  # = (old - r.scale(-1)) - r: x - (-y) is x + y in IEEE arithmetic
-            eff[m] = new
-            buckets.setdefault(min(max(new.gpus, 0), cap), {})[m] = None
-            rack = rack_of(m)
-            rt[rack] = rt.get(rack, 0)
+                if same and old.mem_gb != 0.0 and old.gpus >= 0:
+                    b[m] = None  # the same object in the same bucket, moved to its end (``eff`` keeps it)
+                else:
+                    if not b:
+                        del buckets[k]
+                    new = (old + r) - r  # = (old - r.scale(-1)) - r: x - (-y) is x + y in IEEE arithmetic
+                    eff[m] = new
+                    buckets.setdefault(min(max(new.gpus, 0), cap), {})[m] = None
+            rt.setdefault(rack_of(m), 0)
 
     def best_touched(self, gpus: int, accept: Callable[[str], bool] | None, below: int | None) -> str | None:
         """The touched machine with the fewest free GPUs ``>= gpus`` (and ``< below``) that ``accept``s."""
@@ -304,9 +312,7 @@ def place_consolidated(view: ClusterView, job: Job, ps: PassState, *,
         if not ps.eff:  # fast path: nothing placed yet in this pass
             best = idx.best_fit(g) if simple else idx.best_fit(g, accept=fits)
             return {best: need} if best is not None else None
-        untouched = ps.eff.__contains__
-        best = idx.best_fit(g, accept=(lambda m: not untouched(m)) if simple else
-                            (lambda m: not untouched(m) and fits(m)))
+        best = idx.best_fit_except(g, ps.eff, None if simple else fits)  # untouched machines only
         touched = ps.best_touched(g, None if simple else fits, idx.machine(best) if best is not None else None)
         best = touched if touched is not None else best
         return {best: need} if best is not None else None

@@ -4,7 +4,7 @@ Re-exported by :mod:`schedlab.scheduling.policy`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from types import MappingProxyType
 
 from schedlab.topology.cluster import Cluster
@@ -112,6 +112,17 @@ class FreeIndex:
         for g in range(max(gpus, 1), self._top + 1):
             for m in self._buckets[g]:
                 if accept is None or accept(m):
+                    return m
+        return None
+
+    def best_fit_except(self, gpus: int, skip: Container[str],
+                        accept: Callable[[str], bool] | None = None) -> str | None:
+        """``best_fit(gpus, accept=lambda m: m not in skip and (accept is None or accept(m)))``, without a
+        call per skipped machine (``accept`` is asked only about machines not in ``skip``)."""
+        buckets = self._buckets
+        for g in range(max(gpus, 1), self._top + 1):
+            for m in buckets[g]:
+                if m not in skip and (accept is None or accept(m)):
                     return m
         return None
 
