@@ -15,124 +15,53 @@ sample, independent of the number of finished jobs.
 from __future__ import annotations
 
 import time as _time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from enum import Enum
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from schedlab.benchmarks.simulator.artifact import ArtifactNotes, artifact_jobs, pooled_cluster, snap
+from schedlab.benchmarks.simulator.artifact import ArtifactNotes, pooled_cluster
 from schedlab.benchmarks.simulator.costs import CostModel, Semantics
 from schedlab.benchmarks.simulator.costs import semantics as get_semantics
+from schedlab.benchmarks.simulator.decisions import DecisionsMixin
 from schedlab.benchmarks.simulator.events import EventQueue, sim_event
 from schedlab.benchmarks.simulator.gcpause import PausedGC
 from schedlab.benchmarks.simulator.guarantee import GuaranteeCheck
 from schedlab.benchmarks.simulator.hooks import CountsFallbacks, PreparesJobs
+from schedlab.benchmarks.simulator.lifecycle import LifecycleMixin
 from schedlab.benchmarks.simulator.metrics import RunMetrics, summarize
 from schedlab.benchmarks.simulator.rates import RateModel, make_rates
-from schedlab.benchmarks.simulator.records import JobRecord, Recorder, Segment, job_record
+from schedlab.benchmarks.simulator.records import Recorder
+from schedlab.benchmarks.simulator.result import Progress, SimResult, StopReason, prepare_jobs
 from schedlab.benchmarks.simulator.sharing import SharingMixin
 from schedlab.benchmarks.simulator.verifying import DecisionVerifier
 from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION
-from schedlab.scheduling.allocation import JobAllocation
-from schedlab.scheduling.job import Job, JobClass
+from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import (
     NO_DECISION,
     ClusterView,
-    Decision,
     EventKind,
     FreeIndex,
     JobRuntime,
     JobStatus,
     JobView,
     Policy,
-    SimEvent,
 )
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.state import ClusterState
 from schedlab.topology.cluster import Cluster
-from schedlab.topology.errors import PolicyError, SpecError
-from schedlab.topology.tiers import Tier
+from schedlab.topology.errors import SpecError
 
-_RUNNING = JobStatus.RUNNING
 _QUEUED = JobStatus.QUEUED
-_RESTORING = JobStatus.RESTORING
-_CHECKPOINTING = JobStatus.CHECKPOINTING
+_FINISHED = JobStatus.FINISHED
 _K_ARRIVAL = EventKind.ARRIVAL.value
 _K_COMPLETION = EventKind.COMPLETION.value
-_K_PREEMPT = EventKind.PREEMPT_DONE.value
-_K_RECONF = EventKind.RECONF_DONE.value
-_K_TIMER = EventKind.TIMER.value
-_KINDS = {k.value: k for k in EventKind}
-# enum members as module constants: reading ``EventKind.X`` or ``member.value`` in the hot loop is a
-# descriptor call each time
+# enum members as module constants: reading ``EventKind.X`` in the hot loop is an attribute lookup each time
 _E_ARRIVAL = EventKind.ARRIVAL
 _E_COMPLETION = EventKind.COMPLETION
-_E_PREEMPT = EventKind.PREEMPT_DONE
-_E_RECONF = EventKind.RECONF_DONE
-_E_TIMER = EventKind.TIMER
-_FINISHED = JobStatus.FINISHED
-_GUARANTEED = JobClass.GUARANTEED
-_T_MACHINE = Tier.MACHINE
-_TIER_LABEL = {t: t.label for t in Tier}
-_MACHINE_LABEL = Tier.MACHINE.label
 
 _INF = float("inf")
 
-Progress = Callable[[float, int, int], None]  # (sim time, finished, total)
 
-
-class StopReason(Enum):
-    """Why :meth:`Simulator.run` returned."""
-
-    DRAINED = "drained"          # no event left: every job that can finish did
-    UNTIL = "until"              # the next event is after ``until``
-    INTERRUPTED = "interrupted"  # Ctrl-C (KeyboardInterrupt): the records of what finished
-
-
-@dataclass(frozen=True)
-class SimResult:
-    """What a run gave: the records, the typed metrics, the jobs not finished and why it stopped."""
-
-    policy: str
-    recorder: Recorder
-    metrics: RunMetrics
-    unfinished: tuple[str, ...]
-    stop: StopReason
-    events: int
-    passes: int
-    wall_s: float
-    sim_time: float
-    rate_sources: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def interrupted(self) -> bool:
-        """Stopped by Ctrl-C (``stop`` says why it stopped otherwise)."""
-        return self.stop is StopReason.INTERRUPTED
-
-    @property
-    def jobs(self) -> list[JobRecord]:
-        return self.recorder.jobs
-
-    @property
-    def events_per_s(self) -> float:
-        return self.events / self.wall_s if self.wall_s > 0 else float("inf")
-
-
-def prepare_jobs(jobs: Iterable[Job], sem: Semantics, total_gpus: int | None = None,
-                 notes: ArtifactNotes | None = None) -> tuple[Job, ...]:
-    """Under ``gpu_only`` semantics requests keep their GPUs only (Tiresias: allocation by GPU count);
-    under ``keep_oversized`` / ``whole_seconds`` the jobs are read as the Tiresias artifact reads them
-    (:func:`~schedlab.benchmarks.simulator.artifact.artifact_jobs`)."""
-    out = tuple(jobs)
-    if (sem.keep_oversized or sem.whole_seconds) and total_gpus is not None:
-        out = artifact_jobs(out, total_gpus, notes=notes)
-    if sem.gpu_only:
-        out = tuple(j if (j.requested.cpus == 0 and j.requested.mem_gb == 0) else
-                    replace(j, requested=Resources(j.requested.gpus), min_resources=None) for j in out)
-    return out
-
-
-class Simulator(SharingMixin):
+class Simulator(DecisionsMixin, LifecycleMixin, SharingMixin):
     """Replay ``jobs`` on ``cluster`` under ``policy``.
 
     ``semantics``: ``"realistic"`` (default) or ``"tiresias"`` (see :mod:`benchmarks.simulator.costs`);
@@ -234,267 +163,6 @@ class Simulator(SharingMixin):
     def _estimate(self, job: Job, plan, placement: Mapping[str, Resources]) -> float:
         return self.rates.speed(job, plan, placement)[0]
 
-    def _advance(self, rt: JobRuntime, t: float) -> None:
-        dt = t - rt.t_mark
-        if dt > 0:
-            st = rt.status
-            if st is _RUNNING:
-                rt.progress += rt.rate * dt
-                rt.executed += dt
-                g = rt.gpus * dt
-                rt.attained += g
-                if rt.host is None:  # a Share guest holds no GPUs of its own
-                    rt.held += g
-                rt.comm += rt.comm_frac * dt
-            elif st is _QUEUED:
-                rt.waited += dt
-            elif st is _RESTORING or st is _CHECKPOINTING:
-                rt.overhead += dt
-                rt.held += rt.gpus * dt
-        rt.t_mark = t
-
-    def _close_segment(self, rt: JobRuntime, t: float) -> None:
-        if self.recorder.segments is None or rt.alloc is None:
-            return
-        t0 = self._seg_start.pop(rt.job.id, t)
-        if t > t0:
-            self.recorder.segment(Segment(rt.job.id, t0, t, tuple(sorted(rt.alloc.gpu_counts.items())),
-                                          rt.iter_time if rt.status is _RUNNING else 0.0))
-
-    def _open_segment(self, rt: JobRuntime, t: float) -> None:
-        if self.recorder.segments is not None:
-            self._seg_start[rt.job.id] = t
-
-    def _set_running(self, rt: JobRuntime, t: float) -> None:
-        rt.status = _RUNNING
-        rt.rate = 1.0 / rt.iter_time
-        rt.version += 1
-        remaining = rt.job.iterations - rt.progress
-        end = t + max(remaining, 0.0) * rt.iter_time
-        if self._snap:
-            end = snap(end)  # whole-second clock (tiresias semantics): float error must not split a batch
-        self.events.push(end, _E_COMPLETION, rt.job.id, rt.version)
-
-    def _release(self, rt: JobRuntime) -> None:
-        jid = rt.job.id
-        placement = self.state.release(jid)
-        idx_set = self.index._set
-        free = self._free_map
-        for m in placement:
-            idx_set(m, free[m].gpus)
-        del self._holding[jid]
-
-    def _allocate(self, rt: JobRuntime, ja: JobAllocation) -> None:
-        job = rt.job
-        jid = job.id
-        placement = ja.placement
-        self.state.allocate(jid, placement)
-        idx_set = self.index._set
-        free = self._free_map
-        g = spans = 0  # GPUs (``ja.gpus``) and machines with GPUs of the job
-        for m, r in placement.items():
-            idx_set(m, free[m].gpus)
-            k = r.gpus
-            g += k
-            if k > 0:
-                spans += 1
-        self._holding[jid] = rt
-        rt.alloc = ja
-        rt.gpus = g
-        rt.iter_time, rt.comm_frac = self.rates.speed(job, ja.plan, placement)
-        if not rt.iter_time > 0:
-            raise SpecError(f"job {jid!r}: rate model gave iteration time {rt.iter_time!r}",
-                            source="<rates>", field="iter_time")
-        if job.job_class is _GUARANTEED:
-            self.guarantee.observe(job, rt.iter_time)
-        if spans > 1 and self._slowdown is not None:
-            slow = self._slowdown(job, ja.plan, placement, rt.iter_time)
-            if slow > self._slow.get(jid, 1.0):
-                self._slow[jid] = slow
-        if len(placement) == 1:  # one machine (verified): the machine tier, GPUs or not
-            rt.tiers.add(_MACHINE_LABEL)
-        else:
-            rt.tiers.add(_TIER_LABEL[self.cluster.tier_of(placement, default=_T_MACHINE)])
-
-    # ------------------------------------------------------------- events
-    def _finish(self, rt: JobRuntime, t: float) -> None:
-        dt = t - rt.t_mark
-        if dt > 0 and rt.status is _RUNNING:  # (``_advance`` of a running job, inline)
-            rt.progress += rt.rate * dt
-            rt.executed += dt
-            g = rt.gpus * dt
-            rt.attained += g
-            if rt.host is None:
-                rt.held += g
-            rt.comm += rt.comm_frac * dt
-            rt.t_mark = t
-        else:
-            self._advance(rt, t)
-        if self._segments:
-            self._close_segment(rt, t)
-        rt.progress = rt.job.iterations
-        if rt.host is not None:
-            del self._guest[rt.host]
-            rt.host = None
-        else:
-            if self._guest:  # (``_unshare_host`` finds nothing while no job shares)
-                self._unshare_host(rt.job.id, t)
-            self._release(rt)
-        rt.status = _FINISHED
-        rt.rate = 0.0
-        rt.end = t
-        self.finished += 1
-        j = rt.job
-        ideal = j.duration
-        if ideal is None:
-            it = j.attrs.get("iter_time")
-            ideal = j.iterations * it if it is not None else float("nan")
-        self.recorder.job(job_record(
-            j.id, j.model, j.tenant, j.job_class._value_, j.requested.gpus, j.iterations, j.arrival,
-            rt.first_start, t, t - j.arrival, rt.first_start - j.arrival, rt.waited, rt.held, rt.executed,
-            rt.overhead, rt.comm, rt.preemptions, rt.reconfigurations, "|".join(sorted(rt.tiers)), ideal,
-            int(j.attrs.get("requested_gpus", j.requested.gpus)),
-            rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus), self._slow.pop(j.id, 1.0)))
-        if self._forget is not None:
-            self._forget(j.id)
-        self.guarantee.forget(j.id)
-
-    def _handle(self, t: float, kind: int, jid: str | None, payload: object) -> SimEvent | None:
-        if kind == _K_ARRIVAL:
-            rt = self._rt[jid]
-            rt.status = _QUEUED
-            rt.t_mark = t
-            rt.enqueued_at = t
-            self._queue[jid] = rt
-            return sim_event(t, _E_ARRIVAL, jid)
-        if kind == _K_TIMER:
-            return sim_event(t, _E_TIMER, None, payload)
-        rt = self._rt[jid]
-        if rt.version != payload:
-            return None  # superseded by a later change of this job
-        if kind == _K_COMPLETION:
-            self._finish(rt, t)
-            return sim_event(t, _E_COMPLETION, jid)
-        if kind == _K_RECONF:
-            self._advance(rt, t)
-            self._close_segment(rt, t)
-            self._set_running(rt, t)
-            self._open_segment(rt, t)
-            return sim_event(t, _E_RECONF, jid)
-        # preemption done: the checkpoint is saved; give the resources back
-        self._advance(rt, t)
-        self._close_segment(rt, t)
-        self._release(rt)
-        rt.status = _QUEUED
-        rt.enqueued_at = t
-        self._queue[jid] = rt
-        return sim_event(t, _E_PREEMPT, jid)
-
-    # ----------------------------------------------------------- decisions
-    def _apply(self, d: Decision, t: float) -> None:
-        name = self.policy_name
-        rts = self._rt
-        changes: dict[str, JobAllocation] = {}
-        hosted = False  # a started job shares another's GPUs (an error, reported after the checks before it)
-        for jid, ja in d.start.items():
-            rt = rts.get(jid)
-            if rt is None:
-                raise PolicyError(f"policy {name!r} at t={t:g} s started unknown job {jid!r}")
-            st = rt.status
-            if st is _QUEUED or ((st is _RUNNING or st is _RESTORING) and rt.alloc != ja):
-                if ja.job_id != jid:
-                    raise PolicyError(f"policy {name!r} at t={t:g} s: start[{jid!r}] holds the allocation of "
-                                      f"{ja.job_id!r}")
-                changes[jid] = ja
-            elif st is not _RUNNING and st is not _RESTORING:
-                raise PolicyError(f"policy {name!r} at t={t:g} s started job {jid!r}, which is {st.value}")
-            if rt.host is not None:
-                hosted = True
-        for jid in d.preempt:
-            rt = rts.get(jid)
-            if rt is None or not (rt.status is _RUNNING or rt.status is _RESTORING):
-                what = "unknown" if rt is None else rt.status.value
-                raise PolicyError(f"policy {name!r} at t={t:g} s preempted job {jid!r}, which is {what}")
-            if jid in d.start:
-                raise PolicyError(f"policy {name!r} at t={t:g} s both starts and preempts job {jid!r}")
-        for tm in d.timers:
-            if not tm.at > t:
-                raise PolicyError(f"policy {name!r} at t={t:g} s asked for a timer at {tm.at:g}, not in the future")
-        if d.share:
-            self._check_shares(d, changes, t)
-        for jid in d.start if hosted else ():
-            if rts[jid].host is not None:
-                raise PolicyError(f"policy {name!r} at t={t:g} s started job {jid!r}, which shares the GPUs of "
-                                  f"{rts[jid].host!r} (preempt it first)")
-        if changes:
-            released = d.preempt if self.costs.checkpoint_s == 0 else ()
-            self.verifier.verify(self.state, changes, rts, released=released, quotas=self.quotas,
-                            holding=self._holding, policy=name, now=t)
-        costs = self.costs
-        segments = self._segments
-        for jid in d.preempt:
-            rt = rts[jid]
-            if rt.host is not None:
-                self._suspend_guest(rt, t)
-                continue
-            self._unshare_host(jid, t)
-            self._advance(rt, t)
-            self._close_segment(rt, t)
-            rt.preemptions += 1
-            rt.version += 1
-            rt.rate = 0.0
-            rt.last_change = t
-            if costs.checkpoint_s > 0:
-                rt.status = _CHECKPOINTING
-                self._open_segment(rt, t)
-                self.events.push(t + costs.checkpoint_s, _E_PREEMPT, jid, rt.version)
-            else:
-                self._release(rt)
-                rt.status = _QUEUED
-                rt.enqueued_at = t
-                self._queue[jid] = rt
-        for jid in changes:  # release first, so that moves between jobs fit
-            rt = rts[jid]
-            if rt.status is not _QUEUED:
-                self._unshare_host(jid, t)
-                self._advance(rt, t)
-                self._close_segment(rt, t)
-                self._release(rt)
-        for jid, ja in changes.items():
-            rt = rts[jid]
-            was_queued = rt.status is _QUEUED
-            if was_queued:  # (``_advance`` of a queued job, inline)
-                dt = t - rt.t_mark
-                if dt > 0:
-                    rt.waited += dt
-                rt.t_mark = t
-            else:
-                self._advance(rt, t)
-            self._allocate(rt, ja)
-            rt.last_change = t
-            rt.last_start = t
-            rt.version += 1
-            if was_queued:
-                del self._queue[jid]
-                delay = costs.restore_s if rt.preemptions > 0 else 0.0
-                if rt.first_start is None:
-                    rt.first_start = t
-            else:
-                rt.reconfigurations += 1
-                delay = costs.reconfigure_s
-            if delay > 0:
-                rt.status = _RESTORING
-                rt.rate = 0.0
-                self.events.push(t + delay, _E_RECONF, jid, rt.version)
-            else:
-                self._set_running(rt, t)
-            if segments:
-                self._open_segment(rt, t)
-        for gid, sh in d.share.items():
-            self._start_guest(rts[gid], rts[sh.host], sh.speed, t)
-        for tm in d.timers:
-            self.events.push(tm.at, _E_TIMER, None, tm.tag)
-
     def _sample(self, t: float) -> None:
         idx = self.index
         self.recorder.sample((t, self.cluster.total_gpus - idx.total, len(self._queue), len(self._holding),
@@ -516,27 +184,31 @@ class Simulator(SharingMixin):
     def step(self) -> bool:
         """Process the next batch of same-time events, then the policy's decision point they cause;
         ``False`` when no event was left."""
-        if not len(self.events):
-            return False
-        self._step()
-        return True
+        return self._step()
 
-    def _step(self) -> None:
-        """:meth:`step` on a queue known not to be empty."""
+    def _step(self) -> bool:
+        """:meth:`step`. Arrivals and completions (half of all events each) are handled here, the other
+        kinds by ``_handle``. Duplicated for speed (one call less per pass): the state sample of the plain
+        :class:`~benchmarks.simulator.records.Recorder` is inline (its ``sample``'s same-time rule, and
+        the free index's block bounds read directly, as ``FreeIndex.largest_machine_block`` /
+        ``largest_rack_block`` give them while their bounds are exact); any other recorder gets
+        ``_sample``."""
         t, items = self.events.pop_batch()
+        if not items:  # (the queue was empty)
+            return False
         self._now = t
         self.n_events += len(items)
         batch = []
         append = batch.append
         for kind, jid, payload in items:
-            if kind == _K_ARRIVAL:  # (``_handle``'s arrival case, inline: half of all events)
+            if kind == _K_ARRIVAL:
                 rt = self._rt[jid]
                 rt.status = _QUEUED
                 rt.t_mark = t
                 rt.enqueued_at = t
                 self._queue[jid] = rt
                 append(sim_event(t, _E_ARRIVAL, jid))
-            elif kind == _K_COMPLETION:  # (``_handle``'s completion case, inline)
+            elif kind == _K_COMPLETION:
                 rt = self._rt[jid]
                 if rt.version == payload:  # (else superseded by a later change of this job)
                     self._finish(rt, t)
@@ -546,7 +218,7 @@ class Simulator(SharingMixin):
                 if se is not None:
                     append(se)
         if not batch:  # (every event of the batch may be a superseded one)
-            return
+            return True
         # the decision point (in this method: one call less per step)
         view = self.view
         view._now = t
@@ -576,6 +248,7 @@ class Simulator(SharingMixin):
         if self.progress is not None and self.n_events >= self._next_report:
             self._next_report = self.n_events + self.progress_every
             self.progress(t, self.finished, len(self.jobs))
+        return True
 
     def run(self, until: float = float("inf")) -> SimResult:
         """Process events up to and including time ``until`` (default: until none is left) and return
@@ -592,17 +265,21 @@ class Simulator(SharingMixin):
             tick = gc_pause.tick
             stop = StopReason.DRAINED
             n = 0
-            bounded = not until == _INF  # (the next event is never after an infinite ``until``)
-            heap, n_arrivals = ev._heap, len(ev._arrivals)  # ``len(ev)`` without a method call per step
             try:
-                while heap or ev._next_arrival < n_arrivals:
-                    if bounded and ev.peek_time() > until:
-                        stop = StopReason.UNTIL
-                        break
-                    step()
-                    n += 1
-                    if not n & 4095:
-                        tick()
+                if until == _INF:  # the next event is never after an infinite ``until``
+                    while step():
+                        n += 1
+                        if not n & 4095:
+                            tick()
+                else:
+                    while len(ev):
+                        if ev.peek_time() > until:
+                            stop = StopReason.UNTIL
+                            break
+                        step()
+                        n += 1
+                        if not n & 4095:
+                            tick()
             except KeyboardInterrupt:
                 stop = StopReason.INTERRUPTED
             finally:

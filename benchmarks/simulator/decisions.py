@@ -1,0 +1,132 @@
+"""A policy's :class:`~scheduling.policy.Decision` checked and applied (:class:`DecisionsMixin`):
+preemptions (with or without a checkpoint), starts and moves (released first, so that moves between jobs
+fit; then allocated, restored or reconfigured), shares (:mod:`benchmarks.simulator.sharing`) and timers.
+The verifier (:mod:`benchmarks.simulator.verifying`) sees every decision that places a job.
+
+Duplicated for speed: a queued job's ``_advance`` is inline in ``_apply`` (one call less per start).
+"""
+
+from __future__ import annotations
+
+from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.policy import Decision, EventKind, JobStatus
+from schedlab.topology.errors import PolicyError
+
+_RUNNING = JobStatus.RUNNING
+_QUEUED = JobStatus.QUEUED
+_RESTORING = JobStatus.RESTORING
+_CHECKPOINTING = JobStatus.CHECKPOINTING
+_E_PREEMPT = EventKind.PREEMPT_DONE
+_E_RECONF = EventKind.RECONF_DONE
+_E_TIMER = EventKind.TIMER
+
+
+class DecisionsMixin:
+    """The :class:`~benchmarks.simulator.engine.Simulator`'s ``_apply`` (module docstring)."""
+
+    def _apply(self, d: Decision, t: float) -> None:
+        name = self.policy_name
+        rts = self._rt
+        changes: dict[str, JobAllocation] = {}
+        hosted = False  # a started job shares another's GPUs (an error, reported after the checks before it)
+        for jid, ja in d.start.items():
+            rt = rts.get(jid)
+            if rt is None:
+                raise PolicyError(f"policy {name!r} at t={t:g} s started unknown job {jid!r}")
+            st = rt.status
+            if st is _QUEUED or ((st is _RUNNING or st is _RESTORING) and rt.alloc != ja):
+                if ja.job_id != jid:
+                    raise PolicyError(f"policy {name!r} at t={t:g} s: start[{jid!r}] holds the allocation of "
+                                      f"{ja.job_id!r}")
+                changes[jid] = ja
+            elif st is not _RUNNING and st is not _RESTORING:
+                raise PolicyError(f"policy {name!r} at t={t:g} s started job {jid!r}, which is {st.value}")
+            if rt.host is not None:
+                hosted = True
+        for jid in d.preempt:
+            rt = rts.get(jid)
+            if rt is None or not (rt.status is _RUNNING or rt.status is _RESTORING):
+                what = "unknown" if rt is None else rt.status.value
+                raise PolicyError(f"policy {name!r} at t={t:g} s preempted job {jid!r}, which is {what}")
+            if jid in d.start:
+                raise PolicyError(f"policy {name!r} at t={t:g} s both starts and preempts job {jid!r}")
+        for tm in d.timers:
+            if not tm.at > t:
+                raise PolicyError(f"policy {name!r} at t={t:g} s asked for a timer at {tm.at:g}, not in the future")
+        if d.share:
+            self._check_shares(d, changes, t)
+        for jid in d.start if hosted else ():
+            if rts[jid].host is not None:
+                raise PolicyError(f"policy {name!r} at t={t:g} s started job {jid!r}, which shares the GPUs of "
+                                  f"{rts[jid].host!r} (preempt it first)")
+        if changes:
+            released = d.preempt if self.costs.checkpoint_s == 0 else ()
+            self.verifier.verify(self.state, changes, rts, released=released, quotas=self.quotas,
+                            holding=self._holding, policy=name, now=t)
+        costs = self.costs
+        segments = self._segments
+        for jid in d.preempt:
+            rt = rts[jid]
+            if rt.host is not None:
+                self._suspend_guest(rt, t)
+                continue
+            self._unshare_host(jid, t)
+            self._advance(rt, t)
+            self._close_segment(rt, t)
+            rt.preemptions += 1
+            rt.version += 1
+            rt.rate = 0.0
+            rt.last_change = t
+            if costs.checkpoint_s > 0:
+                rt.status = _CHECKPOINTING
+                self._open_segment(rt, t)
+                self.events.push(t + costs.checkpoint_s, _E_PREEMPT, jid, rt.version)
+            else:
+                self._release(rt)
+                rt.status = _QUEUED
+                rt.enqueued_at = t
+                self._queue[jid] = rt
+        for jid in changes:  # release first, so that moves between jobs fit
+            rt = rts[jid]
+            if rt.status is not _QUEUED:
+                self._unshare_host(jid, t)
+                self._advance(rt, t)
+                self._close_segment(rt, t)
+                self._release(rt)
+        for jid, ja in changes.items():
+            rt = rts[jid]
+            was_queued = rt.status is _QUEUED
+            if was_queued:  # (``_advance`` of a queued job, inline)
+                dt = t - rt.t_mark
+                if dt > 0:
+                    rt.waited += dt
+                rt.t_mark = t
+            else:
+                self._advance(rt, t)
+            self._allocate(rt, ja)
+            rt.last_change = t
+            rt.last_start = t
+            rt.version += 1
+            if was_queued:
+                del self._queue[jid]
+                delay = costs.restore_s if rt.preemptions > 0 else 0.0
+                if rt.first_start is None:
+                    rt.first_start = t
+            else:
+                rt.reconfigurations += 1
+                delay = costs.reconfigure_s
+            if delay > 0:
+                rt.status = _RESTORING
+                rt.rate = 0.0
+                self.events.push(t + delay, _E_RECONF, jid, rt.version)
+            else:
+                self._set_running(rt, t)
+            if segments:
+                self._open_segment(rt, t)
+        for gid, sh in d.share.items():
+            self._start_guest(rts[gid], rts[sh.host], sh.speed, t)
+        for tm in d.timers:
+            self.events.push(tm.at, _E_TIMER, None, tm.tag)
+
+
+__all__ = ["DecisionsMixin"]
