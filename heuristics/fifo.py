@@ -25,9 +25,9 @@ from collections.abc import Callable, Container, Iterable, Mapping
 from schedlab.perfmodel.memory import plan_gpu_memory_gb
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.zoo import get_model, resolve_name
-from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.allocation import JobAllocation, own_allocation
 from schedlab.scheduling.job import Job
-from schedlab.scheduling.policy import NO_DECISION, ClusterView, Decision, split_resources
+from schedlab.scheduling.policy import NO_DECISION, ClusterView, Decision, split_resources, start_decision
 from schedlab.scheduling.registry import PolicyFamily, PolicyParams, PolicyRegistry, PolicySpec, paper
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.snapshot import PolicyBase
@@ -92,13 +92,13 @@ class FifoPolicy(PolicyBase):
                         plan = self._dp_plans.get(g)
                         if plan is None:
                             plan = self._dp_plans[g] = ExecutionPlan(dp=g)
-                    starts[job.id] = JobAllocation(job.id, plan, placement)
+                    starts[job.id] = own_allocation(job.id, plan, placement)
                     if quota is not None:
                         quota.charge(job)
                     continue
             if self.blocking or left == 0:
                 break
-        return Decision(start=starts)
+        return start_decision(starts)
 
     def _need(self, job: Job) -> float:
         return plan_memory_need(job, self._mem)

@@ -63,6 +63,22 @@ class JobAllocation:
         return tuple(self.placement)
 
 
+_new = object.__new__
+_SET_ID, _SET_PLAN, _SET_PLACEMENT = (getattr(JobAllocation, f).__set__ for f in ("job_id", "plan", "placement"))
+
+
+def own_allocation(job_id: str, plan: ExecutionPlan, placement: dict[str, Resources]) -> JobAllocation:
+    """``JobAllocation(job_id, plan, placement)`` of a policy's own values, without the constructor's type
+    checks: ``job_id`` a non-empty str, ``plan`` an :class:`ExecutionPlan`, ``placement`` a new dict of
+    machine name -> :class:`Resources` that nobody else holds (kept as the allocation's, not copied).
+    What the placement means on a cluster is still the verifier's question."""
+    ja = _new(JobAllocation)
+    _SET_ID(ja, job_id)
+    _SET_PLAN(ja, plan)
+    _SET_PLACEMENT(ja, MappingProxyType(placement))
+    return ja
+
+
 @dataclass(frozen=True, slots=True)
 class Allocation:
     """``job_id -> JobAllocation`` for every placed job; jobs not listed are queued."""
@@ -127,4 +143,4 @@ def single_machine(job_id: str, plan: ExecutionPlan, machine: str, resources: Re
 
 
 
-__all__ = ["Allocation", "JobAllocation", "single_machine"]
+__all__ = ["Allocation", "JobAllocation", "own_allocation", "single_machine"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from types import MappingProxyType
 from typing import Any
@@ -116,6 +116,40 @@ class Job:
             _set(self, "duration", number(self.duration, "duration", source=src, gt=0))
         _set(self, "priority", number(self.priority, "priority", source=src))
 
+    def sibling(self, id: str, iterations: float, arrival: float, tenant: str, duration: float | None,
+                attrs: dict) -> Job:
+        """A job of this job's shape (request, plan, model, class, flags, minRes, batch, layers, priority as
+        here) with its own ``id``, ``iterations``, ``arrival``, ``tenant``, ``duration`` and ``attrs`` (a
+        dict, taken as the job's, not copied): ``Job(...)`` of those fields, for converters that build many
+        jobs of one shape (a trace's rows). The shape's checks passed when this job was built; the per-job
+        fields get the constructor's checks here, and when one fails the constructor itself runs (its
+        normalisation, or its error)."""
+        if not (type(id) is str and id and type(iterations) is float and 0.0 < iterations < _INF
+                and type(arrival) is float and 0.0 <= arrival < _INF and type(tenant) is str and tenant
+                and (duration is None or (type(duration) is float and 0.0 < duration < _INF))
+                and type(attrs) is dict):
+            return Job(id, self.requested, iterations, arrival, self.model, tenant, self.plan, self.job_class,
+                       self.reconfigurable, self.max_tier, self.min_resources, self.global_batch, self.num_layers,
+                       duration, self.priority, attrs)
+        j = _new(Job)
+        _S_ID(j, id)
+        _S_REQUESTED(j, self.requested)
+        _S_ITERATIONS(j, iterations)
+        _S_ARRIVAL(j, arrival)
+        _S_MODEL(j, self.model)
+        _S_TENANT(j, tenant)
+        _S_PLAN(j, self.plan)
+        _S_CLASS(j, self.job_class)
+        _S_RECONF(j, self.reconfigurable)
+        _S_TIER(j, self.max_tier)
+        _S_MIN(j, self.min_resources)
+        _S_BATCH(j, self.global_batch)
+        _S_LAYERS(j, self.num_layers)
+        _S_DURATION(j, duration)
+        _S_PRIORITY(j, self.priority)
+        _S_ATTRS(j, MappingProxyType(attrs))
+        return j
+
     @property
     def requested_plan(self) -> ExecutionPlan:
         """The requested plan, defaulting to plain data parallel over the requested GPUs."""
@@ -130,5 +164,11 @@ class Job:
         """What a guaranteed job charges against its tenant's quota: minRes, else the request."""
         return self.min_resources if self.min_resources is not None else self.requested
 
+
+# the slots' setters, in field order: :meth:`Job.sibling` fills a job without the frozen ``__init__``'s
+# ``object.__setattr__`` per field
+(_S_ID, _S_REQUESTED, _S_ITERATIONS, _S_ARRIVAL, _S_MODEL, _S_TENANT, _S_PLAN, _S_CLASS, _S_RECONF, _S_TIER, _S_MIN,
+ _S_BATCH, _S_LAYERS, _S_DURATION, _S_PRIORITY, _S_ATTRS) = (getattr(Job, f.name).__set__ for f in fields(Job))
+_new = object.__new__
 
 __all__ = ["Job", "JobClass"]

@@ -121,6 +121,19 @@ class Decision:
 
 
 NO_DECISION = Decision()
+_SET_START, _SET_PREEMPT, _SET_TIMERS, _SET_SHARE = (getattr(Decision, f).__set__
+                                                     for f in ("start", "preempt", "timers", "share"))
+
+
+def start_decision(start: dict[str, JobAllocation]) -> Decision:
+    """``Decision(start=start)`` without the constructor's copy: ``start`` is a new dict that nobody else
+    holds (kept as the decision's, read-only); no preemptions, timers or shares."""
+    d = object.__new__(Decision)
+    _SET_START(d, MappingProxyType(start) if start else _EMPTY)
+    _SET_PREEMPT(d, ())
+    _SET_TIMERS(d, ())
+    _SET_SHARE(d, _EMPTY)
+    return d
 
 
 class JobRuntime:
@@ -405,5 +418,5 @@ def split_resources(job: Job, counts: Mapping[str, int]) -> dict[str, Resources]
 
 __all__ = [
     "NO_DECISION", "ClusterView", "Decision", "EventKind", "FreeIndex", "JobRuntime", "JobStatus", "JobView",
-    "Policy", "Share", "SimEvent", "Timer", "split_resources",
+    "Policy", "Share", "SimEvent", "Timer", "split_resources", "start_decision",
 ]

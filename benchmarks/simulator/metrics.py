@@ -76,20 +76,25 @@ def summarize(jobs: Sequence[JobRecord], *, total_gpus: int, small_gpus: int = 8
     out["slowed_2x_by_placement"] = int(sum(1 for x in slow_c if x > SLOWED))
     out["max_placement_slowdown"] = float(max(slow_c, default=1.0))
     bins: dict[str, dict[str, float | int]] = {}
-    small = [g <= small_gpus for g in gpus_c]
-    short = [x < short_s for x in ideal_c]
+    # masks over the columns (a bin's JCTs in record order: the mean numpy takes of the same floats)
+    small = np.fromiter(gpus_c, float, n) <= small_gpus
+    short = np.fromiter(ideal_c, float, n) < short_s
     for size in ("small", "large"):
         for length in ("short", "long"):
-            want_small, want_short = size == "small", length == "short"
-            sel = [x for x, sm, sh in zip(jct_c, small, short, strict=True) if sm == want_small and sh == want_short]
-            bins[f"{size}-{length}"] = {"jobs": len(sel), "avg_jct": float(np.mean(sel)) if sel else float("nan")}
+            sel = jct[(small if size == "small" else ~small) & (short if length == "short" else ~short)]
+            bins[f"{size}-{length}"] = {"jobs": int(sel.size), "avg_jct": float(np.mean(sel)) if sel.size else float("nan")}
     out["bins"] = bins
     classes: dict[str, dict[str, float | int]] = {}  # Rubick's guaranteed / best-effort split
-    for cls in sorted(set(cls_c)):
-        idx = [i for i, c in enumerate(cls_c) if c == cls]
-        cj = np.fromiter((jct_c[i] for i in idx), float, len(idx))
-        classes[cls] = {"jobs": len(idx), "avg_jct": float(cj.mean()), "p99_jct": float(np.percentile(cj, 99)),
-                        "makespan": float(max(end_c[i] for i in idx) - min(arr_c[i] for i in idx))}
+    kinds = sorted(set(cls_c))
+    for cls in kinds:
+        if len(kinds) == 1:  # (one class: every job, in record order)
+            cj, ends, arrs = jct, end_c, arr_c
+        else:
+            idx = [i for i, c in enumerate(cls_c) if c == cls]
+            cj = np.fromiter((jct_c[i] for i in idx), float, len(idx))
+            ends, arrs = [end_c[i] for i in idx], [arr_c[i] for i in idx]
+        classes[cls] = {"jobs": int(cj.size), "avg_jct": float(cj.mean()), "p99_jct": float(np.percentile(cj, 99)),
+                        "makespan": float(max(ends) - min(arrs))}
     out["classes"] = classes
     return out
 

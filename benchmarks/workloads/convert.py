@@ -154,6 +154,7 @@ class _Converter:
         self.sink = NoteSink(log, defer=memo)
         self.memo = memo
         self._shapes: dict[tuple, Shape] = {}
+        self._first: dict[tuple, Job] = {}  # a shape's first job (validated in full): the template of the rest
         self.total = cluster.total_gpus
         self.tiers = TierRates(cluster)
         self._pm = None
@@ -288,7 +289,13 @@ class _Converter:
                 raise
             if self.memo:
                 self._shapes[key] = s
-        return row_job(tj, model, kind, s, self.sink, reconfigurable=self.reconfigurable, ratio_max=DURATION_RATIO)
+        elif (template := self._first.get(key)) is not None:  # the shape's first job builds the rest
+            return row_job(tj, model, kind, s, self.sink, reconfigurable=self.reconfigurable,
+                           ratio_max=DURATION_RATIO, template=template)
+        job = row_job(tj, model, kind, s, self.sink, reconfigurable=self.reconfigurable, ratio_max=DURATION_RATIO)
+        if self.memo:
+            self._first[key] = job  # (validated in full by ``Job``: the template of the shape's later rows)
+        return job
 
     def shape(self, tj: TraceJob, model: str, min_g: int, kind: str, notes: list[ShapeNote]) -> Shape:
         """What the row's shape decides (:class:`~.convert_rows.Shape`); its notes go to ``notes``. Reads

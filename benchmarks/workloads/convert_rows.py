@@ -123,8 +123,10 @@ def implausible(sink: NoteSink, tj: TraceJob, duration: float, derived: float, r
 
 
 def row_job(tj: TraceJob, model: str, kind: str, s: Shape, sink: NoteSink, *, reconfigurable: bool,
-            ratio_max: float) -> Job:
-    """One row's job from its shape ``s``: the shape's notes, then the row's, in the conversion's order."""
+            ratio_max: float, template: Job | None = None) -> Job:
+    """One row's job from its shape ``s``: the shape's notes, then the row's, in the conversion's order.
+    ``template``: a job built from ``s`` before (same model and ``reconfigurable``), whose
+    :meth:`~schedlab.scheduling.job.Job.sibling` builds this one (the same job as ``Job(...)``)."""
     sink.add_notes(s.notes, tj.id, tj.line)
     duration = tj.duration
     if s.resized and duration is not None:
@@ -151,6 +153,8 @@ def row_job(tj: TraceJob, model: str, kind: str, s: Shape, sink: NoteSink, *, re
     if s.overhead is not None:
         # the simulator's bounded overhead (rates.MAX_COMM_OVERHEAD), so compute x (1 + o) = iter_time there
         attrs["compute_time"] = iter_time / (1.0 + s.overhead)
+    if template is not None:
+        return template.sibling(tj.id, iterations, tj.submit, tj.tenant, duration, attrs)
     return Job(tj.id, s.req, iterations=iterations, arrival=tj.submit, model=model, tenant=tj.tenant, plan=s.plan,
                job_class=s.job_class, reconfigurable=reconfigurable, global_batch=s.batch, duration=duration,
                attrs=attrs, min_resources=s.min_res)

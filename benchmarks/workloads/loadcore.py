@@ -16,7 +16,7 @@ import numpy as np
 from schedlab.benchmarks.workloads import plausibility
 from schedlab.benchmarks.workloads.assumptions import AssumptionLog
 from schedlab.benchmarks.workloads.csvio import MAX_SECONDS, Rows, time_unit
-from schedlab.benchmarks.workloads.trace import Trace, TraceJob
+from schedlab.benchmarks.workloads.trace import Trace, TraceJob, plain_trace_job
 from schedlab.topology.errors import SpecError, TraceError
 
 
@@ -165,7 +165,7 @@ def finish(name: str, ctx: LoadContext, rows: Rows, cols: Cols, *, id_prefix: st
         d = None if durs is None or durs[k] != durs[k] else float(durs[k])
         tenant = "default" if tenants is None or not tenants[k] else str(tenants[k])
         if not has_extra:
-            jobs.append(TraceJob(str(job_ids[k]), submit[k], gpus[k], d, tenant=tenant, line=ln[i]))
+            jobs.append(plain_trace_job(str(job_ids[k]), submit[k], gpus[k], d, tenant, ln[i]))
             continue
         attrs = dict(cols.attrs[i]) if cols.attrs is not None else {}
         if cols.deadline is not None and cols.deadline[i] == cols.deadline[i]:

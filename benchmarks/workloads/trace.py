@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -38,6 +38,32 @@ class TraceJob:
     def __post_init__(self) -> None:
         if type(self.attrs) is not MappingProxyType:
             object.__setattr__(self, "attrs", MappingProxyType(dict(self.attrs)))
+
+
+_TJ_SET = tuple(getattr(TraceJob, f.name).__set__ for f in fields(TraceJob))
+_new = object.__new__
+
+
+def plain_trace_job(id: str, submit: float, gpus: int, duration: float | None, tenant: str, line: int) -> TraceJob:
+    """``TraceJob(id, submit, gpus, duration, tenant=tenant, line=line)`` (every other field its default)
+    without the frozen ``__init__``'s ``object.__setattr__`` per field (a loader builds one per row)."""
+    tj = _new(TraceJob)
+    s = _TJ_SET
+    s[0](tj, id)
+    s[1](tj, submit)
+    s[2](tj, gpus)
+    s[3](tj, duration)
+    s[4](tj, None)
+    s[5](tj, tenant)
+    s[6](tj, None)
+    s[7](tj, None)
+    s[8](tj, None)
+    s[9](tj, None)
+    s[10](tj, False)
+    s[11](tj, None)
+    s[12](tj, line)
+    s[13](tj, _EMPTY)
+    return tj
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,4 +114,4 @@ class Workload:
         one place every replay of a workload takes them from, so none forgets the quotas."""
         return {"quotas": self.quotas, "small_gpus": self.small_gpus, "short_s": self.short_s}
 
-__all__ = ["Trace", "TraceJob", "Workload"]
+__all__ = ["Trace", "TraceJob", "Workload", "plain_trace_job"]
