@@ -110,14 +110,21 @@ class Simulator(DecisionsMixin, LifecycleMixin, SharingMixin):
 
     def _init_jobs(self, cluster: Cluster, sem: Semantics, total: int, calibration: str,
                    machine_gpus: tuple[int, ...]) -> None:
-        self._rt: dict[str, JobRuntime] = {}
-        for i, j in enumerate(self.jobs):
-            if j.id in self._rt:
-                raise SpecError(f"duplicate job id {j.id!r}", source="<workload>", field="id")
-            if j.requested.gpus > total and not sem.keep_oversized:
-                raise SpecError(f"job {j.id!r} requests {j.requested.gpus} GPUs; cluster {cluster.name!r} has "
+        rts: dict[str, JobRuntime] = {}
+        views: dict[str, JobView] = {}
+        clock = self._clock
+        keep = sem.keep_oversized
+        for i, j in enumerate(self.jobs):  # a runtime and its view per job
+            jid = j.id
+            if jid in rts:
+                raise SpecError(f"duplicate job id {jid!r}", source="<workload>", field="id")
+            if j.requested.gpus > total and not keep:
+                raise SpecError(f"job {jid!r} requests {j.requested.gpus} GPUs; cluster {cluster.name!r} has "
                                 f"{total}", source="<workload>", field="num_gpus")
-            self._rt[j.id] = JobRuntime(j, i)
+            rt = rts[jid] = JobRuntime(j, i)
+            views[jid] = JobView(rt, clock)
+        self._rt = rts
+        self._views = views
         self.guarantee = GuaranteeCheck(cluster, self._estimate)  # guaranteed jobs never below their SLO
         self.state = ClusterState(cluster)
         self.verifier = DecisionVerifier(cluster)  # the verifier's checks on every decision, incrementally
@@ -126,15 +133,13 @@ class Simulator(DecisionsMixin, LifecycleMixin, SharingMixin):
         self._queue: dict[str, JobRuntime] = {}
         self._holding: dict[str, JobRuntime] = {}
         self._now = 0.0
-        clock = self._clock
-        self._views = {jid: JobView(rt, clock) for jid, rt in self._rt.items()}
         self.view = ClusterView(cluster=cluster, queue=self._queue, holding=self._holding, views=self._views,
                                 free=self.state.free_map, index=self.index, quotas=MappingProxyType(self.quotas),
                                 estimate=self._estimate, semantics=sem.name, checkpoint_s=self.costs.checkpoint_s,
                                 machine_gpus=machine_gpus,
                                 next_arrival=self._next_arrival if sem.whole_seconds else None,
                                 calibration=calibration)
-        arrivals = sorted(((j.arrival, rt.seq, j.id) for j, rt in ((j, self._rt[j.id]) for j in self.jobs)))
+        arrivals = sorted([(j.arrival, i, j.id) for i, j in enumerate(self.jobs)])  # (i: the runtime's ``seq``)
         self.events = EventQueue([(a, jid) for a, _, jid in arrivals])
         self._seg_start: dict[str, float] = {}
         self._slowdown = getattr(self.rates, "placement_slowdown", None)  # per allocation (realistic rates)

@@ -167,7 +167,8 @@ class LifecycleMixin:
             rt.attained / rt.executed if rt.executed > 0 else float(rt.gpus), self._slow.pop(j.id, 1.0)))
         if self._forget is not None:
             self._forget(j.id)
-        self.guarantee.forget(j.id)
+        if j.job_class is _GUARANTEED:  # (the check keeps an SLO for guaranteed jobs only: ``observe``)
+            self.guarantee.forget(j.id)
 
     def _handle(self, t: float, kind: int, jid: str | None, payload: object) -> SimEvent | None:
         """A timer, reconfiguration done or preemption done event (arrivals and completions: ``_step``)."""
