@@ -77,7 +77,12 @@ class FifoPolicy(PolicyBase):
                         blocked_tenants.add(job.tenant)
                     continue
             if job.requested.gpus <= left:
-                need = self._need(job) if self._mixed else 0.0
+                if self._mixed:  # (``_need``, its cache read inline)
+                    need = self._mem.get((job.model, job.global_batch, job.plan, job.requested.gpus))
+                    if need is None:
+                        need = plan_memory_need(job, self._mem)
+                else:
+                    need = 0.0
                 if taken is not None:  # the previous start's resources, taken only once another job is placed
                     for m, r in taken.items():
                         ps.take(m, r)

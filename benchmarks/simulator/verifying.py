@@ -34,6 +34,7 @@ from schedlab.topology.tiers import Tier
 
 __all__ = ["DecisionVerifier", "verify_decision"]
 
+_INF = float("inf")
 _MARGIN = 1e-6  # mem_gb within this of a machine's capacity: the full verifier decides
 
 
@@ -144,8 +145,8 @@ class DecisionVerifier:
         if not placement:
             return False
         g = cpus = 0
-        gpu_mem = float("inf")
-        racks = set()
+        gpu_mem = _INF
+        racks = set() if job.max_tier is not None else None  # (only a tier limit reads them)
         spans = 0
         p = ja.plan
         tp = p.tp
@@ -157,7 +158,8 @@ class DecisionVerifier:
                 return False
             if r.gpus > 0:
                 spans += 1
-                racks.add(a[3])
+                if racks is not None:
+                    racks.add(a[3])
                 if a[4] < gpu_mem:
                     gpu_mem = a[4]
             g += r.gpus
