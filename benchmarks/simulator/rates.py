@@ -244,7 +244,9 @@ class RealisticRates:
         return kind
 
     def _pick(self, job: Job):
-        kind = self.kind(job)
+        kind = job.attrs.get("rates")  # (``kind``'s answer when the job names its rate model: converted traces do)
+        if kind is None:
+            kind = self.kind(job)
         if kind == "tier":
             impl = self.tiers
         elif kind == "reference":
