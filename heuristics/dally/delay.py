@@ -170,9 +170,9 @@ class Offer:
                  min_gpu_mem: Callable[[Job], float] | None = None) -> None:
         self.view = view
         self.levels = levels
-        self._ps = PassState(view)
+        self._ps: PassState | None = None   # built when first read (``ps``)
         self._pending: list[tuple[str, Resources]] = []  # takes not yet applied to ``_ps`` (see ``ps``)
-        self.blocked: dict[str, str] = dict(blocked or {})
+        self.blocked: dict[str, str] = dict(blocked) if blocked else {}
         self.min_gpu_mem = min_gpu_mem
         self.taken = 0
         self._who: str | None = None
@@ -185,13 +185,20 @@ class Offer:
     def ps(self) -> PassState:
         """The pass state with every take so far applied, in order: :meth:`take` defers them to the next
         read (most passes start one job and read it no more)."""
+        ps = self._ps
+        if ps is None:
+            ps = self._ps = PassState(self.view)
         pending = self._pending
         if pending:
-            ps = self._ps
             for m, r in pending:
                 ps.take(m, r)
             pending.clear()
-        return self._ps
+        return ps
+
+    @property
+    def fresh(self) -> bool:
+        """Nothing taken in this pass and no machine claimed: the free resources are the view's."""
+        return not self._pending and not self.blocked and (self._ps is None or not self._ps.eff)
 
     @property
     def free_gpus(self) -> int:
@@ -309,11 +316,10 @@ class Offer:
         return (b is None or b == self._who) and (not mem or self.view.cluster.machine(m).gpu_memory_gb >= mem)
 
     def _place(self, job: Job, k: int, mem: float, tp: int) -> dict[str, Resources] | None:
-        ps = self.ps
         need = job.requested
         g = need.gpus
         if k == 0:
-            if not ps.eff and not self.blocked:  # a fresh offer: ``ps.free`` is the view's, no machine held
+            if self.fresh:  # ``ps.free`` is the view's, no machine held (the pass state is not built)
                 free = self.view.free_map
                 if mem:
                     spec = self.view.cluster.machine
@@ -322,6 +328,7 @@ class Offer:
                 else:
                     m = self.view.index.best_fit(g, accept=lambda m: need <= free[m])
                 return {m: need} if m is not None else None  # (no machine touched: ``best_touched`` has none)
+            ps = self.ps
 
             def ok(m: str) -> bool:
                 return self._usable(m, mem) and need <= ps.free(m)
@@ -331,6 +338,7 @@ class Offer:
             touched = ps.best_touched(g, ok, idx.machine(best) if best is not None else None)
             m = touched if touched is not None else best
             return {m: need} if m is not None else None
+        ps = self.ps
         if k < len(self.levels):
             lv = self.levels[k]
             cands = [(f, d) for d in lv.members if (f := self.domain_free(lv, d)) >= g]

@@ -268,6 +268,8 @@ class DallyPolicy(PolicyBase):
         queued = self._key
         since = self._since
         free = offer.free_gpus
+        levels = self.levels
+        level0 = len(levels.levels) > 0
         for nw, entry, jid in order:
             if jid in claims or jid in starts:
                 continue
@@ -299,28 +301,40 @@ class DallyPolicy(PolicyBase):
                 if nw < margin_cut:
                     unserved.append((nw, entry, jid))
                 continue
-            t = cache.get(g)
-            if t is None:
-                t = cache[g] = tuner.timers(g, now)             # Algorithm 1 line 4 (Algorithm 2)
-            acc = on_resource_offer(offer, job, starvation, t)   # Algorithm 1 lines 5-22
-            if isinstance(acc, Rejection):
-                rejects[shape] = acc.threshold
-                waiting_on_timer = True
-                if nw < margin_cut:
-                    unserved.append((nw, entry, jid))
-                continue
-            offer.take(acc.placement)
+            # Algorithm 1 line 5 first: the timers (line 4) are read only if the job misses level 0
+            p = offer.place(job, 0) if level0 and (job.max_tier is None or allowed(levels, job, 0)) else None
+            if p is not None:
+                level = 0                                   # lines 6-8: accepted on one machine
+                tuner.skip(g, now)                          # (line 4's query not needed: its expiry is owed)
+            else:
+                t = cache.get(g)
+                if t is None:
+                    t = cache[g] = tuner.timers(g, now)             # Algorithm 1 line 4 (Algorithm 2)
+                acc = on_resource_offer(offer, job, starvation, t)   # Algorithm 1 lines 5-22
+                if isinstance(acc, Rejection):
+                    rejects[shape] = acc.threshold
+                    waiting_on_timer = True
+                    if nw < margin_cut:
+                        unserved.append((nw, entry, jid))
+                    continue
+                p = acc.placement
+                level = acc.level if acc.record else -1     # (-1: accepted on the network, nothing recorded)
+            offer.take(p)
             free = offer.free_gpus
-            starts[jid] = JobAllocation(jid, self._plan(job), acc.placement)
-            if acc.record:
-                tuner.record(acc.level, g, starvation, now)      # update_demand_delay (lines 7, 15)
+            plan = job.plan
+            starts[jid] = JobAllocation(jid, plan if plan is not None else self._plan(job), p)
+            if level >= 0:
+                tuner.record(level, g, starvation, now)      # update_demand_delay (lines 7, 15)
                 cache.pop(g, None)
-                rejects = {k: v for k, v in rejects.items() if k[0] != g}   # its timers changed
+                if rejects:
+                    rejects = {k: v for k, v in rejects.items() if k[0] != g}   # its timers changed
+            else:
+                level = levels.top
             if quota is not None and job.guaranteed and job.tenant in view.quotas:
                 quota.charge(job)
             self._dequeue(job)
-            if acc.level > self._best_level(job):
-                self._upgradable[jid] = (acc.level, entry)
+            if level and level > self._best_level(job):
+                self._upgradable[jid] = (level, entry)
         return waiting_on_timer
 
     def _upgrade(self, view: ClusterView, offer: Offer, jv: JobView, starts: dict[str, JobAllocation]) -> bool:
