@@ -148,7 +148,10 @@ class AutoTuner:
         cutoff = now - self.window
         if e and e[0][0] < cutoff:  # (else ``expire`` drops nothing: see ``timers``)
             lst.expire(cutoff)
-        lst.add(now, max(0.0, float(wait)))
+        w = max(0.0, float(wait))   # (``lst.add``, inline)
+        e.append((now, w))
+        lst.total += w
+        lst.total_sq += w * w
 
     def waits(self, level: int, g: int, now: float) -> list[float]:
         """The waits of the (level, g) list still inside the window at ``now`` (oldest first)."""

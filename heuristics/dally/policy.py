@@ -66,6 +66,12 @@ _HOLDING = (JobStatus.RUNNING, JobStatus.RESTORING, JobStatus.CHECKPOINTING)
 _COMPLETION = EventKind.COMPLETION  # (a module constant: ``EventKind.X`` is a descriptor call per read)
 
 
+def _shape(job: Job) -> tuple:
+    """What decides a job's answer to an offer, but for its starvation (``_offer_round``'s ``rejects``)."""
+    return (job.requested.gpus, job.requested.cpus, job.requested.mem_gb, job.plan, job.max_tier, job.model,
+            job.global_batch)
+
+
 def waiting_since(jv: JobView) -> float:
     """``T_last_assignment`` of Algorithm 1 line 1: when the job last entered the wait queue — its
     arrival, or the end of its last preemption. In a snapshot (no queue history) the last preemption
@@ -241,7 +247,9 @@ class DallyPolicy(PolicyBase):
         preempt: list[str] = []
         if self.preemption and unserved:
             self._preempt(view, offer, unserved, starts, preempt)
-        timers = self._timers(view, offer, waiting_on_timer, bool(preempt))
+        timers = self._timers(view, offer, waiting_on_timer, bool(preempt)) if preempt or self._key else ()
+        if not starts and not preempt and not timers:
+            return NO_DECISION
         return Decision(start=starts, preempt=tuple(preempt), timers=timers)
 
     def _offer_round(self, view: ClusterView, offer: Offer, starts: dict[str, JobAllocation],
@@ -294,13 +302,13 @@ class DallyPolicy(PolicyBase):
                     unserved.append((nw, entry, jid))
                 continue
             starvation = now - since[jid]                  # Algorithm 1 lines 1-2
-            shape = (g, job.requested.cpus, job.requested.mem_gb, job.plan, job.max_tier, job.model, job.global_batch)
-            th = rejects.get(shape)
-            if th is not None and starvation < th:         # same answer as the search below would give
-                waiting_on_timer = True
-                if nw < margin_cut:
-                    unserved.append((nw, entry, jid))
-                continue
+            if rejects:
+                th = rejects.get(_shape(job))
+                if th is not None and starvation < th:     # same answer as the search below would give
+                    waiting_on_timer = True
+                    if nw < margin_cut:
+                        unserved.append((nw, entry, jid))
+                    continue
             # Algorithm 1 line 5 first: the timers (line 4) are read only if the job misses level 0
             p = offer.place(job, 0) if level0 and (job.max_tier is None or allowed(levels, job, 0)) else None
             if p is not None:
@@ -312,7 +320,7 @@ class DallyPolicy(PolicyBase):
                     t = cache[g] = tuner.timers(g, now)             # Algorithm 1 line 4 (Algorithm 2)
                 acc = on_resource_offer(offer, job, starvation, t)   # Algorithm 1 lines 5-22
                 if isinstance(acc, Rejection):
-                    rejects[shape] = acc.threshold
+                    rejects[_shape(job)] = acc.threshold
                     waiting_on_timer = True
                     if nw < margin_cut:
                         unserved.append((nw, entry, jid))
@@ -322,7 +330,9 @@ class DallyPolicy(PolicyBase):
             offer.take(p)
             free = offer.free_gpus
             plan = job.plan
-            starts[jid] = JobAllocation(jid, plan if plan is not None else self._plan(job), p)
+            if plan is None:
+                plan = self._plans.get(g) or self._plan(job)
+            starts[jid] = JobAllocation(jid, plan, p)
             if level >= 0:
                 tuner.record(level, g, starvation, now)      # update_demand_delay (lines 7, 15)
                 cache.pop(g, None)
