@@ -313,14 +313,7 @@ class Offer:
         g = need.gpus
         if k == 0:
             if self.fresh:  # ``ps.free`` is the view's, no machine held (the pass state is not built)
-                free = self.view.free_map
-                if mem:
-                    spec = self.view.cluster.machine
-                    m = self.view.index.best_fit(g, accept=lambda m: need <= free[m]
-                                                 and spec(m).gpu_memory_gb >= mem)
-                else:
-                    m = self.view.index.best_fit(g, accept=lambda m: need <= free[m])
-                return {m: need} if m is not None else None  # (no machine touched: ``best_touched`` has none)
+                return best_machine(self.view, need, mem)  # (no machine touched: ``best_touched`` has none)
             ps = self.ps
 
             def ok(m: str) -> bool:
@@ -344,6 +337,18 @@ class Offer:
             if p is not None:
                 return p
         return None
+
+
+def best_machine(view: ClusterView, need: Resources, mem: float) -> dict[str, Resources] | None:
+    """Level 0 of a fresh offer (nothing taken, no machine claimed): ``{m: need}`` on the best-fit
+    machine of the view's free resources (with ``mem`` GB per GPU when the cluster mixes GPU sizes)."""
+    free = view.free_map
+    if mem:
+        spec = view.cluster.machine
+        m = view.index.best_fit(need.gpus, accept=lambda m: need <= free[m] and spec(m).gpu_memory_gb >= mem)
+    else:
+        m = view.index.best_fit(need.gpus, accept=lambda m: need <= free[m])
+    return {m: need} if m is not None else None
 
 
 def allowed(levels: Levels, job: Job, k: int) -> bool:
@@ -373,4 +378,4 @@ def on_resource_offer(offer: Offer, job: Job, starvation: float,
     return Rejection(levels.top, math.inf)         # R holds no placement for it at all
 
 
-__all__ = ["Acceptance", "Level", "Levels", "Offer", "Rejection", "allowed", "on_resource_offer"]
+__all__ = ["Acceptance", "Level", "Levels", "Offer", "Rejection", "allowed", "best_machine", "on_resource_offer"]

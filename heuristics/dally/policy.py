@@ -41,7 +41,7 @@ import math
 from bisect import bisect_left, bisect_right, insort
 
 from schedlab.heuristics.dally.autotune import AutoTuner, FixedTimers
-from schedlab.heuristics.dally.delay import Levels, Offer, Rejection, allowed, on_resource_offer
+from schedlab.heuristics.dally.delay import Levels, Offer, Rejection, allowed, best_machine, on_resource_offer
 from schedlab.heuristics.dally.preemption import Claim, VictimIndex
 from schedlab.heuristics.dally.priority import job_nw_sens
 from schedlab.heuristics.fifo import QuotaLedger, plan_memory_need
@@ -64,6 +64,7 @@ CLAIM_RECHECK_S = 1.0   # after preempting: look again this much later (checkpoi
 _ENTERS = (EventKind.ARRIVAL, EventKind.PREEMPT_DONE)
 _HOLDING = (JobStatus.RUNNING, JobStatus.RESTORING, JobStatus.CHECKPOINTING)
 _COMPLETION = EventKind.COMPLETION  # (a module constant: ``EventKind.X`` is a descriptor call per read)
+_ARRIVAL = EventKind.ARRIVAL
 
 
 def _shape(job: Job) -> tuple:
@@ -157,25 +158,41 @@ class DallyPolicy(PolicyBase):
                 self._note_running(jv.job, jv.allocation.placement, self._entry)
 
     def _enqueue(self, jv: JobView) -> None:
-        jid = jv.id
-        if jid in self._key:
+        job = jv.job
+        jid = job.id
+        key = self._key
+        if jid in key:
             return
-        self._entry += 1
-        key = (job_nw_sens(jv), self._entry)
-        self._key[jid] = key
-        insort(self._order, (*key, jid))
+        entry = self._entry = self._entry + 1
+        nw = job_nw_sens(jv)
+        key[jid] = (nw, entry)
+        item = (nw, entry, jid)
+        order = self._order
+        if not order or order[-1] < item:   # (an arrival, UNSTARTED = the highest ``Nw_sens``: last)
+            order.append(item)
+        else:
+            insort(order, item)
         since = waiting_since(jv)
         self._since[jid] = since
-        g = jv.job.requested.gpus
+        g = job.requested.gpus
         cls = self._classes.get(g)
         if cls is None:
             cls = self._classes[g] = DemandClass()
-        cls.add(since, self._entry, jid)
+        items = cls.items   # (``cls.add``, inline)
+        if items and since < items[-1][0]:
+            insort(items, (since, entry, jid))
+        else:
+            items.append((since, entry, jid))
 
     def _dequeue(self, job: Job) -> None:
-        nw, entry = self._key.pop(job.id)
-        del self._order[bisect_left(self._order, (nw, entry, job.id))]
-        del self._since[job.id]
+        jid = job.id
+        nw, entry = self._key.pop(jid)
+        order = self._order
+        if order[-1][1] == entry:   # (the last: most passes start the one job that just arrived)
+            order.pop()
+        else:
+            del order[bisect_left(order, (nw, entry, jid))]
+        del self._since[jid]
         self._classes[job.requested.gpus].dead += 1   # its DemandClass entry is dropped lazily
 
     def _note_running(self, job: Job, placement, entry: int) -> None:
@@ -197,12 +214,17 @@ class DallyPolicy(PolicyBase):
         if view is not self._view or self.levels is None or self.levels.cluster is not view.cluster:
             self._setup(view)
             return
+        upgradable = self._upgradable
+        claims = self._claims
         for ev in view.events:
-            if ev.kind in _ENTERS:
+            kind = ev.kind
+            if kind is _COMPLETION:
+                if upgradable:
+                    upgradable.pop(ev.job_id, None)
+                if claims:
+                    claims.pop(ev.job_id, None)
+            elif kind in _ENTERS:
                 self._enqueue(view.job(ev.job_id))
-            elif ev.kind is _COMPLETION:
-                self._upgradable.pop(ev.job_id, None)
-                self._claims.pop(ev.job_id, None)
         for jid in [j for j in self._preempting if view.job(j).status not in _HOLDING] if self._preempting else ():
             self._preempting.discard(jid)
             if view.job(jid).status is JobStatus.QUEUED:
@@ -229,10 +251,17 @@ class DallyPolicy(PolicyBase):
 
     # ------------------------------------------------------------------ the pass
     def schedule(self, view: ClusterView) -> Decision:
+        if (view is self._view and not self._key and not self._claims and not self._preempting
+                and not view.quotas and self.levels.cluster is view.cluster
+                and not (self.upgrade and self._upgradable)):
+            d = self._lone_event(view)
+            if d is not None:
+                return d
         self._sync(view)
         now = view.now
-        while self._wakeups and self._wakeups[0] <= now:
-            heapq.heappop(self._wakeups)
+        wakeups = self._wakeups
+        while wakeups and wakeups[0] <= now:
+            heapq.heappop(wakeups)
         if not self._key and not self._claims and not (self.upgrade and self._upgradable):
             return NO_DECISION  # (shared and immutable: nothing built per idle pass)
         claims = self._claims
@@ -252,6 +281,60 @@ class DallyPolicy(PolicyBase):
             return NO_DECISION
         return Decision(start=starts, preempt=tuple(preempt), timers=timers)
 
+    def _lone_event(self, view: ClusterView) -> Decision | None:
+        """A pass of completions and at most one arrival with nothing queued, claimed or preempting before
+        it (most passes of a replay that is not overloaded): the decision the full pass gives, or ``None``
+        to take the full pass. An arrival that fits one machine (Algorithm 1 lines 5-8) is placed without
+        entering the queue's structures (the full pass would enter it and take it out again): its queue
+        entry is numbered, its wait recorded and its timers' query skipped (``AutoTuner.skip``) as the
+        full pass does. Anything else (it misses level 0, its tier forbids it, the view is out of step)
+        goes through the full pass, which finds the same."""
+        arrival = None
+        upgradable = self._upgradable
+        for ev in view.events:
+            kind = ev.kind
+            if kind is _COMPLETION:
+                if upgradable:
+                    upgradable.pop(ev.job_id, None)   # (as ``_sync``; the full pass pops it again: no change)
+            elif kind is _ARRIVAL and arrival is None:
+                arrival = ev.job_id
+            else:
+                return None
+        if arrival is None:
+            if view.queue_length:
+                return None   # (out of step: the full pass rebuilds)
+            answer = NO_DECISION
+        elif view.queue_length == 1:
+            jv = view.job(arrival)
+            job = jv.job
+            need = job.requested
+            g = need.gpus
+            levels = self.levels
+            lvs = levels.levels
+            free = view.index.total
+            if (free <= 0 or g > free or not lvs or g > lvs[0].capacity
+                    or not (job.max_tier is None or allowed(levels, job, 0))):
+                return None
+            p = best_machine(view, need, self._min_gpu_mem(job))
+            if p is None:
+                return None
+            now = view.now
+            self._entry += 1                              # (its queue entry, as the full pass numbers it)
+            tuner = self.tuner
+            tuner.skip(g, now)                            # (line 4's query not needed: its expiry is owed)
+            tuner.record(0, g, now - waiting_since(jv), now)   # update_demand_delay (line 7)
+            plan = job.plan
+            if plan is None:
+                plan = self._plans.get(g) or self._plan(job)
+            answer = Decision(start={job.id: JobAllocation(job.id, plan, p)})
+        else:
+            return None
+        now = view.now
+        wakeups = self._wakeups
+        while wakeups and wakeups[0] <= now:
+            heapq.heappop(wakeups)
+        return answer
+
     def _offer_round(self, view: ClusterView, offer: Offer, starts: dict[str, JobAllocation],
                      quota: QuotaLedger | None, unserved: list) -> bool:
         """Step 2: offers in increasing ``Nw_sens``; returns whether a job rejected an offer on a timer.
@@ -268,16 +351,18 @@ class DallyPolicy(PolicyBase):
         margin_cut = 1.0 - self.preempt_margin   # only jobs below it can find lower-priority victims
         preemption = self.preemption
         waiting_on_timer = False
-        running = ([(job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items()]
-                   if self.upgrade and self._upgradable else [])
-        running.sort()
-        order = heapq.merge(list(self._order), running) if running else list(self._order)
+        if self.upgrade and self._upgradable:
+            running = sorted((job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items())
+            order = heapq.merge(list(self._order), running)
+        else:
+            order = list(self._order)
         claims = self._claims
         queued = self._key
         since = self._since
         free = offer.free_gpus
         levels = self.levels
         level0 = len(levels.levels) > 0
+        record = tuner.record
         for nw, entry, jid in order:
             if jid in claims or jid in starts:
                 continue
@@ -334,7 +419,7 @@ class DallyPolicy(PolicyBase):
                 plan = self._plans.get(g) or self._plan(job)
             starts[jid] = JobAllocation(jid, plan, p)
             if level >= 0:
-                tuner.record(level, g, starvation, now)      # update_demand_delay (lines 7, 15)
+                record(level, g, starvation, now)            # update_demand_delay (lines 7, 15)
                 cache.pop(g, None)
                 if rejects:
                     rejects = {k: v for k, v in rejects.items() if k[0] != g}   # its timers changed
