@@ -315,7 +315,7 @@ class DallyPolicy(PolicyBase):
             if (free <= 0 or g > free or not lvs or g > lvs[0].capacity
                     or not (job.max_tier is None or allowed(levels, job, 0))):
                 return None
-            p = best_machine(view, need, self._min_gpu_mem(job))
+            p = best_machine(view, need, plan_memory_need(job, self._mem) if self._mixed else 0.0)
             if p is None:
                 return None
             now = view.now
@@ -325,7 +325,7 @@ class DallyPolicy(PolicyBase):
             tuner.record(0, g, now - waiting_since(jv), now)   # update_demand_delay (line 7)
             plan = job.plan
             if plan is None:
-                plan = self._plans.get(g) or self._plan(job)
+                plan = self._plan(job)
             answer = Decision(start={job.id: JobAllocation(job.id, plan, p)})
         else:
             return None
@@ -416,7 +416,7 @@ class DallyPolicy(PolicyBase):
             free = offer.free_gpus
             plan = job.plan
             if plan is None:
-                plan = self._plans.get(g) or self._plan(job)
+                plan = self._plan(job)
             starts[jid] = JobAllocation(jid, plan, p)
             if level >= 0:
                 record(level, g, starvation, now)            # update_demand_delay (lines 7, 15)
