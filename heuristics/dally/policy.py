@@ -28,6 +28,10 @@ One decision pass (``schedule``), at every simulator event:
    timer (``Decision.timers``) — only when GPUs are free for it to take then; resources only change
    at events, which bring a pass anyway. Timers are never polled.
 
+A pass of completions and at most one arrival with nothing queued, claimed or preempting takes a short
+path with the same outcome (``_lone_event``); in a full pass a job's timers are computed only when it
+misses level 0 (``AutoTuner.skip`` keeps the wait lists' expiry as if they had been).
+
 Snapshot form (``decide``): the same ``schedule`` on a view built from an ``Instance``: waiting since =
 the job's last preemption (``JobProgress.last_change``) or else its arrival; a job whose timer has not
 run out stays queued, one whose timer has accepts the lower level; the history of a freshly built
