@@ -339,11 +339,15 @@ class Offer:
         return None
 
 
-def best_machine(view: ClusterView, need: Resources, mem: float) -> dict[str, Resources] | None:
+def best_machine(view: ClusterView, need: Resources, mem: float,
+                 gpu_memory: Mapping[str, float] | None = None) -> dict[str, Resources] | None:
     """Level 0 of a fresh offer (nothing taken, no machine claimed): ``{m: need}`` on the best-fit
-    machine of the view's free resources (with ``mem`` GB per GPU when the cluster mixes GPU sizes)."""
+    machine of the view's free resources (with ``mem`` GB per GPU when the cluster mixes GPU sizes;
+    ``gpu_memory``: each machine's GPU memory, else read from the cluster)."""
     free = view.free_map
-    if mem:
+    if mem and gpu_memory is not None:
+        m = view.index.best_fit(need.gpus, accept=lambda m: need <= free[m] and gpu_memory[m] >= mem)
+    elif mem:
         spec = view.cluster.machine
         m = view.index.best_fit(need.gpus, accept=lambda m: need <= free[m] and spec(m).gpu_memory_gb >= mem)
     else:

@@ -126,6 +126,7 @@ class DallyPolicy(PolicyBase):
         self.levels: Levels | None = None
         self.tuner: AutoTuner | FixedTimers | None = None
         self._mixed = False
+        self._gpu_memory: dict[str, float] = {}
         self._mem: dict[tuple, float] = {}
         self._plans: dict[int, ExecutionPlan] = {}
         self._view: ClusterView | None = None
@@ -153,6 +154,7 @@ class DallyPolicy(PolicyBase):
             self.tuner = (AutoTuner(window=self.history_window, capacities=caps, cold=fixed.absolute,
                                     min_samples=self.min_samples, sigmas=self.sigmas) if self.autotune else fixed)
             self._mixed = len({c.machine(m).gpu_memory_gb for m in c.machines if c.machine(m).gpus}) > 1
+            self._gpu_memory = {m: c.machine(m).gpu_memory_gb for m in c.machines}
         self._view = view
         self._clear()
         for jv in view.queue():
@@ -319,14 +321,18 @@ class DallyPolicy(PolicyBase):
             if (free <= 0 or g > free or not lvs or g > lvs[0].capacity
                     or not (job.max_tier is None or allowed(levels, job, 0))):
                 return None
-            p = best_machine(view, need, plan_memory_need(job, self._mem) if self._mixed else 0.0)
+            p = best_machine(view, need, plan_memory_need(job, self._mem) if self._mixed else 0.0, self._gpu_memory)
             if p is None:
                 return None
             now = view.now
             self._entry += 1                              # (its queue entry, as the full pass numbers it)
             tuner = self.tuner
             tuner.skip(g, now)                            # (line 4's query not needed: its expiry is owed)
-            tuner.record(0, g, now - waiting_since(jv), now)   # update_demand_delay (line 7)
+            since = jv.queued_since                       # (``waiting_since``, inline)
+            lc = jv.last_change
+            if lc is not None and lc > since:
+                since = lc
+            tuner.record(0, g, now - since, now)          # update_demand_delay (line 7)
             plan = job.plan
             if plan is None:
                 plan = self._plan(job)
