@@ -324,8 +324,8 @@ class DallyPolicy(PolicyBase):
             p = best_machine(view, need, plan_memory_need(job, self._mem) if self._mixed else 0.0, self._gpu_memory)
             if p is None:
                 return None
-            now = view.now
             self._entry += 1                              # (its queue entry, as the full pass numbers it)
+            now = view.now
             tuner = self.tuner
             tuner.skip(g, now)                            # (line 4's query not needed: its expiry is owed)
             since = jv.queued_since                       # (``waiting_since``, inline)
@@ -339,10 +339,11 @@ class DallyPolicy(PolicyBase):
             answer = Decision(start={job.id: JobAllocation(job.id, plan, p)})
         else:
             return None
-        now = view.now
         wakeups = self._wakeups
-        while wakeups and wakeups[0] <= now:
-            heapq.heappop(wakeups)
+        if wakeups:
+            now = view.now
+            while wakeups and wakeups[0] <= now:
+                heapq.heappop(wakeups)
         return answer
 
     def _offer_round(self, view: ClusterView, offer: Offer, starts: dict[str, JobAllocation],
