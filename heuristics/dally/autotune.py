@@ -30,6 +30,16 @@ timer 0 at that level and every level below it (Dally §4.3.2); no list is kept 
 
 Mean and variance are kept as running sums per list, so a query is O(1) amortised (each entry is
 added once and dropped once); the variance is clamped at 0 against rounding.
+
+**Expiry is lazy and compositional.** A list is expired (its old entries dropped, their waits subtracted
+from the sums, oldest first) before every read and every add, at that instant; expiring at ``t1`` and
+later at ``t2`` (nothing added between) subtracts the same waits in the same order as expiring at ``t2``
+alone, so when a list is expired does not change its sums, only :meth:`AutoTuner.next_change` (which
+reads the lists' oldest entries) sees it. A caller that did not need a demand's timers (Algorithm 1
+accepted at level 0 before line 10 reads them) calls :meth:`AutoTuner.skip` instead of
+:meth:`AutoTuner.timers`: the expiry that query would have done is owed and applied before
+``next_change`` reads the lists, so ``next_change`` is what it would have been had every query been
+answered.
 """
 
 from __future__ import annotations
@@ -96,6 +106,9 @@ class FixedTimers:
     def record(self, level: int, g: int, wait: float, now: float) -> None:
         """Dally-manual keeps no history (its timers are fixed)."""
 
+    def skip(self, g: int, now: float) -> None:
+        """(Nothing expires: fixed timers.)"""
+
     def next_change(self, now: float) -> float:
         return math.inf
 
@@ -119,6 +132,12 @@ class AutoTuner:
         self.min_samples = int(min_samples)
         self.sigmas = float(sigmas)
         self.lists: dict[tuple[int, int], WaitList] = {}
+        self._owed: dict[int, float] = {}   # demand -> latest skipped query (its expiry not yet applied)
+
+    def skip(self, g: int, now: float) -> None:
+        """A ``timers(g, now)`` query the caller did not need: its expiry of the ``g`` lists is owed
+        (applied by :meth:`next_change`; every read and add expires a list itself first)."""
+        self._owed[g] = now
 
     def record(self, level: int, g: int, wait: float, now: float) -> None:
         """Algorithm 1 lines 7 and 15, ``update_demand_delay(level, t_starvation, g_d)``."""
@@ -129,7 +148,10 @@ class AutoTuner:
         cutoff = now - self.window
         if e and e[0][0] < cutoff:  # (else ``expire`` drops nothing: see ``timers``)
             lst.expire(cutoff)
-        lst.add(now, max(0.0, float(wait)))
+        w = max(0.0, float(wait))   # (``lst.add``, inline)
+        e.append((now, w))
+        lst.total += w
+        lst.total_sq += w * w
 
     def waits(self, level: int, g: int, now: float) -> list[float]:
         """The waits of the (level, g) list still inside the window at ``now`` (oldest first)."""
@@ -159,9 +181,21 @@ class AutoTuner:
         return skip_levels(out, self.capacities, g)
 
     def next_change(self, now: float) -> float:
-        """The next time an entry leaves its window (timers may change then even without records)."""
+        """The next time an entry leaves its window (timers may change then even without records): the
+        oldest entry of every list as the queries so far left it (skipped ones included: :meth:`skip`)."""
+        lists = self.lists
+        if self._owed:
+            window = self.window
+            levels = range(len(self.capacities))
+            for g, at in self._owed.items():
+                cutoff = at - window
+                for k in levels:
+                    lst = lists.get((k, g))
+                    if lst is not None and lst.entries and lst.entries[0][0] < cutoff:
+                        lst.expire(cutoff)
+            self._owed.clear()
         t = math.inf
-        for lst in self.lists.values():
+        for lst in lists.values():
             if lst.entries:
                 t = min(t, lst.entries[0][0] + self.window)
         return t

@@ -1,9 +1,9 @@
 r"""Dally's delay scheduling (Algorithm 1, "On Resource Offer") over the topology's tiers.
 
-**Levels.** :class:`Levels` reads the tiers from the cluster's networkx graph: each machine's chain of
-ancestors up to the root (``machine -> rack -> network``) gives one *delay level* per ancestor below
-the root — level 0 = one machine (tier ``machine``), level 1 = one rack (tier ``rack``) — and the root
-is the fallback "network" (accept anywhere). Nothing assumes three tiers: a cluster whose racks hold one
+**Levels.** :class:`Levels` reads the tiers from the cluster's tree (the one its networkx graph holds):
+each machine's chain of ancestors up to the root (``machine -> rack -> network``) gives one *delay
+level* per ancestor below the root — level 0 = one machine (tier ``machine``), level 1 = one rack (tier
+``rack``) — and the root is the fallback "network" (accept anywhere). A cluster whose racks hold one
 machine, or a single rack, just has domains that coincide or span everything. ``capacity[k]`` is the
 GPU count of the largest domain of level ``k``; a job larger than that skips the level.
 
@@ -45,7 +45,6 @@ from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.cluster import Cluster
-from schedlab.topology.errors import TopologyError
 from schedlab.topology.tiers import Tier
 
 
@@ -74,33 +73,20 @@ class Levels:
 
     @classmethod
     def from_cluster(cls, cluster: Cluster) -> Levels:
-        g = cluster.graph
-        roots = [n for n, d in g.nodes(data=True) if d.get("kind") == "network"]
-        if len(roots) != 1:
-            raise TopologyError(f"cluster {cluster.name!r}: expected one network root, found {len(roots)}")
-        import networkx as nx  # here, not at import: a fast CLI start (tests/cli/test_cli_imports.py)
-
-        parent = dict(nx.bfs_predecessors(g, roots[0]))
-        chains = {}
-        for m in cluster.machines:
-            chain = [m]
-            while parent.get(chain[-1]) not in (None, roots[0]):
-                chain.append(parent[chain[-1]])
-            chains[m] = chain
-        depth = {len(c) for c in chains.values()}
-        if len(depth) != 1:
-            raise TopologyError(f"cluster {cluster.name!r}: machines sit at different depths {sorted(depth)}")
+        """The levels of ``cluster``'s tree (the same tree as its networkx graph: machine -> rack ->
+        network, racks linked to machines by ``Tier.RACK`` edges), read from its machines and racks
+        without building the graph (or importing networkx: a fast start; ``tests/heuristics/test_dally.py``
+        compares them with the graph's)."""
+        machines = cluster.machines
+        per_level = ({m: m for m in machines}, {m: cluster.rack_of(m) for m in machines})
         levels = []
-        for k in range(depth.pop()):
-            domain_of = {m: c[k] for m, c in chains.items()}
+        for k, (tier, kind) in enumerate(((Tier.MACHINE, "machine"), (Tier.RACK, "rack"))):
+            domain_of = per_level[k]
             members: dict[str, list[str]] = {}
-            for m in cluster.machines:
+            for m in machines:
                 members.setdefault(domain_of[m], []).append(m)
-            tier = Tier.MACHINE if k == 0 else Tier.parse(g.edges[chains[cluster.machines[0]][k - 1],
-                                                                  chains[cluster.machines[0]][k]]["tier"])
             cap = max(sum(cluster.machine(m).gpus for m in ms) for ms in members.values())
-            levels.append(Level(k, tier, g.nodes[chains[cluster.machines[0]][k]]["kind"], domain_of,
-                                {d: tuple(ms) for d, ms in members.items()}, cap))
+            levels.append(Level(k, tier, kind, domain_of, {d: tuple(ms) for d, ms in members.items()}, cap))
         return cls(cluster, tuple(levels))
 
     def __len__(self) -> int:
@@ -170,33 +156,39 @@ class Offer:
                  min_gpu_mem: Callable[[Job], float] | None = None) -> None:
         self.view = view
         self.levels = levels
-        self._ps = PassState(view)
+        self._ps: PassState | None = None   # built when first read (``ps``)
         self._pending: list[tuple[str, Resources]] = []  # takes not yet applied to ``_ps`` (see ``ps``)
-        self.blocked: dict[str, str] = dict(blocked or {})
+        self.blocked: dict[str, str] = dict(blocked) if blocked else {}
         self.min_gpu_mem = min_gpu_mem
         self.taken = 0
         self._who: str | None = None
         self._failed: set[tuple] = set()
         self.epoch = 0   # bumped when resources are given back (what failed to fit may fit now)
         self._blocked_free = sum(view.index.machine(m) for m in self.blocked) if self.blocked else 0
+        self._lvs = levels.levels
+        # GPUs the offer still holds for an unclaimed job (blocked machines excluded): the view's free
+        # GPUs less ``taken`` less ``_blocked_free``, kept by ``take``, ``block`` and ``unblock``
+        self.free_gpus = view.index.total - self._blocked_free
 
     # ------------------------------------------------------------ queries
     @property
     def ps(self) -> PassState:
         """The pass state with every take so far applied, in order: :meth:`take` defers them to the next
         read (most passes start one job and read it no more)."""
+        ps = self._ps
+        if ps is None:
+            ps = self._ps = PassState(self.view)
         pending = self._pending
         if pending:
-            ps = self._ps
             for m, r in pending:
                 ps.take(m, r)
             pending.clear()
-        return self._ps
+        return ps
 
     @property
-    def free_gpus(self) -> int:
-        """GPUs the offer still holds for an unclaimed job (blocked machines excluded)."""
-        return self.view.index.total - self.taken - self._blocked_free
+    def fresh(self) -> bool:
+        """Nothing taken in this pass and no machine claimed: the free resources are the view's."""
+        return not self._pending and not self.blocked and (self._ps is None or not self._ps.eff)
 
     def domain_free(self, level: Level, domain: str) -> int:
         if level.kind == "machine":
@@ -212,6 +204,8 @@ class Offer:
             self.taken += r.gpus
             if m in self.blocked:
                 self._blocked_free -= r.gpus
+            else:
+                self.free_gpus -= r.gpus
             if r.gpus < 0:
                 self._failed.clear()
                 self.epoch += 1
@@ -221,29 +215,35 @@ class Offer:
         for m in machines:
             if m not in self.blocked:
                 self.blocked[m] = job
-                self._blocked_free += self.ps.free(m).gpus
+                n = self.ps.free(m).gpus
+                self._blocked_free += n
+                self.free_gpus -= n
 
     def unblock(self, machines: tuple[str, ...], job: str) -> None:
         for m in machines:
             if self.blocked.get(m) == job:
                 del self.blocked[m]
-                self._blocked_free -= self.ps.free(m).gpus
+                n = self.ps.free(m).gpus
+                self._blocked_free -= n
+                self.free_gpus += n
 
     # ------------------------------------------------------------ placement
     def place(self, job: Job, k: int) -> dict[str, Resources] | None:
         """A placement of ``job`` inside one domain of level ``k`` (``k = top``: anywhere), or ``None``."""
         need = job.requested
         g = need.gpus
-        if g > self.free_gpus or (k < len(self.levels) and g > self.levels[k].capacity):
+        lvs = self._lvs
+        if g > self.free_gpus or (k < len(lvs) and g > lvs[k].capacity):
             return None
         mem = self.min_gpu_mem(job) if self.min_gpu_mem is not None else 0.0
-        tp = job.plan.tp if job.plan is not None else 1
-        shape = (k, g, need.cpus, need.mem_gb, tp, mem)
-        if shape in self._failed:
+        plan = job.plan
+        tp = plan.tp if plan is not None else 1
+        failed = self._failed
+        if failed and (k, g, need.cpus, need.mem_gb, tp, mem) in failed:
             return None
         found = self._place(job, k, mem, tp)
         if found is None:
-            self._failed.add(shape)
+            failed.add((k, g, need.cpus, need.mem_gb, tp, mem))
         return found
 
     def place_in(self, job: Job, k: int, machines: tuple[str, ...],
@@ -309,19 +309,12 @@ class Offer:
         return (b is None or b == self._who) and (not mem or self.view.cluster.machine(m).gpu_memory_gb >= mem)
 
     def _place(self, job: Job, k: int, mem: float, tp: int) -> dict[str, Resources] | None:
-        ps = self.ps
         need = job.requested
         g = need.gpus
         if k == 0:
-            if not ps.eff and not self.blocked:  # a fresh offer: ``ps.free`` is the view's, no machine held
-                free = self.view.free_map
-                if mem:
-                    spec = self.view.cluster.machine
-                    m = self.view.index.best_fit(g, accept=lambda m: need <= free[m]
-                                                 and spec(m).gpu_memory_gb >= mem)
-                else:
-                    m = self.view.index.best_fit(g, accept=lambda m: need <= free[m])
-                return {m: need} if m is not None else None  # (no machine touched: ``best_touched`` has none)
+            if self.fresh:  # ``ps.free`` is the view's, no machine held (the pass state is not built)
+                return best_machine(self.view, need, mem)  # (no machine touched: ``best_touched`` has none)
+            ps = self.ps
 
             def ok(m: str) -> bool:
                 return self._usable(m, mem) and need <= ps.free(m)
@@ -331,6 +324,7 @@ class Offer:
             touched = ps.best_touched(g, ok, idx.machine(best) if best is not None else None)
             m = touched if touched is not None else best
             return {m: need} if m is not None else None
+        ps = self.ps
         if k < len(self.levels):
             lv = self.levels[k]
             cands = [(f, d) for d in lv.members if (f := self.domain_free(lv, d)) >= g]
@@ -343,6 +337,22 @@ class Offer:
             if p is not None:
                 return p
         return None
+
+
+def best_machine(view: ClusterView, need: Resources, mem: float,
+                 gpu_memory: Mapping[str, float] | None = None) -> dict[str, Resources] | None:
+    """Level 0 of a fresh offer (nothing taken, no machine claimed): ``{m: need}`` on the best-fit
+    machine of the view's free resources (with ``mem`` GB per GPU when the cluster mixes GPU sizes;
+    ``gpu_memory``: each machine's GPU memory, else read from the cluster)."""
+    free = view.free_map
+    if mem and gpu_memory is not None:
+        m = view.index.best_fit(need.gpus, accept=lambda m: need <= free[m] and gpu_memory[m] >= mem)
+    elif mem:
+        spec = view.cluster.machine
+        m = view.index.best_fit(need.gpus, accept=lambda m: need <= free[m] and spec(m).gpu_memory_gb >= mem)
+    else:
+        m = view.index.best_fit(need.gpus, accept=lambda m: need <= free[m])
+    return {m: need} if m is not None else None
 
 
 def allowed(levels: Levels, job: Job, k: int) -> bool:
@@ -372,4 +382,4 @@ def on_resource_offer(offer: Offer, job: Job, starvation: float,
     return Rejection(levels.top, math.inf)         # R holds no placement for it at all
 
 
-__all__ = ["Acceptance", "Level", "Levels", "Offer", "Rejection", "allowed", "on_resource_offer"]
+__all__ = ["Acceptance", "Level", "Levels", "Offer", "Rejection", "allowed", "best_machine", "on_resource_offer"]

@@ -28,6 +28,10 @@ One decision pass (``schedule``), at every simulator event:
    timer (``Decision.timers``) — only when GPUs are free for it to take then; resources only change
    at events, which bring a pass anyway. Timers are never polled.
 
+A pass of completions and at most one arrival with nothing queued, claimed or preempting takes a short
+path with the same outcome (``_lone_event``); in a full pass a job's timers are computed only when it
+misses level 0 (``AutoTuner.skip`` keeps the wait lists' expiry as if they had been).
+
 Snapshot form (``decide``): the same ``schedule`` on a view built from an ``Instance``: waiting since =
 the job's last preemption (``JobProgress.last_change``) or else its arrival; a job whose timer has not
 run out stays queued, one whose timer has accepts the lower level; the history of a freshly built
@@ -41,7 +45,7 @@ import math
 from bisect import bisect_left, bisect_right, insort
 
 from schedlab.heuristics.dally.autotune import AutoTuner, FixedTimers
-from schedlab.heuristics.dally.delay import Levels, Offer, Rejection, allowed, on_resource_offer
+from schedlab.heuristics.dally.delay import Levels, Offer, Rejection, allowed, best_machine, on_resource_offer
 from schedlab.heuristics.dally.preemption import Claim, VictimIndex
 from schedlab.heuristics.dally.priority import job_nw_sens
 from schedlab.heuristics.fifo import QuotaLedger, plan_memory_need
@@ -64,6 +68,13 @@ CLAIM_RECHECK_S = 1.0   # after preempting: look again this much later (checkpoi
 _ENTERS = (EventKind.ARRIVAL, EventKind.PREEMPT_DONE)
 _HOLDING = (JobStatus.RUNNING, JobStatus.RESTORING, JobStatus.CHECKPOINTING)
 _COMPLETION = EventKind.COMPLETION  # (a module constant: ``EventKind.X`` is a descriptor call per read)
+_ARRIVAL = EventKind.ARRIVAL
+
+
+def _shape(job: Job) -> tuple:
+    """What decides a job's answer to an offer, but for its starvation (``_offer_round``'s ``rejects``)."""
+    return (job.requested.gpus, job.requested.cpus, job.requested.mem_gb, job.plan, job.max_tier, job.model,
+            job.global_batch)
 
 
 def waiting_since(jv: JobView) -> float:
@@ -115,6 +126,7 @@ class DallyPolicy(PolicyBase):
         self.levels: Levels | None = None
         self.tuner: AutoTuner | FixedTimers | None = None
         self._mixed = False
+        self._gpu_memory: dict[str, float] = {}
         self._mem: dict[tuple, float] = {}
         self._plans: dict[int, ExecutionPlan] = {}
         self._view: ClusterView | None = None
@@ -142,6 +154,7 @@ class DallyPolicy(PolicyBase):
             self.tuner = (AutoTuner(window=self.history_window, capacities=caps, cold=fixed.absolute,
                                     min_samples=self.min_samples, sigmas=self.sigmas) if self.autotune else fixed)
             self._mixed = len({c.machine(m).gpu_memory_gb for m in c.machines if c.machine(m).gpus}) > 1
+            self._gpu_memory = {m: c.machine(m).gpu_memory_gb for m in c.machines}
         self._view = view
         self._clear()
         for jv in view.queue():
@@ -151,25 +164,41 @@ class DallyPolicy(PolicyBase):
                 self._note_running(jv.job, jv.allocation.placement, self._entry)
 
     def _enqueue(self, jv: JobView) -> None:
-        jid = jv.id
-        if jid in self._key:
+        job = jv.job
+        jid = job.id
+        key = self._key
+        if jid in key:
             return
-        self._entry += 1
-        key = (job_nw_sens(jv), self._entry)
-        self._key[jid] = key
-        insort(self._order, (*key, jid))
+        entry = self._entry = self._entry + 1
+        nw = job_nw_sens(jv)
+        key[jid] = (nw, entry)
+        item = (nw, entry, jid)
+        order = self._order
+        if not order or order[-1] < item:   # (an arrival, UNSTARTED = the highest ``Nw_sens``: last)
+            order.append(item)
+        else:
+            insort(order, item)
         since = waiting_since(jv)
         self._since[jid] = since
-        g = jv.job.requested.gpus
+        g = job.requested.gpus
         cls = self._classes.get(g)
         if cls is None:
             cls = self._classes[g] = DemandClass()
-        cls.add(since, self._entry, jid)
+        items = cls.items   # (``cls.add``, inline)
+        if items and since < items[-1][0]:
+            insort(items, (since, entry, jid))
+        else:
+            items.append((since, entry, jid))
 
     def _dequeue(self, job: Job) -> None:
-        nw, entry = self._key.pop(job.id)
-        del self._order[bisect_left(self._order, (nw, entry, job.id))]
-        del self._since[job.id]
+        jid = job.id
+        nw, entry = self._key.pop(jid)
+        order = self._order
+        if order[-1][1] == entry:   # (the last: most passes start the one job that just arrived)
+            order.pop()
+        else:
+            del order[bisect_left(order, (nw, entry, jid))]
+        del self._since[jid]
         self._classes[job.requested.gpus].dead += 1   # its DemandClass entry is dropped lazily
 
     def _note_running(self, job: Job, placement, entry: int) -> None:
@@ -191,12 +220,17 @@ class DallyPolicy(PolicyBase):
         if view is not self._view or self.levels is None or self.levels.cluster is not view.cluster:
             self._setup(view)
             return
+        upgradable = self._upgradable
+        claims = self._claims
         for ev in view.events:
-            if ev.kind in _ENTERS:
+            kind = ev.kind
+            if kind is _COMPLETION:
+                if upgradable:
+                    upgradable.pop(ev.job_id, None)
+                if claims:
+                    claims.pop(ev.job_id, None)
+            elif kind in _ENTERS:
                 self._enqueue(view.job(ev.job_id))
-            elif ev.kind is _COMPLETION:
-                self._upgradable.pop(ev.job_id, None)
-                self._claims.pop(ev.job_id, None)
         for jid in [j for j in self._preempting if view.job(j).status not in _HOLDING] if self._preempting else ():
             self._preempting.discard(jid)
             if view.job(jid).status is JobStatus.QUEUED:
@@ -223,10 +257,17 @@ class DallyPolicy(PolicyBase):
 
     # ------------------------------------------------------------------ the pass
     def schedule(self, view: ClusterView) -> Decision:
+        if (view is self._view and not self._key and not self._claims and not self._preempting
+                and not view.quotas and self.levels.cluster is view.cluster
+                and not (self.upgrade and self._upgradable)):
+            d = self._lone_event(view)
+            if d is not None:
+                return d
         self._sync(view)
         now = view.now
-        while self._wakeups and self._wakeups[0] <= now:
-            heapq.heappop(self._wakeups)
+        wakeups = self._wakeups
+        while wakeups and wakeups[0] <= now:
+            heapq.heappop(wakeups)
         if not self._key and not self._claims and not (self.upgrade and self._upgradable):
             return NO_DECISION  # (shared and immutable: nothing built per idle pass)
         claims = self._claims
@@ -241,8 +282,69 @@ class DallyPolicy(PolicyBase):
         preempt: list[str] = []
         if self.preemption and unserved:
             self._preempt(view, offer, unserved, starts, preempt)
-        timers = self._timers(view, offer, waiting_on_timer, bool(preempt))
+        timers = self._timers(view, offer, waiting_on_timer, bool(preempt)) if preempt or self._key else ()
+        if not starts and not preempt and not timers:
+            return NO_DECISION
         return Decision(start=starts, preempt=tuple(preempt), timers=timers)
+
+    def _lone_event(self, view: ClusterView) -> Decision | None:
+        """A pass of completions and at most one arrival with nothing queued, claimed or preempting before
+        it (most passes of a replay that is not overloaded): the decision the full pass gives, or ``None``
+        to take the full pass. An arrival that fits one machine (Algorithm 1 lines 5-8) is placed without
+        entering the queue's structures (the full pass would enter it and take it out again): its queue
+        entry is numbered, its wait recorded and its timers' query skipped (``AutoTuner.skip``) as the
+        full pass does. Anything else (it misses level 0, its tier forbids it, the view is out of step)
+        goes through the full pass, which finds the same."""
+        arrival = None
+        upgradable = self._upgradable
+        for ev in view.events:
+            kind = ev.kind
+            if kind is _COMPLETION:
+                if upgradable:
+                    upgradable.pop(ev.job_id, None)   # (as ``_sync``; the full pass pops it again: no change)
+            elif kind is _ARRIVAL and arrival is None:
+                arrival = ev.job_id
+            else:
+                return None
+        if arrival is None:
+            if view.queue_length:
+                return None   # (out of step: the full pass rebuilds)
+            answer = NO_DECISION
+        elif view.queue_length == 1:
+            jv = view.job(arrival)
+            job = jv.job
+            need = job.requested
+            g = need.gpus
+            levels = self.levels
+            lvs = levels.levels
+            free = view.index.total
+            if (free <= 0 or g > free or not lvs or g > lvs[0].capacity
+                    or not (job.max_tier is None or allowed(levels, job, 0))):
+                return None
+            p = best_machine(view, need, plan_memory_need(job, self._mem) if self._mixed else 0.0, self._gpu_memory)
+            if p is None:
+                return None
+            self._entry += 1                              # (its queue entry, as the full pass numbers it)
+            now = view.now
+            tuner = self.tuner
+            tuner.skip(g, now)                            # (line 4's query not needed: its expiry is owed)
+            since = jv.queued_since                       # (``waiting_since``, inline)
+            lc = jv.last_change
+            if lc is not None and lc > since:
+                since = lc
+            tuner.record(0, g, now - since, now)          # update_demand_delay (line 7)
+            plan = job.plan
+            if plan is None:
+                plan = self._plan(job)
+            answer = Decision(start={job.id: JobAllocation(job.id, plan, p)})
+        else:
+            return None
+        wakeups = self._wakeups
+        if wakeups:
+            now = view.now
+            while wakeups and wakeups[0] <= now:
+                heapq.heappop(wakeups)
+        return answer
 
     def _offer_round(self, view: ClusterView, offer: Offer, starts: dict[str, JobAllocation],
                      quota: QuotaLedger | None, unserved: list) -> bool:
@@ -260,14 +362,18 @@ class DallyPolicy(PolicyBase):
         margin_cut = 1.0 - self.preempt_margin   # only jobs below it can find lower-priority victims
         preemption = self.preemption
         waiting_on_timer = False
-        running = ([(job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items()]
-                   if self.upgrade and self._upgradable else [])
-        running.sort()
-        order = heapq.merge(list(self._order), running) if running else list(self._order)
+        if self.upgrade and self._upgradable:
+            running = sorted((job_nw_sens(view.job(j)), e, j) for j, (_, e) in self._upgradable.items())
+            order = heapq.merge(list(self._order), running)
+        else:
+            order = list(self._order)
         claims = self._claims
         queued = self._key
         since = self._since
         free = offer.free_gpus
+        levels = self.levels
+        level0 = len(levels.levels) > 0
+        record = tuner.record
         for nw, entry, jid in order:
             if jid in claims or jid in starts:
                 continue
@@ -292,35 +398,49 @@ class DallyPolicy(PolicyBase):
                     unserved.append((nw, entry, jid))
                 continue
             starvation = now - since[jid]                  # Algorithm 1 lines 1-2
-            shape = (g, job.requested.cpus, job.requested.mem_gb, job.plan, job.max_tier, job.model, job.global_batch)
-            th = rejects.get(shape)
-            if th is not None and starvation < th:         # same answer as the search below would give
-                waiting_on_timer = True
-                if nw < margin_cut:
-                    unserved.append((nw, entry, jid))
-                continue
-            t = cache.get(g)
-            if t is None:
-                t = cache[g] = tuner.timers(g, now)             # Algorithm 1 line 4 (Algorithm 2)
-            acc = on_resource_offer(offer, job, starvation, t)   # Algorithm 1 lines 5-22
-            if isinstance(acc, Rejection):
-                rejects[shape] = acc.threshold
-                waiting_on_timer = True
-                if nw < margin_cut:
-                    unserved.append((nw, entry, jid))
-                continue
-            offer.take(acc.placement)
+            if rejects:
+                th = rejects.get(_shape(job))
+                if th is not None and starvation < th:     # same answer as the search below would give
+                    waiting_on_timer = True
+                    if nw < margin_cut:
+                        unserved.append((nw, entry, jid))
+                    continue
+            # Algorithm 1 line 5 first: the timers (line 4) are read only if the job misses level 0
+            p = offer.place(job, 0) if level0 and (job.max_tier is None or allowed(levels, job, 0)) else None
+            if p is not None:
+                level = 0                                   # lines 6-8: accepted on one machine
+                tuner.skip(g, now)                          # (line 4's query not needed: its expiry is owed)
+            else:
+                t = cache.get(g)
+                if t is None:
+                    t = cache[g] = tuner.timers(g, now)             # Algorithm 1 line 4 (Algorithm 2)
+                acc = on_resource_offer(offer, job, starvation, t)   # Algorithm 1 lines 5-22
+                if isinstance(acc, Rejection):
+                    rejects[_shape(job)] = acc.threshold
+                    waiting_on_timer = True
+                    if nw < margin_cut:
+                        unserved.append((nw, entry, jid))
+                    continue
+                p = acc.placement
+                level = acc.level if acc.record else -1     # (-1: accepted on the network, nothing recorded)
+            offer.take(p)
             free = offer.free_gpus
-            starts[jid] = JobAllocation(jid, self._plan(job), acc.placement)
-            if acc.record:
-                tuner.record(acc.level, g, starvation, now)      # update_demand_delay (lines 7, 15)
+            plan = job.plan
+            if plan is None:
+                plan = self._plan(job)
+            starts[jid] = JobAllocation(jid, plan, p)
+            if level >= 0:
+                record(level, g, starvation, now)            # update_demand_delay (lines 7, 15)
                 cache.pop(g, None)
-                rejects = {k: v for k, v in rejects.items() if k[0] != g}   # its timers changed
+                if rejects:
+                    rejects = {k: v for k, v in rejects.items() if k[0] != g}   # its timers changed
+            else:
+                level = levels.top
             if quota is not None and job.guaranteed and job.tenant in view.quotas:
                 quota.charge(job)
             self._dequeue(job)
-            if acc.level > self._best_level(job):
-                self._upgradable[jid] = (acc.level, entry)
+            if level and level > self._best_level(job):
+                self._upgradable[jid] = (level, entry)
         return waiting_on_timer
 
     def _upgrade(self, view: ClusterView, offer: Offer, jv: JobView, starts: dict[str, JobAllocation]) -> bool:

@@ -57,3 +57,51 @@ def test_timers_as_expiring_every_list(ops, min_samples):
             assert fast.timers(g, now) == ref.timers(g, now)
         assert _state(fast) == _state(ref)
         assert fast.next_change(now) == ref.next_change(now)
+
+
+# ``AutoTuner.skip`` (a query the caller did not need: the job fit level 0) owes the query's expiry to
+# ``next_change``: the same wake-up times and, once ``next_change`` ran, the same lists as answering
+# every query (the policy's timer expiry then does not depend on which queries it answered)
+skip_ops = st.lists(st.tuples(st.sampled_from(["record", "query", "skip", "next"]), st.integers(0, 1),
+                              st.sampled_from([1, 2, 4, 8, 16]), st.floats(0, 5000), st.floats(0, 800)),
+                    max_size=80)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(ops=skip_ops, min_samples=st.integers(1, 3))
+def test_skipped_queries_give_the_same_next_change(ops, min_samples):
+    kw = dict(window=1000.0, capacities=(8, 32), cold=(60.0, 120.0), min_samples=min_samples, sigmas=2.0)
+    fast, ref = AutoTuner(**kw), _Always(**kw)
+    now = 0.0
+    for op, level, g, wait, dt in ops:
+        now += dt
+        if op == "record":
+            fast.record(level, g, wait, now)
+            ref.record(level, g, wait, now)
+        elif op == "query":
+            assert fast.timers(g, now) == ref.timers(g, now)
+        elif op == "skip":
+            fast.skip(g, now)
+            ref.timers(g, now)
+        else:
+            assert fast.next_change(now) == ref.next_change(now)
+            assert _state(fast) == _state(ref)
+    assert fast.next_change(now) == ref.next_change(now)
+    assert _state(fast) == _state(ref)
+
+
+def test_a_skip_changes_next_change_as_the_query_would():
+    """The case the owed expiry exists for: a list whose oldest wait left the window is expired by the
+    query of its demand; a skipped query must expire it too before ``next_change`` reads it."""
+    kw = dict(window=100.0, capacities=(8, 32), cold=(60.0, 120.0), min_samples=2, sigmas=2.0)
+    fast, plain, ref = AutoTuner(**kw), AutoTuner(**kw), _Always(**kw)
+    for t in (fast, plain, ref):
+        t.record(1, 4, 10.0, 0.0)      # rack list of 4-GPU jobs: leaves the window at 100
+        t.record(1, 4, 20.0, 90.0)     # ... and this one at 190
+        t.record(0, 2, 5.0, 120.0)     # machine list of 2-GPU jobs: at 220
+    # at t = 150: a 4-GPU job's query expires the first entry; skipping it must do the same
+    ref.timers(4, 150.0)
+    fast.skip(4, 150.0)
+    assert ref.next_change(150.0) == fast.next_change(150.0) == 190.0
+    assert _state(fast) == _state(ref)
+    assert plain.next_change(150.0) == 100.0   # (neither queried nor skipped: the stale head stays)

@@ -118,6 +118,46 @@ def test_levels_follow_the_graph():
     assert one.capacities == (8, 64) and len(one[1].members) == 1
 
 
+def _levels_of_graph(c: Cluster) -> list[tuple]:
+    """The levels as the networkx tree gives them (each machine's ancestors up to the root; the tier of
+    a level from the edge below it): what ``Levels.from_cluster`` read before it stopped building the graph."""
+    import networkx as nx
+
+    g = c.graph
+    root = next(n for n, d in g.nodes(data=True) if d.get("kind") == "network")
+    parent = dict(nx.bfs_predecessors(g, root))
+    chains = {}
+    for m in c.machines:
+        chain = [m]
+        while parent.get(chain[-1]) not in (None, root):
+            chain.append(parent[chain[-1]])
+        chains[m] = chain
+    (depth,) = {len(ch) for ch in chains.values()}
+    out = []
+    for k in range(depth):
+        domain_of = {m: ch[k] for m, ch in chains.items()}
+        members: dict[str, list[str]] = {}
+        for m in c.machines:
+            members.setdefault(domain_of[m], []).append(m)
+        first = chains[c.machines[0]]
+        tier = "machine" if k == 0 else g.edges[first[k - 1], first[k]]["tier"]
+        cap = max(sum(c.machine(m).gpus for m in ms) for ms in members.values())
+        out.append((k, tier, g.nodes[first[k]]["kind"], domain_of, {d: tuple(ms) for d, ms in members.items()}, cap))
+    return out
+
+
+@pytest.mark.parametrize("name", ["dally-4", "rubick-64", "philly", "tiresias-60"])
+def test_levels_are_the_graph_tree(name):
+    """``Levels.from_cluster`` reads the cluster's machines and racks: the same levels (tiers, kinds,
+    domains with their machines in order, capacities) as walking its networkx tree."""
+    c = preset(name)
+    got = [(lv.index, lv.tier.label, lv.kind, dict(lv.domain_of), {d: ms for d, ms in lv.members.items()},
+            lv.capacity) for lv in Levels.from_cluster(c).levels]
+    want = _levels_of_graph(c)
+    assert got == want
+    assert [list(x[4]) for x in got] == [list(x[4]) for x in want]   # domains in the same order
+
+
 # ------------------------------------------------------------------ Algorithm 2
 def test_autotuner_timer_after_a_known_list_of_waits():
     """(machine, 4 GPUs) waits 100, 200, 300, 600 s: mean 300, sample variance
