@@ -274,6 +274,9 @@ class ExactJointPolicy(RoundPolicy):
         #: ``(simulated time, termination)`` of every solve that did not prove optimality (a limit hit, no
         #: solution, an error): which rounds' decisions are incumbents or kept the running allocation
         self.limit_log: list[tuple[float, str]] = []
+        #: called as ``on_solve(instance, params, result)`` after every solve (None: nothing); e.g.
+        #: ``bench_exact_loop --check-method`` solves each round's instance again with another method
+        self.on_solve = None
 
     def tables(self, cluster: Cluster) -> OptionTables:
         if self._tables is None or self._tables.cluster is not cluster:
@@ -401,6 +404,8 @@ class ExactJointPolicy(RoundPolicy):
             self.limit_log.append((jinst.base.time, "solver-error"))
             return None
         self.last_result = res
+        if self.on_solve is not None:
+            self.on_solve(jinst, params, res)
         if res.status is not Status.OPTIMAL:
             self.limit_log.append((jinst.base.time, res.status.value))
         if hint is not None:
