@@ -10,7 +10,10 @@ solves, rounds answered from the steady state, solves ended at a limit with an i
 the load average beside each figure. ``--jobs N`` keeps the first N jobs by arrival (a prefix of the
 same replay; 0 = all 406) and says so in the output. ``--profile POLICY`` runs that policy's replay
 under cProfile (timer: the process's CPU time, so that waiting for a core on a loaded machine does not
-count) and prints the top entries by internal and by cumulative time.
+count) and prints the top entries by internal and by cumulative time. ``--check-method M`` solves every
+round's instance again with the exact method ``M`` (e.g. ``joint``, the full per-machine model; no time
+limit) and reports per round whether both proved an optimum of the same objective value (``check``:
+rounds, equal, the rounds that differ); the replay's timings then include the check.
 
 The ratios ``exact-joint / rubick`` of CPU and of wall seconds are the figure issue 25 targets (< 10);
 on a shared, loaded machine the CPU ratio is the one that measures the code (wall time there is mostly
@@ -34,14 +37,43 @@ from schedlab.benchmarks.workloads.source import WorkloadSource
 from schedlab.scheduling.registry import parse_assignments
 
 
+def round_checker(method: str, backend: str = "highs"):
+    """An ``on_solve`` hook for :class:`~schedlab.formulations.policies.exact_joint.ExactJointPolicy`: each
+    solved round's instance solved again with ``method`` (same parameters, no time limit, no start), and
+    the hook's ``summary()``: rounds, how many both proved optimal with the same objective value, and the
+    others ``(time, status, objective, status, objective)``."""
+    from schedlab.formulations.policies.exact_joint import solver_of
+    from schedlab.formulations.result import Status
+
+    seen: list[tuple] = []
+
+    def hook(jinst, params, res) -> None:
+        other = solver_of(method)(jinst, backend, params.with_(time_limit_s=None, warm_start=None))
+        a, b = res.objective, other.objective
+        same = (res.status is Status.OPTIMAL and other.status is Status.OPTIMAL and a is not None
+                and b is not None and abs(a - b) <= 1e-6 * max(1.0, abs(a)))
+        seen.append((same, round(jinst.base.time, 1), res.status.value, a, other.status.value, b))
+
+    def summary() -> dict[str, Any]:
+        return {"method": method, "rounds": len(seen), "equal": sum(1 for s in seen if s[0]),
+                "differ": [list(s[1:]) for s in seen if not s[0]]}
+
+    hook.summary = summary
+    return hook
+
+
 def replay(policy: str, params: dict[str, Any], *, jobs: int = 0, seed: int = 0,
-           profile: bool = False, top: int = 25) -> dict[str, Any]:
+           profile: bool = False, top: int = 25, check_method: str | None = None) -> dict[str, Any]:
     """One replay of ``rubick-base`` (first ``jobs`` jobs by arrival; 0 = all) under ``policy``."""
     w, cluster = WorkloadSource(workload="rubick-base", seed=seed).build()
     js = sorted(w.jobs, key=lambda j: (j.arrival, j.id))
     if jobs:
         js = js[:jobs]
     pol = all_policies().build(policy, params, seed=seed, source="<bench_exact_loop>")
+    check = (round_checker(check_method, getattr(pol, "backend", "highs")) if check_method and hasattr(pol, "on_solve")
+             else None)
+    if check is not None:
+        pol.on_solve = check
     # CPU-time profile (all threads of the process): on a shared, loaded machine wall time mostly
     # measures waiting for a core
     prof = cProfile.Profile(time.process_time) if profile else None
@@ -63,6 +95,8 @@ def replay(policy: str, params: dict[str, Any], *, jobs: int = 0, seed: int = 0,
         # solves that did not prove optimality: (simulated time, termination)
         "not_optimal": [[round(t, 1), why] for t, why in getattr(pol, "limit_log", [])],
         "load_avg_before": [round(x, 2) for x in load0], "load_avg_after": [round(x, 2) for x in os.getloadavg()]}
+    if check is not None:
+        out["check"] = check.summary()
     if prof is not None:
         for key in ("tottime", "cumulative"):
             s = io.StringIO()
@@ -79,10 +113,13 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ap.add_argument("-P", "--param", action="append", default=[], help="POLICY.PARAM=VALUE (repeatable)")
     ap.add_argument("--profile", action="append", default=[], help="run this policy under cProfile")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--check-method", default=None,
+                    help="solve every exact-joint round again with this method and compare the optima")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     params = parse_assignments(a.param, source="<bench_exact_loop -P>")
-    rows = [replay(p, params.get(p, {}), jobs=a.jobs, seed=a.seed, profile=p in a.profile, top=a.top)
+    rows = [replay(p, params.get(p, {}), jobs=a.jobs, seed=a.seed, profile=p in a.profile, top=a.top,
+                   check_method=a.check_method)
             for p in a.policy or ["rubick", "exact-joint"]]
     by = {r["policy"]: r for r in rows}
     if "rubick" in by and "exact-joint" in by and by["rubick"]["wall_s"] > 0 and by["rubick"]["cpu_s"] > 0:

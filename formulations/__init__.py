@@ -29,13 +29,9 @@ from schedlab.formulations.backends import BACKENDS, get_backend
 from schedlab.formulations.base import Built, Formulation, solve
 from schedlab.formulations.builtin_kinds import KINDS
 from schedlab.formulations.joint import JointFormulation, pooled_ok, relaxation_bound
-from schedlab.formulations.joint_instance import (
-    JobOption,
-    JointInstance,
-    JointObjective,
-    joint_objective,
-)
+from schedlab.formulations.joint_instance import JobOption, JointInstance, JointObjective
 from schedlab.formulations.joint_options import generate_joint
+from schedlab.formulations.joint_rules import joint_objective
 from schedlab.formulations.joint_twostage import JointTwoStage
 from schedlab.formulations.kinds import Capability, Kind, KindRegistry, Method, Role, SuitePlan
 from schedlab.formulations.model import LinExpr, Model, lsum

@@ -8,16 +8,11 @@ from dataclasses import replace
 
 from schedlab.formulations.joint import JointFormulation, relaxation_bound
 from schedlab.formulations.joint_instance import GAP_NOTE as JOINT_GAP_NOTE
-from schedlab.formulations.joint_instance import (
-    JointInstance,
-    JointObjective,
-    joint_objective,
-    joint_rules,
-    option_throughput,
-)
+from schedlab.formulations.joint_instance import JointInstance, JointObjective
 from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.joint_plan import PLAN_DECISIONS, solve_plan
 from schedlab.formulations.joint_rigid import RIGID_DECISIONS, solve_rigid
+from schedlab.formulations.joint_rules import joint_objective, joint_rules, option_throughput
 from schedlab.formulations.joint_twostage import JointTwoStage
 from schedlab.formulations.kind_options import JointOptions, OfflineOptions, TierOptions, TiresiasOptions
 from schedlab.formulations.kinds import Capability, Kind, KindRegistry, Method, Role, Sense, SuitePlan

@@ -56,7 +56,7 @@ from schedlab.formulations.joint_common import (
     set_objective,
     share_resources,
 )
-from schedlab.formulations.joint_instance import JointInstance, footprint, joint_objective, joint_rules
+from schedlab.formulations.joint_instance import JointInstance, footprint
 from schedlab.formulations.joint_pooled import (
     build_pooled,
     class_model,
@@ -65,6 +65,7 @@ from schedlab.formulations.joint_pooled import (
     pooled_ok,
     relaxation_bound,
 )
+from schedlab.formulations.joint_rules import joint_objective, joint_rules
 from schedlab.formulations.model import LinExpr, Model
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.verify import validate_allocation
@@ -111,6 +112,29 @@ def _fits(o, caps: dict, racks: dict[str, list[str]]) -> bool:
     return sum(x // o.granule * o.granule for x in room) >= o.gpus
 
 
+def slack(inst: JointInstance, mach: list[str], caps: dict, attr: str, keeps: dict[str, bool],
+          holds: dict[str, bool]) -> bool:
+    """Whether ``attr`` (CPUs or host memory) can never fill any machine of ``mach``: on every machine,
+    the jobs' largest claims (a job's largest admissible option's whole amount, or what it runs with
+    there when it may be kept or held) sum within the capacity ``caps``. Then every per-machine row of
+    ``attr`` is slack at every point of the model, and sharing an option's amount over its machines in
+    proportion to GPUs (:func:`share_resources`) always fits: the model without those rows has the same
+    feasible GPU decisions and the same optimum."""
+    base = inst.base
+    total = 0.0
+    for job in base.jobs:
+        claim = max((getattr(o, attr) for _, o in inst.admissible(job)), default=0.0)
+        total += claim
+    per: dict[str, float] = {m: total for m in mach}
+    for job in base.jobs:
+        if keeps[job.id] or holds[job.id]:
+            claim = max((getattr(o, attr) for _, o in inst.admissible(job)), default=0.0)
+            for m, r in base.current[job.id].placement.items():
+                if m in per:
+                    per[m] += max(0.0, getattr(r, attr) - claim)
+    return all(per[m] <= getattr(caps[m], attr) - (1e-6 if attr == "mem_gb" else 0) for m in mach)
+
+
 def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
     base = inst.base
     cl = base.cluster
@@ -127,6 +151,8 @@ def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
     mem_rows = tied or not ratio_ok(inst, mach, "mem_gb")
     if any(holds.values()):  # the holding rule's capacities (JointInstance.hold_capacity)
         caps = {m: inst.hold_capacity[m] for m in mach}
+    cpu_rows = cpu_rows and not slack(inst, mach, caps, "cpus", keeps, holds)
+    mem_rows = mem_rows and not slack(inst, mach, caps, "mem_gb", keeps, holds)
     mdl = Model("joint", sense="max")
     rows: dict[str, JobRows] = {}
     y: dict[tuple[str, int, str], Any] = {}
@@ -152,9 +178,11 @@ def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
             tot = LinExpr()
             in_rack: dict[str, LinExpr] = defaultdict(LinExpr)
             tag = f"{q}" if rho == q else f"{q}/{rho}"
+            gmax_q = max(o.gpus for _, o in opts if (o.divisor, o.granule) == (q, rho))
             for m in mach:
                 if caps[m].gpus >= q:
-                    v = y[job.id, q, rho, m] = mdl.integer(f"y[{job.id},{tag},{m}]", 0, caps[m].gpus // q)
+                    v = y[job.id, q, rho, m] = mdl.integer(f"y[{job.id},{tag},{m}]", 0,
+                                                           min(caps[m].gpus, gmax_q) // q)
                     tot.add_term(v.index, q)
                     held[m].add_term(v.index, q)
                     gate[m].add_term(v.index, 1.0)
@@ -184,10 +212,11 @@ def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
             if not on or not opts:
                 continue
             tot = LinExpr()
+            need_max = max(getattr(o, attr) for _, o in opts)
             for m, g in gate.items():
                 cap = getattr(caps[m], attr)
                 v = store[job.id, m] = mdl.var(f"{attr}[{job.id},{m}]", 0, cap, integer=integral)
-                mdl.add(v - cap * g <= 0, f"{attr}gate[{job.id},{m}]")
+                mdl.add(v - min(cap, need_max) * g <= 0, f"{attr}gate[{job.id},{m}]")
                 tot.add_term(v.index, 1.0)
                 load[m][k].add_term(v.index, 1.0)
             need = LinExpr({jr.z[i].index: float(getattr(o, "cpus" if attr == "cpus" else "mem_gb")) for i, o in opts})

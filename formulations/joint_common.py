@@ -21,12 +21,12 @@ from schedlab.formulations.joint_instance import (
     JointObjective,
     covering_option,
     footprint,
-    make_allocation,
-    split_evenly,
 )
 from schedlab.formulations.model import LinExpr, Model
+from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.job import Job
+from schedlab.scheduling.resources import Resources
 from schedlab.topology.errors import SolverError
 
 
@@ -230,6 +230,26 @@ def ratio_ok(inst: JointInstance, machines: list[str], attr: str) -> bool:
     return need <= worst + 1e-9
 
 
+def split_evenly(amount: float, gpus: Mapping[str, int], *, integral: bool) -> dict[str, float]:
+    """``amount`` shared over machines in proportion to their GPUs (integers: remainders to the
+    first machines)."""
+    tot = sum(gpus.values())
+    if not integral:
+        return {m: amount * g / tot for m, g in gpus.items()}
+    base = {m: int(amount) * g // tot for m, g in gpus.items()}
+    left = int(amount) - sum(base.values())
+    for m in list(gpus)[:left]:
+        base[m] += 1
+    return {m: float(v) for m, v in base.items()}
+
+
+def make_allocation(job_id: str, plan: ExecutionPlan, gpus: Mapping[str, int], cpus: Mapping[str, float],
+                    mem: Mapping[str, float]) -> JobAllocation:
+    return JobAllocation(job_id, plan, {m: Resources(int(g), int(round(cpus.get(m, 0))),
+                                                              max(0.0, float(mem.get(m, 0.0))))
+                                        for m, g in gpus.items() if g > 0})
+
+
 def share_resources(inst: JointInstance, chosen: Mapping[str, tuple[JobOption, Mapping[str, int]]]
                     ) -> dict[str, tuple[dict[str, float], dict[str, float]]]:
     """CPUs (whole) and memory of each chosen option shared over its machines in proportion to GPUs;
@@ -273,4 +293,5 @@ def priced_allocation(inst: JointInstance, job: Job, o: JobOption, gpus: Mapping
 
 
 __all__ = ["JobRows", "add_job_rows", "add_quota_rows", "covering_choice", "job_classes", "keep_value",
-           "option_value", "point_common", "priced_allocation", "ratio_ok", "set_objective", "share_resources"]
+           "make_allocation", "option_value", "point_common", "priced_allocation", "ratio_ok", "set_objective",
+           "share_resources", "split_evenly"]

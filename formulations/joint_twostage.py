@@ -35,9 +35,10 @@ import time
 from schedlab.formulations.backends import get_backend, incompatibility
 from schedlab.formulations.base import solve
 from schedlab.formulations.joint import JointFormulation, pooled_ok
-from schedlab.formulations.joint_instance import JointInstance, joint_objective
+from schedlab.formulations.joint_instance import JointInstance
 from schedlab.formulations.joint_pack import pack_greedy
 from schedlab.formulations.joint_pooled import class_model
+from schedlab.formulations.joint_rules import joint_objective
 from schedlab.formulations.result import (
     Bounds,
     Limit,

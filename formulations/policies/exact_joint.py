@@ -7,8 +7,11 @@ arrival or completion between rounds waits for the next one, as Sia): the snapsh
 (:func:`~schedlab.formulations.policies.base.view_instance`) becomes a
 :class:`~schedlab.formulations.JointInstance` (:mod:`~schedlab.formulations.policies.joint_snapshot`:
 option tables from the perf model, reference throughputs, quotas left after restoring jobs), which
-``method`` (``formulations.METHODS``: ``joint``, ``joint-machines`` or ``joint-2stage``) solves on
-``backend``, warm-started from the running allocation. The objective is ``OBJECTIVES["joint"]``:
+``method`` (``formulations.METHODS``: ``joint-2stage`` by default, ``joint`` or ``joint-machines``) solves on
+``backend``, warm-started from the running allocation. Every method proves the optimum of the same
+model; ``joint-2stage`` (:mod:`~schedlab.formulations.joint_twostage`) proves it fastest: its class MIP
+(machines pooled per class, a relaxation) bounds the round, and a packing of its choices that reaches
+the bound is optimal (on the ``rubick-base`` replay's rounds it always did; issue 25 round 7). The objective is ``OBJECTIVES["joint"]``:
 
 .. math:: \max \sum_j \frac{\tau_j(a_j)}{\tau_j^{ref}} - \pi\,\bigl|\{j \text{ running}: a_j \ne a_j^{cur}\}\bigr|
 
@@ -130,9 +133,11 @@ class ExactJointParams(PolicyParams):
     backend: str = ours("highs", neutral="the solver: the same optimum on every backend",
                         description="MIP backend (formulations.BACKENDS; must be installed)")
     method: Literal["joint", "joint-machines", "joint-2stage"] = ours(
-        "joint", neutral="joint is the full model",
+        "joint-2stage", neutral="every method proves the same optimum of the same model; joint-2stage is the "
+                                "fastest (issue 25)",
         description="exact joint method of formulations.METHODS: joint (pooled model when exact, else "
-        "per machine), joint-machines (always per machine), joint-2stage (class MIP, then packing)")
+        "per machine), joint-machines (always per machine), joint-2stage (class MIP, then packing; optimal "
+        "when the packing reaches the class bound, else the per-machine model: the fastest proof)")
     time_limit_s: float = ours(10.0, gt=0.0, neutral="a solver budget; a round that hits it is counted",
                                description="wall-clock budget per round, seconds (tables, build, solve, "
                                            "extraction, verification); a round without a solution keeps the "
@@ -231,7 +236,7 @@ class ExactJointPolicy(RoundPolicy):
     name = "exact-joint"
     oracle = False
 
-    def __init__(self, *, backend: str = "highs", method: str = "joint", time_limit_s: float = 10.0,
+    def __init__(self, *, backend: str = "highs", method: str = "joint-2stage", time_limit_s: float = 10.0,
                  node_limit: int = 0, work_limit: float = 0.0, interval_s: float = 60.0,
                  reconfig_penalty: float = 0.05, rel_gap: float = 1e-6, threads: int = 1, max_gpus: int = 0,
                  source: str = "perfmodel", feasibility_jump: bool = False, mip_restart: bool = False,
@@ -269,6 +274,9 @@ class ExactJointPolicy(RoundPolicy):
         #: ``(simulated time, termination)`` of every solve that did not prove optimality (a limit hit, no
         #: solution, an error): which rounds' decisions are incumbents or kept the running allocation
         self.limit_log: list[tuple[float, str]] = []
+        #: called as ``on_solve(instance, params, result)`` after every solve (None: nothing); e.g.
+        #: ``bench_exact_loop --check-method`` solves each round's instance again with another method
+        self.on_solve = None
 
     def tables(self, cluster: Cluster) -> OptionTables:
         if self._tables is None or self._tables.cluster is not cluster:
@@ -396,6 +404,8 @@ class ExactJointPolicy(RoundPolicy):
             self.limit_log.append((jinst.base.time, "solver-error"))
             return None
         self.last_result = res
+        if self.on_solve is not None:
+            self.on_solve(jinst, params, res)
         if res.status is not Status.OPTIMAL:
             self.limit_log.append((jinst.base.time, res.status.value))
         if hint is not None:

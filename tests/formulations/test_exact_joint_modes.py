@@ -15,8 +15,9 @@ from schedlab.formulations import POLICIES, SolveParams
 from schedlab.formulations.base import solve
 from schedlab.formulations.builtin_kinds import KINDS
 from schedlab.formulations.joint import JointFormulation
-from schedlab.formulations.joint_instance import JointInstance, JointObjective, joint_objective
+from schedlab.formulations.joint_instance import JointInstance, JointObjective
 from schedlab.formulations.joint_rigid import rigid_instance
+from schedlab.formulations.joint_rules import joint_objective
 from schedlab.formulations.policies import view_instance
 from schedlab.formulations.policies.joint_snapshot import OptionTables, joint_snapshot, rigid_snapshot
 from schedlab.formulations.result import Status

@@ -161,7 +161,7 @@ def test_preemption_re_solve_gives_the_same_optimum_with_its_start(make_cluster,
     checkpoint, so the round is solved again, started from the part that fits beside A (X and the new
     job beside it): that re-solve reaches the optimum the re-solve without the start reaches."""
     from schedlab.benchmarks.simulator import simulate
-    from schedlab.formulations.joint_instance import joint_objective
+    from schedlab.formulations.joint_rules import joint_objective
 
     cl = make_cluster(machines=2)
     jobs = (_rigid("a", 4), _rigid("x", 2, iterations=5000.0), _rigid("b", 2, arrival=10.0),

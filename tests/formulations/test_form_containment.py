@@ -245,7 +245,7 @@ def test_a_relabelled_3d_plan_keeps_its_value_in_the_containment_point():
     # point took the relabelled price and the check failed (9.5853 vs 9.5936). The option covers both; the
     # point now keeps the original's value
     from schedlab.formulations.joint import canonical
-    from schedlab.formulations.joint_instance import joint_objective
+    from schedlab.formulations.joint_rules import joint_objective
 
     inst = multi_rack_pool()[4]
     alloc = random_joint_allocation(inst, random.Random(33))

@@ -24,8 +24,9 @@ from schedlab.formulations import (
 )
 from schedlab.formulations.backends import BACKENDS
 from schedlab.formulations.joint import pooled_ok, relaxation_bound
-from schedlab.formulations.joint_instance import covering_option, footprint, joint_objective
+from schedlab.formulations.joint_instance import covering_option, footprint
 from schedlab.formulations.joint_options import PerfOptions, generate_joint
+from schedlab.formulations.joint_rules import joint_objective
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling import (
     Allocation,

@@ -8,9 +8,9 @@ import pytest
 from schedlab.benchmarks.registry import all_policies
 from schedlab.formulations import METHODS, JobOption, JointInstance, SolveParams, Status
 from schedlab.formulations.joint import pooled_ok
-from schedlab.formulations.joint_instance import joint_objective
 from schedlab.formulations.joint_options import generate_joint
 from schedlab.formulations.joint_pack import pack_greedy
+from schedlab.formulations.joint_rules import joint_objective
 from schedlab.formulations.joint_twostage import FASTEST_EXACT, JointTwoStage
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling import Allocation, Instance, Job, JobAllocation, Resources, validate_allocation

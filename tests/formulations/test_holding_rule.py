@@ -1,7 +1,7 @@
 """Issue 21: the holding rule in the joint instance (``JointInstance.hold_preempted``, the simulator's):
 a running job the decision preempts keeps its resources until its checkpoint, so no twin may start
 another job on them in the same decision, and a heuristic allocation that does is judged by the same
-rule (:func:`~schedlab.formulations.joint_instance.holding_violations`)."""
+rule (:func:`~schedlab.formulations.joint_rules.holding_violations`)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from schedlab.formulations import JobOption, JointInstance, SolveParams
 from schedlab.formulations.base import solve
 from schedlab.formulations.builtin_kinds import JOINT
 from schedlab.formulations.joint import JointFormulation, relaxation_bound
-from schedlab.formulations.joint_instance import holding_violations, joint_objective
 from schedlab.formulations.joint_pack import pack_greedy
 from schedlab.formulations.joint_plan import solve_plan
 from schedlab.formulations.joint_pooled import pooled_ok
 from schedlab.formulations.joint_rigid import solve_rigid
+from schedlab.formulations.joint_rules import holding_violations, joint_objective
 from schedlab.formulations.joint_twostage import JointTwoStage
 from schedlab.formulations.result import Status
 from schedlab.perfmodel.plans import ExecutionPlan
