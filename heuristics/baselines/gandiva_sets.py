@@ -151,7 +151,10 @@ class GandivaSets:
                     moved.extend(ns.jobs)
                     ns.jobs = []
                     ns.util = 0
-            _join_lowest(sets, moved)
+            if moved and all(ns.util == 0 for ns in sets):
+                sets[:] = _spread_even(sets, moved)
+            else:
+                _join_lowest(sets, moved)
 
     # ---------------------------------------------------------- slice
     def slice(self, t: int, dt: int) -> tuple[list[str], bool]:
@@ -249,6 +252,27 @@ def _join_lowest(sets: list[NodeSet], moved: list[str]) -> None:
         if i > 1:
             del sets[0]
             sets.insert(i - 1, head)
+
+
+def _spread_even(sets: list[NodeSet], moved: list[str]) -> list[NodeSet]:
+    """:func:`_join_lowest` of ``moved`` (not empty) over ``sets`` whose utils are all 0 (the re-spread),
+    in closed form; returns the sets' new order. From a list of equal utils, each job joins the head,
+    which then moves behind the sets still at the old util and before those already at the new one (the
+    stable sort): a round of ``len(sets)`` jobs walks the list in order and leaves it reversed. So job
+    ``i`` (round ``q``, position ``p``) joins ``B[p]``, ``B`` the order at the round's start (``sets`` for
+    even ``q``, reversed for odd), and after ``r`` jobs of the last round the order is ``B[r:]`` then
+    ``B[:r]`` reversed."""
+    n, k = len(moved), len(sets)
+    fwd = list(sets)
+    rev = fwd[::-1]
+    for q in range(0, n, k):
+        for ns, jid in zip(fwd if not (q // k) & 1 else rev, moved[q:q + k], strict=False):
+            ns.jobs.append(jid)
+    for ns in fwd:
+        ns.util = len(ns.jobs)
+    rounds, r = divmod(n, k)
+    base = fwd if not rounds & 1 else rev
+    return base[r:] + base[:r][::-1]
 
 
 __all__ = ["ORDER", "GandivaSets", "NodeSet"]
