@@ -221,7 +221,8 @@ class ArtifactGandiva(PolicyBase):
                     self.skipped += int(n)
                     continue
             self._step(self.t + step, step, [])
-            if set(self._executing()) != same:
+            now_exec = self._executing()
+            if now_exec != first and set(now_exec) != same:  # (an equal list is an equal set: no set built)
                 return
 
     def _render(self, view: ClusterView, now: int) -> Decision:
