@@ -11,7 +11,9 @@ at ``T'`` as there (its set keeps its GPUs meanwhile, so nothing else changes). 
 arrival, which the simulator gives only under ``tiresias`` semantics (``ClusterView.next_arrival``).
 
 Speed: a step that returns the state unchanged (no arrival, end or rotation) is repeated until the
-next end or rotation, so those steps are credited at once instead of one by one.
+next end or rotation, so those steps are credited at once instead of one by one. On the one-machine
+pool (``tiresias`` semantics: instant preemption, GPU-only requests) the jobs a rotation starts are
+counted in GPUs and each job's allocation is built once (:meth:`ArtifactGandiva._start_pooled`).
 
 Under other semantics use ``gandiva-like`` (:mod:`.gandiva`): this policy is the artifact, whose
 machines are GPU counts and whose jobs never slow down.
