@@ -11,7 +11,9 @@ at ``T'`` as there (its set keeps its GPUs meanwhile, so nothing else changes). 
 arrival, which the simulator gives only under ``tiresias`` semantics (``ClusterView.next_arrival``).
 
 Speed: a step that returns the state unchanged (no arrival, end or rotation) is repeated until the
-next end or rotation, so those steps are credited at once instead of one by one.
+next end or rotation, so those steps are credited at once instead of one by one. On the one-machine
+pool (``tiresias`` semantics: instant preemption, GPU-only requests) the jobs a rotation starts are
+counted in GPUs and each job's allocation is built once (:meth:`ArtifactGandiva._start_pooled`).
 
 Under other semantics use ``gandiva-like`` (:mod:`.gandiva`): this policy is the artifact, whose
 machines are GPU counts and whose jobs never slow down.
@@ -24,6 +26,7 @@ import math
 from schedlab.heuristics.baselines.gandiva_sets import GandivaSets
 from schedlab.heuristics.tiresias.artifact import whole
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
+from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import JobAllocation
 from schedlab.scheduling.policy import NO_DECISION, ClusterView, Decision, EventKind, JobStatus, Timer
 from schedlab.scheduling.registry import PolicyParams, paper
@@ -77,6 +80,12 @@ class ArtifactGandiva(PolicyBase):
         self._held: dict[str, None] = {jv.id: None for jv in view.running()}
         self._last_run: list[str] | None = None
         self.steps = self.skipped = 0
+        # the one-machine pool with instant preemption (``tiresias`` semantics): starts counted in GPUs,
+        # each job's allocation built once (:meth:`_start_pooled`)
+        ms = view.cluster.machines
+        self._pool: str | None = ms[0] if len(ms) == 1 and view.checkpoint_s == 0 else None
+        self._allocs: dict[str, tuple[JobAllocation, int]] = {}
+        self._plans: dict[int, ExecutionPlan] = {}
 
     # ------------------------------------------------------------- pass
     def schedule(self, view: ClusterView) -> Decision:
@@ -89,6 +98,7 @@ class ArtifactGandiva(PolicyBase):
         for e in view.events:
             if e.kind is EventKind.COMPLETION and e.job_id in held:
                 del held[e.job_id]
+                self._allocs.pop(e.job_id, None)
                 self._last_run = None
         if self.t is not None and self.t > now:
             return NO_DECISION  # the loop already ran ahead to a step where the simulator must change
@@ -213,7 +223,8 @@ class ArtifactGandiva(PolicyBase):
                     self.skipped += int(n)
                     continue
             self._step(self.t + step, step, [])
-            if set(self._executing()) != same:
+            now_exec = self._executing()
+            if now_exec != first and set(now_exec) != same:  # (an equal list is an equal set: no set built)
                 return
 
     def _render(self, view: ClusterView, now: int) -> Decision:
@@ -251,18 +262,15 @@ class ArtifactGandiva(PolicyBase):
             want = set(run)
             preempt = tuple(j for j in holding if j not in want)
         if run and len(holding) - len(preempt) < len(run):  # (held minus preempted = held and wanted)
-            ps = self.starter.pass_state(view, preempt)
-            for jid in run:
-                if jid in holding:
-                    continue
-                jv = view.job(jid)
-                if jv.status is JobStatus.FINISHED:
-                    raise RuntimeError(f"gandiva: job {jid!r} finished in the simulator before the artifact's "
-                                       f"step ended it (t={now})")
-                ja = self.starter.start(view, ps, jv.job, consolidate=True)
-                if ja is None:
-                    raise RuntimeError(f"gandiva: no room for job {jid!r} in the pool at t={now}")
-                starts[jid] = ja
+            if self._pool is None or not self._start_pooled(view, now, run, holding, preempt, starts):
+                ps = self.starter.pass_state(view, preempt)
+                for jid in run:
+                    if jid in holding:
+                        continue
+                    ja = self.starter.start(view, ps, self._startable(view, jid, now).job, consolidate=True)
+                    if ja is None:
+                        raise RuntimeError(f"gandiva: no room for job {jid!r} in the pool at t={now}")
+                    starts[jid] = ja
         for jid in preempt:
             del holding[jid]
         for jid in starts:
@@ -272,6 +280,49 @@ class ArtifactGandiva(PolicyBase):
         timers = tuple(Timer(float(t), "gandiva-step") for t in sorted(wake - self._asked) if t > now)
         self._asked.update(t for t in wake if t > now)
         return Decision(start=starts, preempt=preempt, timers=timers)
+
+    @staticmethod
+    def _startable(view: ClusterView, jid: str, now: int):
+        jv = view.job(jid)
+        if jv.status is JobStatus.FINISHED:
+            raise RuntimeError(f"gandiva: job {jid!r} finished in the simulator before the artifact's "
+                               f"step ended it (t={now})")
+        return jv
+
+    def _start_pooled(self, view: ClusterView, now: int, run: list[str], holding: dict[str, None],
+                      preempt: tuple[str, ...], starts: dict[str, JobAllocation]) -> bool:
+        """The starts of ``run`` on the one-machine pool as :class:`Starter` places them there (``place_pool``:
+        the whole request on the pool if it fits what is free after the preemptions), counted in GPUs;
+        ``False`` (nothing done) if a job asks for more than GPUs, where the general path decides. A job's
+        allocation is the same at every start (the pool, its request, its plan), so it is built once (a
+        rotation starts the same jobs again and again)."""
+        allocs = self._allocs
+        free = view.index.total  # the pool's free GPUs, plus those of the jobs preempted here (instant)
+        for jid in preempt:
+            a = allocs.get(jid)
+            free += a[1] if a is not None else sum(r.gpus for r in view.job(jid).allocation.placement.values())
+        for jid in run:
+            if jid in holding:
+                continue
+            jv = self._startable(view, jid, now)
+            got = allocs.get(jid)
+            if got is None:
+                job = jv.job
+                req = job.requested
+                if req.cpus or req.mem_gb:
+                    starts.clear()
+                    return False
+                plan = job.plan
+                if plan is None:
+                    plan = self._plans.get(req.gpus)
+                    if plan is None:
+                        plan = self._plans[req.gpus] = ExecutionPlan(dp=req.gpus)
+                got = allocs[jid] = (JobAllocation(jid, plan, {self._pool: req}), req.gpus)
+            if got[1] > free:
+                raise RuntimeError(f"gandiva: no room for job {jid!r} in the pool at t={now}")
+            free -= got[1]
+            starts[jid] = got[0]
+        return True
 
     @property
     def counters(self) -> dict[str, int]:

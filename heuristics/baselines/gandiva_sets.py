@@ -109,16 +109,23 @@ class GandivaSets:
     # --------------------------------------------------------- adjust
     def adjust(self) -> None:
         """``gandiva_node_set_adjust`` (module docstring, 1.)."""
-        demand = {g: g * sum(len(ns.jobs) for ns in sets) for g, sets in self.classes.items()}
-        occupied = {g: self.gpn * sum(ns.nodes for ns in sets) for g, sets in self.classes.items()}
-        total = sum(demand.values())
+        counts = []  # (g, demand, occupied GPUs) of the classes with jobs, in ORDER (all read before any change)
+        total = 0
+        for g in ORDER:
+            sets = self.classes[g]
+            if sets:
+                jobs = nodes = 0
+                for ns in sets:
+                    jobs += len(ns.jobs)
+                    nodes += ns.nodes
+                if jobs:
+                    counts.append((g, g * jobs, self.gpn * nodes))
+                    total += g * jobs
         if total == 0:
             return
-        for g in ORDER:
-            if demand[g] == 0:
-                continue
-            plan = int(math.floor((demand[g] / total) * self.total_gpus))
-            diff = min(plan, demand[g]) - occupied[g]
+        for g, demand, occupied in counts:
+            plan = int(math.floor((demand / total) * self.total_gpus))
+            diff = min(plan, demand) - occupied
             if diff > 0:
                 self._expand(g, math.ceil(diff / g))
             elif diff < 0:
@@ -151,7 +158,10 @@ class GandivaSets:
                     moved.extend(ns.jobs)
                     ns.jobs = []
                     ns.util = 0
-            _join_lowest(sets, moved)
+            if moved and all(ns.util == 0 for ns in sets):
+                sets[:] = _spread_even(sets, moved)
+            else:
+                _join_lowest(sets, moved)
 
     # ---------------------------------------------------------- slice
     def slice(self, t: int, dt: int) -> tuple[list[str], bool]:
@@ -163,21 +173,28 @@ class GandivaSets:
         ex, dur = self.executed, self.duration
         for g in ORDER:
             sets = self.classes[g]
+            if not sets:
+                continue
             gone = []
             for ns in sets:
-                k = min(len(ns.jobs), ns.cap)
-                end_here = []
-                for jid in ns.jobs[:max(k, 1)]:
-                    ex[jid] += dt
-                    if ex[jid] >= dur[jid]:
-                        end_here.append(jid)
-                if switch and len(ns.jobs) > k:
-                    ns.jobs = ns.jobs[k:] + ns.jobs[:k]
+                jobs, cap = ns.jobs, ns.cap  # (the first min(len, cap) jobs run: cap >= 1)
+                end_here = None
+                for jid in (jobs if len(jobs) <= cap else jobs[:cap]):
+                    e = ex[jid] + dt
+                    ex[jid] = e
+                    if e >= dur[jid]:
+                        if end_here is None:
+                            end_here = [jid]
+                        else:
+                            end_here.append(jid)
+                if switch and len(jobs) > cap:
+                    ns.jobs = jobs = jobs[cap:] + jobs[:cap]
                     self.rotations += 1
-                for jid in end_here:
-                    ns.jobs.remove(jid)
-                    ended.append(jid)
-                if not ns.jobs:
+                if end_here is not None:
+                    for jid in end_here:
+                        jobs.remove(jid)
+                        ended.append(jid)
+                if not jobs:
                     self.free += ns.nodes
                     gone.append(ns)
                     release = True
@@ -207,9 +224,10 @@ class GandivaSets:
     def executing(self) -> list[str]:
         """The jobs that gain time in the next step (given the state after its adjust)."""
         out: list[str] = []
+        classes = self.classes
         for g in ORDER:
-            for ns in self.classes[g]:
-                out.extend(ns.jobs[:max(min(len(ns.jobs), ns.cap), 1)])
+            for ns in classes[g]:
+                out.extend(ns.jobs[:ns.cap])  # (= jobs[:max(min(len, cap), 1)]: cap >= 1)
         return out
 
     def oversubscribed(self) -> bool:
@@ -249,6 +267,27 @@ def _join_lowest(sets: list[NodeSet], moved: list[str]) -> None:
         if i > 1:
             del sets[0]
             sets.insert(i - 1, head)
+
+
+def _spread_even(sets: list[NodeSet], moved: list[str]) -> list[NodeSet]:
+    """:func:`_join_lowest` of ``moved`` (not empty) over ``sets`` whose utils are all 0 (the re-spread),
+    in closed form; returns the sets' new order. From a list of equal utils, each job joins the head,
+    which then moves behind the sets still at the old util and before those already at the new one (the
+    stable sort): a round of ``len(sets)`` jobs walks the list in order and leaves it reversed. So job
+    ``i`` (round ``q``, position ``p``) joins ``B[p]``, ``B`` the order at the round's start (``sets`` for
+    even ``q``, reversed for odd), and after ``r`` jobs of the last round the order is ``B[r:]`` then
+    ``B[:r]`` reversed."""
+    n, k = len(moved), len(sets)
+    fwd = list(sets)
+    rev = fwd[::-1]
+    for q in range(0, n, k):
+        for ns, jid in zip(fwd if not (q // k) & 1 else rev, moved[q:q + k], strict=False):
+            ns.jobs.append(jid)
+    for ns in fwd:
+        ns.util = len(ns.jobs)
+    rounds, r = divmod(n, k)
+    base = fwd if not rounds & 1 else rev
+    return base[r:] + base[:r][::-1]
 
 
 __all__ = ["ORDER", "GandivaSets", "NodeSet"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.heuristics.baselines.gandiva_sets import NodeSet, _join_lowest, _util
+from schedlab.heuristics.baselines.gandiva_sets import NodeSet, _join_lowest, _spread_even, _util
 
 
 def _literal(sets: list[NodeSet], moved: list[str]) -> None:
@@ -31,5 +31,20 @@ def test_join_lowest_is_the_sort_per_job(utils: list[int], n: int) -> None:
     ids = {id(a): id(b) for a, b in zip(fast, slow, strict=True)}
     moved = [f"j{i}" for i in range(n)]
     _join_lowest(fast, moved)
+    _literal(slow, moved)
+    assert [(ids[i], u, j) for i, u, j in _state(fast)] == _state(slow)
+
+
+@settings(max_examples=300, deadline=None)
+@given(k=st.integers(1, 12), n=st.integers(1, 60))
+def test_spread_even_is_the_sort_per_job(k: int, n: int) -> None:
+    """The re-spread from equal utils (all 0) in closed form: the same sets in the same order with the same
+    jobs as the artifact's loop; it fails if a round does not reverse the order or the last partial round
+    is put back in the wrong order."""
+    fast = [NodeSet(1, 4) for _ in range(k)]
+    slow = [NodeSet(1, 4) for _ in range(k)]
+    ids = {id(a): id(b) for a, b in zip(fast, slow, strict=True)}
+    moved = [f"j{i}" for i in range(n)]
+    fast = _spread_even(fast, moved)
     _literal(slow, moved)
     assert [(ids[i], u, j) for i, u, j in _state(fast)] == _state(slow)
