@@ -247,7 +247,7 @@ class ShortestRemaining(PolicyBase):
             preempt = tuple(e[2] for e in ranked if e[2] not in keep and e[2] not in ckpt)
         else:
             quota = None
-            bf = BlockFill(arr, order, arr.ranked_keys)
+            bf = BlockFill(arr, order)
             free = view.cluster.total_gpus - (bf.ckpt_gpus if view.checkpoint_s else 0)
             chosen, preempt = self._fill_blocks(bf, free)
         ps = self.starter.pass_state(view, preempt)

@@ -35,27 +35,22 @@ class RunningArrays:
         self.order: np.ndarray | None = None
         self._new: list[int] = []
         self._resort = False
-        #: the keys of :attr:`order` after the last :meth:`ranked` (``key[order]``)
-        self.ranked_keys = np.zeros(0)
         self._alloc(capacity)
 
-    _FLOATS = ("p", "r", "m", "it", "dur", "g", "key")
-    _INTS = ("tb", "gi")
-    _BOOLS = ("mov", "ck")
-
     def _alloc(self, cap: int) -> None:
-        """Storage for ``cap`` rows: one 2-d array per dtype (a row's fields are copied in one operation),
-        its rows exposed as the named 1-d views (``p``, ``key``, ``tb``, ``ck``, ...)."""
+        old = getattr(self, "p", None)
         n = len(self.ids)
-        for group, names, dt in (("_f", self._FLOATS, np.float64), ("_i", self._INTS, np.int64),
-                                 ("_b", self._BOOLS, bool)):
-            a = np.zeros((len(names), cap), dtype=dt)
-            old = getattr(self, group, None)
+        names = ("p", "r", "m", "it", "dur", "g", "key")
+        for name in names:
+            a = np.zeros(cap)
             if old is not None:
-                a[:, :n] = old[:, :n]
-            setattr(self, group, a)
-            for k, name in enumerate(names):
-                setattr(self, name, a[k])
+                a[:n] = getattr(self, name)[:n]
+            setattr(self, name, a)
+        for name, dt in (("tb", np.int64), ("gi", np.int64), ("mov", bool), ("ck", bool)):
+            a = np.zeros(cap, dtype=dt)
+            if old is not None:
+                a[:n] = getattr(self, name)[:n]
+            setattr(self, name, a)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -98,9 +93,9 @@ class RunningArrays:
             moved = self.ids[last]
             self.ids[i] = moved
             self.row[moved] = i
-            self._f[:, i] = self._f[:, last]
-            self._i[:, i] = self._i[:, last]
-            self._b[:, i] = self._b[:, last]
+            for a in (self.p, self.r, self.m, self.it, self.dur, self.g, self.key, self.tb, self.gi, self.mov,
+                      self.ck):
+                a[i] = a[last]
         self.ids.pop()
         return out
 
@@ -184,11 +179,8 @@ class RunningArrays:
         if self._resort:
             self._resort = False
             order = np.lexsort((self.tb[:n], self.key[:n]))
-            self.ranked_keys = self.key[order]
         else:
-            ks = self.key[order]
-            w = np.argsort(ks, kind="stable")  # (timsort: linear on the almost sorted keys)
-            order, self.ranked_keys = order[w], ks[w]
+            order = order[np.argsort(self.key[order], kind="stable")]
         self.order = order
         return order
 
@@ -199,19 +191,16 @@ class BlockFill:
     search on the cumulative GPUs, the rows that do not fit after it by one vector comparison, so a walk
     costs O(rows that do not fit x log rows), not O(rows)."""
 
-    def __init__(self, arr: RunningArrays, order: np.ndarray, ks: np.ndarray | None = None) -> None:
-        """``ks``: the keys of ``order`` where known (:attr:`RunningArrays.ranked_keys`)."""
+    def __init__(self, arr: RunningArrays, order: np.ndarray) -> None:
         self.arr = arr
         self.order = order
-        self.ks = arr.key[order] if ks is None else ks
-        n = len(order)
-        ck = arr.ck[:n]
-        g = np.where(ck, 0, arr.gi[:n])[order]
-        self.gs = g
-        self.cs = cs = np.empty(n + 1, dtype=np.int64)
-        cs[0] = 0
-        np.cumsum(g, out=cs[1:])
-        self.ckpt_gpus = int(arr.gi[:n][ck].sum()) if ck.any() else 0  # GPUs of checkpointing rows
+        self.ks = arr.key[order]
+        self.ts = arr.tb[order]
+        self.ckr = ck = arr.ck[order]
+        g_all = arr.gi[order]
+        self.gs = g = np.where(ck, 0, g_all)
+        self.cs = np.concatenate(([0], np.cumsum(g)))
+        self.ckpt_gpus = int(g_all.sum()) - int(self.cs[-1])  # GPUs of checkpointing rows
 
     def position(self, key: float, tb: int) -> int:
         """How many ranked rows come before ``(key, tb)``."""
@@ -219,7 +208,7 @@ class BlockFill:
         lo = int(ks.searchsorted(key, "left"))
         hi = int(ks.searchsorted(key, "right"))
         if hi > lo:
-            lo += int(np.count_nonzero(self.arr.tb[self.order[lo:hi]] < tb))
+            lo += int(np.count_nonzero(self.ts[lo:hi] < tb))
         return lo
 
     def walk(self, pos: int, idx: int, free: int, out: list[int]) -> tuple[int, int]:
@@ -249,7 +238,7 @@ class BlockFill:
 
     def rest(self, pos: int) -> list[int]:
         """Positions from ``pos`` on that are not checkpointing."""
-        return (np.flatnonzero(~self.arr.ck[self.order[pos:]]) + pos).tolist()
+        return (np.flatnonzero(~self.ckr[pos:]) + pos).tolist()
 
 
 __all__ = ["BlockFill", "RunningArrays", "snap_array"]
