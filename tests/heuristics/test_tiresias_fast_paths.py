@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from schedlab.benchmarks.simulator import Recorder, Simulator
 from schedlab.benchmarks.simulator.digest import records_digest
 from schedlab.heuristics import POLICIES
-from schedlab.heuristics.tiresias.las import TiresiasPolicy, _Quota
+from schedlab.heuristics.tiresias.las import TiresiasPolicy
+from schedlab.heuristics.tiresias.passes import _Quota
 from schedlab.heuristics.tiresias.queues import RESV, RUN, QJob
 from schedlab.scheduling import Job, Resources
 from schedlab.scheduling.allocation import JobAllocation
