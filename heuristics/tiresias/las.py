@@ -316,18 +316,5 @@ class TiresiasPolicy(PassMixin, PolicyBase):
         j.a_ref, j.t_ref = jv.attained_service, math.inf if restoring else view.now
         self.st.add_running(j)
 
-    def _run_from_now(self, view: ClusterView, j: QJob, now: float) -> float:
-        """:meth:`_set_running` then :meth:`_push_demotion`, with one view lookup: ``j`` has just been
-        placed from the queue (QUEUED in the view), so its attained service is its stored value.
-        Returns the job's waiting time (the view's, read once)."""
-        jv = view.job(j.id)
-        a = jv.attained_service
-        restoring = jv.preemptions > 0 and view.checkpoint_s > 0 and jv.status is JobStatus.QUEUED
-        j.a_ref, j.t_ref = a, math.inf if restoring else now
-        self.st.add_running(j)
-        if j.q < self.k - 1:
-            heapq.heappush(self._dem, (now + max(self.limits[j.q] - (a - j.svc0), 0.0) / j.g, j.ver, j.id))
-        return jv.waiting_time
-
 
 __all__ = ["TiresiasPolicy"]

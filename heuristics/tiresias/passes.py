@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from bisect import bisect_left
 from collections.abc import Iterator
 
@@ -15,7 +16,9 @@ import numpy as np
 from schedlab.heuristics.fifo import QuotaLedger
 from schedlab.heuristics.tiresias.queues import CKPT, MLFQ, RESV, RUN, WAIT, QJob
 from schedlab.scheduling.allocation import JobAllocation
-from schedlab.scheduling.policy import ClusterView
+from schedlab.scheduling.policy import ClusterView, JobStatus
+
+QUEUED = JobStatus.QUEUED
 
 
 class PassMixin:
@@ -50,7 +53,10 @@ class PassMixin:
         free = view.cluster.total_gpus - self._outside - sum(st.held) - st.ckpt_gpus
         quota = _Quota(view, st) if view.quotas else None
         preempted: list[QJob] = []
+        wait = st.wait
         for q in range(self.k):
+            if not wait[q]:
+                continue  # (nothing to claim; a later queue's cap is at most this one's: the break below is kept)
             below = st.below(q)
             # 2D-Gittins: a waiting job may also preempt running jobs of its own queue with a lower index
             gq = self._gittins_queue(q)
@@ -182,29 +188,38 @@ class PassMixin:
         # the view, the pass state and this shape)
         failed: set[tuple] = set()
         mem_of = self.traits.min_gpu_mem
+        pack_wait = self.pack_wait_s
+        dem, lim, last_q = self._dem, self.limits, self.k - 1
+        restore = view.checkpoint_s > 0
+        jobs_view = view.job
+        add_running = st.add_running
         for n, j in enumerate(claims):
             job = j.job
-            skew = skew_of(job)
-            skewed = skew > limit
-            spread = not skewed or j.pack_expired or self.pack_wait_s == 0
             base = j.shape
-            if base is None:  # (fixed for the job: its request, TP degree and GPU memory need)
+            if base is None:  # (fixed for the job: its request, TP degree, GPU memory need and skew)
                 plan, req = job.plan, job.requested
                 base = j.shape = (req.gpus, req.cpus, req.mem_gb, plan.tp if plan is not None else 1,
                                   mem_of(view, job))
-            shape = (base, skewed, spread)
-            if shape in failed:
-                ja = None
+                j.skew = skew_of(job)
+            skew = j.skew
+            skewed = skew > limit
+            spread = not skewed or j.pack_expired or pack_wait == 0
+            if j.g > ps.free_gpus:
+                ja = None  # (more GPUs than the pass has left: ``start`` would answer so)
             else:
-                ja = start(view, ps, job, consolidate=skewed, allow_spread=spread, take=n < last)
-                if ja is None:
-                    failed.add(shape)
+                shape = (base, skewed, spread)
+                if shape in failed:
+                    ja = None
                 else:
-                    failed.clear()
+                    ja = start(view, ps, job, consolidate=skewed, allow_spread=spread, take=n < last)
+                    if ja is None:
+                        failed.add(shape)
+                    else:
+                        failed.clear()
             if ja is None:
                 stuck.add(j.id)  # retried once GPUs are given back (or its consolidation wait ends)
                 if skewed and not j.pack_expired and j.pack_deadline is None:
-                    j.pack_deadline = now + self.pack_wait_s
+                    j.pack_deadline = now + pack_wait
                     heapq.heappush(self._pack, (j.pack_deadline, j.ver, j.id))
                 continue
             st.remove_reserved(j)
@@ -213,9 +228,16 @@ class PassMixin:
                 j.band, j.stamp = 0, st.next_stamp()
             j.ver += 1
             j.pack_deadline, j.pack_expired = None, False
-            waited = self._run_from_now(view, j, now)
+            # ``_run_from_now``, inline: placed from the queue (QUEUED in the view), so its attained
+            # service is its stored value; a preempted job under costly preemption restores first
+            jv = jobs_view(j.id)
+            a = jv.attained_service
+            j.a_ref, j.t_ref = a, math.inf if restore and jv.preemptions > 0 and jv.status is QUEUED else now
+            add_running(j)
+            if j.q < last_q:
+                heapq.heappush(dem, (now + max(lim[j.q] - (a - j.svc0), 0.0) / j.g, j.ver, j.id))
             if j.wait0 is None:
-                j.wait0 = waited
+                j.wait0 = jv.waiting_time
             starts[j.id] = ja
             if self.learner is not None:
                 self.learner.observe(view, job, ja.placement, skew)

@@ -254,7 +254,7 @@ class Starter:
         """``job`` placed (and taken from ``ps`` unless ``take`` is false: the pass's last placement, after
         which ``ps`` is not read), or ``None`` when it does not fit now."""
         cur = None
-        if self.cursors:
+        if self.cursors and ps.eff:  # (the cursors serve searches after the pass's first placement)
             cur = self._cur
             if cur is None or cur.ps is not ps:
                 cur = self._cur = PassCursors(ps)

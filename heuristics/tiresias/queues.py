@@ -32,7 +32,7 @@ class QJob:
     first ran after that (``δ_J = waiting - wait0``); ``ver`` invalidates its heap deadlines."""
 
     __slots__ = ("id", "job", "g", "q", "state", "band", "stamp", "k0", "ver", "svc0", "exec0", "wait0",
-                 "pack_deadline", "pack_expired", "seq", "a_ref", "t_ref", "shape")
+                 "pack_deadline", "pack_expired", "seq", "a_ref", "t_ref", "shape", "skew")
 
     def __init__(self, jid: str, job, seq: int) -> None:
         self.id = jid
@@ -53,6 +53,7 @@ class QJob:
         self.a_ref = 0.0  # attained service when it last started running (Gittins victims' index)
         self.t_ref = 0.0
         self.shape: tuple | None = None  # what placement reads of the job (``TiresiasPolicy._place``)
+        self.skew = 0.0  # its skew (set with ``shape``)
 
     @property
     def key(self) -> tuple:
