@@ -211,9 +211,11 @@ class MLFQ:
         last, reserved ones first (latest key first), then running ones in ``order_running(q)`` order."""
         keys, jobs = self.resv_keys, self.jobs
         for q in range(self.k - 1, q_from, -1):
-            if self.resv_q[q]:  # queue q's block of ``resv_keys``, last first
+            if self.resv_q[q]:  # queue q's block of ``resv_keys``, last first (read lazily: the caller
+                # takes the victims it needs and changes the queues only once it stopped reading)
                 lo, hi = bisect_left(keys, (q,)), bisect_left(keys, (q + 1,))
-                yield from [jobs[key[4]] for key in reversed(keys[lo:hi])]
+                for i in range(hi - 1, lo - 1, -1):
+                    yield jobs[keys[i][4]]
             yield from order_running(q)
 
 
