@@ -81,7 +81,14 @@ class RunArrays:
         self.refresh(j)
 
     def refresh(self, j: QJob) -> None:
-        self.cols[:, self.pos[j.id]] = (j.a_ref, j.t_ref, j.g, j.svc0, j.stamp)
+        # (one scalar store per column: the same float64 values as assigning the tuple to the column,
+        # without building an array from it)
+        c, i = self.cols, self.pos[j.id]
+        c[0, i] = j.a_ref
+        c[1, i] = j.t_ref
+        c[2, i] = j.g
+        c[3, i] = j.svc0
+        c[4, i] = j.stamp
 
     def remove(self, j: QJob) -> None:
         i = self.pos.pop(j.id)
