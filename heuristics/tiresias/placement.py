@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from schedlab.heuristics.fifo import PassState, place_consolidated, plan_memory_need, split_checked
 from schedlab.perfmodel.plans import ExecutionPlan
@@ -65,9 +65,10 @@ class JobTraits:
         return plan_memory_need(job, self._mem)
 
 
-def place_spread(view: ClusterView, job: Job, ps: PassState, *, min_gpu_mem: float = 0.0
-                 ) -> dict[str, Resources] | None:
-    """``job``'s GPUs from the machines with the fewest free GPUs first (see the module docstring)."""
+def place_spread(view: ClusterView, job: Job, ps: PassState, *, min_gpu_mem: float = 0.0,
+                 cursors: PassCursors | None = None) -> dict[str, Resources] | None:
+    """``job``'s GPUs from the machines with the fewest free GPUs first (see the module docstring).
+    ``cursors`` (of this ``ps``): the same placement, without rescanning the machines the pass touched."""
     g = job.requested.gpus
     if g > ps.free_gpus:
         return None  # (the scan below could not collect g GPUs: no search)
@@ -82,8 +83,12 @@ def place_spread(view: ClusterView, job: Job, ps: PassState, *, min_gpu_mem: flo
         usable = k - k % tp
         if usable <= 0:
             continue
-        cands = idx.machines_with(k) if touched is None else itertools.chain(
-            (m for m in idx.machines_with(k) if m not in touched), ps.touched_with(k))
+        if touched is None:
+            cands = idx.machines_with(k)
+        elif cursors is not None:
+            cands = itertools.chain(cursors.untouched(view, k), ps.touched_with(k))
+        else:
+            cands = itertools.chain((m for m in idx.machines_with(k) if m not in touched), ps.touched_with(k))
         for m in cands:
             if min_gpu_mem and cluster.machine(m).gpu_memory_gb < min_gpu_mem:
                 continue
@@ -114,11 +119,39 @@ class PassCursors:
     is touched, and a machine skipped stays skipped: each cursor only moves forward, and the scans of a
     pass that places many jobs cost the index's size once, not once per job."""
 
-    __slots__ = ("ps", "at")
+    __slots__ = ("ps", "at", "spread")
 
     def __init__(self, ps: PassState) -> None:
         self.ps = ps
         self.at: dict[object, tuple] = {}
+        self.spread: dict[int, list] = {}
+
+    def untouched(self, view: ClusterView, k: int) -> Iterator[str]:
+        """``m for m in view.index.machines_with(k) if m not in ps.eff``, for :func:`place_spread`: the
+        machines read from the index so far are kept with a pointer past the touched ones at their front
+        (touched machines stay touched for the rest of the pass), so a pass of many spread placements
+        reads each machine of a count once, not once per placement."""
+        eff = self.ps.eff
+        cur = self.spread.get(k)
+        if cur is None:
+            cur = self.spread[k] = [view.index.machines_with(k), [], 0]
+        it, seen, i = cur
+        n = len(seen)
+        while i < n and seen[i] in eff:
+            i += 1
+        cur[2] = i
+        while True:
+            if i < n:
+                m = seen[i]
+            else:
+                m = next(it, None)
+                if m is None:
+                    return
+                seen.append(m)
+                n += 1
+            i += 1
+            if m not in eff:
+                yield m
 
     def first_fit(self, view: ClusterView, g: int, need: Resources, min_gpu_mem: float, simple: bool) -> str | None:
         """``view.index.best_fit(g, accept)`` with ``accept`` = untouched in the pass and fits (``need``
@@ -186,7 +219,7 @@ def place_job(view: ClusterView, job: Job, ps: PassState, *, consolidate: bool, 
             p = place_consolidated(view, job, ps, min_gpu_mem=mem)
         if p is not None or not allow_spread:
             return p
-    p = place_spread(view, job, ps, min_gpu_mem=mem)
+    p = place_spread(view, job, ps, min_gpu_mem=mem, cursors=cursors)
     if p is None and not consolidate and (job.requested.cpus or job.requested.mem_gb):
         p = place_consolidated(view, job, ps, min_gpu_mem=mem)  # CPUs per machine may need a compact shape
     return p
@@ -221,7 +254,7 @@ class Starter:
         """``job`` placed (and taken from ``ps`` unless ``take`` is false: the pass's last placement, after
         which ``ps`` is not read), or ``None`` when it does not fit now."""
         cur = None
-        if self.cursors:
+        if self.cursors and ps.eff:  # (the cursors serve searches after the pass's first placement)
             cur = self._cur
             if cur is None or cur.ps is not ps:
                 cur = self._cur = PassCursors(ps)

@@ -32,7 +32,7 @@ class QJob:
     first ran after that (``δ_J = waiting - wait0``); ``ver`` invalidates its heap deadlines."""
 
     __slots__ = ("id", "job", "g", "q", "state", "band", "stamp", "k0", "ver", "svc0", "exec0", "wait0",
-                 "pack_deadline", "pack_expired", "seq", "a_ref", "t_ref", "shape")
+                 "pack_deadline", "pack_expired", "seq", "a_ref", "t_ref", "shape", "skew")
 
     def __init__(self, jid: str, job, seq: int) -> None:
         self.id = jid
@@ -53,6 +53,7 @@ class QJob:
         self.a_ref = 0.0  # attained service when it last started running (Gittins victims' index)
         self.t_ref = 0.0
         self.shape: tuple | None = None  # what placement reads of the job (``TiresiasPolicy._place``)
+        self.skew = 0.0  # its skew (set with ``shape``)
 
     @property
     def key(self) -> tuple:
@@ -80,7 +81,14 @@ class RunArrays:
         self.refresh(j)
 
     def refresh(self, j: QJob) -> None:
-        self.cols[:, self.pos[j.id]] = (j.a_ref, j.t_ref, j.g, j.svc0, j.stamp)
+        # (one scalar store per column: the same float64 values as assigning the tuple to the column,
+        # without building an array from it)
+        c, i = self.cols, self.pos[j.id]
+        c[0, i] = j.a_ref
+        c[1, i] = j.t_ref
+        c[2, i] = j.g
+        c[3, i] = j.svc0
+        c[4, i] = j.stamp
 
     def remove(self, j: QJob) -> None:
         i = self.pos.pop(j.id)
@@ -210,9 +218,11 @@ class MLFQ:
         last, reserved ones first (latest key first), then running ones in ``order_running(q)`` order."""
         keys, jobs = self.resv_keys, self.jobs
         for q in range(self.k - 1, q_from, -1):
-            if self.resv_q[q]:  # queue q's block of ``resv_keys``, last first
+            if self.resv_q[q]:  # queue q's block of ``resv_keys``, last first (read lazily: the caller
+                # takes the victims it needs and changes the queues only once it stopped reading)
                 lo, hi = bisect_left(keys, (q,)), bisect_left(keys, (q + 1,))
-                yield from [jobs[key[4]] for key in reversed(keys[lo:hi])]
+                for i in range(hi - 1, lo - 1, -1):
+                    yield jobs[keys[i][4]]
             yield from order_running(q)
 
 

@@ -5,7 +5,10 @@ replaced pieces: a claim whose shape failed since the pass state last changed is
 (``failed`` in ``_place``); same-queue victims from a list with a pointer past the ones already taken and
 ``bisect_left`` instead of ``np.searchsorted`` (``same`` in ``_pass``); no ``take`` after the last
 placement; deadline heaps read only when a head is due; reserved claims kept sorted (``resv_keys``);
-one-machine consolidated searches resumed from per-pass cursors (``PassCursors``)."""
+one-machine consolidated searches resumed from per-pass cursors (``PassCursors``). Round 7 (branch las7)
+is checked against the same reference: spread placements resumed from the cursors too (``OldPath`` turns the
+cursors off), the GPU bound read before a claim's search, the skew kept with the shape, the start's
+bookkeeping inline in ``_place`` (now in ``passes.py``)."""
 
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ from hypothesis import strategies as st
 from schedlab.benchmarks.simulator import Recorder, Simulator
 from schedlab.benchmarks.simulator.digest import records_digest
 from schedlab.heuristics import POLICIES
-from schedlab.heuristics.tiresias.las import TiresiasPolicy, _Quota
+from schedlab.heuristics.tiresias.las import TiresiasPolicy
+from schedlab.heuristics.tiresias.passes import _Quota
 from schedlab.heuristics.tiresias.queues import RESV, RUN, QJob
 from schedlab.scheduling import Job, Resources
 from schedlab.scheduling.allocation import JobAllocation
