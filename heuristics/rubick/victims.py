@@ -33,9 +33,19 @@ class VictimSearch:
         the most free, then the full ones (cluster order breaks ties)."""
         idx = st.index
         own = e.units[GPU]
-        mine = sorted(own, key=lambda m: (-own[m], idx[m]))
         need = max(e.jm.job.requested.gpus - e.g, 1)
         free = st.free[GPU]
+        if not own:  # (a queued job's: a function of the state and its need, kept per state version)
+            key = ("order", need)
+            hit = st.memo.get(key)
+            if hit is not None and hit[0] == st.version:
+                return hit[1]
+            fit = sorted((m for m in st.free_gpu if free[m] >= need), key=lambda m: (free[m], idx[m]))
+            part = sorted((m for m in st.free_gpu if free[m] < need), key=lambda m: (-free[m], idx[m]))
+            order = fit + part + [m for m in st.machines if free[m] <= 0]
+            st.memo[key] = (st.version, order)
+            return order
+        mine = sorted(own, key=lambda m: (-own[m], idx[m]))
         rest = [m for m in st.machines if m not in own]
         fit = sorted((m for m in rest if free[m] >= need), key=lambda m: (free[m], idx[m]))
         part = sorted((m for m in rest if 0 < free[m] < need), key=lambda m: (-free[m], idx[m]))
@@ -142,29 +152,42 @@ class VictimSearch:
         gain = jm.gain_g(e.g) if e.g < jm.cap else 0.0
         if gain > EPS and st.lazy and st.kept is None:
             return None
-        act = set(e.units[GPU])
-        free = st.free[GPU]
-        if min(max(e.floor[GPU], sat), jm.cap) - e.g >= gran:
-            act.update(m for m in st.machines if free[m] >= gran)
-        if gain > EPS and gain - EPS > self._min_loss(st, e):
-            bar = gain - EPS
-            act.update(m for m, low in self._lows(st).items() if low < bar)
-        return act
+        wants_free = min(max(e.floor[GPU], sat), jm.cap) - e.g >= gran
+        bar = gain - EPS if gain > EPS and gain - EPS > self._min_loss(st, e) else None
+        # the machines but e's own are a function of the state and of (granule, wants_free, bar): kept per
+        # state version (a ScheduleJob that failed restores the version, so the next job reads them)
+        key = ("act", gran, wants_free, bar)
+        hit = st.memo.get(key)
+        if hit is not None and hit[0] == st.version:
+            base = hit[1]
+        else:
+            base = set()
+            if wants_free:
+                free = st.free[GPU]
+                base.update(m for m in st.free_gpu if free[m] >= gran)
+            if bar is not None:
+                base.update(m for m, low in self._lows(st).items() if low < bar)
+            st.memo[key] = (st.version, base)
+        own = e.units[GPU]
+        if not own:
+            return base
+        return base.union(own)
 
     def _lows(self, st: PassState) -> dict[str, float]:
         """The lowest loss of every machine (:meth:`_machine_low`) in the current state: a table kept
         across the pass, each machine's row refreshed when its version is not the one the row was read at
         (a machine's version names its state, rollbacks included)."""
         got = st.memo.get("lows")
-        mv = st.mversion
+        dirty = st.mdirty
         if got is None:
-            got = st.memo["lows"] = (dict(mv), {m: self._machine_low(st, m)[0] for m in st.machines})
-            return got[1]
-        seen, lows = got
-        for m in [m for m in st.machines if mv[m] != seen[m]]:
-            lows[m] = self._machine_low(st, m)[0]
-            seen[m] = mv[m]
-        return lows
+            dirty.clear()
+            got = st.memo["lows"] = {m: self._machine_low(st, m)[0] for m in st.machines}
+            return got
+        if dirty:  # (st.mdirty: the machines whose version changed since, rollbacks included)
+            for m in dirty:
+                got[m] = self._machine_low(st, m)[0]
+            dirty.clear()
+        return got
 
     def _machine_low(self, st: PassState, m: str) -> tuple[float, str | None]:
         """The lowest GPU loss among the jobs on ``m`` any job may shrink (and whose it is), cached until
