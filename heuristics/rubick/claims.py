@@ -34,8 +34,8 @@ def keep_claims(claims: Claims, st: PassState, counters: Counter[str]) -> None:
         e = st.entries.get(jid)
         if e is None or e.jm.job is not job or e.frozen:
             continue  # finished, or (running) checkpointing itself: the claim is void
-        pending = frozenset(w for w in waits if (v := st.entries.get(w)) is not None and v.running
-                            and v.jv.status is JobStatus.CHECKPOINTING)
+        pending = frozenset(w for w in waits if (v := st.peek(w))[1] is not None
+                            and v[0].status is JobStatus.CHECKPOINTING)  # (builds no entry)
         mark = st.mark()
         ok = True
         for m, r in alloc.placement.items():
@@ -74,7 +74,7 @@ def remember_claims(claims: Claims, st: PassState, preempt: list[str], checkpoin
     """Jobs deferred in this pass for the checkpoint of jobs it (or an earlier pass) preempted
     (``checkpointing``: the jobs of the pass checkpointing already): their allocations become claims
     (:func:`keep_claims`)."""
-    holders = {jid: set(st.entries[jid].orig.placement) for jid in (*preempt, *checkpointing)}
+    holders = {jid: set(st.peek(jid)[1].placement) for jid in (*preempt, *checkpointing)}
     if not holders:
         return
     for e in st.touched_entries():  # (a deferred entry was touched)

@@ -123,6 +123,7 @@ class PassState:
         self.touched: dict[str, Entry] = {}
         self.log: list[tuple] = []
         self.memo: dict[str, tuple] = {}  # per-pass caches keyed on ``version``
+        self.lowmemo: dict[str, tuple] = {}  # machine -> (its version, its lowest loss): VictimSearch's cache
         self.kept = residents  # (what is kept across passes, or None)
         self.now = view.now
         # entries whose units or attributes changed (moves, sets and their undoing), oldest first: what an
@@ -163,6 +164,17 @@ class PassState:
         for jid, record in self.lazy.items():
             if jid not in entries:
                 yield record
+
+    def peek(self, jid: str) -> tuple[JobView | None, JobAllocation | None]:
+        """Job ``jid``'s view and its allocation before the pass (``None`` if queued), without building its
+        entry; ``(None, None)`` if it is not in the pass."""
+        v = dict.get(self.entries, jid)
+        if v is not None:
+            return v.jv, v.orig
+        record = self.lazy.get(jid)
+        if record is None or self.entries._make is None:
+            return None, None
+        return record[3], record[7][0]
 
     def touched_entries(self) -> list[Entry]:
         """The entries whose attributes were set in the pass, in the order they were added."""

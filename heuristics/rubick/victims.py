@@ -180,8 +180,19 @@ class VictimSearch:
         got = st.memo.get("lows")
         dirty = st.mdirty
         if got is None:
+            # from the lowest losses kept across passes (st.kept): valid for every machine nothing changed
+            # on since the pass began (not in st.mdirty, which nobody cleared before); the rest read now
+            kept = st.kept
+            got = st.memo["lows"] = {} if kept is None else dict(kept.lows_at(st.now))
+            low = self._machine_low
+            for m in st.machines:
+                if m not in got:
+                    got[m] = low(st, m)[0]
+            for m in dirty:
+                got[m] = low(st, m)[0]
             dirty.clear()
-            got = st.memo["lows"] = {m: self._machine_low(st, m)[0] for m in st.machines}
+            if self.check_residents:
+                assert got == {m: self._scan_machine_low(st, m)[0] for m in st.machines}, "lows"
             return got
         if dirty:  # (st.mdirty: the machines whose version changed since, rollbacks included)
             for m in dirty:
@@ -195,8 +206,8 @@ class VictimSearch:
         its record, as the entry would be (reading it builds nothing). While nothing on ``m`` changed in
         the pass, the answer is also kept across passes (``st.kept.lows``): until a job on ``m``
         comes, goes or changes status, or one of them passes the penalty rule (:meth:`_low_until`)."""
-        key = "low:" + m
-        hit = st.memo.get(key)
+        memo = st.lowmemo
+        hit = memo.get(m)
         mv = st.mversion[m]
         if hit is not None and hit[0] == mv:
             return hit[1]
@@ -206,12 +217,12 @@ class VictimSearch:
             if kept is not None and st.now < kept[1]:
                 if self.check_residents:
                     assert kept[0] == self._scan_machine_low(st, m), m
-                st.memo[key] = (mv, kept[0])
+                memo[m] = (mv, kept[0])
                 return kept[0]
         best = self._scan_machine_low(st, m)
         if res is not None:
-            res.lows[m] = (best, self._low_until(st, m))
-        st.memo[key] = (mv, best)
+            res.keep_low(m, best, self._low_until(st, m))
+        memo[m] = (mv, best)
         return best
 
     def _low_until(self, st: PassState, m: str) -> float:
