@@ -38,6 +38,9 @@ def keep_claims(claims: Claims, st: PassState, counters: Counter[str]) -> None:
                             and v[0].status is JobStatus.CHECKPOINTING)  # (builds no entry)
         mark = st.mark()
         ok = True
+        # a queued job's claim changes the free pool and its own units only, and it ends frozen (or undone):
+        # no machine's lowest loss changes, so the machines' versions stay (their kept lowest losses hold)
+        st.quiet = not e.running
         for m, r in alloc.placement.items():
             for kind, want in ((GPU, r.gpus), (CPU, r.cpus)):
                 k = want - e.on(kind, m)
@@ -63,12 +66,14 @@ def keep_claims(claims: Claims, st: PassState, counters: Counter[str]) -> None:
                   and settle(st, e, *found))
         if not ok:
             st.rollback(mark)
+            st.quiet = False
             counters["claim-lost"] += 1
             continue
         st.set(e, "frozen", True)  # decided already: not re-decided in this pass
         if pending:
             st.set(e, "deferred", True)
             claims[jid] = (job, alloc, pending)
+        st.quiet = False
 
 def remember_claims(claims: Claims, st: PassState, preempt: list[str], checkpointing: list[str]) -> None:
     """Jobs deferred in this pass for the checkpoint of jobs it (or an earlier pass) preempted

@@ -113,6 +113,9 @@ class PassState:
         self._mlog: list[tuple[str, int]] = []  # (machine, its version before) per change: a rollback's undo
         # machines whose version changed since their reader (the lowest-loss table) last cleared this
         self.mdirty: set[str] = set()
+        # while set, changes leave the machines' versions alone: only for changes no machine query reads
+        # (the free pool and the units of a queued job that ends frozen; keep_claims)
+        self.quiet = False
         # the pass's entries; a running job's is built when first read (most are never read on a large
         # cluster): ``lazy`` holds what builds it, ``pending()`` what is not built yet
         self.lazy: dict[str, tuple] = {} if residents is None else residents.lazy
@@ -191,6 +194,8 @@ class PassState:
         (``touched``: machines, or entries, meaning every machine they hold units on)."""
         v = self._versions = self._versions + 1
         self.version = v
+        if self.quiet:
+            return
         mv = self.mversion
         log = self._mlog
         dirty = self.mdirty
