@@ -124,6 +124,10 @@ class RubickPolicy(ScheduleJobSearch, ResidentSync, VictimSearch, PolicyBase):
         # decided for it, the preempted jobs whose checkpoints it waits for)
         self._claims: Claims = {}
         self._residents = Residents()
+        # queued jobs' failure-memo keys (ScheduleJobSearch._fail_key): job id -> (model, floor, slo, key),
+        # and signature -> its number
+        self._sigs: dict[str, tuple] = {}
+        self._sig_ids: dict[tuple, int] = {}
 
     # ------------------------------------------------------------ job facts
     def use_curves(self, book: CurveBook) -> None:
@@ -247,6 +251,9 @@ class RubickPolicy(ScheduleJobSearch, ResidentSync, VictimSearch, PolicyBase):
         if idx is None or idx[0] is not view.cluster:
             idx = self._index = (view.cluster, {m: i for i, m in enumerate(view.cluster.machines)})
         res = self._residents if self.incremental else None
+        if len(self._sigs) > 16384:  # (the failure-memo keys: only between passes)
+            self._sigs.clear()
+            self._sig_ids.clear()
         queued: list[Entry] = []
         entries: dict[str, Entry] = {}
         seq = 0

@@ -25,7 +25,7 @@ class ScheduleJobSearch:
         # a queued job's ScheduleJob is a function of the pass state and of what it reads of the job
         # (its signature): one that failed leaves the state as it was, so another job with the same
         # signature fails too while the state has not changed (long queues of alike jobs at high load)
-        fail_key = None if e.running else ("fail", self._signature(e))
+        fail_key = None if e.running else self._fail_key(e)
         if fail_key is not None and st.memo.get(fail_key) == st.version:
             return False
         mark = st.mark()
@@ -64,6 +64,22 @@ class ScheduleJobSearch:
         if fail_key is not None:
             st.memo[fail_key] = st.version
         return False
+
+    def _fail_key(self, e: Entry) -> tuple[str, int]:
+        """The failure memo's key of queued ``e``: its signature (:meth:`_signature`) as a small number, kept
+        per job while its model, floor and SLO are the ones it was made from (a signature holds a plan:
+        hashing it on every try cost more than the try that the memo answers; both tables are cleared
+        between passes only, by :meth:`RubickPolicy.schedule`, so that a pass's keys stay unique)."""
+        sigs = self._sigs
+        hit = sigs.get(e.jid)
+        if hit is None or hit[0] is not e.jm or hit[1] != e.floor or hit[2] is not e.slo:
+            sig = self._signature(e)
+            ids = self._sig_ids
+            n = ids.get(sig)
+            if n is None:
+                n = ids[sig] = len(ids)
+            hit = sigs[e.jid] = (e.jm, e.floor, e.slo, ("fail", n))
+        return hit[3]
 
     @staticmethod
     def _signature(e: Entry) -> tuple:
