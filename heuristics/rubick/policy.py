@@ -387,8 +387,9 @@ class RubickPolicy(ScheduleJobSearch, ResidentSync, VictimSearch, PolicyBase):
         if preempt:
             timers.append(Timer(view.now + self.retry_s, "rubick-retry"))
         if self.starvation_s is not None:
-            nxt = min((jv.queued_since + self.starvation_s for jv in view.queue() if not jv.job.guaranteed
-                       and jv.queued_since + self.starvation_s > view.now), default=None)
+            s, now = self.starvation_s, view.now
+            nxt = min((t for jv in view.queue() if (t := jv.queued_since + s) > now and not jv.job.guaranteed),
+                      default=None)
             if nxt is not None and (nxt < self._starve_timer or self._starve_timer <= view.now):
                 self._starve_timer = nxt
                 timers.append(Timer(nxt, "rubick-starvation"))
