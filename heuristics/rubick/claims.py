@@ -34,10 +34,13 @@ def keep_claims(claims: Claims, st: PassState, counters: Counter[str]) -> None:
         e = st.entries.get(jid)
         if e is None or e.jm.job is not job or e.frozen:
             continue  # finished, or (running) checkpointing itself: the claim is void
-        pending = frozenset(w for w in waits if (v := st.entries.get(w)) is not None and v.running
-                            and v.jv.status is JobStatus.CHECKPOINTING)
+        pending = frozenset(w for w in waits if (v := st.peek(w))[1] is not None
+                            and v[0].status is JobStatus.CHECKPOINTING)  # (builds no entry)
         mark = st.mark()
         ok = True
+        # a queued job's claim changes the free pool and its own units only, and it ends frozen (or undone):
+        # no machine's lowest loss changes, so the machines' versions stay (their kept lowest losses hold)
+        st.quiet = not e.running
         for m, r in alloc.placement.items():
             for kind, want in ((GPU, r.gpus), (CPU, r.cpus)):
                 k = want - e.on(kind, m)
@@ -63,18 +66,20 @@ def keep_claims(claims: Claims, st: PassState, counters: Counter[str]) -> None:
                   and settle(st, e, *found))
         if not ok:
             st.rollback(mark)
+            st.quiet = False
             counters["claim-lost"] += 1
             continue
         st.set(e, "frozen", True)  # decided already: not re-decided in this pass
         if pending:
             st.set(e, "deferred", True)
             claims[jid] = (job, alloc, pending)
+        st.quiet = False
 
 def remember_claims(claims: Claims, st: PassState, preempt: list[str], checkpointing: list[str]) -> None:
     """Jobs deferred in this pass for the checkpoint of jobs it (or an earlier pass) preempted
     (``checkpointing``: the jobs of the pass checkpointing already): their allocations become claims
     (:func:`keep_claims`)."""
-    holders = {jid: set(st.entries[jid].orig.placement) for jid in (*preempt, *checkpointing)}
+    holders = {jid: set(st.peek(jid)[1].placement) for jid in (*preempt, *checkpointing)}
     if not holders:
         return
     for e in st.touched_entries():  # (a deferred entry was touched)

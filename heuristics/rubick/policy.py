@@ -42,10 +42,11 @@ from typing import Literal
 
 from schedlab.heuristics.fifo import QuotaLedger
 from schedlab.heuristics.rubick.claims import Claims, keep_claims, remember_claims
-from schedlab.heuristics.rubick.commit import EPS, best_plan, commit, defer_infeasible
-from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode, is_offload
+from schedlab.heuristics.rubick.commit import defer_infeasible
+from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode
 from schedlab.heuristics.rubick.resident import Residents
-from schedlab.heuristics.rubick.state import CPU, GPU, Entry, PassState
+from schedlab.heuristics.rubick.schedule_job import ScheduleJobSearch
+from schedlab.heuristics.rubick.state import GPU, Entry, PassState
 from schedlab.heuristics.rubick.sync import ResidentSync
 from schedlab.heuristics.rubick.victims import VictimSearch
 from schedlab.perfmodel.curves import MIN_CPUS_PER_GPU
@@ -89,7 +90,7 @@ class RubickParams(PolicyParams):
                                       "models whose checkpoints are free, so no PREEMPT_DONE event comes)")
 
 
-class RubickPolicy(ResidentSync, VictimSearch, PolicyBase):
+class RubickPolicy(ScheduleJobSearch, ResidentSync, VictimSearch, PolicyBase):
     """Rubick (``mode="full"``) and Rubick-E/R/N. ``counters`` counts the fallbacks it applied."""
 
     oracle = False
@@ -123,6 +124,10 @@ class RubickPolicy(ResidentSync, VictimSearch, PolicyBase):
         # decided for it, the preempted jobs whose checkpoints it waits for)
         self._claims: Claims = {}
         self._residents = Residents()
+        # queued jobs' failure-memo keys (ScheduleJobSearch._fail_key): job id -> (model, floor, slo, key),
+        # and signature -> its number
+        self._sigs: dict[str, tuple] = {}
+        self._sig_ids: dict[tuple, int] = {}
 
     # ------------------------------------------------------------ job facts
     def use_curves(self, book: CurveBook) -> None:
@@ -246,6 +251,9 @@ class RubickPolicy(ResidentSync, VictimSearch, PolicyBase):
         if idx is None or idx[0] is not view.cluster:
             idx = self._index = (view.cluster, {m: i for i, m in enumerate(view.cluster.machines)})
         res = self._residents if self.incremental else None
+        if len(self._sigs) > 16384:  # (the failure-memo keys: only between passes)
+            self._sigs.clear()
+            self._sig_ids.clear()
         queued: list[Entry] = []
         entries: dict[str, Entry] = {}
         seq = 0
@@ -359,129 +367,6 @@ class RubickPolicy(ResidentSync, VictimSearch, PolicyBase):
             return 1.0
         return jm.book.throughput(jm.job, plan, {m: k for m, k in units.items() if k > 0}, cpus) / jm.ref
 
-    # ------------------------------------------------------------ ScheduleJob
-    def schedule_job(self, st: PassState, e: Entry) -> bool:
-        """Algorithm 1's ``ScheduleJob``; True if ``e`` got (or changed) an allocation."""
-        jm = e.jm
-        if not jm.elastic and e.running:
-            return commit(st, e, [])  # fixed resources: only the plan may change (Rubick-E)
-        # a queued job's ScheduleJob is a function of the pass state and of what it reads of the job
-        # (its signature): one that failed leaves the state as it was, so another job with the same
-        # signature fails too while the state has not changed (long queues of alike jobs at high load)
-        fail_key = None if e.running else ("fail", self._signature(e))
-        if fail_key is not None and st.memo.get(fail_key) == st.version:
-            return False
-        mark = st.mark()
-        victims: list[Entry] = []
-        # whole-cluster shortcut: nothing free and no job would give it a GPU -> only its own machines
-        # can matter (CPUs for a running job); most of a long queue on a full cluster stops here
-        gpus_out = (not e.below_floor(GPU) and st.free_total[GPU] < jm.granule
-                    and jm.gain_g(e.g) <= self._min_loss(st, e) + EPS)
-        if gpus_out and not e.running:
-            return False
-        sat = jm.gpu.saturation(jm.cap)
-        machines = list(e.units[GPU]) if gpus_out else self._machine_order(st, e)
-        # machines where _take_gpus can do something in the current state (_active): the others are
-        # passed over while the state is the one the loop's last stop test saw (most visits on a busy
-        # cluster change nothing)
-        act_at, act, tested = -1, None, -1
-        for m in machines:
-            if not gpus_out:
-                if e.below_floor(GPU):
-                    self._take_gpus(st, e, m, sat, victims)
-                else:
-                    if act_at != st.version:
-                        act, act_at = self._active(st, e, sat), st.version
-                    if act is None or m in act:
-                        self._take_gpus(st, e, m, sat, victims)
-                    elif tested == st.version:
-                        continue  # nothing to take on m, nothing held on m, and the stop test failed on this state
-            if e.on(GPU, m) and jm.elastic:
-                self._take_cpus(st, e, m, victims)
-            if e.g >= jm.cap and not e.below_floor(GPU) and (not jm.elastic or not self._wants_cpu(e)):
-                break
-            tested = st.version
-        if commit(st, e, victims):
-            return True
-        st.rollback(mark)
-        if fail_key is not None:
-            st.memo[fail_key] = st.version
-        return False
-
-    @staticmethod
-    def _signature(e: Entry) -> tuple:
-        """Everything ``ScheduleJob`` of a queued entry reads of it besides the pass state."""
-        jm = e.jm
-        job = jm.job
-        return (job.model, job.global_batch, job.num_layers, job.requested, job.requested_plan, jm.mode, jm.known,
-                jm.cap, jm.granule, jm.ref, jm.family, e.floor, e.slo, e.guaranteed)
-
-    def _wants_cpu(self, e: Entry) -> bool:
-        return e.below_floor(CPU) or e.jm.gain_c(e.g, e.c) > EPS
-
-    def _take_gpus(self, st: PassState, e: Entry, m: str, sat: int, victims: list[Entry]) -> None:
-        jm = e.jm
-        gran = jm.granule
-        want = min(max(e.floor[GPU], sat), jm.cap) - e.g
-        k = min(st.free[GPU][m], max(want, 0))
-        k -= k % gran
-        if k > 0:
-            st.move(GPU, m, None, e, k)
-        skip: set[str] = set()
-        while e.g < jm.cap or e.below_floor(GPU):
-            need = e.below_floor(GPU)
-            gain = jm.gain_g(e.g)
-            if not need and gain <= EPS:
-                return
-            if not need:  # the machine's lowest loss, cached while nothing moves: most visits end here
-                low, who = self._machine_low(st, m)
-                if who != e.jid and low >= gain - EPS:
-                    return
-            v, penalised, loss = self._victim(st, e, GPU, m, need, skip)
-            if v is None or not (need or loss < gain - EPS):
-                return
-            k = v.jm.granule
-            if v.slo and not self._keeps_slo(v, GPU, m, k):
-                skip.add(v.jid)
-                continue
-            if penalised and not v.doomed:
-                st.set(v, "doomed", True)
-            st.move(GPU, m, v, e, k)
-            if v not in victims:
-                victims.append(v)
-
-    def _take_cpus(self, st: PassState, e: Entry, m: str, victims: list[Entry]) -> None:
-        jm = e.jm
-        skip: set[str] = set()
-        while True:
-            short = e.on(CPU, m) < e.on(GPU, m) * MIN_CPUS_PER_GPU
-            need = short or e.below_floor(CPU)
-            gain = jm.gain_c(e.g, e.c)
-            if not need and gain <= EPS:
-                return
-            if st.free[CPU][m] > 0:
-                s = jm.cpu(e.g)
-                top = s.saturation(s.top) if s is not None else e.c
-                k = max(top - e.c, e.floor[CPU] - e.c, e.on(GPU, m) * MIN_CPUS_PER_GPU - e.on(CPU, m), 1)
-                st.move(CPU, m, None, e, min(k, st.free[CPU][m]))
-                continue
-            v, _, loss = self._victim(st, e, CPU, m, need, skip)
-            if v is None or not (need or loss < gain - EPS):
-                return
-            if v.slo and is_offload(v.plan) and not self._keeps_slo(v, CPU, m, 1):
-                skip.add(v.jid)
-                continue
-            st.move(CPU, m, v, e, 1)
-            if v not in victims:
-                victims.append(v)
-
-    def _keeps_slo(self, v: Entry, r: int, m: str, k: int) -> bool:
-        """Would guaranteed ``v`` still reach its SLO with ``k`` units of ``r`` less on ``m``?"""
-        units = (dict(v.units[GPU]), dict(v.units[CPU]))
-        units[r][m] -= k
-        choice = best_plan(v, units[GPU], units[CPU])
-        return choice is not None and choice[1].throughput >= v.jm.ref * (1 - EPS)
-
     # --------------------------------------------------------------- decision
     def _decision(self, st: PassState, view: ClusterView, checkpointing: list[str]) -> Decision:
         start = {}
@@ -502,8 +387,9 @@ class RubickPolicy(ResidentSync, VictimSearch, PolicyBase):
         if preempt:
             timers.append(Timer(view.now + self.retry_s, "rubick-retry"))
         if self.starvation_s is not None:
-            nxt = min((jv.queued_since + self.starvation_s for jv in view.queue() if not jv.job.guaranteed
-                       and jv.queued_since + self.starvation_s > view.now), default=None)
+            s, now = self.starvation_s, view.now
+            nxt = min((t for jv in view.queue() if (t := jv.queued_since + s) > now and not jv.job.guaranteed),
+                      default=None)
             if nxt is not None and (nxt < self._starve_timer or self._starve_timer <= view.now):
                 self._starve_timer = nxt
                 timers.append(Timer(nxt, "rubick-starvation"))

@@ -18,6 +18,7 @@ is not the recorded one (or a new job is not after them), everything is rebuilt 
 
 from __future__ import annotations
 
+import heapq
 import math
 from bisect import bisect_left, insort
 
@@ -28,7 +29,7 @@ class Residents:
     """Records of the running jobs and the per-machine resident lists, kept across passes."""
 
     __slots__ = ("lazy", "movers", "on_machine", "hits", "checkpointing", "next_seq", "synced", "free", "stale",
-                 "lows", "shrink")
+                 "lows", "lowtab", "lowexp", "shrink")
 
     def __init__(self) -> None:
         self.lazy: dict[str, tuple] = {}     # job id -> record, jobs a pass never moves (built when read)
@@ -47,15 +48,47 @@ class Residents:
         # machine -> (its lowest loss at the start of a pass, until when it holds): kept while no job on
         # it comes, goes or changes status (VictimSearch._machine_low)
         self.lows: dict[str, tuple] = {}
+        # machine -> its kept lowest loss, for every machine in ``lows`` (the pass's table of lowest losses
+        # starts from a copy), and (until, machine) of the kept ones that expire, soonest first
+        self.lowtab: dict[str, float] = {}
+        self.lowexp: list[tuple[float, str]] = []
         # (GPU loss, job id) of the lazily kept jobs a pass may take a GPU granule from (if running and
         # past the penalty rule), sorted: VictimSearch._two_lowest reads it from the lowest
         self.shrink: list[tuple[float, str]] = []
 
     def touch(self, machines) -> None:
         """Something of a job on ``machines`` changed (its status): their kept lowest losses are void."""
-        lows = self.lows
+        lows, tab = self.lows, self.lowtab
         for m in machines:
-            lows.pop(m, None)
+            if lows.pop(m, None) is not None:
+                del tab[m]
+
+    def keep_low(self, m: str, low: tuple, until: float) -> None:
+        """Keep ``low`` (``(loss, job id)``) as machine ``m``'s lowest loss until ``until`` (exclusive)."""
+        self.lows[m] = (low, until)
+        self.lowtab[m] = low[0]
+        if until < math.inf:
+            exp = self.lowexp
+            if len(exp) > 4 * len(self.lows) + 64:  # (drop the expiries of records replaced since)
+                exp[:] = [(u, k) for k, (_, u) in self.lows.items() if u < math.inf]
+                heapq.heapify(exp)
+            heapq.heappush(exp, (until, m))
+
+    def lows_at(self, now: float) -> dict[str, float]:
+        """The kept lowest losses still valid at ``now`` (those due are dropped): machine -> loss."""
+        exp, lows, tab = self.lowexp, self.lows, self.lowtab
+        while exp and exp[0][0] <= now:
+            until, m = heapq.heappop(exp)
+            kept = lows.get(m)
+            if kept is not None and kept[1] == until:
+                del lows[m]
+                del tab[m]
+        return tab
+
+    def forget_lows(self) -> None:
+        self.lows.clear()
+        self.lowtab.clear()
+        self.lowexp.clear()
 
     def free_of(self, fm, machines) -> tuple[dict[str, int], dict[str, int], dict[str, float]]:
         """Copies of the free GPUs, CPUs and GB of every machine (``fm``: the view's free map), read
@@ -80,7 +113,7 @@ class Residents:
         self.hits.clear()
         self.checkpointing.clear()
         self.stale = None
-        self.lows.clear()
+        self.forget_lows()
         self.shrink.clear()
 
     def seq(self, jid: str) -> int:

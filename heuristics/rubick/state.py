@@ -102,12 +102,20 @@ class PassState:
             g, c, mem = residents.free_of(view.free_map, machines)
             self.free, self.free_mem = (g, c), mem
         self.free_total = [sum(self.free[GPU].values()), sum(self.free[CPU].values())]
+        # the machines with a free GPU (kept by every move; ``ScheduleJob``'s active machines read it)
+        self.free_gpu: set[str] = {m for m, k in self.free[GPU].items() if k > 0}
         # identifies the state: a new number for every change, the old one back on rollback (so caches
         # keyed on it, e.g. victim scans, survive a ScheduleJob that was undone)
         self.version = 0
         self._versions = 0
-        self._marks: dict[int, tuple[int, dict[str, int]]] = {}
+        self._marks: dict[int, tuple[int, int]] = {}
         self.mversion: dict[str, int] = dict.fromkeys(machines, 0)  # per machine, likewise (new only)
+        self._mlog: list[tuple[str, int]] = []  # (machine, its version before) per change: a rollback's undo
+        # machines whose version changed since their reader (the lowest-loss table) last cleared this
+        self.mdirty: set[str] = set()
+        # while set, changes leave the machines' versions alone: only for changes no machine query reads
+        # (the free pool and the units of a queued job that ends frozen; keep_claims)
+        self.quiet = False
         # the pass's entries; a running job's is built when first read (most are never read on a large
         # cluster): ``lazy`` holds what builds it, ``pending()`` what is not built yet
         self.lazy: dict[str, tuple] = {} if residents is None else residents.lazy
@@ -118,6 +126,7 @@ class PassState:
         self.touched: dict[str, Entry] = {}
         self.log: list[tuple] = []
         self.memo: dict[str, tuple] = {}  # per-pass caches keyed on ``version``
+        self.lowmemo: dict[str, tuple] = {}  # machine -> (its version, its lowest loss): VictimSearch's cache
         self.kept = residents  # (what is kept across passes, or None)
         self.now = view.now
         # entries whose units or attributes changed (moves, sets and their undoing), oldest first: what an
@@ -159,6 +168,17 @@ class PassState:
             if jid not in entries:
                 yield record
 
+    def peek(self, jid: str) -> tuple[JobView | None, JobAllocation | None]:
+        """Job ``jid``'s view and its allocation before the pass (``None`` if queued), without building its
+        entry; ``(None, None)`` if it is not in the pass."""
+        v = dict.get(self.entries, jid)
+        if v is not None:
+            return v.jv, v.orig
+        record = self.lazy.get(jid)
+        if record is None or self.entries._make is None:
+            return None, None
+        return record[3], record[7][0]
+
     def touched_entries(self) -> list[Entry]:
         """The entries whose attributes were set in the pass, in the order they were added."""
         return sorted(self.touched.values(), key=lambda e: e.seq)
@@ -166,23 +186,29 @@ class PassState:
     # -------------------------------------------------------------- moves
     def mark(self) -> int:
         n = len(self.log)
-        self._marks[n] = (self.version, dict(self.mversion))
+        self._marks[n] = (self.version, len(self._mlog))
         return n
 
     def _bump(self, *touched) -> None:
         """A new state: new version numbers for it and for every machine where something changed
         (``touched``: machines, or entries, meaning every machine they hold units on)."""
-        self._versions += 1
-        self.version = self._versions
+        v = self._versions = self._versions + 1
+        self.version = v
+        if self.quiet:
+            return
         mv = self.mversion
+        log = self._mlog
+        dirty = self.mdirty
         for t in touched:
             if isinstance(t, Entry):
-                for m in t.units[GPU]:
-                    mv[m] = self._versions
-                for m in t.units[CPU]:
-                    mv[m] = self._versions
-            elif isinstance(t, str):
-                mv[t] = self._versions
+                for m in (*t.units[GPU], *t.units[CPU]):
+                    log.append((m, mv[m]))
+                    mv[m] = v
+                    dirty.add(m)
+            elif t is not PENDING and isinstance(t, str):
+                log.append((t, mv[t]))
+                mv[t] = v
+                dirty.add(t)
 
     def move(self, r: int, m: str, src, dst, k: int) -> None:
         """Move ``k`` units of resource ``r`` on ``m`` from ``src`` to ``dst``: an :class:`Entry`, ``None``
@@ -194,8 +220,10 @@ class PassState:
         self._bump(m, src, dst)
         dirty = self.dirty
         if src is None:
-            self.free[r][m] -= k
+            left = self.free[r][m] = self.free[r][m] - k
             self.free_total[r] -= k
+            if r == GPU and left <= 0:
+                self.free_gpu.discard(m)
         elif src is PENDING:
             pass
         else:
@@ -207,8 +235,10 @@ class PassState:
                 del src.units[r][m]
                 self._maybe_leave(src, m)
         if dst is None:
-            self.free[r][m] += k
+            left = self.free[r][m] = self.free[r][m] + k
             self.free_total[r] += k
+            if r == GPU and left > 0:
+                self.free_gpu.add(m)
         elif dst is PENDING:
             pass
         else:
@@ -274,8 +304,12 @@ class PassState:
                 setattr(e, attr, old)
                 self.dirty.append(e)
         if mark in self._marks:  # the state of the mark, exactly: its version numbers too
-            self.version, saved = self._marks[mark]
-            self.mversion.update(saved)
+            self.version, n = self._marks[mark]
+            log, mv, dirty = self._mlog, self.mversion, self.mdirty
+            while len(log) > n:
+                m, old = log.pop()
+                mv[m] = old
+                dirty.add(m)
 
     # ------------------------------------------------------------ queries
     def residents(self, m: str) -> Iterable[Entry]:

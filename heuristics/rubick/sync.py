@@ -118,7 +118,7 @@ class ResidentSync:
         if len(self._placed) > 2 * view.running_count + 1024:
             self._placed = {}
         res.stale = None  # (every machine's free resources read again)
-        res.lows.clear()
+        res.forget_lows()
         models = self._models
         hits = res.hits
         jobs: list[tuple] = []

@@ -33,9 +33,19 @@ class VictimSearch:
         the most free, then the full ones (cluster order breaks ties)."""
         idx = st.index
         own = e.units[GPU]
-        mine = sorted(own, key=lambda m: (-own[m], idx[m]))
         need = max(e.jm.job.requested.gpus - e.g, 1)
         free = st.free[GPU]
+        if not own:  # (a queued job's: a function of the state and its need, kept per state version)
+            key = ("order", need)
+            hit = st.memo.get(key)
+            if hit is not None and hit[0] == st.version:
+                return hit[1]
+            fit = sorted((m for m in st.free_gpu if free[m] >= need), key=lambda m: (free[m], idx[m]))
+            part = sorted((m for m in st.free_gpu if free[m] < need), key=lambda m: (-free[m], idx[m]))
+            order = fit + part + [m for m in st.machines if free[m] <= 0]
+            st.memo[key] = (st.version, order)
+            return order
+        mine = sorted(own, key=lambda m: (-own[m], idx[m]))
         rest = [m for m in st.machines if m not in own]
         fit = sorted((m for m in rest if free[m] >= need), key=lambda m: (free[m], idx[m]))
         part = sorted((m for m in rest if 0 < free[m] < need), key=lambda m: (-free[m], idx[m]))
@@ -142,29 +152,53 @@ class VictimSearch:
         gain = jm.gain_g(e.g) if e.g < jm.cap else 0.0
         if gain > EPS and st.lazy and st.kept is None:
             return None
-        act = set(e.units[GPU])
-        free = st.free[GPU]
-        if min(max(e.floor[GPU], sat), jm.cap) - e.g >= gran:
-            act.update(m for m in st.machines if free[m] >= gran)
-        if gain > EPS and gain - EPS > self._min_loss(st, e):
-            bar = gain - EPS
-            act.update(m for m, low in self._lows(st).items() if low < bar)
-        return act
+        wants_free = min(max(e.floor[GPU], sat), jm.cap) - e.g >= gran
+        bar = gain - EPS if gain > EPS and gain - EPS > self._min_loss(st, e) else None
+        # the machines but e's own are a function of the state and of (granule, wants_free, bar): kept per
+        # state version (a ScheduleJob that failed restores the version, so the next job reads them)
+        key = ("act", gran, wants_free, bar)
+        hit = st.memo.get(key)
+        if hit is not None and hit[0] == st.version:
+            base = hit[1]
+        else:
+            base = set()
+            if wants_free:
+                free = st.free[GPU]
+                base.update(m for m in st.free_gpu if free[m] >= gran)
+            if bar is not None:
+                base.update(m for m, low in self._lows(st).items() if low < bar)
+            st.memo[key] = (st.version, base)
+        own = e.units[GPU]
+        if not own:
+            return base
+        return base.union(own)
 
     def _lows(self, st: PassState) -> dict[str, float]:
         """The lowest loss of every machine (:meth:`_machine_low`) in the current state: a table kept
         across the pass, each machine's row refreshed when its version is not the one the row was read at
         (a machine's version names its state, rollbacks included)."""
         got = st.memo.get("lows")
-        mv = st.mversion
+        dirty = st.mdirty
         if got is None:
-            got = st.memo["lows"] = (dict(mv), {m: self._machine_low(st, m)[0] for m in st.machines})
-            return got[1]
-        seen, lows = got
-        for m in [m for m in st.machines if mv[m] != seen[m]]:
-            lows[m] = self._machine_low(st, m)[0]
-            seen[m] = mv[m]
-        return lows
+            # from the lowest losses kept across passes (st.kept): valid for every machine nothing changed
+            # on since the pass began (not in st.mdirty, which nobody cleared before); the rest read now
+            kept = st.kept
+            got = st.memo["lows"] = {} if kept is None else dict(kept.lows_at(st.now))
+            low = self._machine_low
+            for m in st.machines:
+                if m not in got:
+                    got[m] = low(st, m)[0]
+            for m in dirty:
+                got[m] = low(st, m)[0]
+            dirty.clear()
+            if self.check_residents:
+                assert got == {m: self._scan_machine_low(st, m)[0] for m in st.machines}, "lows"
+            return got
+        if dirty:  # (st.mdirty: the machines whose version changed since, rollbacks included)
+            for m in dirty:
+                got[m] = self._machine_low(st, m)[0]
+            dirty.clear()
+        return got
 
     def _machine_low(self, st: PassState, m: str) -> tuple[float, str | None]:
         """The lowest GPU loss among the jobs on ``m`` any job may shrink (and whose it is), cached until
@@ -172,8 +206,8 @@ class VictimSearch:
         its record, as the entry would be (reading it builds nothing). While nothing on ``m`` changed in
         the pass, the answer is also kept across passes (``st.kept.lows``): until a job on ``m``
         comes, goes or changes status, or one of them passes the penalty rule (:meth:`_low_until`)."""
-        key = "low:" + m
-        hit = st.memo.get(key)
+        memo = st.lowmemo
+        hit = memo.get(m)
         mv = st.mversion[m]
         if hit is not None and hit[0] == mv:
             return hit[1]
@@ -183,12 +217,12 @@ class VictimSearch:
             if kept is not None and st.now < kept[1]:
                 if self.check_residents:
                     assert kept[0] == self._scan_machine_low(st, m), m
-                st.memo[key] = (mv, kept[0])
+                memo[m] = (mv, kept[0])
                 return kept[0]
         best = self._scan_machine_low(st, m)
         if res is not None:
-            res.lows[m] = (best, self._low_until(st, m))
-        st.memo[key] = (mv, best)
+            res.keep_low(m, best, self._low_until(st, m))
+        memo[m] = (mv, best)
         return best
 
     def _low_until(self, st: PassState, m: str) -> float:
