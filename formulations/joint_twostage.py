@@ -203,8 +203,9 @@ class JointTwoStage:
 
 
 def _choices(inst: JointInstance, rows: dict, values) -> tuple[dict, dict]:
-    """The class MIP's choice as per-job restricted option tables and the chosen option per job
-    ("keep" the running allocation, "hold": preempted, holding it). A row may count a class of
+    """The class MIP's choice as per-job restricted option tables (the chosen option; a job left out
+    none; a kept or held job its whole table) and the chosen option per job ("keep" the running
+    allocation, "hold": preempted, holding it). A row may count a class of
     identical (interchangeable, none running) jobs: its counts go to its jobs in order."""
     opts, chosen = {}, {}
     for r in rows.values():
@@ -218,7 +219,11 @@ def _choices(inst: JointInstance, rows: dict, values) -> tuple[dict, dict]:
             chosen[todo[0]] = "keep"
         elif r.hold is not None and values[r.hold.index] > 0.5:
             chosen[todo[0]] = "hold"  # preempted: holds its running resources (the holding rule)
-        opts.update({jid: () for jid in todo})
+        for jid in todo:
+            # a kept or held job keeps its whole table: its running allocation is priced from it (with
+            # none, the restricted model could not keep it). A superset of the choice is still a valid
+            # restriction for the bound (every allocation with this choice stays in the restricted model)
+            opts[jid] = inst.options.get(jid, ()) if jid in chosen else ()
     return opts, chosen
 
 

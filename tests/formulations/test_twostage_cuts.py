@@ -110,3 +110,42 @@ def test_cut_bound_is_the_larger_of_the_cut_mip_and_the_excluded_choices():
     assert _cut_bound(8.5, None, [6.0]) == 8.5  # no bound from the cut MIP: only the first holds
     assert _cut_bound(8.5, None, [6.0], everything_cut=True) == 6.0
     assert _cut_bound(8.5, 9.0, []) == 8.5
+
+
+def test_kept_job_stays_keepable_in_the_restricted_model(make_cluster):
+    # a kept job in the restricted model (table pricing: it keeps without its table; the perf-model
+    # case is the replay round below). 2 machines x 4 GPUs; R runs 2 GPUs on m0 (value 2 kept); X spreads 3 GPUs (pieces of 1, value 4),
+    # Y takes 3 on one machine (3). Keep R + X + Y (9, all 8 GPUs) packs only as X = 2 (m0) + 1 (m1)
+    # and Y on m1, which the greedy packer misses (it puts X on m1): the optimum is 9.
+    from schedlab.scheduling import Allocation, JobAllocation
+
+    cl = make_cluster()
+    m0 = cl.machines[0]
+    jobs = (Job("R", Resources(2, 2, 0.0), reconfigurable=True), Job("X", Resources(3, 3, 0.0), reconfigurable=True),
+            Job("Y", Resources(3, 3, 0.0), reconfigurable=True))
+    options = {"R": (opt(2, 2, 1, 2.0),),
+               "X": (JobOption(3, 3, 2, 4.0, ExecutionPlan(dp=3), mem_gb=3.0, divisor=1),),
+               "Y": (opt(3, 3, 1, 3.0),)}
+    cur = Allocation.of([JobAllocation("R", ExecutionPlan(dp=2), {m0: Resources(2, 2, 2.0)})])
+    inst = JointInstance(Instance(cl, jobs, current=cur), options, {"R": 1.0, "X": 1.0, "Y": 1.0})
+    full = solve(JointFormulation(aggregate=False), inst, "highs", P)
+    assert full.status is Status.OPTIMAL and full.objective == pytest.approx(9.0)
+    r = JointTwoStage().solve(inst, "highs", P)
+    assert r.status is Status.OPTIMAL and r.verified and r.objective == pytest.approx(9.0)
+    assert r.bounds.dual == pytest.approx(9.0, abs=1e-6)
+
+
+def test_replay_round_where_a_kept_job_needs_its_table():
+    # regression (rubick-base seed 0, 150-job replay, t = 10740.1): the restricted model gave the kept
+    # job no option, so the perf-model pricer could not price its running allocation and the restricted
+    # bound (3.02) undercut the choice (4.2564, packable); two symmetric choices were cut and the round
+    # was called optimal at 4.2488. The full per-machine model's optimum is 4.2564.
+    from pathlib import Path
+
+    from schedlab.formulations import load_instance
+
+    inst = load_instance(Path(__file__).parent / "data" / "rubick_base_t10740.json")
+    full = solve(JointFormulation(), inst, "highs", P)
+    r = JointTwoStage().solve(inst, "highs", P)
+    assert full.status is r.status is Status.OPTIMAL and r.verified
+    assert r.objective == pytest.approx(full.objective, rel=1e-6) == pytest.approx(4.256418150687231, rel=1e-6)
