@@ -10,6 +10,18 @@ r"""Exact two-stage solve of the joint problem for option tables that do not agg
    options (warm-started from the best so far). If every chosen job is placed, the allocation's
    objective equals the relaxation's value, so it is optimal whenever stage 1 proved its own optimum
    (gap to :math:`B` within the tolerance).
+2c. *Class-choice cuts.* If still short of the bound, the restricted model's proven bound :math:`D` bounds
+   every allocation whose class choice (option counts, keep and hold per job or class of identical
+   jobs) is exactly this one (each such allocation is feasible in the restricted model, up to
+   relabelling identical jobs; a kept or held job keeps its whole table there, so its running
+   allocation is priced). So the choice is cut from the class MIP (an exact no-good cut:
+   :func:`_no_good`) and the class MIP is solved again: every allocation now has either a cut choice
+   or one still in the MIP, so :math:`\max(B', D_1, \dots, D_k)` (:math:`B'` the cut MIP's bound) is a
+   valid bound, and so is the first :math:`B`. Stages 2a-2c repeat on the new choice until the best
+   allocation meets that bound (proven optimal), :attr:`JointTwoStage.max_cuts` cuts were added, the
+   restricted model gives no bound, or 60 % of the time limit is spent. A choice is never cut on the
+   greedy packer's word: only the restricted model's proven bound enters the bound (a choice the greedy
+   packer misses but that packs reaches :math:`B` there and ends the solve as optimal).
 3. Otherwise solve the full per-machine model, warm-started from the best allocation so far where the
    backend takes a start, and keep the better allocation; the bound is the tighter of :math:`B` and
    stage 3's.
@@ -21,7 +33,7 @@ priced first; when valid it is the first incumbent (stages 2 and 3 start from th
 The objective is recomputed on the whole instance, the bound is always a valid one, and the status
 follows the one rule (:func:`~formulations.result.termination_of`): optimal only when objective and
 bound meet within the tolerance. The time limit is a wall-clock budget over all stages (40 / 30 %
-of what is left to stages 1 / 2, the rest to stage 3); each stage is reported in the notes.
+of what is left to stages 1 / 2, 15 % to each cut's class MIP, the rest to stage 3); each stage is reported in the notes.
 
 :data:`FASTEST_EXACT` names, per instance kind, the exact method that proves optima fastest (measured
 by ``python -m schedlab.benchmarks.bench_joint_methods``; the figures are beside it).
