@@ -10,6 +10,18 @@ r"""Exact two-stage solve of the joint problem for option tables that do not agg
    options (warm-started from the best so far). If every chosen job is placed, the allocation's
    objective equals the relaxation's value, so it is optimal whenever stage 1 proved its own optimum
    (gap to :math:`B` within the tolerance).
+2c. *Class-choice cuts.* If still short of the bound, the restricted model's proven bound :math:`D` bounds
+   every allocation whose class choice (option counts, keep and hold per job or class of identical
+   jobs) is exactly this one (each such allocation is feasible in the restricted model, up to
+   relabelling identical jobs; a kept or held job keeps its whole table there, so its running
+   allocation is priced). So the choice is cut from the class MIP (an exact no-good cut:
+   :func:`_no_good`) and the class MIP is solved again: every allocation now has either a cut choice
+   or one still in the MIP, so :math:`\max(B', D_1, \dots, D_k)` (:math:`B'` the cut MIP's bound) is a
+   valid bound, and so is the first :math:`B`. Stages 2a-2c repeat on the new choice until the best
+   allocation meets that bound (proven optimal), :attr:`JointTwoStage.max_cuts` cuts were added, the
+   restricted model gives no bound, or 60 % of the time limit is spent. A choice is never cut on the
+   greedy packer's word: only the restricted model's proven bound enters the bound (a choice the greedy
+   packer misses but that packs reaches :math:`B` there and ends the solve as optimal).
 3. Otherwise solve the full per-machine model, warm-started from the best allocation so far where the
    backend takes a start, and keep the better allocation; the bound is the tighter of :math:`B` and
    stage 3's.
@@ -21,7 +33,7 @@ priced first; when valid it is the first incumbent (stages 2 and 3 start from th
 The objective is recomputed on the whole instance, the bound is always a valid one, and the status
 follows the one rule (:func:`~formulations.result.termination_of`): optimal only when objective and
 bound meet within the tolerance. The time limit is a wall-clock budget over all stages (40 / 30 %
-of what is left to stages 1 / 2, the rest to stage 3); each stage is reported in the notes.
+of what is left to stages 1 / 2, 15 % to each cut's class MIP, the rest to stage 3); each stage is reported in the notes.
 
 :data:`FASTEST_EXACT` names, per instance kind, the exact method that proves optima fastest (measured
 by ``python -m schedlab.benchmarks.bench_joint_methods``; the figures are beside it).
@@ -39,6 +51,7 @@ from schedlab.formulations.joint_instance import JointInstance
 from schedlab.formulations.joint_pack import pack_greedy
 from schedlab.formulations.joint_pooled import class_model
 from schedlab.formulations.joint_rules import joint_objective
+from schedlab.formulations.model import LinExpr, Model
 from schedlab.formulations.result import (
     Bounds,
     Limit,
@@ -57,6 +70,8 @@ from schedlab.topology.errors import SolverError
 
 class JointTwoStage:
     name = "joint-2stage"
+    #: class choices cut at most per solve (each costs a class MIP and a restricted per-machine MIP)
+    max_cuts: int = 4
 
     def solve(self, inst: JointInstance, backend: str = "highs", params: SolveParams | None = None) -> SolveResult:
         params = params or SolveParams()
@@ -77,15 +92,9 @@ class JointTwoStage:
         if why:
             raise SolverError(why)
         build_s = time.perf_counter() - t0
-        raw = be.solve(mdl, share(0.4))
-        limit_hit = raw.termination.limit is not None
-        notes = [f"stage 1 (class MIP): {raw.termination.status.value}, bound {raw.dual_bound}, "
-                 f"{time.perf_counter() - t0:.2f} s"]
-        if raw.termination.reason is Reason.INFEASIBLE:
-            return self._result(inst, be, params, Termination(Reason.INFEASIBLE), None, None, build_s, t0, notes, False)
-        bound = raw.dual_bound if raw.termination.status.has_solution else None
         best = best_obj = None
         used = None
+        notes: list[str] = []
         if params.warm_start is not None:
             used = not form.verify(inst, params.warm_start)
             if used:
@@ -102,20 +111,11 @@ class JointTwoStage:
                 best, best_obj = alloc, obj
             return obj
 
-        if raw.values is not None:
-            opts, chosen = {}, {}  # the chosen option per job, or keeping its running allocation
-            for r in rows.values():  # a row may count a class of identical jobs
-                todo = [j.id for j in r.jobs]
-                for k, z in sorted(r.z.items()):
-                    for _ in range(int(round(raw.values[z.index]))):
-                        jid = todo.pop(0)
-                        opts[jid] = (inst.option(jid, k),)
-                        chosen[jid] = inst.option(jid, k)
-                if r.keep is not None and raw.values[r.keep.index] > 0.5:
-                    chosen[todo[0]] = "keep"
-                elif r.hold is not None and raw.values[r.hold.index] > 0.5:
-                    chosen[todo[0]] = "hold"  # preempted: holds its running resources (the holding rule)
-                opts.update({jid: () for jid in todo})
+        def pack_choice(opts, chosen, bound) -> tuple[float | None, bool]:
+            """Stage 2 for one class choice: greedy packing, repair, then (if still short of ``bound``)
+            the per-machine model restricted to the chosen options. Returns that model's proven bound
+            (every allocation with exactly this class choice is worth at most it; ``None`` when it did not
+            run or gave none) and whether it stopped at a limit."""
             t2 = time.perf_counter()
             greedy = pack_greedy(inst, chosen)
             n_place = sum(1 for c in chosen.values() if c != "hold")
@@ -130,14 +130,55 @@ class JointTwoStage:
                              f"{n_place - len(greedy)} unplaced jobs placed with another option, objective "
                              f"{'invalid' if obj is None else f'{obj:g}'}, {time.perf_counter() - t2:.2f} s")
             gap = relative_gap(best_obj, bound)
-            if gap is None or gap > params.rel_gap:
-                sub = dataclasses.replace(inst, options=opts)
-                r2 = solve(JointFormulation(aggregate=False), sub, backend, share(0.5).with_(warm_start=best))
-                limit_hit |= r2.status is Status.FEASIBLE_AT_LIMIT
-                notes.append(f"stage 2 (pack the chosen options, MIP): {r2.status.value}, "
-                             f"{r2.timing.phases['wall_s']:.2f} s")
-                if r2.allocation is not None:
-                    offer(r2.allocation)
+            if gap is not None and gap <= params.rel_gap:
+                return None, False
+            sub = dataclasses.replace(inst, options=opts)
+            r2 = solve(JointFormulation(aggregate=False), sub, backend, share(0.5).with_(warm_start=best))
+            notes.append(f"stage 2 (pack the chosen options, MIP): {r2.status.value}, bound {r2.bounds.dual}, "
+                         f"{r2.timing.phases['wall_s']:.2f} s")
+            if r2.allocation is not None:
+                offer(r2.allocation)
+            if r2.status is Status.INFEASIBLE:  # no allocation has this class choice (nor a subset of it)
+                return float("-inf"), False
+            return r2.bounds.dual, r2.status is Status.FEASIBLE_AT_LIMIT
+
+        bound = None      # a valid bound: min(first class bound, max(cut class bound, excluded choices' bounds))
+        first = None      # the first class MIP's bound (no cut)
+        cut_bounds: list[float] = []  # the restricted model's proven bound of each excluded choice
+        limit_hit = False
+        decision = [v for r in rows.values() for v in (*r.z.values(), r.keep, r.hold) if v is not None]
+        for it in range(self.max_cuts + 1):
+            t1 = time.perf_counter()
+            raw = be.solve(mdl, share(0.4 if it == 0 else 0.15))
+            limit_hit |= raw.termination.limit is not None
+            stage = "stage 1 (class MIP)" if it == 0 else f"stage 1, cut {it} (class MIP without {it} choices)"
+            notes.append(f"{stage}: {raw.termination.status.value}, bound {raw.dual_bound}, "
+                         f"{time.perf_counter() - t1:.2f} s")
+            if raw.termination.reason is Reason.INFEASIBLE:
+                if it == 0:
+                    return self._result(inst, be, params, Termination(Reason.INFEASIBLE), None, None, build_s, t0,
+                                        notes, False)
+                bound = _cut_bound(first, None, cut_bounds, everything_cut=True)
+                break
+            b = raw.dual_bound if raw.termination.status.has_solution else None
+            if it == 0:
+                first = b
+            bound = _cut_bound(first, b, cut_bounds)
+            if raw.values is None or b is None:
+                break
+            opts, chosen = _choices(inst, rows, raw.values)
+            d2, hit = pack_choice(opts, chosen, bound)
+            limit_hit |= hit
+            gap = relative_gap(best_obj, bound)
+            if (gap is not None and gap <= params.rel_gap) or it == self.max_cuts or d2 is None:
+                break
+            if lim is not None and time.perf_counter() - t0 > 0.6 * lim:
+                break
+            # no packing reached the bound: every allocation with this class choice is worth at most
+            # ``d2`` (the restricted model's proven bound), so the choice is cut from the class MIP and
+            # ``d2`` stays in the bound (module docstring)
+            cut_bounds.append(d2)
+            _no_good(mdl, decision, raw.values, f"nogood[{it}]")
         gap = relative_gap(best_obj, bound)
         if gap is None or gap > params.rel_gap:
             left = None if lim is None else max(0.05, lim - (time.perf_counter() - t0))
@@ -171,6 +212,65 @@ class JointTwoStage:
                            Timing(build_s=build_s, solve_s=wall - build_s, verify_s=verify_s,
                                   wall_s=time.perf_counter() - t0, time_limit_s=params.time_limit_s),
                            objective=obj, allocation=alloc, solution=alloc, violations=viol, notes=tuple(notes))
+
+
+def _choices(inst: JointInstance, rows: dict, values) -> tuple[dict, dict]:
+    """The class MIP's choice as per-job restricted option tables (the chosen option; a job left out
+    none; a kept or held job its whole table) and the chosen option per job ("keep" the running
+    allocation, "hold": preempted, holding it). A row may count a class of
+    identical (interchangeable, none running) jobs: its counts go to its jobs in order."""
+    opts, chosen = {}, {}
+    for r in rows.values():
+        todo = [j.id for j in r.jobs]
+        for k, z in sorted(r.z.items()):
+            for _ in range(int(round(values[z.index]))):
+                jid = todo.pop(0)
+                opts[jid] = (inst.option(jid, k),)
+                chosen[jid] = inst.option(jid, k)
+        if r.keep is not None and values[r.keep.index] > 0.5:
+            chosen[todo[0]] = "keep"
+        elif r.hold is not None and values[r.hold.index] > 0.5:
+            chosen[todo[0]] = "hold"  # preempted: holds its running resources (the holding rule)
+        for jid in todo:
+            # a kept or held job keeps its whole table: its running allocation is priced from it (with
+            # none, the restricted model could not keep it). A superset of the choice is still a valid
+            # restriction for the bound (every allocation with this choice stays in the restricted model)
+            opts[jid] = inst.options.get(jid, ()) if jid in chosen else ()
+    return opts, chosen
+
+
+def _no_good(mdl: Model, decision: list, values, name: str) -> None:
+    r"""Cut exactly the class choice ``values`` (over the integer ``decision`` variables: option counts,
+    keep and hold) from ``mdl``: :math:`\sum_{x^*_i = 0} x_i + \sum_{x^*_i = U_i} (U_i - x_i) +
+    \sum_{0 < x^*_i < U_i} (a_i + b_i) \ge 1` with binaries :math:`a_i \Rightarrow x_i \le x^*_i - 1`
+    and :math:`b_i \Rightarrow x_i \ge x^*_i + 1`. Every other integer point stays feasible."""
+    expr = LinExpr()
+    for v in decision:
+        x = int(round(values[v.index]))
+        u = int(round(v.ub))
+        if x == 0:
+            expr.add_term(v.index, 1.0)
+        elif x == u:
+            expr.add_term(v.index, -1.0)
+            expr.const += u
+        else:
+            a, b = mdl.binary(f"{name}.lo[{v.name}]"), mdl.binary(f"{name}.hi[{v.name}]")
+            mdl.add(LinExpr({v.index: 1.0, a.index: float(u - x + 1)}) <= u, f"{name}.lo[{v.name}]")
+            mdl.add(LinExpr({v.index: 1.0, b.index: -float(x + 1)}) >= 0, f"{name}.hi[{v.name}]")
+            expr.add_term(a.index, 1.0).add_term(b.index, 1.0)
+    mdl.add(expr >= 1, name)
+
+
+def _cut_bound(first: float | None, cut: float | None, excluded: list[float], *, everything_cut: bool = False
+               ) -> float | None:
+    """A valid bound after cuts: every allocation either has an excluded class choice (worth at most that
+    choice's restricted bound) or one left in the cut class MIP (worth at most its bound ``cut``), so
+    ``max(cut, excluded)`` bounds it, and so does the uncut bound ``first``. ``cut`` is ``None`` when the
+    cut MIP gave no bound (then only ``first`` holds) unless ``everything_cut`` (it is infeasible)."""
+    if cut is None and not everything_cut:
+        return first
+    val = max([*([] if cut is None else [cut]), *excluded], default=float("-inf"))
+    return val if first is None else min(first, val)
 
 
 #: instance kind -> the exact method that proves optima fastest, for the harness's exact twin. Measured

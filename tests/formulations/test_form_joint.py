@@ -291,7 +291,8 @@ def test_two_stage_proven_optimum_is_called_optimal(make_cluster):
 @pytest.mark.parametrize("backend", ["highs", "cpsat", "scip"])
 def test_two_stage_recovers_when_pooled_capacity_lies(backend, make_cluster, need_backend):
     # 2 machines x 4 GPUs; A and B need 3 GPUs (value 3 each), C 2 GPUs (2.5). Pooled: all three fit
-    # (8 GPUs, 8.5) but no machine holds 3 + 2, so the optimum is A + B = 6.0 (stage 3 must find it).
+    # (8 GPUs, 8.5) but no machine holds 3 + 2, so the optimum is A + B = 6.0 (the class-choice cut
+    # finds and proves it; tests/formulations/test_twostage_cuts.py has the case without cuts).
     need_backend(backend)
     cl = make_cluster()
     jobs = tuple(Job(j, Resources(g, g, 0.0), reconfigurable=True) for j, g in (("A", 3), ("B", 3), ("C", 2)))
@@ -301,7 +302,7 @@ def test_two_stage_recovers_when_pooled_capacity_lies(backend, make_cluster, nee
     r = JointTwoStage().solve(inst, backend, P)
     assert r.status is Status.OPTIMAL and r.objective == pytest.approx(6.0)
     assert r.bounds.dual == pytest.approx(6.0, abs=1e-6) and r.verified
-    assert any("stage 3" in n for n in r.notes)
+    assert any("cut 1" in n for n in r.notes)
 
 
 def test_pooled_equals_per_machine_and_relaxation_bounds(make_cluster):
