@@ -67,10 +67,11 @@ class WaitList:
         self.total += wait
         self.total_sq += wait * wait
 
-    def expire(self, cutoff: float) -> None:
-        """Algorithm 2 lines 2-6 / 8-12: drop entries recorded before ``cutoff`` (= now - window)."""
+    def expire(self, now: float, window: float) -> None:
+        """Algorithm 2 lines 2-6 / 8-12: drop the entries whose window has ended by ``now``
+        (``recorded_at + window <= now``: an entry counts during ``[recorded_at, recorded_at + window)``)."""
         e = self.entries
-        while e and e[0][0] < cutoff:
+        while e and e[0][0] + window <= now:
             _, w = e.popleft()
             self.total -= w
             self.total_sq -= w * w
@@ -132,12 +133,10 @@ class AutoTuner:
         self.min_samples = int(min_samples)
         self.sigmas = float(sigmas)
         self.lists: dict[tuple[int, int], WaitList] = {}
-        self._owed: dict[int, float] = {}   # demand -> latest skipped query (its expiry not yet applied)
 
     def skip(self, g: int, now: float) -> None:
-        """A ``timers(g, now)`` query the caller did not need: its expiry of the ``g`` lists is owed
-        (applied by :meth:`next_change`; every read and add expires a list itself first)."""
-        self._owed[g] = now
+        """A ``timers(g, now)`` query the caller did not need. Nothing to do: every read and add expires
+        a list itself first, and :meth:`next_change` expires every list at its own ``now``."""
 
     def record(self, level: int, g: int, wait: float, now: float) -> None:
         """Algorithm 1 lines 7 and 15, ``update_demand_delay(level, t_starvation, g_d)``."""
@@ -145,9 +144,9 @@ class AutoTuner:
         if lst is None:
             lst = self.lists[(level, g)] = WaitList()
         e = lst.entries
-        cutoff = now - self.window
-        if e and e[0][0] < cutoff:  # (else ``expire`` drops nothing: see ``timers``)
-            lst.expire(cutoff)
+        window = self.window
+        if e and e[0][0] + window <= now:  # (else ``expire`` drops nothing: see ``timers``)
+            lst.expire(now, window)
         w = max(0.0, float(wait))   # (``lst.add``, inline)
         e.append((now, w))
         lst.total += w
@@ -158,13 +157,13 @@ class AutoTuner:
         lst = self.lists.get((level, g))
         if lst is None:
             return []
-        lst.expire(now - self.window)
+        lst.expire(now, self.window)
         return [w for _, w in lst.entries]
 
     def timers(self, g: int, now: float) -> tuple[float, ...]:
         """Algorithm 2, ``get_tuned_timers(G_d)``: one absolute timer per level."""
         out = []
-        cutoff = now - self.window
+        window = self.window
         lists = self.lists
         for k in range(len(self.capacities)):
             lst = lists.get((k, g))
@@ -172,8 +171,8 @@ class AutoTuner:
                 out.append(self.cold[k])                 # cold start (ours; module docstring)
                 continue
             e = lst.entries
-            if e and e[0][0] < cutoff:                   # (else ``expire`` drops nothing: an empty list's
-                lst.expire(cutoff)                       # sums are already 0) lines 2-6 (k = 0), 8-12 (k = 1)
+            if e and e[0][0] + window <= now:            # (else ``expire`` drops nothing: an empty list's
+                lst.expire(now, window)                  # sums are already 0) lines 2-6 (k = 0), 8-12 (k = 1)
             if len(e) < self.min_samples:
                 out.append(self.cold[k])
             else:
@@ -181,23 +180,22 @@ class AutoTuner:
         return skip_levels(out, self.capacities, g)
 
     def next_change(self, now: float) -> float:
-        """The next time an entry leaves its window (timers may change then even without records): the
-        oldest entry of every list as the queries so far left it (skipped ones included: :meth:`skip`)."""
-        lists = self.lists
-        if self._owed:
-            window = self.window
-            levels = range(len(self.capacities))
-            for g, at in self._owed.items():
-                cutoff = at - window
-                for k in levels:
-                    lst = lists.get((k, g))
-                    if lst is not None and lst.entries and lst.entries[0][0] < cutoff:
-                        lst.expire(cutoff)
-            self._owed.clear()
+        """The next time an entry leaves its window (timers may change then even without records),
+        always strictly after ``now``: every list is first expired at ``now`` (what any query at ``now``
+        would do; expiry is compositional, so this changes no later timer), so an entry whose window
+        already ended (a list nobody queried since, or one only skipped) never gives a stale time."""
+        window = self.window
         t = math.inf
-        for lst in lists.values():
-            if lst.entries:
-                t = min(t, lst.entries[0][0] + self.window)
+        for lst in self.lists.values():
+            e = lst.entries
+            if e:
+                if e[0][0] + window <= now:
+                    lst.expire(now, window)
+                    if not e:
+                        continue
+                head = e[0][0] + window
+                if head < t:
+                    t = head
         return t
 
 

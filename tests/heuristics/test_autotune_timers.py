@@ -4,6 +4,8 @@ random record/query sequences (Hypothesis)."""
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,11 +17,10 @@ class _Always(AutoTuner):
 
     def timers(self, g, now):
         out = []
-        cutoff = now - self.window
         for k in range(len(self.capacities)):
             lst = self.lists.get((k, g))
             if lst is not None:
-                lst.expire(cutoff)
+                lst.expire(now, self.window)
             if lst is None or len(lst) < self.min_samples:
                 out.append(self.cold[k])
             else:
@@ -30,7 +31,7 @@ class _Always(AutoTuner):
         lst = self.lists.get((level, g))
         if lst is None:
             lst = self.lists[(level, g)] = WaitList()
-        lst.expire(now - self.window)
+        lst.expire(now, self.window)
         lst.add(now, max(0.0, float(wait)))
 
 
@@ -90,18 +91,53 @@ def test_skipped_queries_give_the_same_next_change(ops, min_samples):
     assert _state(fast) == _state(ref)
 
 
-def test_a_skip_changes_next_change_as_the_query_would():
-    """The case the owed expiry exists for: a list whose oldest wait left the window is expired by the
-    query of its demand; a skipped query must expire it too before ``next_change`` reads it."""
+def test_next_change_never_reads_a_stale_head():
+    """A list whose oldest wait left the window is expired by ``next_change`` itself, whether its demand
+    was queried, skipped or neither since (the stale head of round 7: ``plain`` once answered 100)."""
     kw = dict(window=100.0, capacities=(8, 32), cold=(60.0, 120.0), min_samples=2, sigmas=2.0)
     fast, plain, ref = AutoTuner(**kw), AutoTuner(**kw), _Always(**kw)
     for t in (fast, plain, ref):
         t.record(1, 4, 10.0, 0.0)      # rack list of 4-GPU jobs: leaves the window at 100
         t.record(1, 4, 20.0, 90.0)     # ... and this one at 190
         t.record(0, 2, 5.0, 120.0)     # machine list of 2-GPU jobs: at 220
-    # at t = 150: a 4-GPU job's query expires the first entry; skipping it must do the same
+    # at t = 150: a 4-GPU job's query expires the first entry; skipping it or not asking does the same
     ref.timers(4, 150.0)
     fast.skip(4, 150.0)
-    assert ref.next_change(150.0) == fast.next_change(150.0) == 190.0
-    assert _state(fast) == _state(ref)
-    assert plain.next_change(150.0) == 100.0   # (neither queried nor skipped: the stale head stays)
+    assert ref.next_change(150.0) == fast.next_change(150.0) == plain.next_change(150.0) == 190.0
+    assert _state(fast) == _state(ref) == _state(plain)
+
+
+def test_an_entry_is_gone_at_the_wake_up_it_asked_for():
+    """The window is half-open, ``[recorded_at, recorded_at + window)``: at the wake-up ``next_change``
+    asked for, the entry has left (so that pass sees the changed timer and the next change is later)."""
+    t = AutoTuner(window=100.0, capacities=(8, 32), cold=(60.0, 120.0), min_samples=1)
+    t.record(0, 2, 5.0, 20.0)
+    t.record(0, 2, 7.0, 50.0)
+    assert t.next_change(30.0) == 120.0
+    assert t.timers(2, 119.0)[0] == 6.0 + 2 * math.sqrt(2.0)
+    assert t.timers(2, 120.0)[0] == 7.0
+    assert t.next_change(120.0) == 150.0
+    assert t.next_change(150.0) == math.inf
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(ops=skip_ops, min_samples=st.integers(1, 3))
+def test_next_change_is_strictly_after_now(ops, min_samples):
+    """Whatever was recorded, queried or skipped before: the next window change is after ``now``, and it
+    is the earliest ``recorded_at + window`` among the entries still in their window."""
+    t = AutoTuner(window=1000.0, capacities=(8, 32), cold=(60.0, 120.0), min_samples=min_samples)
+    log: list[float] = []
+    now = 0.0
+    for op, level, g, wait, dt in ops:
+        now += dt
+        if op == "record":
+            t.record(level, g, wait, now)
+            log.append(now)
+        elif op == "query":
+            t.timers(g, now)
+        elif op == "skip":
+            t.skip(g, now)
+        else:
+            nc = t.next_change(now)
+            assert nc > now
+            assert nc == min((r + 1000.0 for r in log if r + 1000.0 > now), default=math.inf)
