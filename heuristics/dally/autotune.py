@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import accumulate
 
 from schedlab.topology.errors import SpecError
@@ -110,7 +110,7 @@ class FixedTimers:
     def skip(self, g: int, now: float) -> None:
         """(Nothing expires: fixed timers.)"""
 
-    def next_change(self, now: float) -> float:
+    def next_change(self, now: float, demands: Iterable[int] | None = None) -> float:
         return math.inf
 
 
@@ -179,14 +179,22 @@ class AutoTuner:
                 out.append(lst.mean_plus(self.sigmas))   # lines 13-14
         return skip_levels(out, self.capacities, g)
 
-    def next_change(self, now: float) -> float:
+    def next_change(self, now: float, demands: Iterable[int] | None = None) -> float:
         """The next time an entry leaves its window (timers may change then even without records),
-        always strictly after ``now``: every list is first expired at ``now`` (what any query at ``now``
-        would do; expiry is compositional, so this changes no later timer), so an entry whose window
-        already ended (a list nobody queried since, or one only skipped) never gives a stale time."""
+        always strictly after ``now``; with ``demands``, only the lists of those GPU demands (the timers
+        of other demands do not depend on them). Each list read is first expired at ``now`` (what any
+        query at ``now`` would do; expiry is compositional, so this changes no later timer): an entry
+        whose window already ended (a list nobody queried since, or one only skipped) never gives a
+        stale time."""
         window = self.window
+        if demands is None:
+            lists = self.lists.values()
+        else:
+            got = self.lists.get
+            lists = [lst for g in demands for k in range(len(self.capacities))
+                     if (lst := got((k, g))) is not None]
         t = math.inf
-        for lst in self.lists.values():
+        for lst in lists:
             e = lst.entries
             if e:
                 if e[0][0] + window <= now:

@@ -544,21 +544,25 @@ class DallyPolicy(PolicyBase):
         if preempted:
             nxt = now + CLAIM_RECHECK_S
         if free > 0 and self._key:
+            demands = []
             for g, cls in self._classes.items():
                 if g > free:
                     continue
                 self._compact(cls)
                 if not cls.items:
                     continue
+                demands.append(g)
                 t = self.tuner.timers(g, now)
                 for tk in t:
                     if tk <= 0:
                         continue
-                    e = self._first_after(cls, now - tk)
-                    if e is not None and e + tk < nxt:
-                        nxt = e + tk
-            if waiting_on_timer:
-                nxt = min(nxt, self.tuner.next_change(now))
+                    e = self._first_after(cls, now, tk)
+                    if e is not None:
+                        at = _expiry(e, tk)
+                        if at < nxt:
+                            nxt = at
+            if waiting_on_timer and demands:   # (a window change of another demand's list changes no timer here)
+                nxt = min(nxt, self.tuner.next_change(now, demands))
         if not math.isfinite(nxt) or nxt <= now:
             return ()
         if self._wakeups and self._wakeups[0] <= nxt:
@@ -572,11 +576,17 @@ class DallyPolicy(PolicyBase):
             cls.items = [it for it in cls.items if key.get(it[2], (None, None))[1] == it[1]]
             cls.dead = 0
 
-    def _first_after(self, cls: DemandClass, cutoff: float) -> float | None:
-        """Waiting-since of the first live job that entered the queue after ``cutoff``."""
+    def _first_after(self, cls: DemandClass, now: float, tk: float) -> float | None:
+        """Waiting-since of the first live job whose timer ``tk`` has not run out at ``now``, in the
+        arithmetic of Algorithm 1's test (``now - since < tk``: ``since > now - tk`` may differ by a
+        rounding)."""
         items = cls.items
         key = self._key
-        i = bisect_right(items, (cutoff, math.inf, ""))
+        i = bisect_right(items, (now - tk, math.inf, ""))
+        while i > 0 and now - items[i - 1][0] < tk:   # (a rounding: the job before the cut still waits)
+            i -= 1
+        while i < len(items) and not now - items[i][0] < tk:
+            i += 1
         while i < len(items):
             since, entry, jid = items[i]
             k = key.get(jid)
@@ -585,6 +595,15 @@ class DallyPolicy(PolicyBase):
             cls.dead += 1
             i += 1
         return None
+
+
+def _expiry(since: float, tk: float) -> float:
+    """The first time ``t`` at which Algorithm 1's test sees the timer run out: ``t - since >= tk`` in
+    floating point (``since + tk`` rounded may fall one step short)."""
+    t = since + tk
+    while t - since < tk:
+        t = math.nextafter(t, math.inf)
+    return t
 
 
 __all__ = ["DallyPolicy", "DemandClass", "waiting_since"]

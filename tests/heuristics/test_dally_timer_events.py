@@ -60,16 +60,21 @@ class _Checked(DallyPolicy):
         free = offer.free_gpus
         due = now + 1.0 if preempted else math.inf
         if free > 0:
+            demands = set()
             for jid in self._key:
                 g = view.job(jid).job.requested.gpus
                 if g > free:
                     continue
+                demands.add(g)
                 since = self._since[jid]
                 for tk in self.tuner.timers(g, now):
-                    if tk > 0 and since + tk > now:
-                        due = min(due, since + tk)
-            if waiting_on_timer:
-                due = min(due, self.tuner.next_change(now))
+                    if tk > 0 and now - since < tk:     # (Algorithm 1's test: the timer has not run out)
+                        at = since + tk
+                        while at - since < tk:          # (the first instant that test says it has)
+                            at = math.nextafter(at, math.inf)
+                        due = min(due, at)
+            if waiting_on_timer and demands:
+                due = min(due, self.tuner.next_change(now, sorted(demands)))
         if math.isfinite(due):
             assert self._wakeups, f"t={now}: a timer is due at {due} but no wake-up is pending"
             assert now < self._wakeups[0] <= due
@@ -97,3 +102,14 @@ def test_the_property_checks_passes_with_timers_due():
     _Checked.checked = 0
     test_every_pending_timer_is_an_event_after_now()
     assert _Checked.checked > 50
+
+
+def test_a_timer_expiry_is_when_algorithm_1_sees_it_run_out():
+    """(The case the property found: since 1006, timer 43.428139310260654; ``since + tk`` rounds to an
+    instant where ``now - since < tk`` still holds, so a wake-up there rejects again and asks for none.)"""
+    from schedlab.heuristics.dally.policy import _expiry
+    since, tk = 1006.0, 43.428139310260654
+    at = _expiry(since, tk)
+    assert at - since >= tk
+    assert math.nextafter(at, -math.inf) - since < tk
+    assert (since + tk) - since < tk      # (the rounded sum falls one step short)
