@@ -14,7 +14,8 @@ starvation with each (lines 10 and 18), so the rack timer is a total, not an inc
 * lines 2-6, 8-12 (drop entries beyond ``HISTORY_TIME_LIMIT``): the paper calls the limit "the size of
   the wait-time list ... (sliding window size)" and advises a *smaller* limit for larger clusters
   "because more jobs get placed over time". We read it as a **sliding time window**: an entry
-  recorded more than ``history_window`` seconds before ``now`` is removed. (The pseudo-code's literal
+  recorded ``history_window`` seconds before ``now`` or earlier is removed (it counts during
+  ``[recorded_at, recorded_at + window)``: a wake-up at the end of its window sees it gone). (The pseudo-code's literal
   test, ``time > HISTORY_TIME_LIMIT`` on the wait itself, would instead discard long waits — a cap on
   the timer, not a window over history; the text and the issue ask for the window.)
 * lines 13-14: ``T = mean(list) + k * stdev(list)`` with ``k = 2`` (parameter ``sigmas``) and the
@@ -34,12 +35,11 @@ added once and dropped once); the variance is clamped at 0 against rounding.
 **Expiry is lazy and compositional.** A list is expired (its old entries dropped, their waits subtracted
 from the sums, oldest first) before every read and every add, at that instant; expiring at ``t1`` and
 later at ``t2`` (nothing added between) subtracts the same waits in the same order as expiring at ``t2``
-alone, so when a list is expired does not change its sums, only :meth:`AutoTuner.next_change` (which
-reads the lists' oldest entries) sees it. A caller that did not need a demand's timers (Algorithm 1
-accepted at level 0 before line 10 reads them) calls :meth:`AutoTuner.skip` instead of
-:meth:`AutoTuner.timers`: the expiry that query would have done is owed and applied before
-``next_change`` reads the lists, so ``next_change`` is what it would have been had every query been
-answered.
+alone, so when a list is expired does not change its sums. :meth:`AutoTuner.next_change` expires each
+list it reads at its own ``now`` before reading the list's oldest entry, so the next window change it
+gives is always after ``now``, whichever queries were answered or skipped (:meth:`AutoTuner.skip`, a
+query Algorithm 1 did not need, has nothing left to do). Until round 7b a list nobody had queried since
+its head left the window gave a time at or before ``now``, and the policy then asked for no timer.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ One decision pass (``schedule``), at every simulator event:
 
 A pass of completions and at most one arrival with nothing queued, claimed or preempting takes a short
 path with the same outcome (``_lone_event``); in a full pass a job's timers are computed only when it
-misses level 0 (``AutoTuner.skip`` keeps the wait lists' expiry as if they had been).
+misses level 0 (the wait lists' expiry is the same as if they had been: :mod:`.autotune`).
 
 Snapshot form (``decide``): the same ``schedule`` on a view built from an ``Instance``: waiting since =
 the job's last preemption (``JobProgress.last_change``) or else its arrival; a job whose timer has not
@@ -327,7 +327,7 @@ class DallyPolicy(PolicyBase):
             self._entry += 1                              # (its queue entry, as the full pass numbers it)
             now = view.now
             tuner = self.tuner
-            tuner.skip(g, now)                            # (line 4's query not needed: its expiry is owed)
+            tuner.skip(g, now)                            # (line 4's query not needed: nothing owed)
             since = jv.queued_since                       # (``waiting_since``, inline)
             lc = jv.last_change
             if lc is not None and lc > since:
@@ -409,7 +409,7 @@ class DallyPolicy(PolicyBase):
             p = offer.place(job, 0) if level0 and (job.max_tier is None or allowed(levels, job, 0)) else None
             if p is not None:
                 level = 0                                   # lines 6-8: accepted on one machine
-                tuner.skip(g, now)                          # (line 4's query not needed: its expiry is owed)
+                tuner.skip(g, now)                          # (line 4's query not needed: nothing owed)
             else:
                 t = cache.get(g)
                 if t is None:

@@ -60,9 +60,10 @@ def test_timers_as_expiring_every_list(ops, min_samples):
         assert fast.next_change(now) == ref.next_change(now)
 
 
-# ``AutoTuner.skip`` (a query the caller did not need: the job fit level 0) owes the query's expiry to
-# ``next_change``: the same wake-up times and, once ``next_change`` ran, the same lists as answering
-# every query (the policy's timer expiry then does not depend on which queries it answered)
+# ``AutoTuner.skip`` (a query the caller did not need: the job fit level 0) leaves the lists as they are;
+# ``next_change`` expires what it reads at its ``now``: the same wake-up times and, once ``next_change``
+# ran, the same lists as answering every query (the policy's timer expiry does not depend on which
+# queries it answered)
 skip_ops = st.lists(st.tuples(st.sampled_from(["record", "query", "skip", "next"]), st.integers(0, 1),
                               st.sampled_from([1, 2, 4, 8, 16]), st.floats(0, 5000), st.floats(0, 800)),
                     max_size=80)

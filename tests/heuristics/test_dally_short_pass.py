@@ -35,7 +35,7 @@ class _Logged(DallyPolicy):
         self.paths["short" if self._took_short else "full"] += 1
         self.log.append((view.now, tuple((j, a.plan, tuple(a.placement.items())) for j, a in d.start.items()),
                          d.preempt, tuple((t.at, t.tag) for t in d.timers),
-                         self.tuner.next_change(view.now)))   # (the wait lists' expiry: skipped queries owe it)
+                         self.tuner.next_change(view.now)))   # (the wait lists' state: skipped queries change nothing)
         return d
 
 
