@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from schedlab.heuristics.fifo import PassState, place_consolidated, plan_memory_need, split_checked
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.zoo import get_model, resolve_name
-from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.allocation import JobAllocation, own_allocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView
 from schedlab.scheduling.resources import Resources
@@ -263,15 +263,16 @@ class Starter:
         if p is None:
             return None
         if take:
-            for m, r in p.items():
-                ps.take(m, r)
+            ps.take_all(p)
         plan = job.plan
         if plan is None:
             g = job.requested.gpus
             plan = self._plans.get(g)
             if plan is None:
                 plan = self._plans[g] = ExecutionPlan(dp=g)
-        return JobAllocation(job.id, plan, p)
+        # (``p`` is a new ``{machine: Resources}`` dict of this placement, held by nobody else; the plan an
+        # ``ExecutionPlan``; the job's id the engine's: the constructor's checks would pass)
+        return own_allocation(job.id, plan, p)
 
 
 def consolidated_shape(view: ClusterView, gpus: int) -> dict[str, Resources]:
