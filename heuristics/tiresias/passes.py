@@ -103,9 +103,7 @@ class PassMixin:
                 cap[0] = min(cap[0], free + below + (st.run_gpus[q] if gq else 0))
                 if quota is not None:
                     quota.add(j)
-            for j in claimed:
-                st.remove_waiting(j)
-                st.add_reserved(j)
+            st.reserve_all(claimed)
             for v in back:
                 self._to_waiting(view, v)
         return self._place(view, preempted, instant)
@@ -193,6 +191,8 @@ class PassMixin:
         restore = view.checkpoint_s > 0
         jobs_view = view.job
         add_running = st.add_running
+        unreserve = st.unreserve
+        gone: list[tuple] = []
         for n, j in enumerate(claims):
             job = j.job
             base = j.shape
@@ -222,7 +222,7 @@ class PassMixin:
                     j.pack_deadline = now + pack_wait
                     heapq.heappush(self._pack, (j.pack_deadline, j.ver, j.id))
                 continue
-            st.remove_reserved(j)
+            unreserve(j, gone)  # (``resv_keys`` is not read in this loop: its keys go in one go below)
             j.k0 = 0.0
             if j.band == 1:
                 j.band, j.stamp = 0, st.next_stamp()
@@ -241,6 +241,8 @@ class PassMixin:
             starts[j.id] = ja
             if self.learner is not None:
                 self.learner.observe(view, job, ja.placement, skew)
+        if gone:
+            st.drop_keys(gone)
         return starts, tuple(v.id for v in preempted)
 
 
