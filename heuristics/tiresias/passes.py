@@ -193,6 +193,7 @@ class PassMixin:
         add_running = st.add_running
         unreserve = st.unreserve
         gone: list[tuple] = []
+        pfree = ps.free_gpus
         for n, j in enumerate(claims):
             job = j.job
             base = j.shape
@@ -204,7 +205,7 @@ class PassMixin:
             skew = j.skew
             skewed = skew > limit
             spread = not skewed or j.pack_expired or pack_wait == 0
-            if j.g > ps.free_gpus:
+            if j.g > pfree:
                 ja = None  # (more GPUs than the pass has left: ``start`` would answer so)
             else:
                 shape = (base, skewed, spread)
@@ -216,6 +217,7 @@ class PassMixin:
                         failed.add(shape)
                     else:
                         failed.clear()
+                        pfree = ps.free_gpus  # (the pass state changes only with a placement taken)
             if ja is None:
                 stuck.add(j.id)  # retried once GPUs are given back (or its consolidation wait ends)
                 if skewed and not j.pack_expired and j.pack_deadline is None:

@@ -162,7 +162,7 @@ class PassCursors:
         idx = view.index
         cluster = view.cluster
         for k in range(max(g, 1), cluster.max_gpus_per_machine + 1):
-            key = k if simple else (k, need, min_gpu_mem)
+            key = k if simple else (k, need.gpus, need.cpus, need.mem_gb, min_gpu_mem)  # (no dataclass hash)
             cur = at.get(key)
             if cur is None:
                 it = idx.machines_with(k)
