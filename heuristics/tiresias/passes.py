@@ -212,12 +212,14 @@ class PassMixin:
                 if shape in failed:
                     ja = None
                 else:
-                    ja = start(view, ps, job, consolidate=skewed, allow_spread=spread, take=n < last)
+                    ja = start(view, ps, job, consolidate=skewed, allow_spread=spread, take=n < last,
+                               mem=base[4])
                     if ja is None:
                         failed.add(shape)
                     else:
                         failed.clear()
-                        pfree = ps.free_gpus  # (the pass state changes only with a placement taken)
+                        if n < last:  # (the pass state changes only with a placement taken)
+                            pfree = ps.free_gpus
             if ja is None:
                 stuck.add(j.id)  # retried once GPUs are given back (or its consolidation wait ends)
                 if skewed and not j.pack_expired and j.pack_deadline is None:

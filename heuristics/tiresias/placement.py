@@ -203,15 +203,18 @@ def _consolidated_one_machine(view: ClusterView, job: Job, ps: PassState, min_gp
 
 
 def place_job(view: ClusterView, job: Job, ps: PassState, *, consolidate: bool, allow_spread: bool,
-              traits: JobTraits, cursors: PassCursors | None = None) -> dict[str, Resources] | None:
+              traits: JobTraits, cursors: PassCursors | None = None,
+              mem: float | None = None) -> dict[str, Resources] | None:
     """Consolidated placement when ``consolidate`` (falling back to a spread one when ``allow_spread``),
     else a spread one; ``None`` when nothing fits now. ``cursors`` (of this ``ps``): the same placements,
-    found faster in a pass that places many jobs."""
+    found faster in a pass that places many jobs. ``mem``: ``traits.min_gpu_mem(view, job)`` when the caller
+    has it."""
     if job.requested.gpus > ps.free_gpus:
         return None  # more GPUs than are free in the whole pass: no placement below could find them
     if len(view.cluster.machines) == 1:
         return place_pool(view, job, ps)
-    mem = traits.min_gpu_mem(view, job)
+    if mem is None:
+        mem = traits.min_gpu_mem(view, job)
     if consolidate:
         if cursors is not None and ps.eff and job.requested.gpus <= view.cluster.max_gpus_per_machine:
             p = _consolidated_one_machine(view, job, ps, mem, cursors)
@@ -250,16 +253,17 @@ class Starter:
         return ps
 
     def start(self, view: ClusterView, ps: PassState, job: Job, *, consolidate: bool,
-              allow_spread: bool = True, take: bool = True) -> JobAllocation | None:
+              allow_spread: bool = True, take: bool = True, mem: float | None = None) -> JobAllocation | None:
         """``job`` placed (and taken from ``ps`` unless ``take`` is false: the pass's last placement, after
-        which ``ps`` is not read), or ``None`` when it does not fit now."""
+        which ``ps`` is not read), or ``None`` when it does not fit now. ``mem``: the job's GPU memory need
+        (``traits.min_gpu_mem``) when the caller has it."""
         cur = None
         if self.cursors and ps.eff:  # (the cursors serve searches after the pass's first placement)
             cur = self._cur
             if cur is None or cur.ps is not ps:
                 cur = self._cur = PassCursors(ps)
         p = place_job(view, job, ps, consolidate=consolidate, allow_spread=allow_spread, traits=self.traits,
-                      cursors=cur)
+                      cursors=cur, mem=mem)
         if p is None:
             return None
         if take:
