@@ -103,7 +103,12 @@ class PassMixin:
                 cap[0] = min(cap[0], free + below + (st.run_gpus[q] if gq else 0))
                 if quota is not None:
                     quota.add(j)
-            st.reserve_all(claimed)
+            if len(claimed) >= 16:
+                st.reserve_all(claimed)  # (in bulk: the same state)
+            else:
+                for j in claimed:
+                    st.remove_waiting(j)
+                    st.add_reserved(j)
             for v in back:
                 self._to_waiting(view, v)
         return self._place(view, preempted, instant)
@@ -191,7 +196,8 @@ class PassMixin:
         restore = view.checkpoint_s > 0
         jobs_view = view.job
         add_running = st.add_running
-        unreserve = st.unreserve
+        unreserve, remove_reserved = st.unreserve, st.remove_reserved
+        bulk = last >= 15  # (many claims: their keys leave ``resv_keys`` with one filter)
         gone: list[tuple] = []
         pfree = ps.free_gpus
         for n, j in enumerate(claims):
@@ -226,7 +232,10 @@ class PassMixin:
                     j.pack_deadline = now + pack_wait
                     heapq.heappush(self._pack, (j.pack_deadline, j.ver, j.id))
                 continue
-            unreserve(j, gone)  # (``resv_keys`` is not read in this loop: its keys go in one go below)
+            if bulk:
+                unreserve(j, gone)  # (``resv_keys`` is not read in this loop: its keys go in one go below)
+            else:
+                remove_reserved(j)
             j.k0 = 0.0
             if j.band == 1:
                 j.band, j.stamp = 0, st.next_stamp()
