@@ -242,6 +242,33 @@ class PassState:
         rack = self.view.index.rack_of(machine)
         self.rack_taken[rack] = self.rack_taken.get(rack, 0) + r.gpus
 
+    def take_all(self, placement: Mapping[str, Resources]) -> None:
+        """``take(m, r)`` for every ``m, r`` of ``placement`` in its order (the same state, in one call)."""
+        eff, buckets, cap, rt = self.eff, self.buckets, self._cap, self.rack_taken
+        rack_of = self.view.index.rack_of
+        for m, r in placement.items():
+            old = eff.get(m)
+            if old is None:
+                old = self.view.free(m)
+            else:
+                k = min(old.gpus, cap)
+                b = buckets[k]
+                del b[m]
+                if not b:
+                    del buckets[k]
+            new = old - r
+            g = new.gpus
+            self._gain += max(g, 0) - max(old.gpus, 0)
+            eff[m] = new
+            k = min(max(g, 0), cap)
+            b = buckets.get(k)
+            if b is None:
+                buckets[k] = {m: None}
+            else:
+                b[m] = None
+            rack = rack_of(m)
+            rt[rack] = rt.get(rack, 0) + r.gpus
+
     def retouch(self, placement: Mapping[str, Resources]) -> None:
         """The same as giving ``placement`` back and taking it again (``take(m, r.scale(-1))`` for every
         machine, then ``take(m, r)`` for every machine), in fewer steps: the machines end up touched, with

@@ -46,6 +46,7 @@ from schedlab.scheduling.policy import (
     JobStatus,
     JobView,
     Timer,
+    start_decision,
 )
 from schedlab.scheduling.snapshot import PolicyBase
 
@@ -296,6 +297,8 @@ class TiresiasPolicy(PassMixin, PolicyBase):
         if d is None:
             return Decision(timers=timers) if timers else NO_DECISION
         start, preempt = d
+        if not preempt and not timers:
+            return start_decision(start)  # (``start``: the pass's new dict, held by nobody else)
         return Decision(start=start, preempt=preempt, timers=timers)
 
     def _timers(self, now: float) -> tuple[Timer, ...]:

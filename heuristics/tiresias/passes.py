@@ -103,9 +103,12 @@ class PassMixin:
                 cap[0] = min(cap[0], free + below + (st.run_gpus[q] if gq else 0))
                 if quota is not None:
                     quota.add(j)
-            for j in claimed:
-                st.remove_waiting(j)
-                st.add_reserved(j)
+            if len(claimed) >= 16:
+                st.reserve_all(claimed)  # (in bulk: the same state)
+            else:
+                for j in claimed:
+                    st.remove_waiting(j)
+                    st.add_reserved(j)
             for v in back:
                 self._to_waiting(view, v)
         return self._place(view, preempted, instant)
@@ -193,6 +196,10 @@ class PassMixin:
         restore = view.checkpoint_s > 0
         jobs_view = view.job
         add_running = st.add_running
+        unreserve, remove_reserved = st.unreserve, st.remove_reserved
+        bulk = last >= 15  # (many claims: their keys leave ``resv_keys`` with one filter)
+        gone: list[tuple] = []
+        pfree = ps.free_gpus
         for n, j in enumerate(claims):
             job = j.job
             base = j.shape
@@ -204,25 +211,31 @@ class PassMixin:
             skew = j.skew
             skewed = skew > limit
             spread = not skewed or j.pack_expired or pack_wait == 0
-            if j.g > ps.free_gpus:
+            if j.g > pfree:
                 ja = None  # (more GPUs than the pass has left: ``start`` would answer so)
             else:
                 shape = (base, skewed, spread)
                 if shape in failed:
                     ja = None
                 else:
-                    ja = start(view, ps, job, consolidate=skewed, allow_spread=spread, take=n < last)
+                    ja = start(view, ps, job, consolidate=skewed, allow_spread=spread, take=n < last,
+                               mem=base[4])
                     if ja is None:
                         failed.add(shape)
                     else:
                         failed.clear()
+                        if n < last:  # (the pass state changes only with a placement taken)
+                            pfree = ps.free_gpus
             if ja is None:
                 stuck.add(j.id)  # retried once GPUs are given back (or its consolidation wait ends)
                 if skewed and not j.pack_expired and j.pack_deadline is None:
                     j.pack_deadline = now + pack_wait
                     heapq.heappush(self._pack, (j.pack_deadline, j.ver, j.id))
                 continue
-            st.remove_reserved(j)
+            if bulk:
+                unreserve(j, gone)  # (``resv_keys`` is not read in this loop: its keys go in one go below)
+            else:
+                remove_reserved(j)
             j.k0 = 0.0
             if j.band == 1:
                 j.band, j.stamp = 0, st.next_stamp()
@@ -241,6 +254,8 @@ class PassMixin:
             starts[j.id] = ja
             if self.learner is not None:
                 self.learner.observe(view, job, ja.placement, skew)
+        if gone:
+            st.drop_keys(gone)
         return starts, tuple(v.id for v in preempted)
 
 

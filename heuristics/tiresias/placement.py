@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from schedlab.heuristics.fifo import PassState, place_consolidated, plan_memory_need, split_checked
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.perfmodel.zoo import get_model, resolve_name
-from schedlab.scheduling.allocation import JobAllocation
+from schedlab.scheduling.allocation import JobAllocation, own_allocation
 from schedlab.scheduling.job import Job
 from schedlab.scheduling.policy import ClusterView
 from schedlab.scheduling.resources import Resources
@@ -162,7 +162,7 @@ class PassCursors:
         idx = view.index
         cluster = view.cluster
         for k in range(max(g, 1), cluster.max_gpus_per_machine + 1):
-            key = k if simple else (k, need, min_gpu_mem)
+            key = k if simple else (k, need.gpus, need.cpus, need.mem_gb, min_gpu_mem)  # (no dataclass hash)
             cur = at.get(key)
             if cur is None:
                 it = idx.machines_with(k)
@@ -203,15 +203,18 @@ def _consolidated_one_machine(view: ClusterView, job: Job, ps: PassState, min_gp
 
 
 def place_job(view: ClusterView, job: Job, ps: PassState, *, consolidate: bool, allow_spread: bool,
-              traits: JobTraits, cursors: PassCursors | None = None) -> dict[str, Resources] | None:
+              traits: JobTraits, cursors: PassCursors | None = None,
+              mem: float | None = None) -> dict[str, Resources] | None:
     """Consolidated placement when ``consolidate`` (falling back to a spread one when ``allow_spread``),
     else a spread one; ``None`` when nothing fits now. ``cursors`` (of this ``ps``): the same placements,
-    found faster in a pass that places many jobs."""
+    found faster in a pass that places many jobs. ``mem``: ``traits.min_gpu_mem(view, job)`` when the caller
+    has it."""
     if job.requested.gpus > ps.free_gpus:
         return None  # more GPUs than are free in the whole pass: no placement below could find them
     if len(view.cluster.machines) == 1:
         return place_pool(view, job, ps)
-    mem = traits.min_gpu_mem(view, job)
+    if mem is None:
+        mem = traits.min_gpu_mem(view, job)
     if consolidate:
         if cursors is not None and ps.eff and job.requested.gpus <= view.cluster.max_gpus_per_machine:
             p = _consolidated_one_machine(view, job, ps, mem, cursors)
@@ -250,28 +253,30 @@ class Starter:
         return ps
 
     def start(self, view: ClusterView, ps: PassState, job: Job, *, consolidate: bool,
-              allow_spread: bool = True, take: bool = True) -> JobAllocation | None:
+              allow_spread: bool = True, take: bool = True, mem: float | None = None) -> JobAllocation | None:
         """``job`` placed (and taken from ``ps`` unless ``take`` is false: the pass's last placement, after
-        which ``ps`` is not read), or ``None`` when it does not fit now."""
+        which ``ps`` is not read), or ``None`` when it does not fit now. ``mem``: the job's GPU memory need
+        (``traits.min_gpu_mem``) when the caller has it."""
         cur = None
         if self.cursors and ps.eff:  # (the cursors serve searches after the pass's first placement)
             cur = self._cur
             if cur is None or cur.ps is not ps:
                 cur = self._cur = PassCursors(ps)
         p = place_job(view, job, ps, consolidate=consolidate, allow_spread=allow_spread, traits=self.traits,
-                      cursors=cur)
+                      cursors=cur, mem=mem)
         if p is None:
             return None
         if take:
-            for m, r in p.items():
-                ps.take(m, r)
+            ps.take_all(p)
         plan = job.plan
         if plan is None:
             g = job.requested.gpus
             plan = self._plans.get(g)
             if plan is None:
                 plan = self._plans[g] = ExecutionPlan(dp=g)
-        return JobAllocation(job.id, plan, p)
+        # (``p`` is a new ``{machine: Resources}`` dict of this placement, held by nobody else; the plan an
+        # ``ExecutionPlan``; the job's id the engine's: the constructor's checks would pass)
+        return own_allocation(job.id, plan, p)
 
 
 def consolidated_shape(view: ClusterView, gpus: int) -> dict[str, Resources]:

@@ -177,6 +177,52 @@ class MLFQ:
         del keys[bisect_left(keys, (j.q, j.k0, j.band, j.stamp, j.id))]
         self.held[j.q] -= j.g
 
+    def reserve_all(self, js: list[QJob]) -> None:
+        """``remove_waiting(j)`` then ``add_reserved(j)`` for every ``j`` of ``js`` in order (waiting jobs
+        with distinct ids): the same state, in bulk when there are many (one filter per waiting list and
+        one sort of ``resv_keys``, whose keys are distinct, instead of a deletion and an insort each)."""
+        if len(js) < 16:
+            for j in js:
+                self.remove_waiting(j)
+                self.add_reserved(j)
+            return
+        out: dict[tuple[int, int], set[str]] = {}
+        for j in js:
+            out.setdefault((j.q, j.g), set()).add(j.id)
+        wait = self.wait
+        for (q, g), ids in out.items():
+            lst = wait[q][g]
+            lst[:] = [k for k in lst if k[3] not in ids]
+            if not lst:
+                del wait[q][g]
+        self.n_wait -= len(js)
+        resv, resv_q, held, keys = self.resv, self.resv_q, self.held, self.resv_keys
+        for j in js:
+            j.state = RESV
+            resv[j.id] = None
+            resv_q[j.q][j.id] = None
+            keys.append((j.q, j.k0, j.band, j.stamp, j.id))
+            held[j.q] += j.g
+        keys.sort()
+
+    def unreserve(self, j: QJob, gone: list[tuple]) -> None:
+        """``remove_reserved(j)`` but for its key, appended to ``gone`` and left in ``resv_keys`` until
+        :meth:`drop_keys` (a pass that starts many claims; nothing reads ``resv_keys`` in between)."""
+        del self.resv[j.id]
+        del self.resv_q[j.q][j.id]
+        gone.append((j.q, j.k0, j.band, j.stamp, j.id))
+        self.held[j.q] -= j.g
+
+    def drop_keys(self, gone: list[tuple]) -> None:
+        """``resv_keys`` without the keys of ``gone`` (a deletion each when few, else one filter)."""
+        keys = self.resv_keys
+        if len(gone) < 16:
+            for k in gone:
+                del keys[bisect_left(keys, k)]
+        else:
+            ids = {k[4] for k in gone}
+            keys[:] = [k for k in keys if k[4] not in ids]
+
     def reserved_in_order(self) -> list[QJob]:
         """Reserved jobs by ``(q, key)``: queues from Q1 down, each in key order."""
         jobs = self.jobs

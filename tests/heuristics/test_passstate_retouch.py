@@ -76,3 +76,24 @@ def test_best_fit_except_is_best_fit_with_a_skip(free, gpus, skip, bad, with_acc
     ok = (lambda m: int(m[1:]) not in bad) if with_accept else None
     want = idx.best_fit(gpus, accept=lambda m: m not in sk and (ok is None or ok(m)))
     assert idx.best_fit_except(gpus, sk, ok) == want
+
+
+@settings(max_examples=400, deadline=None)
+@given(free=st.fixed_dictionaries({m: st.builds(Resources, st.integers(0, 8), st.integers(0, 16),
+                                                st.sampled_from([64.0, 100.3, 0.0, -0.0, 0.1])) for m in MACHINES}),
+       steps=st.lists(st.tuples(st.booleans(), placement), max_size=12))
+def test_take_all_is_take_per_machine(free, steps):
+    """``PassState.take_all`` (a start's whole placement in one call: 2D-LAS / 2D-Gittins's ``Starter``)
+    leaves the state ``take`` per machine leaves, given-back amounts (negative) included."""
+    v = view(free)
+    fast, ref = PassState(v), PassState(v)
+    for give_back, p in steps:
+        if give_back:
+            p = {m: r.scale(-1) for m, r in p.items()}
+        elif any(ref.free(m).gpus < r.gpus for m, r in p.items()):
+            continue  # (a pass never takes more GPUs than are free)
+        fast.take_all(p)
+        for m, r in p.items():
+            ref.take(m, r)
+        assert state(fast) == state(ref)
+        assert fast._gain == ref._gain
