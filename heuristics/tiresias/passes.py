@@ -24,6 +24,8 @@ QUEUED = JobStatus.QUEUED
 class PassMixin:
     """``_pass`` and what it calls; mixed into :class:`~.las.TiresiasPolicy`."""
 
+    one_claim_fast = True  # ``_place_one`` for a pass with one claim and no victims (false: the general loop)
+
     def _gittins_queue(self, q: int) -> bool:
         return self.gittins and q < self.k - 1 and self.dist is not None
 
@@ -173,6 +175,8 @@ class PassMixin:
                 self._push_demotion(view, v)
             if again:
                 preempted = [v for v in preempted if v.state != RUN]
+        if not preempted and self.one_claim_fast and len(st.resv) == 1:
+            return self._place_one(view)
         ps = self.starter.pass_state(view, [v.id for v in preempted])
         starts: dict[str, JobAllocation] = {}
         now = view.now
@@ -257,6 +261,55 @@ class PassMixin:
         if gone:
             st.drop_keys(gone)
         return starts, tuple(v.id for v in preempted)
+
+    def _place_one(self, view: ClusterView) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
+        """``_place`` of a pass with one reserved job and no victims (most passes of 2D-LAS at its own
+        arrivals): the same steps for its one claim, without the claims list, the failed-shape set and the
+        bulk bookkeeping (one claim: the pass state is never read after its placement, nothing taken)."""
+        st = self.st
+        j = st.jobs[st.resv_keys[0][4]]
+        if j.id in self._stuck:
+            return {}, ()
+        job = j.job
+        base = j.shape
+        if base is None:
+            plan, req = job.plan, job.requested
+            base = j.shape = (req.gpus, req.cpus, req.mem_gb, plan.tp if plan is not None else 1,
+                              self.traits.min_gpu_mem(view, job))
+            j.skew = self.traits.skew(job)
+        skew = j.skew
+        skewed = skew > self.packlimit
+        pack_wait = self.pack_wait_s
+        spread = not skewed or j.pack_expired or pack_wait == 0
+        ps = self.starter.pass_state(view, ())
+        ja = None
+        if j.g <= ps.free_gpus:
+            ja = self.starter.start(view, ps, job, consolidate=skewed, allow_spread=spread, take=False,
+                                    mem=base[4])
+        now = view.now
+        if ja is None:
+            self._stuck.add(j.id)
+            if skewed and not j.pack_expired and j.pack_deadline is None:
+                j.pack_deadline = now + pack_wait
+                heapq.heappush(self._pack, (j.pack_deadline, j.ver, j.id))
+            return {}, ()
+        st.remove_reserved(j)
+        j.k0 = 0.0
+        if j.band == 1:
+            j.band, j.stamp = 0, st.next_stamp()
+        j.ver += 1
+        j.pack_deadline, j.pack_expired = None, False
+        jv = view.job(j.id)
+        a = jv.attained_service
+        j.a_ref, j.t_ref = a, math.inf if view.checkpoint_s > 0 and jv.preemptions > 0 and jv.status is QUEUED else now
+        st.add_running(j)
+        if j.q < self.k - 1:
+            heapq.heappush(self._dem, (now + max(self.limits[j.q] - (a - j.svc0), 0.0) / j.g, j.ver, j.id))
+        if j.wait0 is None:
+            j.wait0 = jv.waiting_time
+        if self.learner is not None:
+            self.learner.observe(view, job, ja.placement, skew)
+        return {j.id: ja}, ()
 
 
 class _Quota(QuotaLedger):
