@@ -107,7 +107,7 @@ def test_the_property_checks_passes_with_timers_due():
 def test_a_timer_expiry_is_when_algorithm_1_sees_it_run_out():
     """(The case the property found: since 1006, timer 43.428139310260654; ``since + tk`` rounds to an
     instant where ``now - since < tk`` still holds, so a wake-up there rejects again and asks for none.)"""
-    from schedlab.heuristics.dally.policy import _expiry
+    from schedlab.heuristics.dally.steps import _expiry
     since, tk = 1006.0, 43.428139310260654
     at = _expiry(since, tk)
     assert at - since >= tk
