@@ -10,17 +10,18 @@ in ``_apply`` (one call less per start).
 
 from __future__ import annotations
 
+from schedlab.benchmarks.simulator.lifecycle import (  # the engine's enum constants, defined once
+    _CHECKPOINTING,
+    _E_PREEMPT,
+    _E_RECONF,
+    _E_TIMER,
+    _QUEUED,
+    _RESTORING,
+    _RUNNING,
+)
 from schedlab.scheduling.allocation import JobAllocation
-from schedlab.scheduling.policy import Decision, EventKind, JobStatus
+from schedlab.scheduling.policy import Decision
 from schedlab.topology.errors import PolicyError
-
-_RUNNING = JobStatus.RUNNING
-_QUEUED = JobStatus.QUEUED
-_RESTORING = JobStatus.RESTORING
-_CHECKPOINTING = JobStatus.CHECKPOINTING
-_E_PREEMPT = EventKind.PREEMPT_DONE
-_E_RECONF = EventKind.RECONF_DONE
-_E_TIMER = EventKind.TIMER
 
 
 class DecisionsMixin:
