@@ -42,8 +42,9 @@ def test_reproduce_rows_from_runs():
 
 
 def test_micro_benchmark_runs_rubick_on_four_gpus():
-    """With the perf model's numbers of the day (they change with its fits; the hand-worked allocation is
-    ``tests/heuristics/test_rubick.py``): Rubick's total normalised speedup is at least the equal split's."""
+    """With the perf model's numbers of the day (they change with its fits; the hand-worked allocation
+    is ``tests/heuristics/test_rubick_by_hand.py``): Rubick's total normalised speedup is at least the
+    equal split's."""
     out = micro_benchmark()
     assert out["equal split"] > 0 and out["paper allocation"] > 0
     assert out["rubick"] >= out["equal split"] - 1e-9
