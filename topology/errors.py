@@ -35,6 +35,15 @@ class SpecError(SchedlabError, ValueError):
         self.message = message
 
 
+def field_path(loc: tuple) -> str:
+    """A :class:`SpecError` field path from a location tuple (a pydantic error's ``loc``, a walk's path):
+    ``("racks", 1, "machines")`` -> ``"racks[1].machines"``; ``""`` for the root."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
 class TraceError(SpecError):
     """A workload trace row is invalid (names file, line and column)."""
 
@@ -81,4 +90,5 @@ class Unsupported(SolverError):
 
 
 __all__ = ["AllocationError", "BuildTimeout", "CapacityError", "PlanError", "PolicyError", "SchedlabError",
-           "SolveParamsError", "SolverError", "SpecError", "TopologyError", "TraceError", "Unsupported"]
+           "SolveParamsError", "SolverError", "SpecError", "TopologyError", "TraceError", "Unsupported",
+           "field_path"]

@@ -34,7 +34,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
-from schedlab.topology.errors import SpecError
+from schedlab.topology.errors import SpecError, field_path
 from schedlab.topology.spec import (
     MAX_GPUS_PER_MACHINE,
     MAX_MACHINES,
@@ -113,13 +113,6 @@ _MACHINE_FIELDS = ("gpus", "gpu_model", "gpu_memory_gb", "cpus", "host_memory_gb
 _FALLBACK = {"pcie_gbps": 32.0}
 
 
-def _loc(loc: tuple) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def _got(value: Any) -> str:
     if isinstance(value, (dict, list, tuple)):
         return ""
@@ -154,7 +147,7 @@ def _validated(data: Any, source: str) -> ClusterFile:
     except ValidationError as e:
         err = e.errors()[0]
         raise SpecError(err["msg"] + _got(err.get("input")), source=source,
-                        field=_loc(err["loc"]) or "<root>") from None
+                        field=field_path(err["loc"]) or "<root>") from None
 
 
 def check_limit(what: str, n: int, most: int, source: str, field: str) -> None:

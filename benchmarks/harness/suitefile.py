@@ -43,7 +43,7 @@ from schedlab.benchmarks.harness.gap import LP_BOUND, GapCase
 from schedlab.benchmarks.harness.replay import ReplayCase
 from schedlab.benchmarks.harness.validate import check_case
 from schedlab.benchmarks.workloads.source import WorkloadSource
-from schedlab.topology.errors import SpecError
+from schedlab.topology.errors import SpecError, field_path
 from schedlab.topology.files import read_text
 
 
@@ -142,13 +142,6 @@ def _lines(text: str) -> dict[tuple, int]:
     return out
 
 
-def _dotted(path: tuple) -> str:
-    s = ""
-    for p in path:
-        s += f"[{p}]" if isinstance(p, int) else (f".{p}" if s else str(p))
-    return s
-
-
 def _parse_path(field: str) -> tuple:
     out: list[Any] = []
     for part in field.replace("[", ".[").split("."):
@@ -195,7 +188,7 @@ def load_suite_file(path: str | Path) -> Suite:
     except ValidationError as e:
         err = e.errors()[0]
         loc = tuple(x for x in err["loc"] if not (isinstance(x, str) and x in ("str", "PolicyEntry", "FormulationEntry")))
-        raise SpecError(err["msg"], source=str(p), field=_dotted(loc) or None, line=_line_of(lines, loc)) from None
+        raise SpecError(err["msg"], source=str(p), field=field_path(loc) or None, line=_line_of(lines, loc)) from None
     if not (spec.gap or spec.replay or spec.bound):
         raise SpecError("the suite declares no gap, replay or bound entries", source=str(p), field="gap")
     cases, origins = _expand(spec, p, lines)
@@ -204,7 +197,7 @@ def load_suite_file(path: str | Path) -> Suite:
             check_case(case, source=str(p), where="")
         except SpecError as e:
             where = _where(origin, (e.field or "").lstrip("."))
-            raise SpecError(e.message, source=str(p), field=_dotted(where),
+            raise SpecError(e.message, source=str(p), field=field_path(where),
                             line=_line_of(lines, where)) from None
     try:
         return Suite(spec.name, spec.description or f"suite file {p.name}", tuple(cases),
@@ -222,7 +215,7 @@ def _renamed(data: Mapping[str, Any], path: Path, lines: dict[tuple, int]) -> No
     for at, entry in places:
         for old in (RENAMED.keys() & entry.keys() if isinstance(entry, Mapping) else ()):
             where = (*at, old)
-            raise SpecError(f"{old!r} is now called {RENAMED[old]!r}", source=str(path), field=_dotted(where),
+            raise SpecError(f"{old!r} is now called {RENAMED[old]!r}", source=str(path), field=field_path(where),
                             line=_line_of(lines, where))
 
 
@@ -272,8 +265,8 @@ class _Cases:
     def add(self, case: Case, origin: dict[str, tuple]) -> None:
         where = origin.get("method", origin.get("policy", origin["*"]))
         if case.label in self.seen:
-            raise SpecError(f"two runs are labelled {case.label!r} (also at {_dotted(self.seen[case.label])})",
-                            source=str(self.path), field=_dotted(where), line=_line_of(self.lines, where))
+            raise SpecError(f"two runs are labelled {case.label!r} (also at {field_path(self.seen[case.label])})",
+                            source=str(self.path), field=field_path(where), line=_line_of(self.lines, where))
         self.seen[case.label] = where
         self.cases.append(case)
         self.origins.append(origin)
@@ -328,7 +321,7 @@ def _expand_replay(out: _Cases, r: ReplayEntry, at: tuple, d: Defaults, base: Pa
                 source = WorkloadSource(**{**src_kw, "seed": s + int(r.source.get("seed", 0))})
             except TypeError as e:
                 raise SpecError(f"unknown workload source option: {e}", source=str(out.path),
-                                field=_dotted((*at, "source")), line=_line_of(out.lines, (*at, "source"))) from None
+                                field=field_path((*at, "source")), line=_line_of(out.lines, (*at, "source"))) from None
             opts = ",".join(f"{k}={v}" for k, v in sorted(r.source.items()))
             head = (source.label + (f"[{opts}]" if opts else "") + (f"@{cluster}" if cluster else "")
                     + f"/{r.semantics}/s={s}")
