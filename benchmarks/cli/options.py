@@ -18,10 +18,19 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import typer
+
+
+class OutputFormat(StrEnum):
+    """``--format`` of the commands that print either text or JSON."""
+
+    text = "text"
+    json = "json"
+
 
 SEED_MAX = 2**31 - 1
 """Largest seed: every seeded component (NumPy generators, CP-SAT's 32-bit ``random_seed``) takes it."""

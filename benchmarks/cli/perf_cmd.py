@@ -22,7 +22,7 @@ from pathlib import Path
 
 import typer
 
-from schedlab.benchmarks.cli.options import COUNT_MAX, SEED_MAX
+from schedlab.benchmarks.cli.options import COUNT_MAX, SEED_MAX, OutputFormat
 from schedlab.topology.errors import SpecError
 from schedlab.topology.presets import load_cluster
 
@@ -31,11 +31,6 @@ from schedlab.topology.presets import load_cluster
 DEFAULT_PLACEMENTS = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "rubick" / "placements"
 
 perf_app = typer.Typer(help="Performance model: sensitivity curves, fitting, validation.", no_args_is_help=True)
-
-
-class Fmt(StrEnum):
-    text = "text"
-    json = "json"
 
 
 class Resource(StrEnum):
@@ -66,7 +61,7 @@ def curve_command(
                                             help="flat (default: the flat all-reduce, as the schedulers use), "
                                             "fitted (hierarchical all-reduce), measured (the Rubick tables' "
                                             "times where they hold the query) or artifact."),
-    format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text or json"),
 ) -> None:
     """Sensitivity curve of a zoo model: amount, best throughput, best plan."""
     from schedlab.perfmodel import PerfModel  # lazy: start-up
@@ -89,7 +84,7 @@ def curve_command(
     pm = PerfModel(c, calibration=calibration.value,
                    measured=str(DEFAULT_PLACEMENTS) if calibration is Calibration.measured else None)
     c = pm.curve(model, resource.value, cpus=cpus, gpus=gpus if gpus is not None else 1, max_amount=max_amount)
-    if format is Fmt.json:
+    if format is OutputFormat.json:
         typer.echo(json.dumps({"model": c.model, "cluster": pm.cluster.name, "resource": c.resource,
                                "fixed": c.fixed, "points": c.rows()}, indent=2))
         return
@@ -107,7 +102,7 @@ def fit_command(
     model: str | None = typer.Option(None, "--model", help="Model of the samples (else the 'model' column)."),
     cluster: str = typer.Option("rubick-64", "--cluster", help="Preset name or spec file."),
     seed: int = typer.Option(0, "--seed", min=0, max=SEED_MAX, help="Seed of the multi-start design."),
-    format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text or json"),
 ) -> None:
     """Fit the 7 parameters to measured samples; print them and the fit error."""
     from schedlab.perfmodel.fitting import fit  # lazy: start-up
@@ -120,7 +115,7 @@ def fit_command(
     out = {"model": name, "samples": res.n_samples, "rmsle": res.rmsle, "avg_error": 100 * res.avg_error,
            "max_error": 100 * res.max_error, "params": res.params.to_dict(),
            "offload_samples": sum(s.plan.zero.value == "zero-offload" for s in rows)}
-    if format is Fmt.json:
+    if format is OutputFormat.json:
         typer.echo(json.dumps(out, indent=2))
         return
     typer.echo(f"{name}: fitted on {res.n_samples} samples ({out['offload_samples']} ZeRO-Offload)")
@@ -181,7 +176,7 @@ def validate_command(
                                         "steps agree across DP degrees; else fitted)."),
     predictor: Predictor = typer.Option(Predictor.ours, "--predictor", help="JSON: whose errors to print (ours, "
                                         "or the Rubick artifact's model on the same rows)."),
-    format: Fmt = typer.Option(Fmt.text, "--format", help="text or json"),
+    format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text or json"),
 ) -> None:
     """Fit on some rows of each placement table and report the prediction error on the others, per model and
     category (single-machine, multi-machine-even, multi-machine-uneven, 3d, anomaly), ours beside the
@@ -201,7 +196,7 @@ def validate_command(
                                           fit_rows=fit_rows, folds=folds, seed=seed,
                                           forward=None if forward is Forward.auto else forward.value,
                                           optimizer=optimizer.value)
-    if format is Fmt.json:
+    if format is OutputFormat.json:
         typer.echo(json.dumps({"protocol": protocol.value,
                                "models": {k: v.summary(predictor.value) for k, v in results.items()}}, indent=2))
         return

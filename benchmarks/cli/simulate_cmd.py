@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from schedlab.benchmarks.cli.options import SEED_MAX, number, output_dir
+from schedlab.benchmarks.cli.options import SEED_MAX, OutputFormat, number, output_dir
 from schedlab.topology.errors import SpecError
 
 if TYPE_CHECKING:
@@ -26,11 +26,6 @@ if TYPE_CHECKING:
 
 LOAD_MAX = 1e6
 """Largest time compression of arrivals (--load)."""
-
-
-class OutputFormat(StrEnum):
-    text = "text"
-    json = "json"
 
 
 class RecordFormat(StrEnum):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from schedlab.benchmarks.cli.topology_cmd import OutputFormat
+from schedlab.benchmarks.cli.options import OutputFormat
 from schedlab.topology.errors import SolverError, SpecError
 from schedlab.topology.presets import load_cluster
 

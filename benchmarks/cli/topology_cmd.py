@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import StrEnum
 from pathlib import Path
 
 import typer
 
-from schedlab.benchmarks.cli.options import output_file
+from schedlab.benchmarks.cli.options import OutputFormat, output_file
 from schedlab.topology.presets import load_cluster
-
-
-class OutputFormat(StrEnum):
-    text = "text"
-    json = "json"
-
 
 PROGRESS_FROM = 1 << 16
 """Machines (or GPUs) from which building a cluster reports progress on stderr."""
