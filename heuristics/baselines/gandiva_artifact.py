@@ -22,6 +22,8 @@ machines are GPU counts and whose jobs never slow down.
 from __future__ import annotations
 
 import math
+from itertools import filterfalse
+from operator import sub
 
 from schedlab.heuristics.baselines.gandiva_sets import GandivaSets
 from schedlab.heuristics.tiresias.artifact import whole
@@ -74,6 +76,7 @@ class ArtifactGandiva(PolicyBase):
         self._exec: list[str] | None = None   # s.executing() since the sets last changed (read-only)
         self._over: bool | None = None        # s.oversubscribed() since then
         self._least: float | None = None      # the least seconds left of an executing job (inf: none)
+        self._sig: tuple | None = None        # s.signature() since then, if taken
         self._asked: set[int] = set()
         # the simulator's holding jobs in its order (its running view, kept from this policy's decisions
         # and the completions), and the executing list the last decision ran (held == set of it after it)
@@ -140,14 +143,22 @@ class ArtifactGandiva(PolicyBase):
         """One artifact step at ``t``, then the next step's adjust (so the jobs it credits are known)."""
         s = self.sets
         assert s is not None
-        before = s.signature() if not arrivals else None
+        before = None
+        if not arrivals:  # (the signature after the last step, if it was taken: nothing changed the sets since)
+            before = self._sig if self._sig is not None else s.signature()
         rot = s.rotations
-        ended = s.step(t, dt, arrivals, adjusted=self.t is not None)
+        running = None
+        if self.t is not None and dt > 0 and self._least_left() > dt:
+            running = self._executing()  # (what the slice credits: no job of it ends)
+        ended = s.step(t, dt, arrivals, adjusted=self.t is not None, running=running)
         s.adjust()
-        self._exec = self._over = self._least = None  # (the only place this policy changes the sets)
+        self._exec = self._over = self._least = self._sig = None  # (the only place this policy changes the sets)
         self.t = t
         self.steps += 1
-        self.steady = before is not None and not ended and s.rotations == rot and s.signature() == before
+        self.steady = False
+        if before is not None and not ended and s.rotations == rot:
+            self._sig = s.signature()
+            self.steady = self._sig == before
 
     def _executing(self) -> list[str]:
         """``sets.executing()``, computed once per change of the sets (steps and adjusts, all in
@@ -162,8 +173,9 @@ class ArtifactGandiva(PolicyBase):
         if self._least is None:
             s = self.sets
             assert s is not None
-            dur, ex = s.duration, s.executed
-            self._least = min((dur[j] - ex[j] for j in self._executing()), default=math.inf)
+            run = self._executing()
+            self._least = min(map(sub, map(s.duration.__getitem__, run), map(s.executed.__getitem__, run)),
+                              default=math.inf)
         return self._least
 
     def _credited(self, dt: int) -> None:
@@ -259,8 +271,7 @@ class ArtifactGandiva(PolicyBase):
         if run is self._last_run:  # the same executing list, nothing ended since: the simulator runs it
             preempt: tuple[str, ...] = ()
         else:
-            want = set(run)
-            preempt = tuple(j for j in holding if j not in want)
+            preempt = tuple(filterfalse(set(run).__contains__, holding))
         if run and len(holding) - len(preempt) < len(run):  # (held minus preempted = held and wanted)
             if self._pool is None or not self._start_pooled(view, now, run, holding, preempt, starts):
                 ps = self.starter.pass_state(view, preempt)

@@ -30,6 +30,8 @@ import itertools
 import math
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import add
 
 from schedlab.topology.errors import SpecError
 
@@ -164,10 +166,13 @@ class GandivaSets:
                 _join_lowest(sets, moved)
 
     # ---------------------------------------------------------- slice
-    def slice(self, t: int, dt: int) -> tuple[list[str], bool]:
+    def slice(self, t: int, dt: int, running: list[str] | None = None) -> tuple[list[str], bool]:
         """``time_slicing_execute`` (module docstring, 2.): the jobs ended at ``t`` and whether a set
-        was dissolved."""
+        was dissolved. ``running``: :meth:`executing` of the state now, given by a caller that knows no
+        job of it ends (each has more than ``dt`` left): credited at once (:meth:`_slice_quiet`)."""
         switch = t % self.quantum_s == 0
+        if running is not None:
+            return [], self._slice_quiet(switch, dt, running)
         ended: list[str] = []
         release = False
         ex, dur = self.executed, self.duration
@@ -204,13 +209,43 @@ class GandivaSets:
             del self.g[jid], self.duration[jid], self.executed[jid]
         return ended, release
 
+    def _slice_quiet(self, switch: bool, dt: int, running: list[str]) -> bool:
+        """:meth:`slice` where no job ends: every job of ``running`` gains ``dt`` (integers: the order of
+        the additions does not matter), then the rotations and the releases of empty sets as there;
+        whether a set was dissolved."""
+        ex = self.executed
+        ex.update(zip(running, map(add, map(ex.__getitem__, running), repeat(dt)), strict=True))
+        release = False
+        for g in ORDER:
+            sets = self.classes[g]
+            if not sets:
+                continue
+            gone = None
+            for ns in sets:
+                jobs, cap = ns.jobs, ns.cap
+                if switch and len(jobs) > cap:
+                    ns.jobs = jobs[cap:] + jobs[:cap]
+                    self.rotations += 1
+                elif not jobs:
+                    self.free += ns.nodes
+                    if gone is None:
+                        gone = [ns]
+                    else:
+                        gone.append(ns)
+                    release = True
+            if gone is not None:
+                for ns in gone:
+                    sets.remove(ns)
+        return release
+
     # ----------------------------------------------------------- step
-    def step(self, t: int, dt: int, arrivals: list[str], *, adjusted: bool = False) -> list[str]:
+    def step(self, t: int, dt: int, arrivals: list[str], *, adjusted: bool = False,
+             running: list[str] | None = None) -> list[str]:
         """One iteration of ``gandiva_sim_jobs`` at ``t`` (``adjusted``: step 1 already done); the jobs
-        that ended."""
+        that ended. ``running``: see :meth:`slice` (only with ``adjusted``)."""
         if not adjusted:
             self.adjust()
-        ended, release = self.slice(t, dt)
+        ended, release = self.slice(t, dt, running)
         for jid in arrivals:
             if not self.place(jid):
                 self.pending.append(jid)
