@@ -18,6 +18,8 @@ calls per job that give nothing new here:
 * the rate model's call: the reference rates are a function of the job and its GPU count, so a job
   restarted with the allocation it last held keeps the iteration time and communication fraction it
   had (``rt.iter_time``, ``rt.comm_frac`` are never cleared);
+* the cluster state's free count: for GPU-only allocations held before, set once from the sums (the
+  per-job placements are still kept one by one);
 * the free index: on one machine the free count goes up by the preemptions, then down by the starts,
   and :meth:`FreeIndex._set <scheduling.free_index.FreeIndex._set>` of the top and of the final count
   leaves it as the per-job calls do (its bound is the maximum, its rack maximum unset when it fell).
@@ -28,12 +30,15 @@ quotas); the engine calls :meth:`_apply_swap` first for a decision with preempti
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from schedlab.benchmarks.simulator.artifact import snap
 from schedlab.benchmarks.simulator.lifecycle import _E_COMPLETION, _E_TIMER, _QUEUED, _RUNNING
 from schedlab.benchmarks.simulator.rates import ReferenceRates
 from schedlab.benchmarks.simulator.verifying import _MARGIN
 from schedlab.scheduling.job import JobClass
 from schedlab.scheduling.policy import Decision
+from schedlab.scheduling.resources import _raw
 from schedlab.topology.tiers import Tier
 
 _GUARANTEED = JobClass.GUARANTEED
@@ -123,6 +128,11 @@ class SwapMixin:
         state = self.state
         holding, queue = self._holding, self._queue
         segments = self._segments
+        # GPU-only allocations the jobs held before: the cluster state's per-job placements are kept one by
+        # one and its free count once, as the sum of the per-job changes (integers; the CPUs and memory
+        # stay as they are: every change adds or takes 0)
+        bulk = fresh is None and not (rc or uc or rm or um)
+        placements = state._placements
         for jid in d.preempt:
             rt = rts[jid]
             dt = t - rt.t_mark
@@ -140,13 +150,20 @@ class SwapMixin:
             rt.version += 1
             rt.rate = 0.0
             rt.last_change = t
-            state.release(jid)
+            if bulk:
+                del placements[jid]
+            else:
+                state.release(jid)
             del holding[jid]
             rt.status = _QUEUED
             rt.enqueued_at = t
             queue[jid] = rt
-        idx_set = self.index._set
         free = self._free_map
+        if bulk and rg:
+            f = free[pool]
+            state._free[pool] = _raw(f.gpus + rg, f.cpus, f.mem_gb)
+            state._free_gpus += rg
+        idx_set = self.index._set
         idx_set(pool, free[pool].gpus)  # (after the releases: the top the per-job calls pass through)
         if start:
             # ---- the starts (``_apply``: waited, ``_allocate``, ``_set_running``), in the decision's order
@@ -162,7 +179,10 @@ class SwapMixin:
                 if jid in fresh_set:
                     self._allocate(rt, ja)  # (its own ``idx._set``: the same count as below at the end)
                 else:
-                    state.allocate(jid, ja.placement)
+                    if bulk:
+                        placements[jid] = MappingProxyType(dict(ja.placement))
+                    else:
+                        state.allocate(jid, ja.placement)
                     holding[jid] = rt
                     job = rt.job
                     if job.job_class is _GUARANTEED:
@@ -184,6 +204,10 @@ class SwapMixin:
                 push(end, _E_COMPLETION, jid, rt.version)
                 if segments:
                     self._open_segment(rt, t)
+            if bulk:
+                f = free[pool]
+                state._free[pool] = _raw(f.gpus - ug, f.cpus, f.mem_gb)
+                state._free_gpus -= ug
             idx_set(pool, free[pool].gpus)
         for tm in d.timers:
             self.events.push(tm.at, _E_TIMER, None, tm.tag)

@@ -28,6 +28,23 @@ def test_swaps_give_the_general_paths_records(segments):
     assert records_digest(fast.recorder) == records_digest(slow.recorder)
     assert (rf.events, rf.passes) == (rs.events, rs.passes)
     assert fast.verifier.fast == slow.verifier.fast
+    fast.state.check_invariants()
+
+
+def test_state_mid_run_is_the_general_paths():
+    fast, slow = _sim(segments=False), _sim(swaps=False, segments=False)
+    for until in (30_000.0, 60_000.0, 90_000.0):
+        fast.run(until=until)
+        slow.run(until=until)
+        fast.state.check_invariants()
+        assert dict(fast.state.free_map) == dict(slow.state.free_map)
+        assert {j: dict(fast.state.placement(j)) for j in fast.state.jobs} == \
+            {j: dict(slow.state.placement(j)) for j in slow.state.jobs}
+        assert list(fast._holding) == list(slow._holding) and list(fast._queue) == list(slow._queue)
+        idx, ref = fast.index, slow.index
+        assert (idx.total, idx.largest_machine_block(), idx.largest_rack_block()) == \
+            (ref.total, ref.largest_machine_block(), ref.largest_rack_block())
+    assert fast.swaps > 0
 
 
 def test_not_eligible_off_the_pool():
