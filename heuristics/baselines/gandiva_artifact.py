@@ -315,10 +315,9 @@ class ArtifactGandiva(PolicyBase):
         for jid in run:
             if jid in holding:
                 continue
-            jv = self._startable(view, jid, now)
-            got = allocs.get(jid)
+            got = allocs.get(jid)  # (a job with one has not finished: its completion event drops it)
             if got is None:
-                job = jv.job
+                job = self._startable(view, jid, now).job
                 req = job.requested
                 if req.cpus or req.mem_gb:
                     starts.clear()

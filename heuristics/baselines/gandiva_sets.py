@@ -31,7 +31,7 @@ import math
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from itertools import repeat
-from operator import add
+from operator import add, attrgetter
 
 from schedlab.topology.errors import SpecError
 
@@ -116,11 +116,9 @@ class GandivaSets:
         for g in ORDER:
             sets = self.classes[g]
             if sets:
-                jobs = nodes = 0
-                for ns in sets:
-                    jobs += len(ns.jobs)
-                    nodes += ns.nodes
+                jobs = sum(map(len, map(_jobs, sets)))
                 if jobs:
+                    nodes = sum(map(_nodes, sets))
                     counts.append((g, g * jobs, self.gpn * nodes))
                     total += g * jobs
         if total == 0:
@@ -180,7 +178,7 @@ class GandivaSets:
             sets = self.classes[g]
             if not sets:
                 continue
-            gone = []
+            gone = False
             for ns in sets:
                 jobs, cap = ns.jobs, ns.cap  # (the first min(len, cap) jobs run: cap >= 1)
                 end_here = None
@@ -201,10 +199,9 @@ class GandivaSets:
                         ended.append(jid)
                 if not jobs:
                     self.free += ns.nodes
-                    gone.append(ns)
-                    release = True
-            for ns in gone:
-                sets.remove(ns)
+                    gone = release = True
+            if gone:
+                _drop_empty(sets)
         for jid in ended:
             del self.g[jid], self.duration[jid], self.executed[jid]
         return ended, release
@@ -220,7 +217,7 @@ class GandivaSets:
             sets = self.classes[g]
             if not sets:
                 continue
-            gone = None
+            gone = False
             for ns in sets:
                 jobs, cap = ns.jobs, ns.cap
                 if switch and len(jobs) > cap:
@@ -228,14 +225,9 @@ class GandivaSets:
                     self.rotations += 1
                 elif not jobs:
                     self.free += ns.nodes
-                    if gone is None:
-                        gone = [ns]
-                    else:
-                        gone.append(ns)
-                    release = True
-            if gone is not None:
-                for ns in gone:
-                    sets.remove(ns)
+                    gone = release = True
+            if gone:
+                _drop_empty(sets)
         return release
 
     # ----------------------------------------------------------- step
@@ -281,6 +273,18 @@ class GandivaSets:
 
 def _util(ns: NodeSet) -> int:
     return ns.util
+
+
+_jobs = attrgetter("jobs")
+_nodes = attrgetter("nodes")
+
+
+def _drop_empty(sets: list[NodeSet]) -> None:
+    """The artifact's ``for ns in gone: sets.remove(ns)`` over the sets left empty by a slice: ``remove``
+    takes the first set *equal* to ``ns`` (dataclass equality), and a set equal to an empty one is empty
+    too, hence one of ``gone``; so the removals take exactly the empty sets, and the others keep their
+    order. Done as that filter (no field-by-field comparison per set)."""
+    sets[:] = [ns for ns in sets if ns.jobs]
 
 
 def _join_lowest(sets: list[NodeSet], moved: list[str]) -> None:
