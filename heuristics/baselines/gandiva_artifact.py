@@ -22,8 +22,8 @@ machines are GPU counts and whose jobs never slow down.
 from __future__ import annotations
 
 import math
-from itertools import filterfalse
-from operator import sub
+from itertools import compress, filterfalse, repeat
+from operator import le, sub
 
 from schedlab.heuristics.baselines.gandiva_sets import GandivaSets
 from schedlab.heuristics.tiresias.artifact import whole
@@ -256,14 +256,16 @@ class ArtifactGandiva(PolicyBase):
                 if self._least_left() > t_next - self.t:
                     run = self._executing()  # no job ends at ``t_next``
                 else:
-                    run = []
-                    for jid in self._executing():
-                        left = s.duration[jid] - s.executed[jid]
-                        begin = t_next - left
-                        if left <= t_next - self.t and now < begin:
+                    ex = self._executing()
+                    dur, done = s.duration, s.executed
+                    late: set[str] = set()
+                    lefts = map(sub, map(dur.__getitem__, ex), map(done.__getitem__, ex))
+                    for jid in compress(ex, map(le, lefts, repeat(t_next - self.t))):  # (the jobs ending at t_next)
+                        begin = t_next - (dur[jid] - done[jid])
+                        if now < begin:
                             wake.add(int(begin))  # its last seconds run so that it ends on the artifact's step
-                        else:
-                            run.append(jid)
+                            late.add(jid)
+                    run = list(filterfalse(late.__contains__, ex))
                 if t_next < arrival and not (self.steady and self._ends_in() == self._rotates_in() == math.inf):
                     wake.add(int(t_next))  # else the arrival wakes it, or nothing will change
         holding = self._held  # ordered: the preemptions' order is deterministic
