@@ -1,5 +1,6 @@
-"""The swap path (:class:`SwapMixin`): a decision that preempts running jobs and starts queued ones on a
-one-machine pool with free preemption, applied with the per-job work of the general path only.
+"""The swap path (:class:`SwapMixin`): a decision that preempts running jobs and starts queued ones (either
+part may be empty) on a one-machine pool with free preemption, applied with the per-job work of the
+general path only.
 
 The Tiresias artifact's ``gandiva`` (``--semantics tiresias``: the cluster is one pool, checkpoints,
 restores and reconfigurations cost nothing, rates are the reference rates) time-slices over-subscribed
@@ -25,7 +26,7 @@ calls per job that give nothing new here:
   leaves it as the per-job calls do (its bound is the maximum, its rack maximum unset when it fell).
 
 Eligibility is decided once per simulator (one machine, zero costs, :class:`ReferenceRates`, no
-quotas); the engine calls :meth:`_apply_swap` first for a decision with preemptions.
+quotas); the engine calls :meth:`_apply_swap` first for every decision there.
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ class SwapMixin:
         return ms[0]
 
     def _apply_swap(self, d: Decision, t: float) -> bool:
-        """Apply ``d`` (it preempts) as the general path would, if it is a swap on the pool; else ``False``
-        with nothing changed."""
+        """Apply ``d`` as the general path would, if it is a swap on the pool; else ``False`` with nothing
+        changed."""
         pool = self._swap_pool
         if pool is False:
             pool = self._swap_pool = self._swap_machine()

@@ -50,7 +50,7 @@ def test_state_mid_run_is_the_general_paths():
 def test_not_eligible_off_the_pool():
     sim = _sim("2d-las", "realistic")
     sim.run()
-    assert sim._swap_pool is None and sim.swaps == 0  # (2D-LAS preempts: the hook asked once, then stays off)
+    assert sim._swap_pool is None and sim.swaps == 0  # (the hook asked once, then stays off)
 
 
 def _mid_run():
