@@ -319,10 +319,16 @@ def _spread_even(sets: list[NodeSet], moved: list[str]) -> list[NodeSet]:
     n, k = len(moved), len(sets)
     fwd = list(sets)
     rev = fwd[::-1]
-    for q in range(0, n, k):
-        for ns, jid in zip(fwd if not (q // k) & 1 else rev, moved[q:q + k], strict=False):
-            ns.jobs.append(jid)
-    for ns in fwd:
+    # set ``p`` of ``fwd`` takes moved[q k + p] in even rounds and moved[q k + k - 1 - p] in odd ones: the
+    # slices ``moved[p::2k]`` and ``moved[2k-1-p::2k]``, alternating (the first is as long as the second
+    # or one longer: a set gets a job in an odd round only after the full even round before it)
+    step = 2 * k
+    for p, ns in enumerate(fwd):
+        a, b = moved[p::step], moved[step - 1 - p::step]
+        got = [None] * (len(a) + len(b))
+        got[::2] = a
+        got[1::2] = b
+        ns.jobs.extend(got)
         ns.util = len(ns.jobs)
     rounds, r = divmod(n, k)
     base = fwd if not rounds & 1 else rev
