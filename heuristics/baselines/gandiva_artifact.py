@@ -13,7 +13,9 @@ arrival, which the simulator gives only under ``tiresias`` semantics (``ClusterV
 Speed: a step that returns the state unchanged (no arrival, end or rotation) is repeated until the
 next end or rotation, so those steps are credited at once instead of one by one. On the one-machine
 pool (``tiresias`` semantics: instant preemption, GPU-only requests) the jobs a rotation starts are
-counted in GPUs and each job's allocation is built once (:meth:`ArtifactGandiva._start_pooled`).
+counted in GPUs and each job's allocation is built once (:meth:`ArtifactGandiva._start_pooled`). A
+step where no executing job can end credits them all at once (:meth:`GandivaSets.slice` with
+``running``). The simulator applies these decisions on its swap path (``benchmarks/simulator/swaps.py``).
 
 Under other semantics use ``gandiva-like`` (:mod:`.gandiva`): this policy is the artifact, whose
 machines are GPU counts and whose jobs never slow down.
