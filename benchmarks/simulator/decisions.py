@@ -28,6 +28,8 @@ class DecisionsMixin:
     """The :class:`~benchmarks.simulator.engine.Simulator`'s ``_apply`` (module docstring)."""
 
     def _apply(self, d: Decision, t: float) -> None:
+        if self._swap_pool is not None and self._apply_swap(d, t):
+            return  # starts and preemptions on the one-machine pool (:mod:`benchmarks.simulator.swaps`)
         rts = self._rt
         start = d.start
         # a decision that only starts queued jobs (most decisions): the checks of ``_check_and_stop`` come

@@ -32,6 +32,7 @@ from schedlab.benchmarks.simulator.rates import RateModel, make_rates
 from schedlab.benchmarks.simulator.records import Recorder
 from schedlab.benchmarks.simulator.result import Progress, SimResult, StopReason, prepare_jobs
 from schedlab.benchmarks.simulator.sharing import SharingMixin
+from schedlab.benchmarks.simulator.swaps import SwapMixin
 from schedlab.benchmarks.simulator.verifying import DecisionVerifier
 from schedlab.perfmodel.params import CALIBRATIONS, DEFAULT_CALIBRATION
 from schedlab.scheduling.job import Job
@@ -61,7 +62,7 @@ _E_COMPLETION = EventKind.COMPLETION
 _INF = float("inf")
 
 
-class Simulator(DecisionsMixin, LifecycleMixin, SharingMixin):
+class Simulator(DecisionsMixin, LifecycleMixin, SharingMixin, SwapMixin):
     """Replay ``jobs`` on ``cluster`` under ``policy``.
 
     ``semantics``: ``"realistic"`` (default) or ``"tiresias"`` (see :mod:`benchmarks.simulator.costs`);

@@ -13,7 +13,9 @@ arrival, which the simulator gives only under ``tiresias`` semantics (``ClusterV
 Speed: a step that returns the state unchanged (no arrival, end or rotation) is repeated until the
 next end or rotation, so those steps are credited at once instead of one by one. On the one-machine
 pool (``tiresias`` semantics: instant preemption, GPU-only requests) the jobs a rotation starts are
-counted in GPUs and each job's allocation is built once (:meth:`ArtifactGandiva._start_pooled`).
+counted in GPUs and each job's allocation is built once (:meth:`ArtifactGandiva._start_pooled`). A
+step where no executing job can end credits them all at once (:meth:`GandivaSets.slice` with
+``running``). The simulator applies these decisions on its swap path (``benchmarks/simulator/swaps.py``).
 
 Under other semantics use ``gandiva-like`` (:mod:`.gandiva`): this policy is the artifact, whose
 machines are GPU counts and whose jobs never slow down.
@@ -22,6 +24,8 @@ machines are GPU counts and whose jobs never slow down.
 from __future__ import annotations
 
 import math
+from itertools import compress, filterfalse, repeat
+from operator import le, sub
 
 from schedlab.heuristics.baselines.gandiva_sets import GandivaSets
 from schedlab.heuristics.tiresias.artifact import whole
@@ -74,6 +78,7 @@ class ArtifactGandiva(PolicyBase):
         self._exec: list[str] | None = None   # s.executing() since the sets last changed (read-only)
         self._over: bool | None = None        # s.oversubscribed() since then
         self._least: float | None = None      # the least seconds left of an executing job (inf: none)
+        self._sig: tuple | None = None        # s.signature() since then, if taken
         self._asked: set[int] = set()
         # the simulator's holding jobs in its order (its running view, kept from this policy's decisions
         # and the completions), and the executing list the last decision ran (held == set of it after it)
@@ -140,14 +145,22 @@ class ArtifactGandiva(PolicyBase):
         """One artifact step at ``t``, then the next step's adjust (so the jobs it credits are known)."""
         s = self.sets
         assert s is not None
-        before = s.signature() if not arrivals else None
+        before = None
+        if not arrivals:  # (the signature after the last step, if it was taken: nothing changed the sets since)
+            before = self._sig if self._sig is not None else s.signature()
         rot = s.rotations
-        ended = s.step(t, dt, arrivals, adjusted=self.t is not None)
+        running = None
+        if self.t is not None and dt > 0 and self._least_left() > dt:
+            running = self._executing()  # (what the slice credits: no job of it ends)
+        ended = s.step(t, dt, arrivals, adjusted=self.t is not None, running=running)
         s.adjust()
-        self._exec = self._over = self._least = None  # (the only place this policy changes the sets)
+        self._exec = self._over = self._least = self._sig = None  # (the only place this policy changes the sets)
         self.t = t
         self.steps += 1
-        self.steady = before is not None and not ended and s.rotations == rot and s.signature() == before
+        self.steady = False
+        if before is not None and not ended and s.rotations == rot:
+            self._sig = s.signature()
+            self.steady = self._sig == before
 
     def _executing(self) -> list[str]:
         """``sets.executing()``, computed once per change of the sets (steps and adjusts, all in
@@ -162,8 +175,9 @@ class ArtifactGandiva(PolicyBase):
         if self._least is None:
             s = self.sets
             assert s is not None
-            dur, ex = s.duration, s.executed
-            self._least = min((dur[j] - ex[j] for j in self._executing()), default=math.inf)
+            run = self._executing()
+            self._least = min(map(sub, map(s.duration.__getitem__, run), map(s.executed.__getitem__, run)),
+                              default=math.inf)
         return self._least
 
     def _credited(self, dt: int) -> None:
@@ -244,14 +258,16 @@ class ArtifactGandiva(PolicyBase):
                 if self._least_left() > t_next - self.t:
                     run = self._executing()  # no job ends at ``t_next``
                 else:
-                    run = []
-                    for jid in self._executing():
-                        left = s.duration[jid] - s.executed[jid]
-                        begin = t_next - left
-                        if left <= t_next - self.t and now < begin:
+                    ex = self._executing()
+                    dur, done = s.duration, s.executed
+                    late: set[str] = set()
+                    lefts = map(sub, map(dur.__getitem__, ex), map(done.__getitem__, ex))
+                    for jid in compress(ex, map(le, lefts, repeat(t_next - self.t))):  # (the jobs ending at t_next)
+                        begin = t_next - (dur[jid] - done[jid])
+                        if now < begin:
                             wake.add(int(begin))  # its last seconds run so that it ends on the artifact's step
-                        else:
-                            run.append(jid)
+                            late.add(jid)
+                    run = list(filterfalse(late.__contains__, ex))
                 if t_next < arrival and not (self.steady and self._ends_in() == self._rotates_in() == math.inf):
                     wake.add(int(t_next))  # else the arrival wakes it, or nothing will change
         holding = self._held  # ordered: the preemptions' order is deterministic
@@ -259,8 +275,7 @@ class ArtifactGandiva(PolicyBase):
         if run is self._last_run:  # the same executing list, nothing ended since: the simulator runs it
             preempt: tuple[str, ...] = ()
         else:
-            want = set(run)
-            preempt = tuple(j for j in holding if j not in want)
+            preempt = tuple(filterfalse(set(run).__contains__, holding))
         if run and len(holding) - len(preempt) < len(run):  # (held minus preempted = held and wanted)
             if self._pool is None or not self._start_pooled(view, now, run, holding, preempt, starts):
                 ps = self.starter.pass_state(view, preempt)
@@ -304,10 +319,9 @@ class ArtifactGandiva(PolicyBase):
         for jid in run:
             if jid in holding:
                 continue
-            jv = self._startable(view, jid, now)
-            got = allocs.get(jid)
+            got = allocs.get(jid)  # (a job with one has not finished: its completion event drops it)
             if got is None:
-                job = jv.job
+                job = self._startable(view, jid, now).job
                 req = job.requested
                 if req.cpus or req.mem_gb:
                     starts.clear()

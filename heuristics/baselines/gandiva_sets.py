@@ -30,6 +30,8 @@ import itertools
 import math
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import add, attrgetter
 
 from schedlab.topology.errors import SpecError
 
@@ -114,11 +116,9 @@ class GandivaSets:
         for g in ORDER:
             sets = self.classes[g]
             if sets:
-                jobs = nodes = 0
-                for ns in sets:
-                    jobs += len(ns.jobs)
-                    nodes += ns.nodes
+                jobs = sum(map(len, map(_jobs, sets)))
                 if jobs:
+                    nodes = sum(map(_nodes, sets))
                     counts.append((g, g * jobs, self.gpn * nodes))
                     total += g * jobs
         if total == 0:
@@ -164,10 +164,13 @@ class GandivaSets:
                 _join_lowest(sets, moved)
 
     # ---------------------------------------------------------- slice
-    def slice(self, t: int, dt: int) -> tuple[list[str], bool]:
+    def slice(self, t: int, dt: int, running: list[str] | None = None) -> tuple[list[str], bool]:
         """``time_slicing_execute`` (module docstring, 2.): the jobs ended at ``t`` and whether a set
-        was dissolved."""
+        was dissolved. ``running``: :meth:`executing` of the state now, given by a caller that knows no
+        job of it ends (each has more than ``dt`` left): credited at once (:meth:`_slice_quiet`)."""
         switch = t % self.quantum_s == 0
+        if running is not None:
+            return [], self._slice_quiet(switch, dt, running)
         ended: list[str] = []
         release = False
         ex, dur = self.executed, self.duration
@@ -175,7 +178,7 @@ class GandivaSets:
             sets = self.classes[g]
             if not sets:
                 continue
-            gone = []
+            gone = False
             for ns in sets:
                 jobs, cap = ns.jobs, ns.cap  # (the first min(len, cap) jobs run: cap >= 1)
                 end_here = None
@@ -196,21 +199,45 @@ class GandivaSets:
                         ended.append(jid)
                 if not jobs:
                     self.free += ns.nodes
-                    gone.append(ns)
-                    release = True
-            for ns in gone:
-                sets.remove(ns)
+                    gone = release = True
+            if gone:
+                _drop_empty(sets)
         for jid in ended:
             del self.g[jid], self.duration[jid], self.executed[jid]
         return ended, release
 
+    def _slice_quiet(self, switch: bool, dt: int, running: list[str]) -> bool:
+        """:meth:`slice` where no job ends: every job of ``running`` gains ``dt`` (integers: the order of
+        the additions does not matter), then the rotations and the releases of empty sets as there;
+        whether a set was dissolved."""
+        ex = self.executed
+        ex.update(zip(running, map(add, map(ex.__getitem__, running), repeat(dt)), strict=True))
+        release = False
+        for g in ORDER:
+            sets = self.classes[g]
+            if not sets:
+                continue
+            gone = False
+            for ns in sets:
+                jobs, cap = ns.jobs, ns.cap
+                if switch and len(jobs) > cap:
+                    ns.jobs = jobs[cap:] + jobs[:cap]
+                    self.rotations += 1
+                elif not jobs:
+                    self.free += ns.nodes
+                    gone = release = True
+            if gone:
+                _drop_empty(sets)
+        return release
+
     # ----------------------------------------------------------- step
-    def step(self, t: int, dt: int, arrivals: list[str], *, adjusted: bool = False) -> list[str]:
+    def step(self, t: int, dt: int, arrivals: list[str], *, adjusted: bool = False,
+             running: list[str] | None = None) -> list[str]:
         """One iteration of ``gandiva_sim_jobs`` at ``t`` (``adjusted``: step 1 already done); the jobs
-        that ended."""
+        that ended. ``running``: see :meth:`slice` (only with ``adjusted``)."""
         if not adjusted:
             self.adjust()
-        ended, release = self.slice(t, dt)
+        ended, release = self.slice(t, dt, running)
         for jid in arrivals:
             if not self.place(jid):
                 self.pending.append(jid)
@@ -248,6 +275,18 @@ def _util(ns: NodeSet) -> int:
     return ns.util
 
 
+_jobs = attrgetter("jobs")
+_nodes = attrgetter("nodes")
+
+
+def _drop_empty(sets: list[NodeSet]) -> None:
+    """The artifact's ``for ns in gone: sets.remove(ns)`` over the sets left empty by a slice: ``remove``
+    takes the first set *equal* to ``ns`` (dataclass equality), and a set equal to an empty one is empty
+    too, hence one of ``gone``; so the removals take exactly the empty sets, and the others keep their
+    order. Done as that filter (no field-by-field comparison per set)."""
+    sets[:] = [ns for ns in sets if ns.jobs]
+
+
 def _join_lowest(sets: list[NodeSet], moved: list[str]) -> None:
     """Each job of ``moved`` in turn joins ``sets[0]`` (its util + 1), then ``sets.sort(key=_util)``, as the
     artifact does. After the first sort the list is sorted and only its head changed (util ``u`` -> ``u + 1``,
@@ -280,10 +319,16 @@ def _spread_even(sets: list[NodeSet], moved: list[str]) -> list[NodeSet]:
     n, k = len(moved), len(sets)
     fwd = list(sets)
     rev = fwd[::-1]
-    for q in range(0, n, k):
-        for ns, jid in zip(fwd if not (q // k) & 1 else rev, moved[q:q + k], strict=False):
-            ns.jobs.append(jid)
-    for ns in fwd:
+    # set ``p`` of ``fwd`` takes moved[q k + p] in even rounds and moved[q k + k - 1 - p] in odd ones: the
+    # slices ``moved[p::2k]`` and ``moved[2k-1-p::2k]``, alternating (the first is as long as the second
+    # or one longer: a set gets a job in an odd round only after the full even round before it)
+    step = 2 * k
+    for p, ns in enumerate(fwd):
+        a, b = moved[p::step], moved[step - 1 - p::step]
+        got = [None] * (len(a) + len(b))
+        got[::2] = a
+        got[1::2] = b
+        ns.jobs.extend(got)
         ns.util = len(ns.jobs)
     rounds, r = divmod(n, k)
     base = fwd if not rounds & 1 else rev
