@@ -45,7 +45,7 @@ from schedlab.heuristics.baselines.srtf_keys import anchor, clock, key_at
 from schedlab.heuristics.fifo import QuotaLedger, fill_pool
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
 from schedlab.scheduling.allocation import JobAllocation
-from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus
+from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, start_decision
 from schedlab.scheduling.registry import PolicyParams, paper
 from schedlab.scheduling.snapshot import PolicyBase
 from schedlab.topology.errors import SpecError
@@ -272,7 +272,8 @@ class ShortestRemaining(PolicyBase):
                         hold.take(job)
         self.enter.extend(starts)
         (self.leave if view.checkpoint_s == 0 else self.touch).extend(preempt)
-        return Decision(start=starts, preempt=preempt)
+        # (``starts``: this decision's new dict, held by nobody else)
+        return Decision(start=starts, preempt=preempt) if preempt else start_decision(starts)
 
     def _merged(self, ranked: list[Entry]) -> Iterator[str]:
         """Every active job in the list's order (the running ones merged into the queued lists)."""
@@ -328,7 +329,7 @@ class ShortestRemaining(PolicyBase):
             ja = self.starter.start(view, ps, jv.job, consolidate=True)
             if ja is not None:
                 starts[jv.id] = ja
-        return Decision(start=starts)
+        return start_decision(starts)
 
 
 __all__ = ["ShortestParams", "ShortestRemaining"]

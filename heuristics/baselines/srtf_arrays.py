@@ -179,12 +179,21 @@ class BlockFill:
         self.arr = arr
         self.order = order
         self.ks = arr.key[order]
-        self.ts = arr.tb[order]
-        self.ckr = ck = arr.ck[order]
+        self._ts: np.ndarray | None = None  # the ranked tie-breaks, read on the first tie (:meth:`position`)
         g_all = arr.gi[order]
-        self.gs = g = np.where(ck, 0, g_all)
-        self.cs = np.concatenate(([0], np.cumsum(g)))
-        self.ckpt_gpus = int(g_all.sum()) - int(self.cs[-1])  # GPUs of checkpointing rows
+        n = len(order)
+        self.cs = cs = np.empty(n + 1, dtype=np.int64)
+        cs[0] = 0
+        if arr.ck[:n].any():
+            self.ckr = ck = arr.ck[order]
+            self.gs = g = np.where(ck, 0, g_all)
+            np.cumsum(g, out=cs[1:])
+            self.ckpt_gpus = int(g_all.sum()) - int(cs[-1])  # GPUs of checkpointing rows
+        else:
+            self.ckr = None
+            self.gs = g_all
+            np.cumsum(g_all, out=cs[1:])
+            self.ckpt_gpus = 0
 
     def position(self, key: int, tb: int) -> int:
         """How many ranked rows come before ``(key, tb)``."""
@@ -192,7 +201,10 @@ class BlockFill:
         lo = int(ks.searchsorted(key, "left"))
         hi = int(ks.searchsorted(key, "right"))
         if hi > lo:
-            lo += int(np.count_nonzero(self.ts[lo:hi] < tb))
+            ts = self._ts
+            if ts is None:
+                ts = self._ts = self.arr.tb[self.order]
+            lo += int(np.count_nonzero(ts[lo:hi] < tb))
         return lo
 
     def walk(self, pos: int, idx: int, free: int, out: list[int]) -> tuple[int, int]:
@@ -222,6 +234,8 @@ class BlockFill:
 
     def rest(self, pos: int) -> list[int]:
         """Positions from ``pos`` on that are not checkpointing."""
+        if self.ckr is None:
+            return list(range(pos, len(self.order)))
         return (np.flatnonzero(~self.ckr[pos:]) + pos).tolist()
 
 
