@@ -13,7 +13,7 @@ JSON object:
   sorted by their new keys, and what the adjacent pairs that are out of order are: a row whose key did
   not move (restoring or checkpointing), two moving rows of the same slope (key units per second:
   ``rate x duration / iterations``, x GPUs for SRSF) whose keys differ by less than 1e-6 relative (float
-  rounding of tied keys), or two moving rows of different slopes.
+  rounding of tied keys, before session 8's integer keys), or two moving rows of different slopes.
 
 Both patch methods of the policy's classes for the replay and put them back after it."""
 
@@ -80,9 +80,9 @@ def _order_stats(stats: Counter, weighted: bool) -> Callable[[Callable], Callabl
         def ranked(self: Any) -> Any:
             order = self.previous_order()
             n = len(self.ids)
-            ks, mov = self.key[order], self.mov[order]
-            it = np.where(self.it[:n] > 0, self.it[:n], 1.0)
-            slope = (self.r[:n] * self.dur[:n] / it * (self.g[:n] if weighted else 1.0))[order]
+            ks = self.key[order]
+            slope = (self.s[:n] * (self.gi[:n] if weighted else 1))[order]  # (integer keys: the quantized slope)
+            mov = slope > 0
             stats["decisions"] += 1
             stats["rows"] += n
             desc = np.flatnonzero(ks[1:] < ks[:-1])

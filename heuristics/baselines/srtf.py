@@ -7,9 +7,17 @@ by the job's GPUs (remaining *service*, GPU-seconds). Semantics (the Tiresias ar
 ties keep the previous order, new jobs at the end), every GPU is released and reassigned in that order
 to the jobs that fit (no head-of-line blocking), and running jobs that no longer fit are preempted. A
 guaranteed job that would exceed its tenant's quota is skipped (multi-tenant workloads; the order
-decides who gets the quota). Remaining times within 1e-6 s of a whole second are that second (so the
-artifact's integer ties are ties here too). While every active job fits the keys are not refreshed
-and nothing is sorted (everything runs).
+decides who gets the quota). While every active job fits the keys are not refreshed and nothing is
+sorted (everything runs).
+
+Keys are integers (:mod:`.srtf_keys`): remaining time in whole microseconds on an integer clock,
+``key(T) = max(A - round(s_q x T), 0)`` with ``T`` the clock in µs and ``(A, s_q)`` the job's intercept
+and quantized slope since its motion last changed (x GPUs for SRSF: GPU-µs). Jobs whose remaining times
+are really equal (same intercept and slope class) are tied exactly at every event, so the tie rule
+decides their order, not float rounding; the artifact's whole-second ties are ties too. (Before
+session 8 the keys were floats ``progress + rate x (now - mark)`` per job, snapped to a whole second
+within 1e-6 s, and tied jobs swapped order by an ulp from one event to the next; the records of such tie
+cases changed with the integer keys: docs/performance.md § Round 8.)
 
 Incremental form (same decisions as re-sorting every active job at every event). Every job carries a
 tie-break number ``tb`` such that the artifact's list is always ordered by ``(key, tb)``: keys only
@@ -33,10 +41,11 @@ from collections.abc import Iterator
 from heapq import heapify, heappop, heappush, merge
 
 from schedlab.heuristics.baselines.srtf_arrays import BlockFill, RunningArrays
+from schedlab.heuristics.baselines.srtf_keys import anchor, clock, key_at
 from schedlab.heuristics.fifo import QuotaLedger, fill_pool
 from schedlab.heuristics.tiresias.placement import JobTraits, Starter
 from schedlab.scheduling.allocation import JobAllocation
-from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus
+from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus, start_decision
 from schedlab.scheduling.registry import PolicyParams, paper
 from schedlab.scheduling.snapshot import PolicyBase
 from schedlab.topology.errors import SpecError
@@ -47,12 +56,7 @@ class ShortestParams(PolicyParams):
                                                   "service) instead of remaining time alone (SRTF)")
 
 
-def _snap(x: float) -> float:
-    r = round(x)
-    return float(r) if abs(x - r) < 1e-6 else x
-
-
-Entry = tuple[float, int, str]  # (key, tie-break, job id): the artifact's list order
+Entry = tuple[int, int, str]  # (key, tie-break, job id): the artifact's list order
 
 
 class ShortestRemaining(PolicyBase):
@@ -69,7 +73,7 @@ class ShortestRemaining(PolicyBase):
         self._reset()
 
     def _reset(self) -> None:
-        self.key: dict[str, float] = {}        # the key at the last sort (arrival for jobs not sorted yet)
+        self.key: dict[str, int] = {}          # the key at the last sort (arrival for jobs not sorted yet)
         self.tb: dict[str, int] = {}           # tie-break: the list is ordered by (key, tb)
         self.const: dict[str, tuple[float, float, int]] = {}  # duration, iterations, GPUs
         self.pending: list[str] = []           # arrived since the last sort (the list's tail)
@@ -85,10 +89,15 @@ class ShortestRemaining(PolicyBase):
         self._next_tb = 0
 
     # -------------------------------------------------------------- keys
-    def _remaining(self, view: ClusterView, jid: str) -> float:
-        duration, iterations, g = self.const[jid]
-        rem = _snap(view.job(jid).remaining * duration / iterations)
-        return _snap(rem * g) if self.gpu_weighted else rem
+    def _keys_now(self, view: ClusterView, jids: list[str]) -> list[int]:
+        """Each job's integer key at ``view.now`` (:func:`.srtf_keys.key_at` of its anchor now)."""
+        const, weighted, t_us = self.const, self.gpu_weighted, clock(view.now)
+        out = []
+        for jid, (p, r, m, st) in zip(jids, view.motion_of(jids), strict=True):
+            duration, iterations, g = const[jid]
+            a, s = anchor(p, r, m, st is JobStatus.RUNNING, iterations, duration)
+            out.append(key_at(a, s, t_us, g, weighted))
+        return out
 
     def _admit(self, view: ClusterView, jid: str) -> None:
         job = view.job(jid).job
@@ -96,7 +105,7 @@ class ShortestRemaining(PolicyBase):
             raise SpecError(f"job {jid!r} has no duration: {self.name} is an oracle and needs it",
                             source=f"<job {jid!r}>", field="duration")
         self.const[jid] = (job.duration, job.iterations, job.requested.gpus)
-        self.key[jid] = self._remaining(view, jid)
+        self.key[jid] = self._keys_now(view, [jid])[0]
         self.pending.append(jid)
         self.demand += job.requested.gpus
 
@@ -124,20 +133,10 @@ class ShortestRemaining(PolicyBase):
     def _refresh(self, view: ClusterView, jids: list[str]) -> None:
         """New keys for ``jids``; those whose key changed, then the pending arrivals, get fresh
         tie-breaks (the stable sort puts them behind every job they now tie with)."""
-        key, tb, const, weighted = self.key, self.tb, self.const, self.gpu_weighted
-        changed: list[tuple[float, int, str]] = []
+        key, tb = self.key, self.tb
+        changed: list[tuple[int, int, str]] = []
         pending = set(self.pending)
-        for jid, left in zip(jids, view.remaining_of(jids), strict=True):
-            duration, iterations, g = const[jid]
-            k = left * duration / iterations  # = _remaining(view, jid), inlined: every running job, every event
-            r = round(k)
-            if abs(k - r) < 1e-6:
-                k = float(r)
-            if weighted:
-                k *= g
-                r = round(k)
-                if abs(k - r) < 1e-6:
-                    k = float(r)
+        for jid, k in zip(jids, self._keys_now(view, jids), strict=True):
             if jid in pending:
                 key[jid] = k
             elif k != key[jid]:
@@ -238,7 +237,7 @@ class ShortestRemaining(PolicyBase):
             ck = arr.ck[:n]
             free = view.cluster.total_gpus - (int(arr.gi[:n][ck].sum()) if view.checkpoint_s else 0)
             ids = arr.ids
-            ranked = [(float(arr.key[i]), int(arr.tb[i]), ids[i]) for i in order.tolist()]
+            ranked = [(int(arr.key[i]), int(arr.tb[i]), ids[i]) for i in order.tolist()]
             ckpt = {ids[i]: int(arr.gi[i]) for i in order.tolist() if ck[i]}
             quota = QuotaLedger(view, (view.job(j).job for j in ckpt))
             gpus = {j: c[2] for j, c in self.const.items()}
@@ -273,7 +272,8 @@ class ShortestRemaining(PolicyBase):
                         hold.take(job)
         self.enter.extend(starts)
         (self.leave if view.checkpoint_s == 0 else self.touch).extend(preempt)
-        return Decision(start=starts, preempt=preempt)
+        # (``starts``: this decision's new dict, held by nobody else)
+        return Decision(start=starts, preempt=preempt) if preempt else start_decision(starts)
 
     def _merged(self, ranked: list[Entry]) -> Iterator[str]:
         """Every active job in the list's order (the running ones merged into the queued lists)."""
@@ -329,7 +329,7 @@ class ShortestRemaining(PolicyBase):
             ja = self.starter.start(view, ps, jv.job, consolidate=True)
             if ja is not None:
                 starts[jv.id] = ja
-        return Decision(start=starts)
+        return start_decision(starts)
 
 
 __all__ = ["ShortestParams", "ShortestRemaining"]

@@ -2,9 +2,10 @@
 and the pool filled in blocks of running jobs (a block that fits is taken whole, found by binary
 search on the ranked keys) instead of job by job.
 
-The arithmetic is the scalar code's, operation by operation, in IEEE doubles (numpy's elementwise
-``+ - * /``, ``maximum`` and round-half-even ``round`` are Python's float operations), so the keys, and
-therefore every decision, are the same floats as :meth:`ShortestRemaining._refresh` gives.
+Keys are whole µs (GPU-µs for SRSF) on the integer clock of :mod:`.srtf_keys`: each row keeps its
+intercept ``A`` (int64) and quantized slope ``s_q`` (float64) from its last anchor, and its key at ``T`` is
+``max(A - rint(s_q x T), 0)`` (x GPUs): numpy's ``rint`` of one float product is Python's ``round`` of it,
+so the keys are the same integers as :func:`.srtf_keys.key_at` gives.
 """
 
 from __future__ import annotations
@@ -13,18 +14,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from schedlab.heuristics.baselines.srtf_keys import anchor, clock
 from schedlab.scheduling.policy import ClusterView, JobStatus
 
 
-def snap_array(k: np.ndarray) -> np.ndarray:
-    """``_snap`` of every element: within 1e-6 of a whole number -> that number."""
-    r = np.round(k)
-    return np.where(np.abs(k - r) < 1e-6, r, k)
-
-
 class RunningArrays:
-    """One row per job holding GPUs: its motion ``(progress, rate, mark, moving)`` (read from the view
-    when it changes), its constants and its current ``(key, tie-break)``. Rows are kept dense (a
+    """One row per job holding GPUs: its anchor ``(A, s_q)`` (from its motion, read from the view when it
+    changes), its constants and its current ``(key, tie-break)``. Rows are kept dense (a
     removed row takes the last row's place)."""
 
     def __init__(self, capacity: int = 256) -> None:
@@ -38,15 +34,10 @@ class RunningArrays:
         self._alloc(capacity)
 
     def _alloc(self, cap: int) -> None:
-        old = getattr(self, "p", None)
+        old = getattr(self, "s", None)
         n = len(self.ids)
-        names = ("p", "r", "m", "it", "dur", "g", "key")
-        for name in names:
-            a = np.zeros(cap)
-            if old is not None:
-                a[:n] = getattr(self, name)[:n]
-            setattr(self, name, a)
-        for name, dt in (("tb", np.int64), ("gi", np.int64), ("mov", bool), ("ck", bool)):
+        for name, dt in (("s", np.float64), ("it", np.float64), ("dur", np.float64), ("a", np.int64),
+                         ("key", np.int64), ("tb", np.int64), ("gi", np.int64), ("ck", bool)):
             a = np.zeros(cap, dtype=dt)
             if old is not None:
                 a[:n] = getattr(self, name)[:n]
@@ -58,23 +49,23 @@ class RunningArrays:
     def __contains__(self, jid: str) -> bool:
         return jid in self.row
 
-    def add(self, jid: str, duration: float, iterations: float, gpus: int, key: float, tb: int) -> None:
+    def add(self, jid: str, duration: float, iterations: float, gpus: int, key: int, tb: int) -> None:
         n = len(self.ids)
-        if n == len(self.p):
+        if n == len(self.s):
             self._alloc(2 * n)
         self.row[jid] = n
         self.ids.append(jid)
         if self.order is not None:
             self._new.append(n)
-        self.it[n], self.dur[n], self.g[n], self.gi[n] = iterations, duration, gpus, gpus
+        self.it[n], self.dur[n], self.gi[n] = iterations, duration, gpus
         self.key[n], self.tb[n] = key, tb
-        self.mov[n] = self.ck[n] = False
-        self.p[n] = self.r[n] = self.m[n] = 0.0
+        self.ck[n] = False
+        self.a[n], self.s[n] = 0, 0.0  # (set by read_motion before the next refresh)
 
-    def remove(self, jid: str) -> tuple[float, int]:
+    def remove(self, jid: str) -> tuple[int, int]:
         """Drop ``jid``'s row; its ``(key, tie-break)``."""
         i = self.row.pop(jid)
-        out = (float(self.key[i]), int(self.tb[i]))
+        out = (int(self.key[i]), int(self.tb[i]))
         last = len(self.ids) - 1
         order = self.order
         if order is not None:  # the row leaves the order; the last row takes its number
@@ -93,8 +84,7 @@ class RunningArrays:
             moved = self.ids[last]
             self.ids[i] = moved
             self.row[moved] = i
-            for a in (self.p, self.r, self.m, self.it, self.dur, self.g, self.key, self.tb, self.gi, self.mov,
-                      self.ck):
+            for a in (self.s, self.a, self.it, self.dur, self.key, self.tb, self.gi, self.ck):
                 a[i] = a[last]
         self.ids.pop()
         return out
@@ -103,20 +93,14 @@ class RunningArrays:
         jids = [j for j in jids if j in self.row]
         for jid, (p, r, m, st) in zip(jids, view.motion_of(jids), strict=True):
             i = self.row[jid]
-            self.p[i], self.r[i], self.m[i] = p, r, m
-            self.mov[i] = st is JobStatus.RUNNING
+            self.a[i], self.s[i] = anchor(p, r, m, st is JobStatus.RUNNING, float(self.it[i]), float(self.dur[i]))
             self.ck[i] = st is JobStatus.CHECKPOINTING
 
     def keys(self, now: float, weighted: bool) -> np.ndarray:
-        """Every row's key at ``now``: ``_snap(remaining x duration / iterations)`` (x GPUs, snapped, for
-        SRSF), as the scalar refresh computes it."""
+        """Every row's key at ``now`` (:func:`.srtf_keys.key_at`, in bulk)."""
         n = len(self.ids)
-        p, it = self.p[:n], self.it[:n]
-        prog = np.where(self.mov[:n], p + self.r[:n] * (now - self.m[:n]), p)
-        k = snap_array(np.maximum(it - prog, 0.0) * self.dur[:n] / it)
-        if weighted:
-            k = snap_array(k * self.g[:n])
-        return k
+        k = np.maximum(self.a[:n] - np.rint(self.s[:n] * clock(now)).astype(np.int64), 0)
+        return k * self.gi[:n] if weighted else k
 
     def previous_order(self) -> np.ndarray:
         """Every row in ``(key, tie-break)`` order (the kept order with the rows added since merged in by
@@ -195,20 +179,32 @@ class BlockFill:
         self.arr = arr
         self.order = order
         self.ks = arr.key[order]
-        self.ts = arr.tb[order]
-        self.ckr = ck = arr.ck[order]
+        self._ts: np.ndarray | None = None  # the ranked tie-breaks, read on the first tie (:meth:`position`)
         g_all = arr.gi[order]
-        self.gs = g = np.where(ck, 0, g_all)
-        self.cs = np.concatenate(([0], np.cumsum(g)))
-        self.ckpt_gpus = int(g_all.sum()) - int(self.cs[-1])  # GPUs of checkpointing rows
+        n = len(order)
+        self.cs = cs = np.empty(n + 1, dtype=np.int64)
+        cs[0] = 0
+        if arr.ck[:n].any():
+            self.ckr = ck = arr.ck[order]
+            self.gs = g = np.where(ck, 0, g_all)
+            np.cumsum(g, out=cs[1:])
+            self.ckpt_gpus = int(g_all.sum()) - int(cs[-1])  # GPUs of checkpointing rows
+        else:
+            self.ckr = None
+            self.gs = g_all
+            np.cumsum(g_all, out=cs[1:])
+            self.ckpt_gpus = 0
 
-    def position(self, key: float, tb: int) -> int:
+    def position(self, key: int, tb: int) -> int:
         """How many ranked rows come before ``(key, tb)``."""
         ks = self.ks
         lo = int(ks.searchsorted(key, "left"))
         hi = int(ks.searchsorted(key, "right"))
         if hi > lo:
-            lo += int(np.count_nonzero(self.ts[lo:hi] < tb))
+            ts = self._ts
+            if ts is None:
+                ts = self._ts = self.arr.tb[self.order]
+            lo += int(np.count_nonzero(ts[lo:hi] < tb))
         return lo
 
     def walk(self, pos: int, idx: int, free: int, out: list[int]) -> tuple[int, int]:
@@ -238,7 +234,9 @@ class BlockFill:
 
     def rest(self, pos: int) -> list[int]:
         """Positions from ``pos`` on that are not checkpointing."""
+        if self.ckr is None:
+            return list(range(pos, len(self.order)))
         return (np.flatnonzero(~self.ckr[pos:]) + pos).tolist()
 
 
-__all__ = ["BlockFill", "RunningArrays", "snap_array"]
+__all__ = ["BlockFill", "RunningArrays"]

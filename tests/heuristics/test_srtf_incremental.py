@@ -1,5 +1,5 @@
 """SRTF/SRSF's incremental decisions equal the artifact's loop taken literally: sort every active job
-(stably, by its remaining time or service) at every event and refill the pool in that order.
+(stably, by its integer remaining time or service, :mod:`srtf_keys`) at every event and refill the pool in that order.
 
 ``Resort`` below is that literal loop (schedlab's SRTF before the incremental form); Hypothesis
 draws workloads full of ties (whole-second durations and arrivals), both semantics, with and without
@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from schedlab.benchmarks.simulator import Recorder, simulate
 from schedlab.benchmarks.workloads import get_workload
 from schedlab.heuristics import POLICIES
-from schedlab.heuristics.baselines.srtf import ShortestRemaining, _snap
+from schedlab.heuristics.baselines.srtf import ShortestRemaining
+from schedlab.heuristics.baselines.srtf_keys import anchor, clock, key_at
 from schedlab.heuristics.fifo import QuotaLedger, fill_pool
 from schedlab.scheduling import Job, Resources
 from schedlab.scheduling.policy import ClusterView, Decision, EventKind, JobStatus
@@ -74,9 +75,11 @@ class Resort(ShortestRemaining):
         self.gpus[jid] = view.job(jid).job.requested.gpus
 
     def _key(self, view, jid):
+        """The integer key now (:func:`srtf_keys.key_at` of the job's motion now), job by job."""
         job = view.job(jid).job
-        rem = _snap(view.job(jid).remaining * job.duration / job.iterations)
-        return _snap(rem * job.requested.gpus) if self.gpu_weighted else rem
+        p, r, m, st = view.motion_of([jid])[0]
+        a, s = anchor(p, r, m, st is JobStatus.RUNNING, job.iterations, job.duration)
+        return key_at(a, s, clock(view.now), job.requested.gpus, self.gpu_weighted)
 
 
 def _schedule(res):

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedlab.heuristics.baselines.srtf_arrays import RunningArrays
+from schedlab.heuristics.baselines.srtf_keys import US, anchor
 
 
 class Resorted(RunningArrays):
@@ -36,7 +37,7 @@ class Resorted(RunningArrays):
 
 def set_motion(arr: RunningArrays, jid: str, p: float, r: float, m: float, moving: bool) -> None:
     i = arr.row[jid]
-    arr.p[i], arr.r[i], arr.m[i], arr.mov[i] = p, r, m, moving
+    arr.a[i], arr.s[i] = anchor(p, r, m, moving, float(arr.it[i]), float(arr.dur[i]))
 
 
 add = st.tuples(st.just("add"), st.sampled_from([1, 2, 4, 8]), st.integers(1, 10), st.sampled_from([0.0, 0.5, 1.0]))
@@ -61,7 +62,7 @@ def test_kept_order_equals_sorting_from_scratch(ops, weighted):
             _, g, d, rate = o  # 10 iterations of 1 s, d of them left: whole and half keys, many ties
             jid = f"j{serial}"
             serial += 1
-            key = float(d * (g if weighted else 1))
+            key = d * US * (g if weighted else 1)
             for arr in (fast, ref):
                 arr.add(jid, 10.0, 10.0, g, key, -serial)  # tie-breaks below every fresh one (queued earlier)
             progress[jid] = (10.0 - d, rate, now, rate > 0)
