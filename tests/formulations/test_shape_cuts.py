@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from schedlab.formulations import JobOption, JointFormulation, JointInstance, JointTwoStage, SolveParams, Status, solve
+from schedlab.formulations import (
+    JobOption,
+    JointFormulation,
+    JointInstance,
+    JointTwoStage,
+    SolveParams,
+    Status,
+    solve,
+)
 from schedlab.formulations.joint import pooled_ok
 from schedlab.formulations.joint_cuts import core, harder, place_all, shape
 from schedlab.formulations.joint_pack import pack_greedy
