@@ -142,8 +142,10 @@ class JointTwoStage:
                 t2 = time.perf_counter()
                 fixed = pack_greedy(inst, chosen, repair=True)
                 obj = offer(fixed)
-                notes.append(f"stage 2b (repair on the leftover capacity): {len(fixed)} of {n_place} jobs placed, "
-                             f"objective {'invalid' if obj is None else f'{obj:g}'}, {time.perf_counter() - t2:.2f} s")
+                notes.append(f"stage 2b (repair on the leftover capacity): {len(fixed) - len(greedy)} of "
+                             f"{n_place - len(greedy)} unplaced jobs placed (another option, or kept where they "
+                             f"run), objective {'invalid' if obj is None else f'{obj:g}'}, "
+                             f"{time.perf_counter() - t2:.2f} s")
             gap = relative_gap(best_obj, bound)
             if gap is not None and gap <= params.rel_gap:
                 return "done", None, False
