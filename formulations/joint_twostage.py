@@ -80,10 +80,12 @@ from schedlab.topology.errors import SolverError
 class JointTwoStage:
     name = "joint-2stage"
     #: class choices cut at most per solve (each costs a class MIP and a restricted per-machine MIP)
-    max_cuts: int = 24
+    max_cuts: int = 2
     #: of those, how many may be shape cuts (place-all check, then cut every choice with the same shapes);
     #: past it, exact no-good cuts on the restricted model's bound (round 7b)
-    max_shape_cuts: int = 24
+    max_shape_cuts: int = 2
+    #: no cut starts (and no core check) past this share of the time limit: the rest is stage 3's
+    cut_share: float = 0.6
 
     def solve(self, inst: JointInstance, backend: str = "highs", params: SolveParams | None = None) -> SolveResult:
         params = params or SolveParams()
@@ -149,7 +151,7 @@ class JointTwoStage:
             gap = relative_gap(best_obj, bound)
             if gap is not None and gap <= params.rel_gap:
                 return "done", None, False
-            if it < self.max_shape_cuts:
+            if it < self.max_shape_cuts or (it == self.max_cuts and self.max_shape_cuts > 0):
                 t2 = time.perf_counter()
                 r2, form2 = place_all(inst, opts, chosen, backend, share(0.5).with_(rel_gap=0.5))
                 notes.append(f"stage 2 (place-all check): {r2.status.value}, {time.perf_counter() - t2:.2f} s")
@@ -200,13 +202,13 @@ class JointTwoStage:
             if (gap is not None and gap <= params.rel_gap) or it == self.max_cuts or kind == "done" or \
                     (kind == "bound" and d2 is None):
                 break
-            if lim is not None and time.perf_counter() - t0 > 0.6 * lim:
+            if lim is not None and time.perf_counter() - t0 > self.cut_share * lim:
                 break
             if kind == "shape":
                 # no allocation has this choice, nor any choice with its tied jobs and its shapes (the
                 # claim of formulations.joint_cuts): cut them all; they have no allocation to bound
                 t2 = time.perf_counter()
-                until = None if lim is None else t0 + 0.6 * lim
+                until = None if lim is None else t0 + self.cut_share * lim
                 small, flags, checks = core(inst, opts, chosen, backend, share(0.5).with_(rel_gap=0.5), d2,
                                                until)
                 cut = add_shape_cut(mdl, rows, inst, small, *flags, f"shape[{it}]")

@@ -55,7 +55,7 @@ def test_one_shape_cut_excludes_every_symmetric_choice(make_cluster):
 def test_no_good_cuts_alone_need_one_cut_per_symmetric_choice(make_cluster):
     inst = three_of_a_kind(make_cluster())
     two = JointTwoStage()
-    two.max_shape_cuts = 0  # round 7b's exact no-good cuts only
+    two.max_cuts, two.max_shape_cuts = 4, 0  # round 7b's exact no-good cuts only
     r = two.solve(inst, "highs", P)
     assert r.status is Status.OPTIMAL and r.objective == pytest.approx(7.83)
     assert sum("stage 1, cut" in n for n in r.notes) >= 3 and not any("shape cut" in n for n in r.notes)
