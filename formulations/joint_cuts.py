@@ -60,6 +60,7 @@ from schedlab.formulations.joint import JointFormulation, build_machines
 from schedlab.formulations.joint_instance import JobOption, JointInstance
 from schedlab.formulations.model import LinExpr, Model
 from schedlab.formulations.result import SolveParams, SolveResult, Status
+from schedlab.topology.errors import SolverError
 
 
 def shape(o: JobOption, cpus: bool, mem: bool) -> tuple:
@@ -132,6 +133,18 @@ def place_all(inst: JointInstance, opts: Mapping[str, tuple], chosen: Mapping[st
     return solve(form, sub, backend, params), form
 
 
+def _infeasible(inst: JointInstance, opts: Mapping[str, tuple], chosen: Mapping[str, Any], backend: str,
+                params: SolveParams, free: frozenset[str], relax: tuple[bool, bool]) -> PlaceAll | None:
+    """The check's formulation when it proved the choice infeasible, else ``None`` (feasible, a limit, or
+    a solution that cannot be turned into an allocation: a relaxed check without CPU rows may find GPU
+    placements whose CPUs cannot be shared, and extraction then raises)."""
+    try:
+        r, form = place_all(inst, opts, chosen, backend, params, free, relax)
+    except SolverError:
+        return None
+    return form if r.status is Status.INFEASIBLE and form.exact and form.built is not None else None
+
+
 def core(inst: JointInstance, opts: Mapping[str, tuple], chosen: Mapping[str, Any], backend: str,
          params: SolveParams, flags: tuple[bool, bool], until: float | None = None
          ) -> tuple[dict[str, Any], tuple[bool, bool], int]:
@@ -149,9 +162,9 @@ def core(inst: JointInstance, opts: Mapping[str, tuple], chosen: Mapping[str, An
     relax = (False, False)
     for r2 in ((True, False), (True, True)) if flags[0] else ((False, True),) if flags[1] else ():
         # without the CPU (then memory) rows: a relaxation; still infeasible, the shapes need not read them
-        r, form = place_all(inst, opts, chosen, backend, params, free, r2)
+        form = _infeasible(inst, opts, chosen, backend, params, free, r2)
         checks += 1
-        if r.status is Status.INFEASIBLE and form.exact and form.built is not None:
+        if form is not None:
             relax, flags = r2, (form.built.data["cpu_rows"], form.built.data["mem_rows"])
         else:
             break
@@ -165,9 +178,9 @@ def core(inst: JointInstance, opts: Mapping[str, tuple], chosen: Mapping[str, An
         del c2[jid]
         o2[jid] = ()
         f2 = free | {jid}
-        r, form = place_all(inst, o2, c2, backend, params, f2, relax)
+        form = _infeasible(inst, o2, c2, backend, params, f2, relax)
         checks += 1
-        if r.status is Status.INFEASIBLE and form.exact and form.built is not None:
+        if form is not None:
             opts, chosen, free = o2, c2, f2
             flags = form.built.data["cpu_rows"], form.built.data["mem_rows"]
     return chosen, flags, checks

@@ -153,7 +153,11 @@ class JointTwoStage:
                 return "done", None, False
             if it < self.max_shape_cuts or (it == self.max_cuts and self.max_shape_cuts > 0):
                 t2 = time.perf_counter()
-                r2, form2 = place_all(inst, opts, chosen, backend, share(0.5).with_(rel_gap=0.5))
+                try:
+                    r2, form2 = place_all(inst, opts, chosen, backend, share(0.5).with_(rel_gap=0.5))
+                except SolverError as e:  # a solution whose CPUs cannot be shared: no proof either way
+                    notes.append(f"stage 2 (place-all check): no answer ({e})")
+                    return "done", None, False
                 notes.append(f"stage 2 (place-all check): {r2.status.value}, {time.perf_counter() - t2:.2f} s")
                 if r2.allocation is not None:
                     offer(r2.allocation)
