@@ -13,7 +13,9 @@ under cProfile (timer: the process's CPU time, so that waiting for a core on a l
 count) and prints the top entries by internal and by cumulative time. ``--check-method M`` solves every
 round's instance again with the exact method ``M`` (e.g. ``joint``, the full per-machine model; no time
 limit) and reports per round whether both proved an optimum of the same objective value (``check``:
-rounds, equal, the rounds that differ); the replay's timings then include the check.
+rounds, equal, the rounds that differ); the replay's timings then include the check. ``--solve-log
+PATH`` writes one JSON line per exact-joint solve (simulated time, jobs, CPU and wall seconds, status,
+objective, bound, the two-stage solve's per-stage notes: which rounds and which stages take the time).
 
 The ratios ``exact-joint / rubick`` of CPU and of wall seconds are the figure issue 25 targets (< 10);
 on a shared, loaded machine the CPU ratio is the one that measures the code (wall time there is mostly
@@ -62,9 +64,34 @@ def round_checker(method: str, backend: str = "highs"):
     return hook
 
 
+def solve_logger(path: str, inner=None):
+    """An ``on_solve`` hook that appends one JSON line per solve to ``path`` (simulated time, jobs in
+    the decision, the process's CPU seconds since the previous solve ended (the solve and the replay
+    between), the solve's wall seconds, status, objective, bound and the solver's per-stage notes),
+    then calls ``inner`` (e.g. :func:`round_checker`'s hook) if given."""
+    out = open(path, "w")  # noqa: SIM115 (closed by the hook's ``close``)
+    last = [time.process_time()]
+
+    def hook(jinst, params, res) -> None:
+        c = time.process_time()
+        out.write(json.dumps({"t": round(jinst.base.time, 1), "jobs": len(jinst.base.jobs),
+                              "cpu_s": round(c - last[0], 3), "wall_s": round(res.timing.wall_s, 3),
+                              "status": res.status.value, "objective": res.objective, "bound": res.bounds.dual,
+                              "notes": list(res.notes)}) + "\n")
+        out.flush()
+        if inner is not None:
+            inner(jinst, params, res)
+        last[0] = time.process_time()
+
+    hook.close = out.close
+    return hook
+
+
 def replay(policy: str, params: dict[str, Any], *, jobs: int = 0, seed: int = 0,
-           profile: bool = False, top: int = 25, check_method: str | None = None) -> dict[str, Any]:
-    """One replay of ``rubick-base`` (first ``jobs`` jobs by arrival; 0 = all) under ``policy``."""
+           profile: bool = False, top: int = 25, check_method: str | None = None,
+           solve_log: str | None = None) -> dict[str, Any]:
+    """One replay of ``rubick-base`` (first ``jobs`` jobs by arrival; 0 = all) under ``policy``;
+    ``solve_log``: a JSON-lines file of every solve (:func:`solve_logger`)."""
     w, cluster = WorkloadSource(workload="rubick-base", seed=seed).build()
     js = sorted(w.jobs, key=lambda j: (j.arrival, j.id))
     if jobs:
@@ -74,6 +101,9 @@ def replay(policy: str, params: dict[str, Any], *, jobs: int = 0, seed: int = 0,
              else None)
     if check is not None:
         pol.on_solve = check
+    log = solve_logger(solve_log, check) if solve_log and hasattr(pol, "on_solve") else None
+    if log is not None:
+        pol.on_solve = log
     # CPU-time profile (all threads of the process): on a shared, loaded machine wall time mostly
     # measures waiting for a core
     prof = cProfile.Profile(time.process_time) if profile else None
@@ -85,6 +115,8 @@ def replay(policy: str, params: dict[str, Any], *, jobs: int = 0, seed: int = 0,
     if prof is not None:
         prof.disable()
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if log is not None:
+        log.close()
     recs = list(res.jobs)
     out: dict[str, Any] = {
         "policy": policy, "params": params, "workload": "rubick-base", "seed": seed, "jobs": len(js),
@@ -115,11 +147,13 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--check-method", default=None,
                     help="solve every exact-joint round again with this method and compare the optima")
+    ap.add_argument("--solve-log", default=None,
+                    help="write one JSON line per exact-joint solve (time, jobs, CPU, wall, status, stage notes) here")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     params = parse_assignments(a.param, source="<bench_exact_loop -P>")
     rows = [replay(p, params.get(p, {}), jobs=a.jobs, seed=a.seed, profile=p in a.profile, top=a.top,
-                   check_method=a.check_method)
+                   check_method=a.check_method, solve_log=a.solve_log)
             for p in a.policy or ["rubick", "exact-joint"]]
     by = {r["policy"]: r for r in rows}
     if "rubick" in by and "exact-joint" in by and by["rubick"]["wall_s"] > 0 and by["rubick"]["cpu_s"] > 0:

@@ -135,7 +135,11 @@ def slack(inst: JointInstance, mach: list[str], caps: dict, attr: str, keeps: di
     return all(per[m] <= getattr(caps[m], attr) - (1e-6 if attr == "mem_gb" else 0) for m in mach)
 
 
-def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
+def build_machines(inst: JointInstance, deadline: float | None = None, free: frozenset[str] = frozenset(),
+                   relax: tuple[bool, bool] = (False, False)) -> Built:
+    """The per-machine model. For :mod:`formulations.joint_cuts`' relaxed place-all checks: ``free``,
+    running jobs left out with their running resources free (no keep, no hold; the capacities stay those
+    of the whole instance); ``relax``, leave out the per-machine CPU (memory) rows (a relaxation)."""
     base = inst.base
     cl = base.cluster
     mach = [m for m in inst.eligible_machines if base.capacity(m).gpus > 0]
@@ -143,16 +147,18 @@ def build_machines(inst: JointInstance, deadline: float | None = None) -> Built:
     racks: dict[str, list[str]] = defaultdict(list)
     for m in mach:
         racks[cl.rack_of(m)].append(m)
-    keeps = {j.id: keep_value(inst, j) is not None and set(base.current[j.id].placement) <= set(mach)
-             for j in base.jobs}
+    keeps = {j.id: j.id not in free and keep_value(inst, j) is not None
+             and set(base.current[j.id].placement) <= set(mach) for j in base.jobs}
     holds = {j.id: inst.holds(j, mach) for j in base.jobs}
+    hold_caps = any(holds.values())
+    holds = {jid: h and jid not in free for jid, h in holds.items()}
     tied = any(keeps.values()) or any(holds.values())
     cpu_rows = tied or not ratio_ok(inst, mach, "cpus")
     mem_rows = tied or not ratio_ok(inst, mach, "mem_gb")
-    if any(holds.values()):  # the holding rule's capacities (JointInstance.hold_capacity)
+    if hold_caps:  # the holding rule's capacities (JointInstance.hold_capacity)
         caps = {m: inst.hold_capacity[m] for m in mach}
-    cpu_rows = cpu_rows and not slack(inst, mach, caps, "cpus", keeps, holds)
-    mem_rows = mem_rows and not slack(inst, mach, caps, "mem_gb", keeps, holds)
+    cpu_rows = cpu_rows and not relax[0] and not slack(inst, mach, caps, "cpus", keeps, holds)
+    mem_rows = mem_rows and not relax[1] and not slack(inst, mach, caps, "mem_gb", keeps, holds)
     mdl = Model("joint", sense="max")
     rows: dict[str, JobRows] = {}
     y: dict[tuple[str, int, str], Any] = {}

@@ -21,7 +21,7 @@ from bisect import insort
 from collections import defaultdict
 from collections.abc import Mapping
 
-from schedlab.formulations.joint_common import option_value, priced_allocation
+from schedlab.formulations.joint_common import keep_value, option_value, priced_allocation
 from schedlab.formulations.joint_instance import JobOption, JointInstance
 from schedlab.scheduling.allocation import Allocation
 from schedlab.topology.tiers import Tier
@@ -30,7 +30,29 @@ from schedlab.topology.tiers import Tier
 def pack_greedy(inst: JointInstance, chosen: Mapping[str, JobOption | str], *, repair: bool = False) -> Allocation:
     """Place the chosen options (module docstring). ``repair``: then give each chosen job that did not
     fit its fastest other admissible option that fits the leftover capacity (jobs by the value of
-    their chosen option, highest first): a better incumbent than leaving them queued."""
+    their chosen option, highest first): a better incumbent than leaving them queued.
+
+    Under the holding rule a running job left out still holds its running resources, which the packing
+    of the other jobs may already have taken (its own reconfigured option was expected to free them):
+    such an allocation does not verify. So the repair first ties every running job under the rule that
+    did not fit to its running resources (kept where it may keep them, else held) and packs again,
+    until no such job misses; only then do the other jobs that missed try their other options."""
+    if not repair:
+        return _pack(inst, chosen, False)[0]
+    tie: dict[str, str] = {}
+    for _ in range(len(chosen) + 1):
+        _, missed = _pack(inst, {**chosen, **tie}, False)
+        new = {jid: ("keep" if keep_value(inst, inst.base.job(jid)) is not None else "hold")
+               for jid, _ in missed if inst.holds(inst.base.job(jid))}
+        if not new:
+            break
+        tie.update(new)
+    return _pack(inst, {**chosen, **tie}, True)[0]
+
+
+def _pack(inst: JointInstance, chosen: Mapping[str, JobOption | str], repair: bool
+          ) -> tuple[Allocation, list[tuple[str, JobOption]]]:
+    """The greedy packing, and the chosen jobs that did not fit (before any repair)."""
     base = inst.base
     cl = base.cluster
     mach = [m for m in inst.eligible_machines if base.capacity(m).gpus > 0]
@@ -87,7 +109,7 @@ def pack_greedy(inst: JointInstance, chosen: Mapping[str, JobOption | str], *, r
             for a in alts:
                 if place(jid, a):
                     break
-    return Allocation.of(out)
+    return Allocation.of(out), missed
 
 
 class _ByFree:

@@ -4,24 +4,29 @@ r"""Exact two-stage solve of the joint problem for option tables that do not agg
    of identical machines, racks ignored): a relaxation, so its dual bound :math:`B` bounds the
    problem and its solution picks an option (or keeping the running allocation) per job.
 2. Pack exactly those choices on the real machines: first greedily (:mod:`formulations.joint_pack`,
-   O(jobs x machines)); if some choice did not fit, *repair* it: each such job takes its fastest
-   other admissible option that fits the leftover capacity (a better incumbent than leaving it
-   queued); then, if still short of :math:`B`, the per-machine model restricted to the chosen
-   options (warm-started from the best so far). If every chosen job is placed, the allocation's
-   objective equals the relaxation's value, so it is optimal whenever stage 1 proved its own optimum
-   (gap to :math:`B` within the tolerance).
-2c. *Class-choice cuts.* If still short of the bound, the restricted model's proven bound :math:`D` bounds
-   every allocation whose class choice (option counts, keep and hold per job or class of identical
-   jobs) is exactly this one (each such allocation is feasible in the restricted model, up to
-   relabelling identical jobs; a kept or held job keeps its whole table there, so its running
-   allocation is priced). So the choice is cut from the class MIP (an exact no-good cut:
-   :func:`_no_good`) and the class MIP is solved again: every allocation now has either a cut choice
-   or one still in the MIP, so :math:`\max(B', D_1, \dots, D_k)` (:math:`B'` the cut MIP's bound) is a
-   valid bound, and so is the first :math:`B`. Stages 2a-2c repeat on the new choice until the best
-   allocation meets that bound (proven optimal), :attr:`JointTwoStage.max_cuts` cuts were added, the
-   restricted model gives no bound, or 60 % of the time limit is spent. A choice is never cut on the
-   greedy packer's word: only the restricted model's proven bound enters the bound (a choice the greedy
-   packer misses but that packs reaches :math:`B` there and ends the solve as optimal).
+   O(jobs x machines)); if some choice did not fit, *repair* it (a running job under the holding
+   rule that did not fit is tied to its running resources first, so that the repaired allocation
+   verifies; then each other such job takes its fastest other admissible option that fits the
+   leftover capacity: an incumbent). If every chosen job is placed, the allocation's objective equals
+   the relaxation's value, so it is optimal whenever stage 1 proved its own optimum (gap to :math:`B`
+   within the tolerance). Otherwise the *place-all check* (:func:`formulations.joint_cuts.place_all`:
+   the per-machine model restricted to exactly this choice, every choice forced): feasible, its
+   solution has the choice's value (optimal as above); infeasible, no allocation has this choice.
+2c. *Shape cuts* (:mod:`formulations.joint_cuts`, which states and proves the claim). A choice proven
+   unpackable is reduced to a smaller unpackable core (a deletion filter of place-all checks; first
+   without the CPU, then memory rows where those alone do not matter), and every class choice that
+   ties the core's tied jobs and places at least the core's option shapes (or, for a one-option core,
+   any option at least as hard to place) is cut from the class MIP at once: none of them has an
+   allocation, so the cut class MIP's bound :math:`B'` stays valid. After
+   :attr:`JointTwoStage.max_shape_cuts` shape cuts (or with it 0), round 7b's *class-choice cuts*
+   instead: the restricted model's proven bound :math:`D` bounds every allocation whose class choice
+   (option counts, keep and hold per job or class of identical jobs) is exactly this one (a kept or
+   held job keeps its whole table there, so its running allocation is priced); the choice is cut
+   (an exact no-good cut: :func:`_no_good`) and :math:`\max(B', D_1, \dots, D_k)` is the valid bound,
+   and so is the first :math:`B`. Stages 2a-2c repeat on the new choice until the best allocation meets
+   that bound (proven optimal), :attr:`JointTwoStage.max_cuts` cuts were added, a check or the
+   restricted model gives no answer (a limit), or 60 % of the time limit is spent. A choice is never
+   cut on the greedy packer's word, only on a proof.
 3. Otherwise solve the full per-machine model, warm-started from the best allocation so far where the
    backend takes a start, and keep the better allocation; the bound is the tighter of :math:`B` and
    stage 3's.
@@ -32,8 +37,11 @@ priced first; when valid it is the first incumbent (stages 2 and 3 start from th
 
 The objective is recomputed on the whole instance, the bound is always a valid one, and the status
 follows the one rule (:func:`~formulations.result.termination_of`): optimal only when objective and
-bound meet within the tolerance. The time limit is a wall-clock budget over all stages (40 / 30 %
-of what is left to stages 1 / 2, 15 % to each cut's class MIP, the rest to stage 3); each stage is reported in the notes.
+bound meet within the tolerance. The time limit is a wall-clock budget over all stages: the first class
+MIP may use 40 % of what is left when it starts, each later (cut) class MIP 15 %, each place-all check,
+core check or restricted model 50 % (``share`` in the code; each share is of what is left at that
+moment, so a stage that ends early leaves its rest to the next); no cut starts past 60 % of the limit,
+and stage 3 gets all that is left. Each stage is reported in the notes.
 
 :data:`FASTEST_EXACT` names, per instance kind, the exact method that proves optima fastest (measured
 by ``python -m schedlab.benchmarks.bench_joint_methods``; the figures are beside it).
@@ -47,6 +55,7 @@ import time
 from schedlab.formulations.backends import get_backend, incompatibility
 from schedlab.formulations.base import solve
 from schedlab.formulations.joint import JointFormulation, pooled_ok
+from schedlab.formulations.joint_cuts import add_shape_cut, core, place_all
 from schedlab.formulations.joint_instance import JointInstance
 from schedlab.formulations.joint_pack import pack_greedy
 from schedlab.formulations.joint_pooled import class_model
@@ -71,7 +80,12 @@ from schedlab.topology.errors import SolverError
 class JointTwoStage:
     name = "joint-2stage"
     #: class choices cut at most per solve (each costs a class MIP and a restricted per-machine MIP)
-    max_cuts: int = 4
+    max_cuts: int = 2
+    #: of those, how many may be shape cuts (place-all check, then cut every choice with the same shapes);
+    #: past it, exact no-good cuts on the restricted model's bound (round 7b)
+    max_shape_cuts: int = 2
+    #: no cut starts (and no core check) past this share of the time limit: the rest is stage 3's
+    cut_share: float = 0.6
 
     def solve(self, inst: JointInstance, backend: str = "highs", params: SolveParams | None = None) -> SolveResult:
         params = params or SolveParams()
@@ -111,11 +125,15 @@ class JointTwoStage:
                 best, best_obj = alloc, obj
             return obj
 
-        def pack_choice(opts, chosen, bound) -> tuple[float | None, bool]:
+        def pack_choice(opts, chosen, bound, it) -> tuple[str, float | None, bool]:
             """Stage 2 for one class choice: greedy packing, repair, then (if still short of ``bound``)
-            the per-machine model restricted to the chosen options. Returns that model's proven bound
-            (every allocation with exactly this class choice is worth at most it; ``None`` when it did not
-            run or gave none) and whether it stopped at a limit."""
+            the place-all check (:func:`formulations.joint_cuts.place_all`): ``("done", None, hit)`` when
+            the gap is closed or the check found no answer (a limit, or a choice it cannot state);
+            ``("shape", (cpu_rows, mem_rows), False)`` when no allocation has this choice (the caller cuts
+            its shapes; whether the check's model had per-machine CPU / memory rows).
+            Where the shape cuts are spent (``max_shape_cuts``), the per-machine model restricted to the
+            chosen options instead: ``("bound", D, hit)`` with its proven bound ``D`` (every allocation
+            with exactly this choice is worth at most it; ``None`` when it gave none)."""
             t2 = time.perf_counter()
             greedy = pack_greedy(inst, chosen)
             n_place = sum(1 for c in chosen.values() if c != "hold")
@@ -127,11 +145,26 @@ class JointTwoStage:
                 fixed = pack_greedy(inst, chosen, repair=True)
                 obj = offer(fixed)
                 notes.append(f"stage 2b (repair on the leftover capacity): {len(fixed) - len(greedy)} of "
-                             f"{n_place - len(greedy)} unplaced jobs placed with another option, objective "
-                             f"{'invalid' if obj is None else f'{obj:g}'}, {time.perf_counter() - t2:.2f} s")
+                             f"{n_place - len(greedy)} unplaced jobs placed (another option, or kept where they "
+                             f"run), objective {'invalid' if obj is None else f'{obj:g}'}, "
+                             f"{time.perf_counter() - t2:.2f} s")
             gap = relative_gap(best_obj, bound)
             if gap is not None and gap <= params.rel_gap:
-                return None, False
+                return "done", None, False
+            if it < self.max_shape_cuts or (it == self.max_cuts and self.max_shape_cuts > 0):
+                t2 = time.perf_counter()
+                try:
+                    r2, form2 = place_all(inst, opts, chosen, backend, share(0.5).with_(rel_gap=0.5))
+                except SolverError as e:  # a solution whose CPUs cannot be shared: no proof either way
+                    notes.append(f"stage 2 (place-all check): no answer ({e})")
+                    return "done", None, False
+                notes.append(f"stage 2 (place-all check): {r2.status.value}, {time.perf_counter() - t2:.2f} s")
+                if r2.allocation is not None:
+                    offer(r2.allocation)
+                    return "done", None, False
+                if r2.status is Status.INFEASIBLE and form2.exact and form2.built is not None:
+                    return "shape", (form2.built.data["cpu_rows"], form2.built.data["mem_rows"]), False
+                return "done", None, r2.status in (Status.FEASIBLE_AT_LIMIT, Status.NO_SOLUTION_AT_LIMIT)
             sub = dataclasses.replace(inst, options=opts)
             r2 = solve(JointFormulation(aggregate=False), sub, backend, share(0.5).with_(warm_start=best))
             notes.append(f"stage 2 (pack the chosen options, MIP): {r2.status.value}, bound {r2.bounds.dual}, "
@@ -139,19 +172,19 @@ class JointTwoStage:
             if r2.allocation is not None:
                 offer(r2.allocation)
             if r2.status is Status.INFEASIBLE:  # no allocation has this class choice (nor a subset of it)
-                return float("-inf"), False
-            return r2.bounds.dual, r2.status is Status.FEASIBLE_AT_LIMIT
+                return "bound", float("-inf"), False
+            return "bound", r2.bounds.dual, r2.status is Status.FEASIBLE_AT_LIMIT
 
         bound = None      # a valid bound: min(first class bound, max(cut class bound, excluded choices' bounds))
         first = None      # the first class MIP's bound (no cut)
-        cut_bounds: list[float] = []  # the restricted model's proven bound of each excluded choice
+        cut_bounds: list[float] = []  # the restricted model's proven bound of each choice cut by a no-good cut
         limit_hit = False
         decision = [v for r in rows.values() for v in (*r.z.values(), r.keep, r.hold) if v is not None]
         for it in range(self.max_cuts + 1):
             t1 = time.perf_counter()
             raw = be.solve(mdl, share(0.4 if it == 0 else 0.15))
             limit_hit |= raw.termination.limit is not None
-            stage = "stage 1 (class MIP)" if it == 0 else f"stage 1, cut {it} (class MIP without {it} choices)"
+            stage = "stage 1 (class MIP)" if it == 0 else f"stage 1, cut {it} (class MIP with {it} cuts)"
             notes.append(f"{stage}: {raw.termination.status.value}, bound {raw.dual_bound}, "
                          f"{time.perf_counter() - t1:.2f} s")
             if raw.termination.reason is Reason.INFEASIBLE:
@@ -167,18 +200,29 @@ class JointTwoStage:
             if raw.values is None or b is None:
                 break
             opts, chosen = _choices(inst, rows, raw.values)
-            d2, hit = pack_choice(opts, chosen, bound)
+            kind, d2, hit = pack_choice(opts, chosen, bound, it)
             limit_hit |= hit
             gap = relative_gap(best_obj, bound)
-            if (gap is not None and gap <= params.rel_gap) or it == self.max_cuts or d2 is None:
+            if (gap is not None and gap <= params.rel_gap) or it == self.max_cuts or kind == "done" or \
+                    (kind == "bound" and d2 is None):
                 break
-            if lim is not None and time.perf_counter() - t0 > 0.6 * lim:
+            if lim is not None and time.perf_counter() - t0 > self.cut_share * lim:
                 break
-            # no packing reached the bound: every allocation with this class choice is worth at most
-            # ``d2`` (the restricted model's proven bound), so the choice is cut from the class MIP and
-            # ``d2`` stays in the bound (module docstring)
-            cut_bounds.append(d2)
-            _no_good(mdl, decision, raw.values, f"nogood[{it}]")
+            if kind == "shape":
+                # no allocation has this choice, nor any choice with its tied jobs and its shapes (the
+                # claim of formulations.joint_cuts): cut them all; they have no allocation to bound
+                t2 = time.perf_counter()
+                until = None if lim is None else t0 + self.cut_share * lim
+                small, flags, checks = core(inst, opts, chosen, backend, share(0.5).with_(rel_gap=0.5), d2,
+                                               until)
+                cut = add_shape_cut(mdl, rows, inst, small, *flags, f"shape[{it}]")
+                notes.append(f"shape cut {it + 1}: {sum(cut.values())} of {len(chosen)} choices left in the core "
+                             f"({checks} checks, {time.perf_counter() - t2:.2f} s)")
+            else:
+                # every allocation with this class choice is worth at most ``d2`` (the restricted model's
+                # proven bound), so the choice is cut from the class MIP and ``d2`` stays in the bound
+                cut_bounds.append(d2)
+                _no_good(mdl, decision, raw.values, f"nogood[{it}]")
         gap = relative_gap(best_obj, bound)
         if gap is None or gap > params.rel_gap:
             left = None if lim is None else max(0.05, lim - (time.perf_counter() - t0))
