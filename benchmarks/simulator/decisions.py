@@ -30,19 +30,35 @@ class DecisionsMixin:
     def _apply(self, d: Decision, t: float) -> None:
         rts = self._rt
         start = d.start
-        # a decision that only starts queued jobs (most decisions): the checks of ``_check_and_stop`` come
-        # to the verifier's alone, and there is nothing to stop or release
-        simple = bool(start) and not (d.preempt or d.timers or d.share)
+        preempt = d.preempt
+        # a decision that starts queued jobs and preempts running or restoring ones (no job a guest or a
+        # host's guest to start, no shares; timers in the future): the checks of ``_check_and_stop`` come
+        # to these and the verifier's, so it takes ``_stop``; any other decision, ``_check_and_stop``
+        simple = not d.share
         if simple:
             for jid, ja in start.items():
                 rt = rts.get(jid)
                 if rt is None or rt.status is not _QUEUED or rt.host is not None or ja.job_id != jid:
                     simple = False
                     break
+        if simple and preempt:
+            for jid in preempt:
+                rt = rts.get(jid)
+                if rt is None or rt.host is not None or not (rt.status is _RUNNING or rt.status is _RESTORING):
+                    simple = False
+                    break
+        if simple:
+            for tm in d.timers:
+                if not tm.at > t:
+                    simple = False
+                    break
         if simple:
             changes = start
-            self.verifier.verify(self.state, start, rts, released=(), quotas=self.quotas, holding=self._holding,
-                                 policy=self.policy_name, now=t)
+            if start:
+                self.verifier.verify(self.state, start, rts, released=preempt if self.costs.checkpoint_s == 0 else (),
+                                     quotas=self.quotas, holding=self._holding, policy=self.policy_name, now=t)
+            if preempt:
+                self._stop(preempt, t)
         else:
             changes = self._check_and_stop(d, t)
         costs = self.costs
@@ -81,6 +97,52 @@ class DecisionsMixin:
             self._start_guest(rts[gid], rts[sh.host], sh.speed, t)
         for tm in d.timers:
             self.events.push(tm.at, _E_TIMER, None, tm.tag)
+
+    def _stop(self, preempt: tuple[str, ...], t: float) -> None:
+        """``_check_and_stop``'s preemptions of jobs that are no guests, checked (running or restoring);
+        ``_advance`` of such a job inline."""
+        rts = self._rt
+        cp = self.costs.checkpoint_s
+        segments = self._segments
+        guests = self._guest
+        push = self.events.push
+        for jid in preempt:
+            rt = rts[jid]
+            if guests:
+                self._unshare_host(jid, t)
+            dt = t - rt.t_mark
+            if dt > 0:
+                st = rt.status
+                if st is _RUNNING:
+                    rt.progress += rt.rate * dt
+                    rt.executed += dt
+                    g = rt.gpus * dt
+                    rt.attained += g
+                    if rt.host is None:
+                        rt.held += g
+                    rt.comm += rt.comm_frac * dt
+                elif st is _RESTORING or st is _CHECKPOINTING:
+                    rt.overhead += dt
+                    rt.held += rt.gpus * dt
+                elif st is _QUEUED:
+                    rt.waited += dt
+            rt.t_mark = t
+            if segments:
+                self._close_segment(rt, t)
+            rt.preemptions += 1
+            rt.version += 1
+            rt.rate = 0.0
+            rt.last_change = t
+            if cp > 0:
+                rt.status = _CHECKPOINTING
+                if segments:
+                    self._open_segment(rt, t)
+                push(t + cp, _E_PREEMPT, jid, rt.version)
+            else:
+                self._release(rt)
+                rt.status = _QUEUED
+                rt.enqueued_at = t
+                self._queue[jid] = rt
 
     def _check_and_stop(self, d: Decision, t: float) -> dict[str, JobAllocation]:
         """Any decision's checks (the verifier's included), then its preemptions and the releases of the

@@ -28,7 +28,7 @@ from schedlab.benchmarks.simulator.guarantee import GuaranteeCheck
 from schedlab.benchmarks.simulator.hooks import CountsFallbacks, PreparesJobs
 from schedlab.benchmarks.simulator.lifecycle import LifecycleMixin
 from schedlab.benchmarks.simulator.metrics import RunMetrics, summarize
-from schedlab.benchmarks.simulator.rates import RateModel, make_rates
+from schedlab.benchmarks.simulator.rates import RateModel, RealisticRates, make_rates
 from schedlab.benchmarks.simulator.records import Recorder
 from schedlab.benchmarks.simulator.result import Progress, SimResult, StopReason, prepare_jobs
 from schedlab.benchmarks.simulator.sharing import SharingMixin
@@ -144,6 +144,9 @@ class Simulator(DecisionsMixin, LifecycleMixin, SharingMixin):
         self._seg_start: dict[str, float] = {}
         self._slowdown = getattr(self.rates, "placement_slowdown", None)  # per allocation (realistic rates)
         self._forget = getattr(self.rates, "forget", None)  # a rate model's per-job cache
+        # the realistic rates of this cluster: ``_allocate`` gives them the GPUs and tier it computes anyway
+        rates = self.rates
+        self._fast_rates = rates if type(rates) is RealisticRates and rates.cluster is cluster else None
         self._guest: dict[str, str] = {}  # host job -> its Share guest
         self.shared = 0                   # Share starts
         self.unshared = 0                 # guests suspended (host left, or preempted)
