@@ -50,12 +50,6 @@ from schedlab.scheduling.policy import (
 )
 from schedlab.scheduling.snapshot import PolicyBase
 
-# enum members as module constants (the event loop of ``schedule`` reads one per event)
-_ARRIVAL = EventKind.ARRIVAL
-_COMPLETION = EventKind.COMPLETION
-_PREEMPT_DONE = EventKind.PREEMPT_DONE
-_RECONF_DONE = EventKind.RECONF_DONE
-
 EPS_T = 1e-9   # a deadline at ``now`` (the timer's own time) is due
 EPS_A = 1e-6   # GPU-seconds of float error tolerated at a threshold
 
@@ -168,32 +162,19 @@ class TiresiasPolicy(PassMixin, PolicyBase):
         return list(out.values())
 
     def _next_deadline(self) -> float:
-        """The earliest live deadline of the three heaps (stale heads popped on the way). 2D-LAS without
-        a knob or a pack wait only ever fills the demotion heap, so the empty ones are skipped first."""
         best = math.inf
-        if self._dem:
-            best = self._head(self._dem, RUN)
-        if self._pro:
-            t = self._head(self._pro, WAIT)
-            if t < best:
-                best = t
-        if self._pack:
-            t = self._head(self._pack, RESV)
-            if t < best:
-                best = t
-        return best
-
-    def _head(self, heap: list, state: int) -> float:
-        """The time of ``heap``'s first live entry (a job of that version in ``state``), popping stale
-        ones; infinity when none is left."""
         jobs = self.st.jobs
-        while heap:
-            t, ver, jid = heap[0]
-            j = jobs.get(jid)
-            if j is not None and j.ver == ver and j.state == state:
-                return t
-            heapq.heappop(heap)
-        return math.inf
+        pop = heapq.heappop
+        for heap, state in ((self._dem, RUN), (self._pro, WAIT), (self._pack, RESV)):
+            while heap:
+                t, ver, jid = heap[0]
+                j = jobs.get(jid)
+                if j is not None and j.ver == ver and j.state == state:
+                    if t < best:
+                        best = t
+                    break
+                pop(heap)
+        return best
 
     # ----------------------------------------------------------- events
     def _arrive(self, view: ClusterView, jid: str, seq: int) -> QJob:
@@ -259,20 +240,20 @@ class TiresiasPolicy(PassMixin, PolicyBase):
         else:
             for ev in view.events:
                 kind, jid = ev.kind, ev.job_id
-                if kind is _ARRIVAL:
+                if kind is EventKind.ARRIVAL:
                     self._arrive(view, jid, len(st.jobs))
                     dirty = True
-                elif kind is _COMPLETION:
+                elif kind is EventKind.COMPLETION:
                     dirty |= self._complete(view, jid)
                     self._stuck.clear()
-                elif kind is _PREEMPT_DONE:
+                elif kind is EventKind.PREEMPT_DONE:
                     j = st.jobs.get(jid)
                     self._stuck.clear()
                     if j is not None and j.state == CKPT:
                         st.ckpt_gpus -= j.g
                         self._to_waiting(view, j)
                         dirty = True
-                elif kind is _RECONF_DONE:
+                elif kind is EventKind.RECONF_DONE:
                     j = st.jobs.get(jid)
                     if j is not None and j.state == RUN:
                         j.a_ref, j.t_ref = view.job(jid).attained_service, now  # its restore is over
