@@ -3,9 +3,10 @@ preemptions (with or without a checkpoint), starts and moves (released first, so
 fit; then allocated, restored or reconfigured), shares (:mod:`benchmarks.simulator.sharing`) and timers.
 The verifier (:mod:`benchmarks.simulator.verifying`) sees every decision that places a job.
 
-A decision that only starts queued jobs (most decisions) skips ``_check_and_stop``: its checks come to
-the verifier's there, and it stops nothing. Duplicated for speed: a queued job's ``_advance`` is inline
-in ``_apply`` (one call less per start).
+A decision that starts queued jobs and preempts running or restoring ones (no guests, no shares, timers
+in the future: most decisions, every one of 2D-LAS and 2D-Gittins) skips ``_check_and_stop``: its checks
+come to those in ``_apply`` and the verifier's, and ``_stop`` preempts. Duplicated for speed: a queued
+job's ``_advance`` is inline in ``_apply``, a preempted one's in ``_stop`` (one call less per job).
 """
 
 from __future__ import annotations

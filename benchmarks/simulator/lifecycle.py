@@ -5,9 +5,11 @@
 :meth:`~benchmarks.simulator.engine.Simulator._step`, half of all events each).
 
 Duplicated for speed (each saves a Python call per job or per event on the replay's hot path, measured):
-``_finish`` integrates a running job inline (``_advance``'s running case), and
-:meth:`~benchmarks.simulator.decisions.DecisionsMixin._apply` integrates a queued job inline
-(``_advance``'s queued case). ``tests/benchmarks/test_replay_identity.py`` pins the records.
+``_finish`` integrates a running job inline (``_advance``'s running case), ``_handle`` a checkpointing
+or restoring one, :meth:`~benchmarks.simulator.decisions.DecisionsMixin._apply` a queued job and
+``_stop`` a preempted one. ``_allocate`` computes the placement's tier once and gives its GPUs and tier
+to the realistic rates (``RealisticRates.speed_at`` / ``slowdown_at``: the same floats as ``speed`` /
+``placement_slowdown``). ``tests/benchmarks/test_replay_identity.py`` pins the records.
 """
 
 from __future__ import annotations
