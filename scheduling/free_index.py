@@ -102,6 +102,17 @@ class FreeIndex:
             top = self._rack_max = max(self._rack_free.values(), default=0)
         return top
 
+    def blocks(self) -> tuple[int, int, int]:
+        """``(total, largest_machine_block(), largest_rack_block())`` in one call (the simulator's state
+        sample after every pass): the bounds are read directly while they are exact."""
+        mb = self._top  # (the upper bound is the answer while that bucket is not empty)
+        if not (mb and self._buckets[mb]):
+            mb = self.largest_machine_block()
+        rb = self._rack_max
+        if rb is None:
+            rb = self._rack_max = max(self._rack_free.values(), default=0)
+        return self._total, mb, rb
+
     def machines_with(self, gpus: int) -> Iterator[str]:
         """Machines with exactly ``gpus`` free GPUs."""
         if 0 <= gpus <= self._max_cap:

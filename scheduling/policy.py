@@ -125,13 +125,15 @@ _SET_START, _SET_PREEMPT, _SET_TIMERS, _SET_SHARE = (getattr(Decision, f).__set_
                                                      for f in ("start", "preempt", "timers", "share"))
 
 
-def start_decision(start: dict[str, JobAllocation]) -> Decision:
-    """``Decision(start=start)`` without the constructor's copy: ``start`` is a new dict that nobody else
-    holds (kept as the decision's, read-only); no preemptions, timers or shares."""
+def start_decision(start: dict[str, JobAllocation], *, preempt: tuple[str, ...] = (),
+                   timers: tuple[Timer, ...] = ()) -> Decision:
+    """``Decision(start=start, preempt=preempt, timers=timers)`` without the constructor's copy: ``start``
+    is a new dict that nobody else holds (kept as the decision's, read-only); ``preempt`` and ``timers``
+    are tuples (kept as given); no shares."""
     d = object.__new__(Decision)
     _SET_START(d, MappingProxyType(start) if start else _EMPTY)
-    _SET_PREEMPT(d, ())
-    _SET_TIMERS(d, ())
+    _SET_PREEMPT(d, preempt)
+    _SET_TIMERS(d, timers)
     _SET_SHARE(d, _EMPTY)
     return d
 

@@ -3,9 +3,10 @@ preemptions (with or without a checkpoint), starts and moves (released first, so
 fit; then allocated, restored or reconfigured), shares (:mod:`benchmarks.simulator.sharing`) and timers.
 The verifier (:mod:`benchmarks.simulator.verifying`) sees every decision that places a job.
 
-A decision that only starts queued jobs (most decisions) skips ``_check_and_stop``: its checks come to
-the verifier's there, and it stops nothing. Duplicated for speed: a queued job's ``_advance`` is inline
-in ``_apply`` (one call less per start).
+A decision that starts queued jobs and preempts running or restoring ones (no guests, no shares, timers
+in the future: most decisions, every one of 2D-LAS and 2D-Gittins) skips ``_check_and_stop``: its checks
+come to those in ``_apply`` and the verifier's, and ``_stop`` preempts. Duplicated for speed: a queued
+job's ``_advance`` is inline in ``_apply``, a preempted one's in ``_stop`` (one call less per job).
 """
 
 from __future__ import annotations
@@ -32,19 +33,35 @@ class DecisionsMixin:
             return  # starts and preemptions on the one-machine pool (:mod:`benchmarks.simulator.swaps`)
         rts = self._rt
         start = d.start
-        # a decision that only starts queued jobs (most decisions): the checks of ``_check_and_stop`` come
-        # to the verifier's alone, and there is nothing to stop or release
-        simple = bool(start) and not (d.preempt or d.timers or d.share)
+        preempt = d.preempt
+        # a decision that starts queued jobs and preempts running or restoring ones (no job a guest or a
+        # host's guest to start, no shares; timers in the future): the checks of ``_check_and_stop`` come
+        # to these and the verifier's, so it takes ``_stop``; any other decision, ``_check_and_stop``
+        simple = not d.share
         if simple:
             for jid, ja in start.items():
                 rt = rts.get(jid)
                 if rt is None or rt.status is not _QUEUED or rt.host is not None or ja.job_id != jid:
                     simple = False
                     break
+        if simple and preempt:
+            for jid in preempt:
+                rt = rts.get(jid)
+                if rt is None or rt.host is not None or not (rt.status is _RUNNING or rt.status is _RESTORING):
+                    simple = False
+                    break
+        if simple:
+            for tm in d.timers:
+                if not tm.at > t:
+                    simple = False
+                    break
         if simple:
             changes = start
-            self.verifier.verify(self.state, start, rts, released=(), quotas=self.quotas, holding=self._holding,
-                                 policy=self.policy_name, now=t)
+            if start:
+                self.verifier.verify(self.state, start, rts, released=preempt if self.costs.checkpoint_s == 0 else (),
+                                     quotas=self.quotas, holding=self._holding, policy=self.policy_name, now=t)
+            if preempt:
+                self._stop(preempt, t)
         else:
             changes = self._check_and_stop(d, t)
         costs = self.costs
@@ -83,6 +100,52 @@ class DecisionsMixin:
             self._start_guest(rts[gid], rts[sh.host], sh.speed, t)
         for tm in d.timers:
             self.events.push(tm.at, _E_TIMER, None, tm.tag)
+
+    def _stop(self, preempt: tuple[str, ...], t: float) -> None:
+        """``_check_and_stop``'s preemptions of jobs that are no guests, checked (running or restoring);
+        ``_advance`` of such a job inline."""
+        rts = self._rt
+        cp = self.costs.checkpoint_s
+        segments = self._segments
+        guests = self._guest
+        push = self.events.push
+        for jid in preempt:
+            rt = rts[jid]
+            if guests:
+                self._unshare_host(jid, t)
+            dt = t - rt.t_mark
+            if dt > 0:
+                st = rt.status
+                if st is _RUNNING:
+                    rt.progress += rt.rate * dt
+                    rt.executed += dt
+                    g = rt.gpus * dt
+                    rt.attained += g
+                    if rt.host is None:
+                        rt.held += g
+                    rt.comm += rt.comm_frac * dt
+                elif st is _RESTORING or st is _CHECKPOINTING:
+                    rt.overhead += dt
+                    rt.held += rt.gpus * dt
+                elif st is _QUEUED:
+                    rt.waited += dt
+            rt.t_mark = t
+            if segments:
+                self._close_segment(rt, t)
+            rt.preemptions += 1
+            rt.version += 1
+            rt.rate = 0.0
+            rt.last_change = t
+            if cp > 0:
+                rt.status = _CHECKPOINTING
+                if segments:
+                    self._open_segment(rt, t)
+                push(t + cp, _E_PREEMPT, jid, rt.version)
+            else:
+                self._release(rt)
+                rt.status = _QUEUED
+                rt.enqueued_at = t
+                self._queue[jid] = rt
 
     def _check_and_stop(self, d: Decision, t: float) -> dict[str, JobAllocation]:
         """Any decision's checks (the verifier's included), then its preemptions and the releases of the

@@ -28,7 +28,7 @@ from schedlab.benchmarks.simulator.guarantee import GuaranteeCheck
 from schedlab.benchmarks.simulator.hooks import CountsFallbacks, PreparesJobs
 from schedlab.benchmarks.simulator.lifecycle import LifecycleMixin
 from schedlab.benchmarks.simulator.metrics import RunMetrics, summarize
-from schedlab.benchmarks.simulator.rates import RateModel, make_rates
+from schedlab.benchmarks.simulator.rates import RateModel, RealisticRates, make_rates
 from schedlab.benchmarks.simulator.records import Recorder
 from schedlab.benchmarks.simulator.result import Progress, SimResult, StopReason, prepare_jobs
 from schedlab.benchmarks.simulator.sharing import SharingMixin
@@ -131,6 +131,7 @@ class Simulator(DecisionsMixin, LifecycleMixin, SharingMixin, SwapMixin):
         self.verifier = DecisionVerifier(cluster)  # the verifier's checks on every decision, incrementally
         self.index = FreeIndex(cluster, {m: self.state.free(m).gpus for m in cluster.machines})
         self._free_map = self.state.free_map  # (a live read-only view: built once, not per event)
+        self._blocks = self.index.blocks  # (the state sample's free GPUs and largest blocks, after every pass)
         self._queue: dict[str, JobRuntime] = {}
         self._holding: dict[str, JobRuntime] = {}
         self._now = 0.0
@@ -145,6 +146,9 @@ class Simulator(DecisionsMixin, LifecycleMixin, SharingMixin, SwapMixin):
         self._seg_start: dict[str, float] = {}
         self._slowdown = getattr(self.rates, "placement_slowdown", None)  # per allocation (realistic rates)
         self._forget = getattr(self.rates, "forget", None)  # a rate model's per-job cache
+        # the realistic rates of this cluster: ``_allocate`` gives them the GPUs and tier it computes anyway
+        rates = self.rates
+        self._fast_rates = rates if type(rates) is RealisticRates and rates.cluster is cluster else None
         self._guest: dict[str, str] = {}  # host job -> its Share guest
         self.shared = 0                   # Share starts
         self.unshared = 0                 # guests suspended (host left, or preempted)
@@ -195,10 +199,8 @@ class Simulator(DecisionsMixin, LifecycleMixin, SharingMixin, SwapMixin):
     def _step(self) -> bool:
         """:meth:`step`. Arrivals and completions (half of all events each) are handled here, the other
         kinds by ``_handle``. Duplicated for speed (one call less per pass): the state sample of the plain
-        :class:`~benchmarks.simulator.records.Recorder` is inline (its ``sample``'s same-time rule, and
-        the free index's block bounds read directly, as ``FreeIndex.largest_machine_block`` /
-        ``largest_rack_block`` give them while their bounds are exact); any other recorder gets
-        ``_sample``."""
+        :class:`~benchmarks.simulator.records.Recorder` is inline (its ``sample``'s same-time rule; the
+        free index's numbers from one ``FreeIndex.blocks`` call); any other recorder gets ``_sample``."""
         t, items = self.events.pop_batch()
         if not items:  # (the queue was empty)
             return False
@@ -238,14 +240,7 @@ class Simulator(DecisionsMixin, LifecycleMixin, SharingMixin, SwapMixin):
         if series is None:
             self._sample(t)
         else:
-            idx = self.index
-            free = idx._total
-            mb = idx._top  # (``largest_machine_block``: its upper bound is the answer while that bucket is not empty)
-            if not (mb and idx._buckets[mb]):
-                mb = idx.largest_machine_block()
-            rb = idx._rack_max
-            if rb is None:
-                rb = idx.largest_rack_block()
+            free, mb, rb = self._blocks()
             row = (t, self._total_gpus - free, len(self._queue), len(self._holding), mb, rb, free)
             if series and series[-1][0] == t:  # (``Recorder.sample``: a same-time row replaces the last)
                 series[-1] = row

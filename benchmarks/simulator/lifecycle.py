@@ -5,9 +5,11 @@
 :meth:`~benchmarks.simulator.engine.Simulator._step`, half of all events each).
 
 Duplicated for speed (each saves a Python call per job or per event on the replay's hot path, measured):
-``_finish`` integrates a running job inline (``_advance``'s running case), and
-:meth:`~benchmarks.simulator.decisions.DecisionsMixin._apply` integrates a queued job inline
-(``_advance``'s queued case). ``tests/benchmarks/test_replay_identity.py`` pins the records.
+``_finish`` integrates a running job inline (``_advance``'s running case), ``_handle`` a checkpointing
+or restoring one, :meth:`~benchmarks.simulator.decisions.DecisionsMixin._apply` a queued job and
+``_stop`` a preempted one. ``_allocate`` computes the placement's tier once and gives its GPUs and tier
+to the realistic rates (``RealisticRates.speed_at`` / ``slowdown_at``: the same floats as ``speed`` /
+``placement_slowdown``). ``tests/benchmarks/test_replay_identity.py`` pins the records.
 """
 
 from __future__ import annotations
@@ -111,20 +113,27 @@ class LifecycleMixin:
         self._holding[jid] = rt
         rt.alloc = ja
         rt.gpus = g
-        rt.iter_time, rt.comm_frac = self.rates.speed(job, ja.plan, placement)
-        if not rt.iter_time > 0:
-            raise SpecError(f"job {jid!r}: rate model gave iteration time {rt.iter_time!r}",
+        # one machine (verified): the machine tier, GPUs or not; the tier is the rate model's too when g > 1
+        tier = _T_MACHINE if len(placement) == 1 else self.cluster.tier_of(placement, default=_T_MACHINE)
+        fast = self._fast_rates
+        if fast is not None:
+            it, rt.comm_frac = fast.speed_at(job, ja.plan, placement, g, tier)
+        else:
+            it, rt.comm_frac = self.rates.speed(job, ja.plan, placement)
+        rt.iter_time = it
+        if not it > 0:
+            raise SpecError(f"job {jid!r}: rate model gave iteration time {it!r}",
                             source="<rates>", field="iter_time")
         if job.job_class is _GUARANTEED:
-            self.guarantee.observe(job, rt.iter_time)
+            self.guarantee.observe(job, it)
         if spans > 1 and self._slowdown is not None:
-            slow = self._slowdown(job, ja.plan, placement, rt.iter_time)
+            if fast is not None:
+                slow = fast.slowdown_at(job, ja.plan, placement, it, g)
+            else:
+                slow = self._slowdown(job, ja.plan, placement, it)
             if slow > self._slow.get(jid, 1.0):
                 self._slow[jid] = slow
-        if len(placement) == 1:  # one machine (verified): the machine tier, GPUs or not
-            rt.tiers.add(_MACHINE_LABEL)
-        else:
-            rt.tiers.add(_TIER_LABEL[self.cluster.tier_of(placement, default=_T_MACHINE)])
+        rt.tiers.add(_TIER_LABEL[tier])
 
     # ------------------------------------------------------------- events
     def _finish(self, rt: JobRuntime, t: float) -> None:
@@ -171,21 +180,30 @@ class LifecycleMixin:
             self.guarantee.forget(j.id)
 
     def _handle(self, t: float, kind: int, jid: str | None, payload: object) -> SimEvent | None:
-        """A timer, reconfiguration done or preemption done event (arrivals and completions: ``_step``)."""
+        """A timer, reconfiguration done or preemption done event (arrivals and completions: ``_step``).
+        The job restores or checkpoints until then (its ``_advance`` inline)."""
         if kind == _K_TIMER:
             return sim_event(t, _E_TIMER, None, payload)
         rt = self._rt[jid]
         if rt.version != payload:
             return None  # superseded by a later change of this job
-        if kind == _K_RECONF:
+        st = rt.status
+        if st is _RESTORING or st is _CHECKPOINTING:  # (``_advance``, inline)
+            dt = t - rt.t_mark
+            if dt > 0:
+                rt.overhead += dt
+                rt.held += rt.gpus * dt
+            rt.t_mark = t
+        else:
             self._advance(rt, t)
+        if self._segments:
             self._close_segment(rt, t)
+        if kind == _K_RECONF:
             self._set_running(rt, t)
-            self._open_segment(rt, t)
+            if self._segments:
+                self._open_segment(rt, t)
             return sim_event(t, _E_RECONF, jid)
         # preemption done: the checkpoint is saved; give the resources back
-        self._advance(rt, t)
-        self._close_segment(rt, t)
         self._release(rt)
         rt.status = _QUEUED
         rt.enqueued_at = t

@@ -128,6 +128,7 @@ class TierRates:
         self.capped: Counter[str] = Counter()
         self._cache: dict[tuple[str, Tier], float] = {}
         self._req_tier: dict[int, Tier] = {}
+        self._base: dict[str, tuple[Job, float]] = {}  # job id -> (job, its request's compute x GPUs): ``base``
 
     def tier(self, placement: Mapping[str, Resources] | Mapping[str, int]) -> Tier:
         return self.cluster.tier_of(placement)
@@ -156,10 +157,13 @@ class TierRates:
             tier = self._req_tier[g] = self.tier(consolidated_counts(self.cluster, g))
         return self.overhead(job.model, tier)
 
-    def speed(self, job: Job, plan: ExecutionPlan, placement: Mapping[str, Resources]) -> tuple[float, float]:
-        g = 0  # (``_gpus``, inline)
-        for r in placement.values():
-            g += r.gpus
+    def base(self, job: Job) -> float:
+        """The job's compute time per iteration at its request times its requested GPUs (``t = base / g
+        x (1 + o)``), kept per job (a job is immutable; the entry holds the job, so a reused id is
+        recomputed)."""
+        hit = self._base.get(job.id)
+        if hit is not None and hit[0] is job:
+            return hit[1]
         t_req = request_iter_time(job)
         if t_req is not None:
             c = t_req / (1.0 + (self.request_overhead(job) if job.requested.gpus > 1 else 0.0))
@@ -168,7 +172,27 @@ class TierRates:
             if c is None:
                 raise SpecError(f"job {job.id!r} has no iteration time (attrs['iter_time'], duration or "
                                 "compute_time)", source=f"<job {job.id!r}>", field="attrs.iter_time")
-        c = float(c) * job.requested.gpus / g
+        b = float(c) * job.requested.gpus
+        self._base[job.id] = (job, b)
+        return b
+
+    def forget(self, job_id: str) -> None:
+        """Drop a finished job's ``base``."""
+        self._base.pop(job_id, None)
+
+    def speed_of(self, job: Job, g: int, tier: Tier | None) -> tuple[float, float]:
+        """:meth:`speed` of a placement of ``g`` GPUs at ``tier`` (read only when ``g > 1``)."""
+        c = self.base(job) / g
+        if g <= 1:
+            return c, 0.0
+        o = self.overhead(job.model, tier)
+        return c * (1.0 + o), o / (1.0 + o)
+
+    def speed(self, job: Job, plan: ExecutionPlan, placement: Mapping[str, Resources]) -> tuple[float, float]:
+        g = 0  # (``_gpus``, inline)
+        for r in placement.values():
+            g += r.gpus
+        c = self.base(job) / g
         if g <= 1:
             return c, 0.0
         o = self.overhead(job.model, self.tier(placement))
@@ -226,6 +250,7 @@ class RealisticRates:
         self._choice: dict[str, object] = {}
         self.sources: Counter[str] = Counter()
         self._shapes: dict[int, dict[str, int]] = {}  # consolidated_counts by GPU count (a scan of the machines)
+        self._best: dict[int, tuple[int, Tier | None]] = {}  # by GPU count: that shape's GPUs and tier
 
     def perfmodel(self) -> PerfModelRates:
         if self._perf is None:
@@ -265,8 +290,38 @@ class RealisticRates:
             impl = self._choice[job.id] = self._pick(job)
         return impl.speed(job, plan, placement)
 
+    def speed_at(self, job: Job, plan: ExecutionPlan, placement: Mapping[str, Resources], g: int,
+                 tier: Tier) -> tuple[float, float]:
+        """:meth:`speed`, given what the simulator's ``_allocate`` already knows of the placement: its
+        ``g`` GPUs and (when ``g > 1``) its tier (the same floats; no second scan of the placement)."""
+        impl = self._choice.get(job.id)
+        if impl is None:
+            impl = self._choice[job.id] = self._pick(job)
+        if impl is self.tiers:
+            return impl.speed_of(job, g, tier)
+        return impl.speed(job, plan, placement)
+
+    def slowdown_at(self, job: Job, plan: ExecutionPlan, placement: Mapping[str, Resources], iter_time: float,
+                    g: int) -> float:
+        """:meth:`placement_slowdown` of a placement of ``g`` GPUs on several machines, after
+        :meth:`speed_at`: the tier rates' time on the consolidated shape of ``g`` GPUs is ``speed_of``
+        its GPUs and tier (the same floats as ``speed`` of the built placement; CPUs and memory do not
+        enter the tier rates)."""
+        impl = self._choice.get(job.id)
+        if impl is not self.tiers:
+            return self.placement_slowdown(job, plan, placement, iter_time)
+        best = self._best.get(g)
+        if best is None:
+            shape = self._shapes.get(g)
+            if shape is None:
+                shape = self._shapes[g] = consolidated_counts(self.cluster, g)
+            gb = sum(shape.values())
+            best = self._best[g] = (gb, self.cluster.tier_of(shape) if gb > 1 else None)
+        return iter_time / impl.speed_of(job, best[0], best[1])[0]
+
     def forget(self, job_id: str) -> None:
         self._choice.pop(job_id, None)
+        self.tiers.forget(job_id)
 
     @property
     def capped(self) -> Counter[str]:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from schedlab.perfmodel.memory import plan_memory_violation
 from schedlab.scheduling.allocation import Allocation, JobAllocation
 from schedlab.scheduling.instance import Instance
-from schedlab.scheduling.job import Job
+from schedlab.scheduling.job import Job, JobClass
 from schedlab.scheduling.policy import JobRuntime
 from schedlab.scheduling.resources import Resources
 from schedlab.scheduling.state import ClusterState
@@ -35,6 +35,7 @@ from schedlab.topology.tiers import Tier
 __all__ = ["DecisionVerifier", "verify_decision"]
 
 _INF = float("inf")
+_GUARANTEED = JobClass.GUARANTEED  # (``job.guaranteed`` without the property call)
 _MARGIN = 1e-6  # mem_gb within this of a machine's capacity: the full verifier decides
 
 
@@ -111,7 +112,7 @@ class DecisionVerifier:
         use: dict[str, list] = {}
         for jid, ja in changes.items():
             job = runtimes[jid].job
-            if quotas and job.guaranteed and job.tenant in quotas:
+            if quotas and job.job_class is _GUARANTEED and job.tenant in quotas:
                 return False  # the tenant's whole usage is checked: the full path
             if not self._job_clean(job, ja, use):
                 return False
@@ -179,7 +180,7 @@ class DecisionVerifier:
             tier = Tier.MACHINE if spans <= 1 else (Tier.RACK if len(racks) == 1 else Tier.NETWORK)
             if tier > job.max_tier:
                 return False
-        if job.guaranteed and job.min_resources is not None:
+        if job.job_class is _GUARANTEED and job.min_resources is not None:
             mr = job.min_resources
             if g < mr.gpus or cpus < mr.cpus:
                 return False

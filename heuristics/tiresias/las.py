@@ -296,10 +296,8 @@ class TiresiasPolicy(PassMixin, PolicyBase):
         timers = self._timers(now)
         if d is None:
             return Decision(timers=timers) if timers else NO_DECISION
-        start, preempt = d
-        if not preempt and not timers:
-            return start_decision(start)  # (``start``: the pass's new dict, held by nobody else)
-        return Decision(start=start, preempt=preempt, timers=timers)
+        start, preempt = d  # (``start``: the pass's new dict, held by nobody else; ``preempt`` a tuple)
+        return start_decision(start, preempt=preempt, timers=timers)
 
     def _timers(self, now: float) -> tuple[Timer, ...]:
         if len(self._asked) > 64:  # times already past are never asked again (t > now below): pruned now and then

@@ -11,7 +11,7 @@ from schedlab.benchmarks.workloads.trace import TraceJob, plain_trace_job
 from schedlab.perfmodel.plans import ExecutionPlan
 from schedlab.scheduling.allocation import JobAllocation, own_allocation
 from schedlab.scheduling.job import Job, JobClass
-from schedlab.scheduling.policy import NO_DECISION, Decision, start_decision
+from schedlab.scheduling.policy import NO_DECISION, Decision, Timer, start_decision
 from schedlab.scheduling.resources import Resources
 from schedlab.topology.errors import SpecError
 
@@ -66,6 +66,12 @@ def test_own_allocation_and_start_decision_equal_the_constructors():
     assert d == rd and not d.empty and type(d.start) is type(rd.start)
     e = start_decision({})
     assert e == Decision() == NO_DECISION and e.empty and e.start is Decision().start
+    tm = (Timer(5.0, "x"),)
+    for kw in ({"preempt": ("a", "b")}, {"timers": tm}, {"preempt": ("a",), "timers": tm}):
+        d, rd = start_decision({"j": ja}, **kw), Decision(start={"j": ref}, **kw)
+        assert d == rd and d.preempt == rd.preempt and d.timers == rd.timers and type(d.start) is type(rd.start)
+        e, re_ = start_decision({}, **kw), Decision(**kw)
+        assert e == re_ and e.start is re_.start and not e.empty
 
 
 def test_plain_trace_job_equals_the_constructor():
