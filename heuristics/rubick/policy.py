@@ -44,6 +44,7 @@ from schedlab.heuristics.fifo import QuotaLedger
 from schedlab.heuristics.rubick.claims import Claims, keep_claims, remember_claims
 from schedlab.heuristics.rubick.commit import defer_infeasible
 from schedlab.heuristics.rubick.curves import CurveBook, JobModel, Mode
+from schedlab.heuristics.rubick.queued import QueuedPass
 from schedlab.heuristics.rubick.resident import Residents
 from schedlab.heuristics.rubick.schedule_job import ScheduleJobSearch
 from schedlab.heuristics.rubick.state import GPU, Entry, PassState
@@ -90,7 +91,7 @@ class RubickParams(PolicyParams):
                                       "models whose checkpoints are free, so no PREEMPT_DONE event comes)")
 
 
-class RubickPolicy(ScheduleJobSearch, ResidentSync, VictimSearch, PolicyBase):
+class RubickPolicy(QueuedPass, ScheduleJobSearch, ResidentSync, VictimSearch, PolicyBase):
     """Rubick (``mode="full"``) and Rubick-E/R/N. ``counters`` counts the fallbacks it applied."""
 
     oracle = False
@@ -128,6 +129,8 @@ class RubickPolicy(ScheduleJobSearch, ResidentSync, VictimSearch, PolicyBase):
         # and signature -> its number
         self._sigs: dict[str, tuple] = {}
         self._sig_ids: dict[tuple, int] = {}
+        # queued jobs' sort keys and starving floors (QueuedPass): job id -> (model, keys, floor)
+        self._kinds: dict[str, tuple] = {}
 
     # ------------------------------------------------------------ job facts
     def use_curves(self, book: CurveBook) -> None:
@@ -254,30 +257,32 @@ class RubickPolicy(ScheduleJobSearch, ResidentSync, VictimSearch, PolicyBase):
         if len(self._sigs) > 16384:  # (the failure-memo keys: only between passes)
             self._sigs.clear()
             self._sig_ids.clear()
-        queued: list[Entry] = []
-        entries: dict[str, Entry] = {}
-        seq = 0
-        for jv in view.queue():
-            if jv.status.holds_resources:
-                res = None
-                break
-            queued.append(self._entry(entries, jv, view, seq))
-            seq += 1
-        synced = self._sync_residents(view, res) if res is not None else None
-        if synced is not None:
-            checkpointing, movable = synced
-            st = PassState(view, idx[1], self._build, res)
-            st.entries.update(entries)
-            for jid, record in res.movers.items():
-                e = st.entries[jid] = self._build(record)
-                if not e.locked and not e.frozen:
-                    movable.append(e)
-            if self.check_residents:
-                self._check_residents(st, view, movable, checkpointing)
-        else:  # the pass built from every job (a queued job holds resources, or a running one none)
-            self._residents = res = Residents()
-            st = PassState(view, idx[1], self._build)
-            queued, movable, checkpointing = self._rebuild(st, view)
+        scan = self._scan_queue(view)  # (every pass: the job models are asked in the same order)
+        synced = self._sync_residents(view, res) if scan is not None and res is not None else None
+        if synced is None:  # the pass built from every job (a queued job holds resources, or a running one none)
+            return self._plain_pass(view, idx[1])
+        checkpointing, movable = synced
+        st = PassState(view, idx[1], self._build, res)
+        st.entries.queued = scan.records
+        st.entries.make_queued = self._queued_entry
+        for jid, record in res.movers.items():
+            e = st.entries[jid] = self._build(record)
+            if not e.locked and not e.frozen:
+                movable.append(e)
+        if self.check_residents:
+            self._check_residents(st, view, movable, checkpointing)
+        keep_claims(self._claims, st, self.counters)
+        self._queued_pass(st, view, scan, movable, _Ledger(view, self) if view.quotas else None)
+        d = self._decision(st, view, checkpointing, scan.next_starving)
+        res.synced = (view, self._models, tuple(d.start), d.preempt)
+        return d
+
+    def _plain_pass(self, view: ClusterView, index: dict[str, int]) -> Decision:
+        """The pass built from every job: an entry for every queued and running job (a queued job holds
+        resources, a running one none, or ``incremental`` is off)."""
+        self._residents = Residents()
+        st = PassState(view, index, self._build)
+        queued, movable, checkpointing = self._rebuild(st, view)
         keep_claims(self._claims, st, self.counters)
         ledger = _Ledger(view, self) if view.quotas else None
         if ledger is not None:
@@ -295,9 +300,7 @@ class RubickPolicy(ScheduleJobSearch, ResidentSync, VictimSearch, PolicyBase):
                         key=lambda e: (-e.jm.gain_g(e.g), -e.jm.gain_c(e.g, e.c), e.seq))
         for e in starving + others:  # 2. SortBySlope(best-effort + running)
             self.schedule_job(st, e)
-        d = self._decision(st, view, checkpointing)
-        res.synced = None if synced is None else (view, self._models, tuple(d.start), d.preempt)
-        return d
+        return self._decision(st, view, checkpointing)
 
     def _entry(self, entries: dict[str, Entry], jv: JobView, view: ClusterView, seq: int) -> Entry:
         """A queued job's entry (a preempted job keeps a stale allocation: it holds nothing)."""
@@ -368,7 +371,10 @@ class RubickPolicy(ScheduleJobSearch, ResidentSync, VictimSearch, PolicyBase):
         return jm.book.throughput(jm.job, plan, {m: k for m, k in units.items() if k > 0}, cpus) / jm.ref
 
     # --------------------------------------------------------------- decision
-    def _decision(self, st: PassState, view: ClusterView, checkpointing: list[str]) -> Decision:
+    def _decision(self, st: PassState, view: ClusterView, checkpointing: list[str],
+                  next_starving: float | None | bool = False) -> Decision:
+        """The pass's decision; ``next_starving``: the next starvation time after now when the queue scan
+        gave it (``False``: read the queue for it)."""
         start = {}
         preempt = []
         for e in st.touched_entries():  # (only an entry whose attributes were set can be changed or preempted)
@@ -388,8 +394,9 @@ class RubickPolicy(ScheduleJobSearch, ResidentSync, VictimSearch, PolicyBase):
             timers.append(Timer(view.now + self.retry_s, "rubick-retry"))
         if self.starvation_s is not None:
             s, now = self.starvation_s, view.now
-            nxt = min((t for jv in view.queue() if (t := jv.queued_since + s) > now and not jv.job.guaranteed),
-                      default=None)
+            nxt = next_starving if next_starving is not False else min(
+                (t for jv in view.queue() if (t := jv.queued_since + s) > now and not jv.job.guaranteed),
+                default=None)
             if nxt is not None and (nxt < self._starve_timer or self._starve_timer <= view.now):
                 self._starve_timer = nxt
                 timers.append(Timer(nxt, "rubick-starvation"))

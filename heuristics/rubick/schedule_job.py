@@ -42,7 +42,10 @@ class ScheduleJobSearch:
         # passed over while the state is the one the loop's last stop test saw (most visits on a busy
         # cluster change nothing)
         act_at, act, tested = -1, None, -1
+        below = True  # (e below its GPU floor at the last test; only a move, a new version, changes it)
         for m in machines:
+            if tested == st.version and not below and act_at == tested and act is not None and m not in act:
+                continue  # the skip below, decided without a call: nothing changed since the last machine
             if not gpus_out:
                 if e.below_floor(GPU):
                     self._take_gpus(st, e, m, sat, victims)
@@ -55,7 +58,8 @@ class ScheduleJobSearch:
                         continue  # nothing to take on m, nothing held on m, and the stop test failed on this state
             if e.on(GPU, m) and jm.elastic:
                 self._take_cpus(st, e, m, victims)
-            if e.g >= jm.cap and not e.below_floor(GPU) and (not jm.elastic or not self._wants_cpu(e)):
+            below = e.below_floor(GPU)
+            if e.g >= jm.cap and not below and (not jm.elastic or not self._wants_cpu(e)):
                 break
             tested = st.version
         if commit(st, e, victims):

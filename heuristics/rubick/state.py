@@ -326,19 +326,27 @@ class PassState:
 
 
 class _Entries(dict):
-    """``jid -> Entry``; reading a lazily added job builds its entry (``in`` and iteration see built ones)."""
+    """``jid -> Entry``; reading a lazily added job builds its entry (``in`` and iteration see built ones).
+    ``queued`` (set by the pass) holds the queued jobs whose entries are built when first read, the same way:
+    ``jid -> record``, built by ``make_queued(record)``."""
 
-    __slots__ = ("_lazy", "_make")
+    __slots__ = ("_lazy", "_make", "queued", "make_queued")
 
     def __init__(self, lazy: dict[str, tuple], make: Callable[[tuple], Entry] | None) -> None:
         super().__init__()  # (it holds no reference to the pass state: no reference cycle to collect)
         self._lazy = lazy
         self._make = make
+        self.queued: dict[str, tuple] = {}
+        self.make_queued: Callable[[tuple], Entry] | None = None
 
     def __missing__(self, jid: str) -> Entry:
         record = self._lazy.get(jid)
         if record is None or self._make is None:
-            raise KeyError(jid)
+            record = self.queued.get(jid)
+            if record is None:
+                raise KeyError(jid)
+            e = self[jid] = self.make_queued(record)
+            return e
         e = self[jid] = self._make(record)
         return e
 

@@ -60,6 +60,14 @@ class VictimSearch:
         first, second = cached[1]
         return second[0] if first[1] == e.jid else first[0]
 
+    def _min_loss_of(self, st: PassState, jid: str) -> float:
+        """:meth:`_min_loss` of job ``jid`` (whose entry need not be built)."""
+        cached = st.memo.get("min_loss")
+        if cached is None or cached[0] != st.version:
+            cached = st.memo["min_loss"] = (st.version, self._two_lowest(st))
+        first, second = cached[1]
+        return second[0] if first[1] == jid else first[0]
+
     def _two_lowest(self, st: PassState) -> list[tuple[float, str]]:
         """The two lowest ``(GPU loss, job id)`` of the jobs any job may shrink (padded with ``(inf, "")``),
         from a heap kept across the pass: built once, then fed the entries the pass changed since
