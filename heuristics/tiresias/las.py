@@ -238,12 +238,16 @@ class TiresiasPolicy(PassMixin, PolicyBase):
             st = self.st
             dirty = True
         else:
+            back: list[QJob] = []  # checkpoints ended: back to waiting in bulk (``_to_waiting_all``)
             for ev in view.events:
                 kind, jid = ev.kind, ev.job_id
                 if kind is EventKind.ARRIVAL:
                     self._arrive(view, jid, len(st.jobs))
                     dirty = True
                 elif kind is EventKind.COMPLETION:
+                    if back:  # (before a completion may re-key the waiting jobs)
+                        self._to_waiting_all(view, back)
+                        back = []
                     dirty |= self._complete(view, jid)
                     self._stuck.clear()
                 elif kind is EventKind.PREEMPT_DONE:
@@ -251,7 +255,8 @@ class TiresiasPolicy(PassMixin, PolicyBase):
                     self._stuck.clear()
                     if j is not None and j.state == CKPT:
                         st.ckpt_gpus -= j.g
-                        self._to_waiting(view, j)
+                        j.state = WAIT  # (its keys join the waiting lists below)
+                        back.append(j)
                         dirty = True
                 elif kind is EventKind.RECONF_DONE:
                     j = st.jobs.get(jid)
@@ -260,6 +265,8 @@ class TiresiasPolicy(PassMixin, PolicyBase):
                         if st.arrays:
                             st.run_cols[j.q].refresh(j)
                         self._push_demotion(view, j)
+            if back:
+                self._to_waiting_all(view, back)
         for j in (self._due(self._dem, now, RUN) if self._dem and self._dem[0][0] <= now + EPS_T else ()):
             jv = view.job(j.id)
             a = jv.attained_service - j.svc0
