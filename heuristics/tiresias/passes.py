@@ -255,7 +255,7 @@ class PassMixin:
                     ja = None
                 else:
                     ja = start(view, ps, job, consolidate=skewed, allow_spread=spread, take=n < last,
-                               mem=base[4])
+                               mem=base[4], bounded=True)
                     if ja is None:
                         failed.add(shape)
                     else:
