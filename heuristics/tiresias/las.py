@@ -37,7 +37,7 @@ from schedlab.heuristics.tiresias.gittins import History, ServiceDistribution, l
 from schedlab.heuristics.tiresias.params import DEFAULT_PACKLIMIT, queue_limits
 from schedlab.heuristics.tiresias.passes import PassMixin
 from schedlab.heuristics.tiresias.placement import JobTraits, PacklimitLearner, Starter
-from schedlab.heuristics.tiresias.queues import CKPT, MLFQ, RESV, RUN, WAIT, QJob
+from schedlab.heuristics.tiresias.queues import CKPT, MLFQ, RESV, RUN, WAIT, QJob, drop_stale
 from schedlab.scheduling.policy import (
     NO_DECISION,
     ClusterView,
@@ -166,6 +166,7 @@ class TiresiasPolicy(PassMixin, PolicyBase):
         jobs = self.st.jobs
         pop = heapq.heappop
         for heap, state in ((self._dem, RUN), (self._pro, WAIT), (self._pack, RESV)):
+            stale = 0
             while heap:
                 t, ver, jid = heap[0]
                 j = jobs.get(jid)
@@ -174,6 +175,10 @@ class TiresiasPolicy(PassMixin, PolicyBase):
                         best = t
                     break
                 pop(heap)
+                stale += 1
+                if stale >= 64 and stale * 4 >= len(heap):  # a long stale run: keep the valid entries in one filter
+                    drop_stale(heap, jobs, state)
+                    stale = 0
         return best
 
     # ----------------------------------------------------------- events

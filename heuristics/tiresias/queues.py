@@ -329,4 +329,16 @@ class MLFQ:
             yield from order_running(q)
 
 
-__all__ = ["CKPT", "MLFQ", "QJob", "RESV", "RUN", "STATE_NAMES", "WAIT", "RunArrays"]
+def drop_stale(heap: list[tuple], jobs: dict[str, QJob], state: int) -> None:
+    """Keep only the valid entries ``(t, ver, job)`` of a deadline heap (the job still there, at that version,
+    in ``state``), re-heapified: the valid entries then pop in the same order (tuples, totally ordered)."""
+    keep = []
+    for e in heap:
+        j = jobs.get(e[2])
+        if j is not None and j.ver == e[1] and j.state == state:
+            keep.append(e)
+    heapq.heapify(keep)
+    heap[:] = keep
+
+
+__all__ = ["CKPT", "MLFQ", "QJob", "RESV", "RUN", "STATE_NAMES", "WAIT", "RunArrays", "drop_stale"]
