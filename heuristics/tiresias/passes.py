@@ -250,15 +250,14 @@ class PassMixin:
             if j.g > pfree:
                 ja = None  # (more GPUs than the pass has left: ``start`` would answer so)
             else:
-                shape = (base, skewed, spread)
-                if shape in failed:
+                if failed and (base, skewed, spread) in failed:  # (no key built while nothing failed)
                     ja = None
                 else:
                     ja = start(view, ps, job, consolidate=skewed, allow_spread=spread, take=n < last,
                                mem=base[4], bounded=True)
                     if ja is None:
-                        failed.add(shape)
-                    else:
+                        failed.add((base, skewed, spread))
+                    elif failed:
                         failed.clear()
                         if n < last:  # (the pass state changes only with a placement taken)
                             pfree = ps.free_gpus
