@@ -257,8 +257,9 @@ class PassMixin:
                                mem=base[4], bounded=True)
                     if ja is None:
                         failed.add((base, skewed, spread))
-                    elif failed:
-                        failed.clear()
+                    else:
+                        if failed:
+                            failed.clear()
                         if n < last:  # (the pass state changes only with a placement taken)
                             pfree = ps.free_gpus
             if ja is None:
