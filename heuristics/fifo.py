@@ -304,10 +304,13 @@ class PassState:
     def best_touched(self, gpus: int, accept: Callable[[str], bool] | None, below: int | None) -> str | None:
         """The touched machine with the fewest free GPUs ``>= gpus`` (and ``< below``) that ``accept``s."""
         hi = min(self._cap, (below or self._cap + 1) - 1)
-        for k in sorted(k for k in self.buckets if gpus <= k <= hi):
-            for m in self.buckets[k]:
-                if accept is None or accept(m):
-                    return m
+        buckets = self.buckets
+        for k in range(max(gpus, 0), hi + 1):  # (the bucket keys are 0..cap: ascending, as sorted)
+            b = buckets.get(k)
+            if b:
+                for m in b:
+                    if accept is None or accept(m):
+                        return m
         return None
 
     def touched_with(self, gpus: int) -> tuple[str, ...]:

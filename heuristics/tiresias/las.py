@@ -37,7 +37,7 @@ from schedlab.heuristics.tiresias.gittins import History, ServiceDistribution, l
 from schedlab.heuristics.tiresias.params import DEFAULT_PACKLIMIT, queue_limits
 from schedlab.heuristics.tiresias.passes import PassMixin
 from schedlab.heuristics.tiresias.placement import JobTraits, PacklimitLearner, Starter
-from schedlab.heuristics.tiresias.queues import CKPT, MLFQ, RESV, RUN, WAIT, QJob
+from schedlab.heuristics.tiresias.queues import CKPT, MLFQ, RESV, RUN, WAIT, QJob, drop_stale
 from schedlab.scheduling.policy import (
     NO_DECISION,
     ClusterView,
@@ -166,6 +166,7 @@ class TiresiasPolicy(PassMixin, PolicyBase):
         jobs = self.st.jobs
         pop = heapq.heappop
         for heap, state in ((self._dem, RUN), (self._pro, WAIT), (self._pack, RESV)):
+            stale = 0
             while heap:
                 t, ver, jid = heap[0]
                 j = jobs.get(jid)
@@ -174,6 +175,10 @@ class TiresiasPolicy(PassMixin, PolicyBase):
                         best = t
                     break
                 pop(heap)
+                stale += 1
+                if stale >= 64 and stale * 4 >= len(heap):  # a long stale run: keep the valid entries in one filter
+                    drop_stale(heap, jobs, state)
+                    stale = 0
         return best
 
     # ----------------------------------------------------------- events
@@ -238,12 +243,16 @@ class TiresiasPolicy(PassMixin, PolicyBase):
             st = self.st
             dirty = True
         else:
+            back: list[QJob] = []  # checkpoints ended: back to waiting in bulk (``_to_waiting_all``)
             for ev in view.events:
                 kind, jid = ev.kind, ev.job_id
                 if kind is EventKind.ARRIVAL:
                     self._arrive(view, jid, len(st.jobs))
                     dirty = True
                 elif kind is EventKind.COMPLETION:
+                    if back:  # (before a completion may re-key the waiting jobs)
+                        self._to_waiting_all(view, back)
+                        back = []
                     dirty |= self._complete(view, jid)
                     self._stuck.clear()
                 elif kind is EventKind.PREEMPT_DONE:
@@ -251,7 +260,8 @@ class TiresiasPolicy(PassMixin, PolicyBase):
                     self._stuck.clear()
                     if j is not None and j.state == CKPT:
                         st.ckpt_gpus -= j.g
-                        self._to_waiting(view, j)
+                        j.state = WAIT  # (its keys join the waiting lists below)
+                        back.append(j)
                         dirty = True
                 elif kind is EventKind.RECONF_DONE:
                     j = st.jobs.get(jid)
@@ -260,6 +270,8 @@ class TiresiasPolicy(PassMixin, PolicyBase):
                         if st.arrays:
                             st.run_cols[j.q].refresh(j)
                         self._push_demotion(view, j)
+            if back:
+                self._to_waiting_all(view, back)
         for j in (self._due(self._dem, now, RUN) if self._dem and self._dem[0][0] <= now + EPS_T else ()):
             jv = view.job(j.id)
             a = jv.attained_service - j.svc0

@@ -49,6 +49,37 @@ class PassMixin:
         return (self.st.jobs[key[3]] for key in reversed(self.st.run[q]))
 
 
+    def _to_waiting_all(self, view: ClusterView, js: list[QJob]) -> None:
+        """``_to_waiting(view, j)`` for every ``j`` of ``js`` in order (the victims whose checkpoint ended in
+        one batch of events), with the Gittins indices of each queue's jobs from one numpy call: the same
+        floats as :meth:`_k0`'s scalar path (``ServiceDistribution.index``, as :meth:`_rekey` uses it)."""
+        if len(js) < 8:
+            for j in js:
+                self._to_waiting(view, j)
+            return
+        d = self.dist if self.gittins else None
+        last = self.k - 1
+        if d is None:
+            for j in js:
+                j.k0 = 0.0
+        else:
+            by_q: dict[int, list[QJob]] = {}
+            for j in js:
+                if j.q < last:
+                    by_q.setdefault(j.q, []).append(j)
+                else:
+                    j.k0 = 0.0
+            job = view.job
+            for q, lst in by_q.items():
+                a = np.array([job(j.id).attained_service - j.svc0 for j in lst], dtype=float)
+                for j, k0 in zip(lst, (-np.atleast_1d(d.index(a, self.limits[q]))).tolist(), strict=True):
+                    j.k0 = k0
+        self.st.add_waiting_all(js)
+        if self.knob is not None:
+            for j in js:
+                if j.q > 0:
+                    self._push_promotion(view, j)
+
     def _pass(self, view: ClusterView) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:
         st = self.st
         instant = view.checkpoint_s == 0
@@ -203,6 +234,7 @@ class PassMixin:
         unreserve, remove_reserved = st.unreserve, st.remove_reserved
         bulk = last >= 15  # (many claims: their keys leave ``resv_keys`` with one filter)
         gone: list[tuple] = []
+        ran: list[QJob] = []
         pfree = ps.free_gpus
         for n, j in enumerate(claims):
             job = j.job
@@ -218,16 +250,16 @@ class PassMixin:
             if j.g > pfree:
                 ja = None  # (more GPUs than the pass has left: ``start`` would answer so)
             else:
-                shape = (base, skewed, spread)
-                if shape in failed:
+                if failed and (base, skewed, spread) in failed:  # (no key built while nothing failed)
                     ja = None
                 else:
                     ja = start(view, ps, job, consolidate=skewed, allow_spread=spread, take=n < last,
-                               mem=base[4])
+                               mem=base[4], bounded=True)
                     if ja is None:
-                        failed.add(shape)
+                        failed.add((base, skewed, spread))
                     else:
-                        failed.clear()
+                        if failed:
+                            failed.clear()
                         if n < last:  # (the pass state changes only with a placement taken)
                             pfree = ps.free_gpus
             if ja is None:
@@ -250,7 +282,10 @@ class PassMixin:
             jv = jobs_view(j.id)
             a = jv.attained_service
             j.a_ref, j.t_ref = a, math.inf if restore and jv.preemptions > 0 and jv.status is QUEUED else now
-            add_running(j)
+            if bulk:
+                ran.append(j)  # (running in one call below: nothing in this loop reads the running lists)
+            else:
+                add_running(j)
             if j.q < last_q:
                 heapq.heappush(dem, (now + max(lim[j.q] - (a - j.svc0), 0.0) / j.g, j.ver, j.id))
             if j.wait0 is None:
@@ -260,6 +295,8 @@ class PassMixin:
                 self.learner.observe(view, job, ja.placement, skew)
         if gone:
             st.drop_keys(gone)
+        if ran:
+            st.add_running_all(ran)
         return starts, tuple(v.id for v in preempted)
 
     def _place_one(self, view: ClusterView) -> tuple[dict[str, JobAllocation], tuple[str, ...]]:

@@ -66,11 +66,12 @@ class JobTraits:
 
 
 def place_spread(view: ClusterView, job: Job, ps: PassState, *, min_gpu_mem: float = 0.0,
-                 cursors: PassCursors | None = None) -> dict[str, Resources] | None:
+                 cursors: PassCursors | None = None, bounded: bool = False) -> dict[str, Resources] | None:
     """``job``'s GPUs from the machines with the fewest free GPUs first (see the module docstring).
-    ``cursors`` (of this ``ps``): the same placement, without rescanning the machines the pass touched."""
+    ``cursors`` (of this ``ps``): the same placement, without rescanning the machines the pass touched.
+    ``bounded``: the caller knows the job's GPUs are at most ``ps.free_gpus``."""
     g = job.requested.gpus
-    if g > ps.free_gpus:
+    if not bounded and g > ps.free_gpus:
         return None  # (the scan below could not collect g GPUs: no search)
     plan = job.plan
     tp = plan.tp if plan is not None else 1  # (``requested_plan`` builds a DP plan per call)
@@ -85,8 +86,22 @@ def place_spread(view: ClusterView, job: Job, ps: PassState, *, min_gpu_mem: flo
             continue
         if touched is None:
             cands = idx.machines_with(k)
-        elif cursors is not None:
-            cands = itertools.chain(cursors.untouched(view, k), ps.touched_with(k))
+        elif cursors is not None:  # (the touched bucket read in place: nothing below changes ``ps``)
+            if not min_gpu_mem:
+                take = min(usable, need)
+                take -= take % tp
+                if take <= 0:
+                    continue  # (no machine of this count takes a share: the loop below would skip each)
+                if take == need:  # the first candidate finishes the job: no generators
+                    m = cursors.first_untouched(view, k)
+                    if m is None:
+                        m = next(iter(ps.buckets.get(k, ())), None)
+                        if m is None:
+                            continue
+                    counts[m] = take
+                    need = 0
+                    break
+            cands = itertools.chain(cursors.untouched(view, k), ps.buckets.get(k, ()))
         else:
             cands = itertools.chain((m for m in idx.machines_with(k) if m not in touched), ps.touched_with(k))
         for m in cands:
@@ -153,6 +168,29 @@ class PassCursors:
             if m not in eff:
                 yield m
 
+    def first_untouched(self, view: ClusterView, k: int) -> str | None:
+        """The first machine :meth:`untouched` would yield for ``k`` (``None`` if none), without a
+        generator; the cursor is left as :meth:`untouched` would leave it after one step."""
+        eff = self.ps.eff
+        cur = self.spread.get(k)
+        if cur is None:
+            cur = self.spread[k] = [view.index.machines_with(k), [], 0]
+        seen = cur[1]
+        i, n = cur[2], len(seen)
+        while i < n and seen[i] in eff:
+            i += 1
+        cur[2] = i
+        if i < n:
+            return seen[i]
+        it = cur[0]
+        while True:
+            m = next(it, None)
+            if m is None:
+                return None
+            seen.append(m)
+            if m not in eff:
+                return m
+
     def first_fit(self, view: ClusterView, g: int, need: Resources, min_gpu_mem: float, simple: bool) -> str | None:
         """``view.index.best_fit(g, accept)`` with ``accept`` = untouched in the pass and fits (``need``
         within the view's free resources, GPUs of at least ``min_gpu_mem`` GB), as
@@ -204,12 +242,12 @@ def _consolidated_one_machine(view: ClusterView, job: Job, ps: PassState, min_gp
 
 def place_job(view: ClusterView, job: Job, ps: PassState, *, consolidate: bool, allow_spread: bool,
               traits: JobTraits, cursors: PassCursors | None = None,
-              mem: float | None = None) -> dict[str, Resources] | None:
+              mem: float | None = None, bounded: bool = False) -> dict[str, Resources] | None:
     """Consolidated placement when ``consolidate`` (falling back to a spread one when ``allow_spread``),
     else a spread one; ``None`` when nothing fits now. ``cursors`` (of this ``ps``): the same placements,
     found faster in a pass that places many jobs. ``mem``: ``traits.min_gpu_mem(view, job)`` when the caller
-    has it."""
-    if job.requested.gpus > ps.free_gpus:
+    has it. ``bounded``: the caller knows the job's GPUs are at most ``ps.free_gpus``."""
+    if not bounded and job.requested.gpus > ps.free_gpus:
         return None  # more GPUs than are free in the whole pass: no placement below could find them
     if len(view.cluster.machines) == 1:
         return place_pool(view, job, ps)
@@ -222,7 +260,7 @@ def place_job(view: ClusterView, job: Job, ps: PassState, *, consolidate: bool, 
             p = place_consolidated(view, job, ps, min_gpu_mem=mem)
         if p is not None or not allow_spread:
             return p
-    p = place_spread(view, job, ps, min_gpu_mem=mem, cursors=cursors)
+    p = place_spread(view, job, ps, min_gpu_mem=mem, cursors=cursors, bounded=True)
     if p is None and not consolidate and (job.requested.cpus or job.requested.mem_gb):
         p = place_consolidated(view, job, ps, min_gpu_mem=mem)  # CPUs per machine may need a compact shape
     return p
@@ -253,17 +291,19 @@ class Starter:
         return ps
 
     def start(self, view: ClusterView, ps: PassState, job: Job, *, consolidate: bool,
-              allow_spread: bool = True, take: bool = True, mem: float | None = None) -> JobAllocation | None:
+              allow_spread: bool = True, take: bool = True, mem: float | None = None,
+              bounded: bool = False) -> JobAllocation | None:
         """``job`` placed (and taken from ``ps`` unless ``take`` is false: the pass's last placement, after
         which ``ps`` is not read), or ``None`` when it does not fit now. ``mem``: the job's GPU memory need
-        (``traits.min_gpu_mem``) when the caller has it."""
+        (``traits.min_gpu_mem``) when the caller has it; ``bounded``: the caller knows the job's GPUs are at
+        most ``ps.free_gpus``."""
         cur = None
         if self.cursors and ps.eff:  # (the cursors serve searches after the pass's first placement)
             cur = self._cur
             if cur is None or cur.ps is not ps:
                 cur = self._cur = PassCursors(ps)
         p = place_job(view, job, ps, consolidate=consolidate, allow_spread=allow_spread, traits=self.traits,
-                      cursors=cur, mem=mem)
+                      cursors=cur, mem=mem, bounded=bounded)
         if p is None:
             return None
         if take:

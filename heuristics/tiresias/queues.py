@@ -80,6 +80,21 @@ class RunArrays:
         self.n += 1
         self.refresh(j)
 
+    def add_all(self, js: list[QJob]) -> None:
+        """``add(j)`` for every ``j`` of ``js`` in order: the same rows (the same float64 values: each column
+        built from the Python numbers as ``refresh`` stores them one by one)."""
+        m = len(js)
+        n = self.n
+        while n + m > self.cols.shape[1]:
+            self.cols = np.concatenate([self.cols, np.zeros_like(self.cols)], axis=1)
+        pos = self.pos
+        for i, j in enumerate(js, n):
+            pos[j.id] = i
+        self.jobs.extend(js)
+        self.cols[:, n:n + m] = np.array([[j.a_ref for j in js], [j.t_ref for j in js], [j.g for j in js],
+                                          [j.svc0 for j in js], [j.stamp for j in js]], dtype=float)
+        self.n = n + m
+
     def refresh(self, j: QJob) -> None:
         # (one scalar store per column: the same float64 values as assigning the tuple to the column,
         # without building an array from it)
@@ -139,6 +154,25 @@ class MLFQ:
         insort(self.wait[j.q].setdefault(j.g, []), j.key)
         self.n_wait += 1
 
+    def add_waiting_all(self, js: list[QJob]) -> None:
+        """``add_waiting(j)`` for every ``j`` of ``js`` (distinct jobs, none waiting): the same lists (keys
+        are distinct, so a sort of a bucket with the new keys appended is the insorts' list), with one
+        sort per bucket where many keys join it."""
+        new: dict[tuple[int, int], list[tuple]] = {}
+        for j in js:
+            j.state = WAIT
+            new.setdefault((j.q, j.g), []).append((j.k0, j.band, j.stamp, j.id))
+        wait = self.wait
+        for (q, g), keys in new.items():
+            lst = wait[q].setdefault(g, [])
+            if len(keys) * 8 > len(lst):
+                lst.extend(keys)
+                lst.sort()
+            else:
+                for k in keys:
+                    insort(lst, k)
+        self.n_wait += len(js)
+
     def remove_waiting(self, j: QJob) -> None:
         lst = self.wait[j.q][j.g]
         i = bisect_left(lst, j.key)
@@ -154,6 +188,29 @@ class MLFQ:
         self.run_gpus[j.q] += j.g
         if self.arrays:
             self.run_cols[j.q].add(j)
+
+    def add_running_all(self, js: list[QJob]) -> None:
+        """``add_running(j)`` for every ``j`` of ``js`` in order (distinct jobs, none running): the same
+        sorted lists (distinct keys: one sort where many join a queue), the same :class:`RunArrays` rows in
+        the same order (appended in one call per queue)."""
+        by_q: dict[int, list[QJob]] = {}
+        held, run_gpus = self.held, self.run_gpus
+        for j in js:
+            j.state = RUN
+            by_q.setdefault(j.q, []).append(j)
+            held[j.q] += j.g
+            run_gpus[j.q] += j.g
+        for q, lst in by_q.items():
+            keys = [(j.k0, j.band, j.stamp, j.id) for j in lst]
+            run = self.run[q]
+            if len(keys) * 8 > len(run):
+                run.extend(keys)
+                run.sort()
+            else:
+                for k in keys:
+                    insort(run, k)
+            if self.arrays:
+                self.run_cols[q].add_all(lst)
 
     def remove_running(self, j: QJob) -> None:
         lst = self.run[j.q]
@@ -272,4 +329,16 @@ class MLFQ:
             yield from order_running(q)
 
 
-__all__ = ["CKPT", "MLFQ", "QJob", "RESV", "RUN", "STATE_NAMES", "WAIT", "RunArrays"]
+def drop_stale(heap: list[tuple], jobs: dict[str, QJob], state: int) -> None:
+    """Keep only the valid entries ``(t, ver, job)`` of a deadline heap (the job still there, at that version,
+    in ``state``), re-heapified: the valid entries then pop in the same order (tuples, totally ordered)."""
+    keep = []
+    for e in heap:
+        j = jobs.get(e[2])
+        if j is not None and j.ver == e[1] and j.state == state:
+            keep.append(e)
+    heapq.heapify(keep)
+    heap[:] = keep
+
+
+__all__ = ["CKPT", "MLFQ", "QJob", "RESV", "RUN", "STATE_NAMES", "WAIT", "RunArrays", "drop_stale"]
