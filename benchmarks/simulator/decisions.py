@@ -102,8 +102,8 @@ class DecisionsMixin:
             self.events.push(tm.at, _E_TIMER, None, tm.tag)
 
     def _stop(self, preempt: tuple[str, ...], t: float) -> None:
-        """``_check_and_stop``'s preemptions of jobs that are no guests, checked (running or restoring);
-        ``_advance`` of such a job inline."""
+        """``_check_and_stop``'s preemptions, for jobs that are no guests and are already checked (running
+        or restoring)."""
         rts = self._rt
         cp = self.costs.checkpoint_s
         segments = self._segments
@@ -113,23 +113,7 @@ class DecisionsMixin:
             rt = rts[jid]
             if guests:
                 self._unshare_host(jid, t)
-            dt = t - rt.t_mark
-            if dt > 0:
-                st = rt.status
-                if st is _RUNNING:
-                    rt.progress += rt.rate * dt
-                    rt.executed += dt
-                    g = rt.gpus * dt
-                    rt.attained += g
-                    if rt.host is None:
-                        rt.held += g
-                    rt.comm += rt.comm_frac * dt
-                elif st is _RESTORING or st is _CHECKPOINTING:
-                    rt.overhead += dt
-                    rt.held += rt.gpus * dt
-                elif st is _QUEUED:
-                    rt.waited += dt
-            rt.t_mark = t
+            self._advance(rt, t)
             if segments:
                 self._close_segment(rt, t)
             rt.preemptions += 1
